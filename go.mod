@@ -1,0 +1,3 @@
+module github.com/deltakit/deltakit
+
+go 1.26
