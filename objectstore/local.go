@@ -1,0 +1,270 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Local is a Store on the local filesystem, rooted at a directory. It is the
+// embedded default store of deltakit.
+//
+// PutIfAbsent writes a temporary file in the target's directory, fsyncs it and
+// link(2)s it to the final name, which fails with EEXIST when the name is
+// taken: the object appears whole or not at all. Put does the same with
+// rename(2). Temporary files are named ".tmp-*" and are never listed.
+type Local struct {
+	root string // absolute, cleaned
+}
+
+const localTempPrefix = ".tmp-"
+
+// NewLocal returns a Store rooted at dir, creating dir when it is missing.
+// dir may be relative; it is made absolute. Returns an error when dir exists
+// and is not a directory or cannot be created.
+func NewLocal(dir string) (*Local, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("objectstore: local root %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("objectstore: local root %q: %w", abs, err)
+	}
+	return &Local{root: abs}, nil
+}
+
+// Root returns the absolute directory the store is rooted at.
+func (l *Local) Root() string { return l.root }
+
+// URI implements Store.
+func (l *Local) URI() string { return "file://" + filepath.ToSlash(l.root) }
+
+func (l *Local) err(op, key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("%w: %v", ErrNotExist, err)
+	}
+	return &KeyError{Op: op, Store: l.URI(), Key: key, Err: err}
+}
+
+func (l *Local) path(key string) string {
+	return filepath.Join(l.root, filepath.FromSlash(key))
+}
+
+// Get implements Store.
+func (l *Local) Get(ctx context.Context, key string, r Range) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, l.err("get", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, l.err("get", key, err)
+	}
+	if r.Offset < 0 {
+		return nil, l.err("get", key, ErrInvalidRange)
+	}
+	f, err := os.Open(l.path(key))
+	if err != nil {
+		return nil, l.err("get", key, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, l.err("get", key, err)
+	}
+	if st.IsDir() {
+		return nil, l.err("get", key, ErrNotExist)
+	}
+	size := st.Size()
+	if r.Offset >= size {
+		return []byte{}, nil
+	}
+	n := size - r.Offset
+	if r.Length >= 0 && r.Length < n {
+		n = r.Length
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, r.Offset); err != nil && !errors.Is(err, io.EOF) {
+		return nil, l.err("get", key, err)
+	}
+	return buf, nil
+}
+
+// Put implements Store.
+func (l *Local) Put(ctx context.Context, key string, data []byte) error {
+	return l.put(ctx, "put", key, data, false)
+}
+
+// PutIfAbsent implements Store.
+func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	return l.put(ctx, "put-if-absent", key, data, true)
+}
+
+func (l *Local) put(ctx context.Context, op, key string, data []byte, ifAbsent bool) error {
+	if err := checkKey(key); err != nil {
+		return l.err(op, key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return l.err(op, key, err)
+	}
+	final := l.path(key)
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return l.err(op, key, err)
+	}
+	tmp, err := os.CreateTemp(dir, localTempPrefix+"*")
+	if err != nil {
+		return l.err(op, key, err)
+	}
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName) // after link or rename; harmless when already gone
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return l.err(op, key, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return l.err(op, key, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return l.err(op, key, err)
+	}
+	if ifAbsent {
+		if err := os.Link(tmpName, final); err != nil {
+			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.EEXIST) {
+				return l.err(op, key, ErrAlreadyExists)
+			}
+			return l.err(op, key, err)
+		}
+	} else if err := os.Rename(tmpName, final); err != nil {
+		return l.err(op, key, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a new directory entry durable. Errors are ignored: some
+// filesystems do not support fsync on directories, and the data itself is
+// already synced.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// List implements Store. It walks only the directories that can hold keys
+// with the prefix, in lexicographic key order.
+func (l *Local) List(ctx context.Context, prefix, startAfter string) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
+		// The deepest directory that contains every key with this prefix.
+		base := ""
+		if i := strings.LastIndex(prefix, "/"); i >= 0 {
+			base = prefix[:i]
+		}
+		keys, err := l.walk(ctx, base, prefix, startAfter)
+		if err != nil {
+			yield(ObjectInfo{}, l.err("list", prefix, err))
+			return
+		}
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return
+			}
+		}
+	}
+}
+
+// walk collects the files below base whose keys start with prefix and sort
+// after startAfter, sorted by key.
+func (l *Local) walk(ctx context.Context, base, prefix, startAfter string) ([]ObjectInfo, error) {
+	var out []ObjectInfo
+	var visit func(rel string) error
+	visit = func(rel string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(filepath.Join(l.root, filepath.FromSlash(rel)))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, localTempPrefix) {
+				continue
+			}
+			key := name
+			if rel != "" {
+				key = rel + "/" + name
+			}
+			if e.IsDir() {
+				// Descend only where keys may still match the prefix.
+				dirKey := key + "/"
+				if strings.HasPrefix(dirKey, prefix) || strings.HasPrefix(prefix, dirKey) {
+					if err := visit(key); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if !strings.HasPrefix(key, prefix) || key <= startAfter {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // deleted while listing
+				}
+				return err
+			}
+			out = append(out, ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+		}
+		return nil
+	}
+	if err := visit(base); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// Stat implements Store.
+func (l *Local) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := checkKey(key); err != nil {
+		return ObjectInfo{}, l.err("stat", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, l.err("stat", key, err)
+	}
+	st, err := os.Stat(l.path(key))
+	if err != nil {
+		return ObjectInfo{}, l.err("stat", key, err)
+	}
+	if st.IsDir() {
+		return ObjectInfo{}, l.err("stat", key, ErrNotExist)
+	}
+	return ObjectInfo{Key: key, Size: st.Size(), ModTime: st.ModTime()}, nil
+}
+
+// Delete implements Store. Empty parent directories are left in place.
+func (l *Local) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return l.err("delete", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return l.err("delete", key, err)
+	}
+	if err := os.Remove(l.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return l.err("delete", key, err)
+	}
+	return nil
+}
