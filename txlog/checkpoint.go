@@ -1,0 +1,470 @@
+package txlog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// Checkpoint row types (spec "Checkpoint Schema"). One CheckpointRow is one
+// row of a checkpoint or sidecar Parquet file; exactly one of its columns is
+// non-null. The same types are used to read checkpoints written by Spark,
+// Databricks and delta-rs (columns are matched by name, unknown columns such
+// as stats_parsed and partitionValues_parsed are skipped, missing ones read as
+// null) and to write classic checkpoints (WriteCheckpoint).
+type CheckpointRow struct {
+	Txn                *CheckpointTxn                `parquet:"txn,optional"`
+	Add                *CheckpointAdd                `parquet:"add,optional"`
+	Remove             *CheckpointRemove             `parquet:"remove,optional"`
+	MetaData           *CheckpointMetaData           `parquet:"metaData,optional"`
+	Protocol           *CheckpointProtocol           `parquet:"protocol,optional"`
+	DomainMetadata     *CheckpointDomainMetadata     `parquet:"domainMetadata,optional"`
+	CheckpointMetadata *CheckpointCheckpointMetadata `parquet:"checkpointMetadata,optional"`
+	Sidecar            *CheckpointSidecar            `parquet:"sidecar,optional"`
+}
+
+// CheckpointTxn is the txn column.
+type CheckpointTxn struct {
+	AppID       string `parquet:"appId,optional"`
+	Version     int64  `parquet:"version,optional"`
+	LastUpdated *int64 `parquet:"lastUpdated,optional"`
+}
+
+// CheckpointDeletionVector is the deletionVector struct inside add/remove.
+type CheckpointDeletionVector struct {
+	StorageType    string `parquet:"storageType,optional"`
+	PathOrInlineDv string `parquet:"pathOrInlineDv,optional"`
+	Offset         *int32 `parquet:"offset,optional"`
+	SizeInBytes    int32  `parquet:"sizeInBytes,optional"`
+	Cardinality    int64  `parquet:"cardinality,optional"`
+}
+
+// CheckpointAdd is the add column. Stats is the JSON statistics string
+// (delta.checkpoint.writeStatsAsJson).
+type CheckpointAdd struct {
+	Path                    string                    `parquet:"path,optional"`
+	PartitionValues         map[string]string         `parquet:"partitionValues,optional"`
+	Size                    int64                     `parquet:"size,optional"`
+	ModificationTime        int64                     `parquet:"modificationTime,optional"`
+	DataChange              bool                      `parquet:"dataChange,optional"`
+	Stats                   *string                   `parquet:"stats,optional"`
+	Tags                    map[string]string         `parquet:"tags,optional"`
+	DeletionVector          *CheckpointDeletionVector `parquet:"deletionVector,optional"`
+	BaseRowID               *int64                    `parquet:"baseRowId,optional"`
+	DefaultRowCommitVersion *int64                    `parquet:"defaultRowCommitVersion,optional"`
+	ClusteringProvider      *string                   `parquet:"clusteringProvider,optional"`
+}
+
+// CheckpointRemove is the remove column (no stats or tags in checkpoints).
+type CheckpointRemove struct {
+	Path                    string                    `parquet:"path,optional"`
+	DeletionTimestamp       *int64                    `parquet:"deletionTimestamp,optional"`
+	DataChange              bool                      `parquet:"dataChange,optional"`
+	ExtendedFileMetadata    *bool                     `parquet:"extendedFileMetadata,optional"`
+	PartitionValues         map[string]string         `parquet:"partitionValues,optional"`
+	Size                    *int64                    `parquet:"size,optional"`
+	DeletionVector          *CheckpointDeletionVector `parquet:"deletionVector,optional"`
+	BaseRowID               *int64                    `parquet:"baseRowId,optional"`
+	DefaultRowCommitVersion *int64                    `parquet:"defaultRowCommitVersion,optional"`
+}
+
+// CheckpointFormat is metaData.format.
+type CheckpointFormat struct {
+	Provider string            `parquet:"provider,optional"`
+	Options  map[string]string `parquet:"options,optional"`
+}
+
+// CheckpointMetaData is the metaData column.
+type CheckpointMetaData struct {
+	ID               string            `parquet:"id,optional"`
+	Name             *string           `parquet:"name,optional"`
+	Description      *string           `parquet:"description,optional"`
+	Format           *CheckpointFormat `parquet:"format,optional"`
+	SchemaString     string            `parquet:"schemaString,optional"`
+	PartitionColumns []string          `parquet:"partitionColumns,optional,list"`
+	Configuration    map[string]string `parquet:"configuration,optional"`
+	CreatedTime      *int64            `parquet:"createdTime,optional"`
+}
+
+// CheckpointProtocol is the protocol column. The feature lists are kept for
+// (3, 7) tables (delta-rs#2288 lost them once).
+type CheckpointProtocol struct {
+	MinReaderVersion int32    `parquet:"minReaderVersion,optional"`
+	MinWriterVersion int32    `parquet:"minWriterVersion,optional"`
+	ReaderFeatures   []string `parquet:"readerFeatures,optional,list"`
+	WriterFeatures   []string `parquet:"writerFeatures,optional,list"`
+}
+
+// CheckpointDomainMetadata is the domainMetadata column.
+type CheckpointDomainMetadata struct {
+	Domain        string `parquet:"domain,optional"`
+	Configuration string `parquet:"configuration,optional"`
+	Removed       bool   `parquet:"removed,optional"`
+}
+
+// CheckpointCheckpointMetadata is the checkpointMetadata column (v2 spec).
+type CheckpointCheckpointMetadata struct {
+	Version int64             `parquet:"version,optional"`
+	Tags    map[string]string `parquet:"tags,optional"`
+}
+
+// CheckpointSidecar is the sidecar column (v2 spec).
+type CheckpointSidecar struct {
+	Path             string            `parquet:"path,optional"`
+	SizeInBytes      int64             `parquet:"sizeInBytes,optional"`
+	ModificationTime int64             `parquet:"modificationTime,optional"`
+	Tags             map[string]string `parquet:"tags,optional"`
+}
+
+// dvFromRow converts a checkpoint DV struct.
+func dvFromRow(d *CheckpointDeletionVector) *DeletionVectorDescriptor {
+	if d == nil || d.StorageType == "" {
+		return nil
+	}
+	return &DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
+		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+}
+
+func dvToRow(d *DeletionVectorDescriptor) *CheckpointDeletionVector {
+	if d == nil {
+		return nil
+	}
+	return &CheckpointDeletionVector{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
+		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptrString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Action converts the row to its action; ok is false for a row with no
+// column set.
+func (r *CheckpointRow) Action() (Action, bool) {
+	switch {
+	case r.Add != nil:
+		a := r.Add
+		return Action{Add: &Add{Path: a.Path, PartitionValues: a.PartitionValues, Size: a.Size,
+			ModificationTime: a.ModificationTime, DataChange: a.DataChange, Stats: derefString(a.Stats),
+			Tags: a.Tags, DeletionVector: dvFromRow(a.DeletionVector), BaseRowID: a.BaseRowID,
+			DefaultRowCommitVersion: a.DefaultRowCommitVersion, ClusteringProvider: derefString(a.ClusteringProvider)}}, true
+	case r.Remove != nil:
+		x := r.Remove
+		return Action{Remove: &Remove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp, DataChange: x.DataChange,
+			ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues, Size: x.Size,
+			DeletionVector: dvFromRow(x.DeletionVector), BaseRowID: x.BaseRowID,
+			DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
+	case r.MetaData != nil:
+		m := r.MetaData
+		md := &Metadata{ID: m.ID, Name: derefString(m.Name), Description: derefString(m.Description),
+			SchemaString: m.SchemaString, PartitionColumns: m.PartitionColumns, Configuration: m.Configuration,
+			CreatedTime: m.CreatedTime}
+		if m.Format != nil {
+			md.Format = Format{Provider: m.Format.Provider, Options: m.Format.Options}
+		}
+		if md.PartitionColumns == nil {
+			md.PartitionColumns = []string{}
+		}
+		if md.Configuration == nil {
+			md.Configuration = map[string]string{}
+		}
+		return Action{Metadata: md}, true
+	case r.Protocol != nil:
+		p := r.Protocol
+		return Action{Protocol: &Protocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
+			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}}, true
+	case r.Txn != nil:
+		return Action{Txn: &Txn{AppID: r.Txn.AppID, Version: r.Txn.Version, LastUpdated: r.Txn.LastUpdated}}, true
+	case r.DomainMetadata != nil:
+		d := r.DomainMetadata
+		return Action{DomainMetadata: &DomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
+	case r.CheckpointMetadata != nil:
+		return Action{CheckpointMetadata: &CheckpointMetadata{Version: r.CheckpointMetadata.Version, Tags: r.CheckpointMetadata.Tags}}, true
+	case r.Sidecar != nil:
+		s := r.Sidecar
+		return Action{Sidecar: &Sidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
+	}
+	return Action{}, false
+}
+
+// CheckpointRowOf converts an action to a checkpoint row; ok is false for
+// actions that checkpoints do not hold (commitInfo, cdc).
+func CheckpointRowOf(a *Action) (CheckpointRow, bool) {
+	switch {
+	case a.Add != nil:
+		x := a.Add
+		return CheckpointRow{Add: &CheckpointAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size,
+			ModificationTime: x.ModificationTime, DataChange: x.DataChange, Stats: ptrString(x.Stats), Tags: x.Tags,
+			DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
+			DefaultRowCommitVersion: x.DefaultRowCommitVersion, ClusteringProvider: ptrString(x.ClusteringProvider)}}, true
+	case a.Remove != nil:
+		x := a.Remove
+		return CheckpointRow{Remove: &CheckpointRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp,
+			DataChange: x.DataChange, ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues,
+			Size: x.Size, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
+			DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
+	case a.Metadata != nil:
+		m := a.Metadata
+		pc := m.PartitionColumns
+		if pc == nil {
+			pc = []string{}
+		}
+		return CheckpointRow{MetaData: &CheckpointMetaData{ID: m.ID, Name: ptrString(m.Name), Description: ptrString(m.Description),
+			Format: &CheckpointFormat{Provider: m.Format.Provider, Options: m.Format.Options}, SchemaString: m.SchemaString,
+			PartitionColumns: pc, Configuration: m.Configuration, CreatedTime: m.CreatedTime}}, true
+	case a.Protocol != nil:
+		p := a.Protocol
+		return CheckpointRow{Protocol: &CheckpointProtocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
+			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}}, true
+	case a.Txn != nil:
+		return CheckpointRow{Txn: &CheckpointTxn{AppID: a.Txn.AppID, Version: a.Txn.Version, LastUpdated: a.Txn.LastUpdated}}, true
+	case a.DomainMetadata != nil:
+		d := a.DomainMetadata
+		return CheckpointRow{DomainMetadata: &CheckpointDomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
+	case a.CheckpointMetadata != nil:
+		return CheckpointRow{CheckpointMetadata: &CheckpointCheckpointMetadata{Version: a.CheckpointMetadata.Version, Tags: a.CheckpointMetadata.Tags}}, true
+	case a.Sidecar != nil:
+		s := a.Sidecar
+		return CheckpointRow{Sidecar: &CheckpointSidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
+	}
+	return CheckpointRow{}, false
+}
+
+// readCheckpoint reads every action of checkpoint cp (all parts, and the
+// sidecars of a v2 checkpoint) and calls fn for each, in file order. Errors
+// are *CorruptLogError for unreadable files and store errors, wrapped.
+func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointRef, fn func(*Action)) error {
+	var sidecars []*Sidecar
+	collect := func(a *Action) {
+		if a.Sidecar != nil {
+			sidecars = append(sidecars, a.Sidecar)
+			return
+		}
+		if a.CheckpointMetadata != nil {
+			return
+		}
+		fn(a)
+	}
+	for _, f := range cp.files {
+		data, err := store.Get(ctx, f.key, objectstore.FullObject)
+		if err != nil {
+			if errors.Is(err, objectstore.ErrNotExist) {
+				return corrupt(f.key, cp.version, err, "missing checkpoint file")
+			}
+			return fmt.Errorf("txlog: reading checkpoint %s: %w", f.key, err)
+		}
+		if f.json {
+			actions, err := DecodeCommit(cp.version, data)
+			if err != nil {
+				var ce *CorruptLogError
+				if errors.As(err, &ce) {
+					ce.File = f.key
+				}
+				return err
+			}
+			for i := range actions {
+				collect(&actions[i])
+			}
+			continue
+		}
+		if err := ReadCheckpointParquet(f.key, cp.version, data, true, collect); err != nil {
+			return err
+		}
+	}
+	for _, sc := range sidecars {
+		key := sidecarKey(sc.Path)
+		data, err := store.Get(ctx, key, objectstore.FullObject)
+		if err != nil {
+			if errors.Is(err, objectstore.ErrNotExist) {
+				return corrupt(key, cp.version, err, "missing sidecar file of checkpoint %d", cp.version)
+			}
+			return fmt.Errorf("txlog: reading sidecar %s: %w", key, err)
+		}
+		err = ReadCheckpointParquet(key, cp.version, data, false, func(a *Action) {
+			if a.Add != nil || a.Remove != nil {
+				fn(a)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sidecarKey returns the store key of a sidecar path (a file name under
+// "_delta_log/_sidecars/", possibly URI-encoded or a full path).
+func sidecarKey(p string) string {
+	p = DecodePath(p)
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	return LogPrefix + "_sidecars/" + p
+}
+
+// ReadCheckpointParquet decodes one checkpoint (or, with topLevel false,
+// sidecar) Parquet file held in data and calls fn for each action in row
+// order. file and version name the file in errors. A top-level checkpoint
+// must have the protocol and metaData columns, a sidecar the add or remove
+// column; otherwise, and for any Parquet decoding failure (including a panic
+// inside the Parquet library), it returns a *CorruptLogError.
+func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
+		}
+	}()
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return corrupt(file, version, err, "not a Parquet file")
+	}
+	cols := map[string]bool{}
+	for _, f := range pf.Schema().Fields() {
+		cols[f.Name()] = true
+	}
+	if topLevel && (!cols["protocol"] || !cols["metaData"]) {
+		return corrupt(file, version, nil, "checkpoint schema lacks the protocol or metaData column")
+	}
+	if !topLevel && !cols["add"] && !cols["remove"] {
+		return corrupt(file, version, nil, "sidecar schema lacks the add and remove columns")
+	}
+	r := parquet.NewGenericReader[CheckpointRow](pf)
+	defer r.Close()
+	rows := make([]CheckpointRow, 512)
+	for {
+		n, rerr := r.Read(rows)
+		for i := range n {
+			if a, ok := rows[i].Action(); ok {
+				if verr := a.validate(); verr != nil {
+					return corrupt(file, version, verr, "invalid checkpoint row")
+				}
+				fn(&a)
+			}
+			rows[i] = CheckpointRow{}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return corrupt(file, version, rerr, "cannot decode checkpoint Parquet")
+		}
+	}
+}
+
+// -- writing --------------------------------------------------------------
+
+// WriteCheckpoint writes a classic single-file V1 checkpoint of snap
+// ("_delta_log/%020d.checkpoint.parquet", spec "Checkpoints") holding its
+// protocol, metadata, txns, domain metadata, live files (stats as JSON
+// strings) and unexpired tombstones, then updates "_delta_log/_last_checkpoint"
+// unless it already names a newer version. The commit of snap's version must
+// exist (it does for a loaded snapshot). Errors are store or Parquet encoding
+// errors, wrapped.
+func WriteCheckpoint(ctx context.Context, snap *Snapshot) error {
+	data, lc, err := EncodeCheckpoint(snap)
+	if err != nil {
+		return err
+	}
+	key := CheckpointKey(snap.Version())
+	if err := snap.store.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("txlog: writing checkpoint %s: %w", key, err)
+	}
+	old, err := readLastCheckpoint(ctx, snap.store)
+	if err != nil {
+		return err
+	}
+	if old != nil && old.Version > lc.Version {
+		return nil
+	}
+	hint, err := json.Marshal(lc)
+	if err != nil {
+		return err
+	}
+	if err := snap.store.Put(ctx, LastCheckpointKey, hint); err != nil {
+		return fmt.Errorf("txlog: writing %s: %w", LastCheckpointKey, err)
+	}
+	return nil
+}
+
+// EncodeCheckpoint returns the bytes of a classic checkpoint of snap and the
+// matching _last_checkpoint content, without writing anything.
+func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[CheckpointRow](&buf, parquet.Compression(&parquet.Snappy))
+	var rows []CheckpointRow
+	numAdds := int64(0)
+	size := int64(0)
+	flush := func(force bool) error {
+		if len(rows) == 0 || (!force && len(rows) < 4096) {
+			return nil
+		}
+		if _, err := w.Write(rows); err != nil {
+			return fmt.Errorf("txlog: encoding checkpoint: %w", err)
+		}
+		size += int64(len(rows))
+		rows = rows[:0]
+		return nil
+	}
+	push := func(a Action) error {
+		row, ok := CheckpointRowOf(&a)
+		if !ok {
+			return nil
+		}
+		rows = append(rows, row)
+		return flush(false)
+	}
+	if err := push(Action{Protocol: snap.protocol}); err != nil {
+		return nil, nil, err
+	}
+	if err := push(Action{Metadata: snap.metadata}); err != nil {
+		return nil, nil, err
+	}
+	for _, t := range snap.Txns() {
+		if err := push(Action{Txn: t}); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, d := range snap.domains {
+		if err := push(Action{DomainMetadata: d}); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, a := range snap.Files() {
+		if err := push(Action{Add: a}); err != nil {
+			return nil, nil, err
+		}
+		numAdds++
+	}
+	for _, r := range snap.Tombstones() {
+		rc := *r
+		rc.Stats, rc.Tags = "", nil // checkpoints keep no stats or tags for removes
+		if err := push(Action{Remove: &rc}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := flush(true); err != nil {
+		return nil, nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, nil, fmt.Errorf("txlog: encoding checkpoint: %w", err)
+	}
+	n := int64(buf.Len())
+	return buf.Bytes(), &LastCheckpoint{Version: snap.version, Size: size, SizeInBytes: &n, NumOfAddFiles: &numAdds}, nil
+}

@@ -1,0 +1,298 @@
+package txlog
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/deltakit/deltakit/schema"
+)
+
+// Highest protocol versions deltakit implements (spec "Reader Version
+// Requirements", "Writer Version Requirements").
+const (
+	MaxReaderVersion = 3
+	MaxWriterVersion = 7
+)
+
+// Table feature names (spec "Valid Feature Names in Table Features").
+const (
+	FeatureAppendOnly          = "appendOnly"
+	FeatureInvariants          = "invariants"
+	FeatureCheckConstraints    = "checkConstraints"
+	FeatureGeneratedColumns    = "generatedColumns"
+	FeatureColumnDefaults      = "allowColumnDefaults"
+	FeatureChangeDataFeed      = "changeDataFeed"
+	FeatureColumnMapping       = "columnMapping"
+	FeatureIdentityColumns     = "identityColumns"
+	FeatureDeletionVectors     = "deletionVectors"
+	FeatureRowTracking         = "rowTracking"
+	FeatureTimestampNTZ        = "timestampNtz"
+	FeatureDomainMetadata      = "domainMetadata"
+	FeatureV2Checkpoint        = "v2Checkpoint"
+	FeatureCatalogManaged      = "catalogManaged"
+	FeatureIcebergCompatV1     = "icebergCompatV1"
+	FeatureIcebergCompatV2     = "icebergCompatV2"
+	FeatureClustering          = "clustering"
+	FeatureVacuumProtocolCheck = "vacuumProtocolCheck"
+	FeatureInCommitTimestamp   = "inCommitTimestamp"
+	FeatureTypeWidening        = "typeWidening"
+	FeatureTypeWideningPreview = "typeWidening-preview"
+	FeatureVariantType         = "variantType"
+)
+
+// Table properties (metaData.configuration keys) that txlog interprets.
+const (
+	// PropDeletedFileRetentionDuration: how long a remove stays a tombstone
+	// (default "interval 1 week").
+	PropDeletedFileRetentionDuration = "delta.deletedFileRetentionDuration"
+	// PropSetTransactionRetentionDuration: txn actions older than this (by
+	// lastUpdated) are expired; unset means never.
+	PropSetTransactionRetentionDuration = "delta.setTransactionRetentionDuration"
+	// PropLogRetentionDuration: how long log files are kept (default 30 days).
+	PropLogRetentionDuration = "delta.logRetentionDuration"
+	// PropCheckpointInterval: commits between checkpoints (Spark default 10).
+	PropCheckpointInterval = "delta.checkpointInterval"
+	// PropEnableInCommitTimestamps: "true" when commit times come from
+	// commitInfo.inCommitTimestamp (spec "In-Commit Timestamps").
+	PropEnableInCommitTimestamps = "delta.enableInCommitTimestamps"
+	// PropInCommitTimestampEnablementVersion: first version with ICT.
+	PropInCommitTimestampEnablementVersion = "delta.inCommitTimestampEnablementVersion"
+	// PropInCommitTimestampEnablementTimestamp: ICT of that version, in ms.
+	PropInCommitTimestampEnablementTimestamp = "delta.inCommitTimestampEnablementTimestamp"
+	// PropColumnMappingMode: "none", "name" or "id".
+	PropColumnMappingMode = "delta.columnMapping.mode"
+	// PropAppendOnly: "true" forbids removing data (spec "Append-only Tables").
+	PropAppendOnly = "delta.appendOnly"
+	// PropEnableChangeDataFeed: "true" when writers must write cdc files for
+	// operations that change existing rows.
+	PropEnableChangeDataFeed = "delta.enableChangeDataFeed"
+	// PropEnableDeletionVectors: "true" when writers may write DVs.
+	PropEnableDeletionVectors = "delta.enableDeletionVectors"
+	// PropEnableRowTracking: "true" when row tracking is active.
+	PropEnableRowTracking = "delta.enableRowTracking"
+)
+
+// readerFeatures are the reader features deltakit reads correctly. Column
+// mapping and type widening are honoured by the data reader (parquetio/table)
+// from the schema metadata; txlog only has to accept them.
+func readerFeatureSupported(name string) bool {
+	switch name {
+	case FeatureTimestampNTZ, FeatureColumnMapping, FeatureDeletionVectors, FeatureV2Checkpoint,
+		FeatureVacuumProtocolCheck, FeatureTypeWidening, FeatureTypeWideningPreview:
+		return true
+	}
+	return false
+}
+
+// SupportedReaderFeatures returns the reader features deltakit can read, sorted.
+func SupportedReaderFeatures() []string {
+	return []string{FeatureColumnMapping, FeatureDeletionVectors, FeatureTimestampNTZ,
+		FeatureTypeWidening, FeatureTypeWideningPreview, FeatureV2Checkpoint, FeatureVacuumProtocolCheck}
+}
+
+// writerFeatureSupport says how far deltakit's commit path honours a writer
+// feature: fully, or only while the feature is not active on the table (see
+// CheckWritableTable).
+func writerFeatureSupport(name string) (supported, onlyInactive bool) {
+	switch name {
+	case FeatureAppendOnly, // the commit path refuses removes when delta.appendOnly=true
+		FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
+		FeatureDeletionVectors, // removes carry the DV of the file they remove
+		FeatureTypeWidening, FeatureTypeWideningPreview:
+		return true, false
+	case FeatureInvariants, FeatureCheckConstraints, FeatureGeneratedColumns, FeatureColumnDefaults,
+		FeatureIdentityColumns, FeatureChangeDataFeed, FeatureColumnMapping:
+		return true, true
+	}
+	return false, false
+}
+
+// SupportedWriterFeatures returns the writer features the deltakit commit
+// path accepts at the protocol level, sorted. Some of them are accepted only
+// while not active on the table: CheckWritableTable checks that.
+func SupportedWriterFeatures() []string {
+	var out []string
+	for _, f := range []string{FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints,
+		FeatureGeneratedColumns, FeatureColumnDefaults, FeatureChangeDataFeed, FeatureColumnMapping,
+		FeatureIdentityColumns, FeatureDeletionVectors, FeatureRowTracking, FeatureTimestampNTZ,
+		FeatureDomainMetadata, FeatureV2Checkpoint, FeatureCatalogManaged, FeatureIcebergCompatV1,
+		FeatureIcebergCompatV2, FeatureClustering, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp,
+		FeatureTypeWidening, FeatureTypeWideningPreview, FeatureVariantType} {
+		if ok, _ := writerFeatureSupport(f); ok {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// legacyWriterFeatures returns the features implied by a writer version below
+// 7 (spec "Writer Version Requirements").
+func legacyWriterFeatures(v int32) []string {
+	var f []string
+	if v >= 2 {
+		f = append(f, FeatureAppendOnly, FeatureInvariants)
+	}
+	if v >= 3 {
+		f = append(f, FeatureCheckConstraints)
+	}
+	if v >= 4 {
+		f = append(f, FeatureChangeDataFeed, FeatureGeneratedColumns)
+	}
+	if v >= 5 {
+		f = append(f, FeatureColumnMapping)
+	}
+	if v >= 6 {
+		f = append(f, FeatureIdentityColumns)
+	}
+	return f
+}
+
+// EffectiveWriterFeatures returns the writer features in force: the explicit list for
+// writer version 7, the implied legacy features below it.
+func (p *Protocol) EffectiveWriterFeatures() []string {
+	if p.MinWriterVersion >= 7 {
+		return slices.Clone(p.WriterFeatures)
+	}
+	return legacyWriterFeatures(p.MinWriterVersion)
+}
+
+// EffectiveReaderFeatures returns the reader features in force: the explicit
+// list for reader version 3, columnMapping for reader version 2, none for 1.
+func (p *Protocol) EffectiveReaderFeatures() []string {
+	switch {
+	case p.MinReaderVersion >= 3:
+		return slices.Clone(p.ReaderFeatures)
+	case p.MinReaderVersion == 2:
+		return []string{FeatureColumnMapping}
+	}
+	return nil
+}
+
+// CheckReadable returns nil when deltakit can read a table with protocol p.
+// It returns an *UnsupportedProtocolError (ErrUnsupportedProtocol) for a
+// reader version above 3 or below 1, and an *UnsupportedFeatureError
+// (ErrUnsupportedFeature) naming every reader feature it does not support.
+// A reader version above 3 whose feature list names unknown features reports
+// the features, so that the user sees their names.
+func CheckReadable(p *Protocol) error {
+	if p == nil {
+		return ErrNoProtocol
+	}
+	var unsupported []string
+	for _, f := range p.ReaderFeatures {
+		if !readerFeatureSupported(f) && !slices.Contains(unsupported, f) {
+			unsupported = append(unsupported, f)
+		}
+	}
+	if p.MinReaderVersion > MaxReaderVersion || p.MinReaderVersion < 1 {
+		if len(unsupported) > 0 {
+			slices.Sort(unsupported)
+			return &UnsupportedFeatureError{Features: unsupported, Reader: true}
+		}
+		return &UnsupportedProtocolError{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion, Reader: true}
+	}
+	if p.MinReaderVersion < 3 {
+		return nil // legacy: version 2 means column mapping, which is supported; lists are ignored
+	}
+	if len(unsupported) > 0 {
+		slices.Sort(unsupported)
+		return &UnsupportedFeatureError{Features: unsupported, Reader: true}
+	}
+	return nil
+}
+
+// CheckWritable returns nil when deltakit's commit path may write a table
+// with protocol p, judged by the protocol alone: p must be readable
+// (CheckReadable), the writer version at most 7, and every writer feature
+// (explicit, or implied by a legacy writer version) in
+// SupportedWriterFeatures. Errors are *UnsupportedProtocolError or
+// *UnsupportedFeatureError with Reader false. Use CheckWritableTable to also
+// refuse features that deltakit accepts only while they are inactive.
+func CheckWritable(p *Protocol) error {
+	if err := CheckReadable(p); err != nil {
+		return err
+	}
+	if p.MinWriterVersion > MaxWriterVersion || p.MinWriterVersion < 1 {
+		return &UnsupportedProtocolError{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion}
+	}
+	var unsupported []string
+	for _, f := range p.EffectiveWriterFeatures() {
+		if ok, _ := writerFeatureSupport(f); !ok && !slices.Contains(unsupported, f) {
+			unsupported = append(unsupported, f)
+		}
+	}
+	if len(unsupported) > 0 {
+		slices.Sort(unsupported)
+		return &UnsupportedFeatureError{Features: unsupported}
+	}
+	return nil
+}
+
+// CheckWritableTable is CheckWritable plus the table's metadata: it also
+// refuses, by feature name, the features deltakit accepts only while inactive
+// when m activates them: invariants (a field with "delta.invariants"
+// metadata), checkConstraints ("delta.constraints.*" properties),
+// generatedColumns ("delta.generationExpression"), allowColumnDefaults
+// ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*"), changeDataFeed
+// (delta.enableChangeDataFeed=true) and columnMapping (mode other than none).
+// Errors are as for CheckWritable; a schema that does not parse returns its
+// parse error.
+func CheckWritableTable(p *Protocol, m *Metadata) error {
+	if err := CheckWritable(p); err != nil {
+		return err
+	}
+	if m == nil {
+		return ErrNoMetadata
+	}
+	features := p.EffectiveWriterFeatures()
+	st, err := m.Schema()
+	if err != nil {
+		return err
+	}
+	fieldMeta := map[string]bool{}
+	collectFieldMetadataKeys(st, fieldMeta)
+	active := map[string]bool{
+		FeatureInvariants:       fieldMeta["delta.invariants"],
+		FeatureGeneratedColumns: fieldMeta["delta.generationExpression"],
+		FeatureColumnDefaults:   fieldMeta["CURRENT_DEFAULT"],
+		FeatureIdentityColumns:  fieldMeta["delta.identity.start"] || fieldMeta["delta.identity.step"],
+		FeatureChangeDataFeed:   strings.EqualFold(m.Configuration[PropEnableChangeDataFeed], "true"),
+		FeatureColumnMapping:    m.ColumnMappingMode() != "none",
+	}
+	for k := range m.Configuration {
+		if strings.HasPrefix(k, "delta.constraints.") {
+			active[FeatureCheckConstraints] = true
+		}
+	}
+	var unsupported []string
+	for _, f := range features {
+		if _, onlyInactive := writerFeatureSupport(f); onlyInactive && active[f] {
+			unsupported = append(unsupported, f)
+		}
+	}
+	if len(unsupported) > 0 {
+		slices.Sort(unsupported)
+		return &UnsupportedFeatureError{Features: unsupported}
+	}
+	return nil
+}
+
+// collectFieldMetadataKeys records every metadata key of every field, at any
+// nesting depth.
+func collectFieldMetadataKeys(t schema.Type, keys map[string]bool) {
+	switch t := t.(type) {
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			for k := range f.Metadata {
+				keys[k] = true
+			}
+			collectFieldMetadataKeys(f.Type, keys)
+		}
+	case *schema.ArrayType:
+		collectFieldMetadataKeys(t.ElementType, keys)
+	case *schema.MapType:
+		collectFieldMetadataKeys(t.KeyType, keys)
+		collectFieldMetadataKeys(t.ValueType, keys)
+	}
+}

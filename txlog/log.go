@@ -1,0 +1,467 @@
+package txlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// LogPrefix is the store key prefix of the transaction log.
+const LogPrefix = "_delta_log/"
+
+// LastCheckpointKey is the store key of the _last_checkpoint hint file.
+const LastCheckpointKey = LogPrefix + "_last_checkpoint"
+
+// CommitKey returns the store key of commit version v:
+// "_delta_log/%020d.json" (spec "Delta Log Entries").
+func CommitKey(v int64) string { return fmt.Sprintf("%s%020d.json", LogPrefix, v) }
+
+// CheckpointKey returns the store key of the classic single-file checkpoint
+// of version v: "_delta_log/%020d.checkpoint.parquet".
+func CheckpointKey(v int64) string { return fmt.Sprintf("%s%020d.checkpoint.parquet", LogPrefix, v) }
+
+// versionPrefix returns "_delta_log/%020d": every file of version v sorts
+// after it.
+func versionPrefix(v int64) string { return fmt.Sprintf("%s%020d", LogPrefix, v) }
+
+type fileKind uint8
+
+const (
+	kindCommit fileKind = iota + 1
+	kindClassicCheckpoint
+	kindMultiPartCheckpoint
+	kindV2Checkpoint // UUID-named, JSON or Parquet
+)
+
+// logFile is one recognised file of "_delta_log/".
+type logFile struct {
+	key     string
+	version int64
+	kind    fileKind
+	part    int // multi-part: 1-based part number
+	parts   int // multi-part: number of parts
+	json    bool
+	size    int64 // bytes
+	modTime time.Time
+}
+
+// parseLogKey recognises commit and checkpoint files directly under
+// "_delta_log/"; everything else (.crc, .tmp/, _commits/, _sidecars/,
+// compacted files, _last_checkpoint) is not a log file here.
+func parseLogKey(key string) (logFile, bool) {
+	name, ok := strings.CutPrefix(key, LogPrefix)
+	if !ok || strings.IndexByte(name, '/') >= 0 || len(name) < 21 || name[20] != '.' {
+		return logFile{}, false
+	}
+	v, ok := parseDigits(name[:20])
+	if !ok {
+		return logFile{}, false
+	}
+	f := logFile{key: key, version: v}
+	rest := name[21:]
+	switch {
+	case rest == "json":
+		f.kind = kindCommit
+		return f, true
+	case rest == "checkpoint.parquet":
+		f.kind = kindClassicCheckpoint
+		return f, true
+	}
+	rest, ok = strings.CutPrefix(rest, "checkpoint.")
+	if !ok {
+		return logFile{}, false
+	}
+	// multi-part: %010d.%010d.parquet
+	if len(rest) == 10+1+10+len(".parquet") && rest[10] == '.' && strings.HasSuffix(rest, ".parquet") {
+		p, ok1 := parseDigits(rest[:10])
+		n, ok2 := parseDigits(rest[11:21])
+		if ok1 && ok2 && p >= 1 && n >= 1 && p <= n && n < 1<<31 {
+			f.kind, f.part, f.parts = kindMultiPartCheckpoint, int(p), int(n)
+			return f, true
+		}
+		return logFile{}, false
+	}
+	// UUID-named v2: <uuid>.json|parquet
+	var uuid string
+	switch {
+	case strings.HasSuffix(rest, ".json"):
+		uuid, f.json = strings.TrimSuffix(rest, ".json"), true
+	case strings.HasSuffix(rest, ".parquet"):
+		uuid = strings.TrimSuffix(rest, ".parquet")
+	default:
+		return logFile{}, false
+	}
+	if !isUUID(uuid) {
+		return logFile{}, false
+	}
+	f.kind = kindV2Checkpoint
+	return f, true
+}
+
+func parseDigits(s string) (int64, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// listing is the result of one listing of "_delta_log/".
+type listing struct {
+	startAfter  string              // where the listing started ("" = beginning)
+	commits     []logFile           // ascending version
+	checkpoints map[int64][]logFile // all checkpoint files per version
+}
+
+// listLog lists "_delta_log/" once, from startAfter, stopping after
+// maxVersion when maxVersion >= 0.
+func listLog(ctx context.Context, store objectstore.Store, startAfter string, maxVersion int64) (*listing, error) {
+	l := &listing{startAfter: startAfter, checkpoints: map[int64][]logFile{}}
+	for info, err := range store.List(ctx, LogPrefix, startAfter) {
+		if err != nil {
+			return nil, fmt.Errorf("txlog: listing %s: %w", LogPrefix, err)
+		}
+		f, ok := parseLogKey(info.Key)
+		if !ok {
+			continue
+		}
+		if maxVersion >= 0 && f.version > maxVersion {
+			break // keys are sorted: every later log file has a higher version
+		}
+		f.size, f.modTime = info.Size, info.ModTime
+		if f.kind == kindCommit {
+			l.commits = append(l.commits, f)
+		} else {
+			l.checkpoints[f.version] = append(l.checkpoints[f.version], f)
+		}
+	}
+	return l, nil
+}
+
+// latest returns the newest version with a commit or a checkpoint, or -1.
+func (l *listing) latest() int64 {
+	v := int64(-1)
+	if n := len(l.commits); n > 0 {
+		v = l.commits[n-1].version
+	}
+	for cv := range l.checkpoints {
+		v = max(v, cv)
+	}
+	return v
+}
+
+// checkpointRef is one complete checkpoint chosen for replay.
+type checkpointRef struct {
+	version int64
+	files   []logFile // one file, or every part of a multi-part checkpoint in part order
+}
+
+// completeCheckpoint returns a complete checkpoint of version v from the
+// listed files, preferring a classic file, then a UUID-named v2 one, then a
+// complete multi-part set; ok is false when none is complete.
+func (l *listing) completeCheckpoint(v int64) (checkpointRef, bool) {
+	files := l.checkpoints[v]
+	for _, want := range []fileKind{kindClassicCheckpoint, kindV2Checkpoint} {
+		for _, f := range files {
+			if f.kind == want {
+				return checkpointRef{version: v, files: []logFile{f}}, true
+			}
+		}
+	}
+	// multi-part: group by number of parts; a set is usable when all parts exist
+	byParts := map[int][]logFile{}
+	for _, f := range files {
+		if f.kind == kindMultiPartCheckpoint {
+			byParts[f.parts] = append(byParts[f.parts], f)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(byParts)) {
+		parts := byParts[n]
+		slices.SortFunc(parts, func(a, b logFile) int { return a.part - b.part })
+		parts = slices.CompactFunc(parts, func(a, b logFile) bool { return a.part == b.part })
+		if len(parts) == n {
+			return checkpointRef{version: v, files: parts}, true
+		}
+	}
+	return checkpointRef{}, false
+}
+
+// newestCheckpoint returns the newest complete checkpoint with version <= v.
+func (l *listing) newestCheckpoint(v int64) (checkpointRef, bool) {
+	versions := slices.Sorted(maps.Keys(l.checkpoints))
+	for i := len(versions) - 1; i >= 0; i-- {
+		if versions[i] > v {
+			continue
+		}
+		if cp, ok := l.completeCheckpoint(versions[i]); ok {
+			return cp, true
+		}
+	}
+	return checkpointRef{}, false
+}
+
+// earliest returns the oldest reconstructable version in the listing (when
+// the listing started at the beginning): 0 with commit 0, else the oldest
+// complete checkpoint; -1 when none.
+func (l *listing) earliest() int64 {
+	if len(l.commits) > 0 && l.commits[0].version == 0 {
+		return 0
+	}
+	for _, v := range slices.Sorted(maps.Keys(l.checkpoints)) {
+		if _, ok := l.completeCheckpoint(v); ok {
+			return v
+		}
+	}
+	return -1
+}
+
+// logSegment is what replay of one version needs: an optional checkpoint and
+// the contiguous commits after it up to version.
+type logSegment struct {
+	version    int64
+	checkpoint *checkpointRef
+	commits    []logFile // versions checkpoint+1 .. version, contiguous
+	// versionFile is the commit file of version itself when listed (it is
+	// not in commits when version is the checkpoint's version).
+	versionFile *logFile
+}
+
+// errNeedFullListing asks the caller to list again from the beginning.
+var errNeedFullListing = errors.New("txlog: need full listing")
+
+// segment builds the log segment for version target (-1 = latest). It
+// returns errNeedFullListing when the listing started after the beginning
+// and lacks a usable checkpoint.
+func (l *listing) segment(target int64) (*logSegment, error) {
+	latest := l.latest()
+	if latest < 0 {
+		if l.startAfter != "" {
+			return nil, errNeedFullListing
+		}
+		if target >= 0 {
+			return nil, &VersionNotFoundError{Version: target, Earliest: -1, Latest: -1}
+		}
+		return nil, ErrTableNotFound
+	}
+	explicit := target >= 0
+	if !explicit {
+		target = latest
+	}
+	if target > latest {
+		if l.startAfter != "" {
+			return nil, errNeedFullListing // to report the earliest version
+		}
+		return nil, &VersionNotFoundError{Version: target, Earliest: l.earliest(), Latest: latest}
+	}
+	seg := &logSegment{version: target}
+	start := int64(0)
+	if cp, ok := l.newestCheckpoint(target); ok {
+		seg.checkpoint = &cp
+		start = cp.version + 1
+	} else if l.startAfter != "" {
+		return nil, errNeedFullListing
+	}
+	i, _ := slices.BinarySearchFunc(l.commits, start, func(f logFile, v int64) int { return cmpInt64(f.version, v) })
+	if seg.checkpoint == nil && (i >= len(l.commits) || l.commits[i].version != 0) {
+		first := int64(-1)
+		if len(l.commits) > 0 {
+			first = l.commits[0].version
+		}
+		if explicit {
+			return nil, &VersionNotFoundError{Version: target, Earliest: l.earliest(), Latest: latest}
+		}
+		return nil, corrupt(LogPrefix, -1, nil, "log starts at version %d without a checkpoint: commit 0 is missing", first)
+	}
+	want := start
+	for ; i < len(l.commits) && l.commits[i].version <= target; i++ {
+		f := l.commits[i]
+		if f.version != want {
+			return nil, corrupt(CommitKey(want), want, nil,
+				"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version)
+		}
+		seg.commits = append(seg.commits, f)
+		want++
+	}
+	if want <= target {
+		return nil, corrupt(CommitKey(want), want, nil, "commit versions are not contiguous: version %d is missing", want)
+	}
+	if n := len(seg.commits); n > 0 {
+		seg.versionFile = &seg.commits[n-1]
+	} else if j, found := slices.BinarySearchFunc(l.commits, target, func(f logFile, v int64) int { return cmpInt64(f.version, v) }); found {
+		seg.versionFile = &l.commits[j]
+	}
+	return seg, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// LastCheckpoint is the content of "_delta_log/_last_checkpoint" (spec "Last
+// Checkpoint File Schema"). Readers use it only as a hint.
+type LastCheckpoint struct {
+	// Version is the checkpointed table version.
+	Version int64 `json:"version"`
+	// Size is the number of actions in the checkpoint.
+	Size int64 `json:"size"`
+	// Parts is the number of parts of a multi-part checkpoint, nil otherwise.
+	Parts *int64 `json:"parts,omitempty"`
+	// SizeInBytes is the checkpoint's total size in bytes, nil when unknown.
+	SizeInBytes *int64 `json:"sizeInBytes,omitempty"`
+	// NumOfAddFiles is the number of add actions, nil when unknown.
+	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"`
+	// CheckpointSchema is the checkpoint's schema (StructType JSON), if given.
+	CheckpointSchema json.RawMessage   `json:"checkpointSchema,omitempty"`
+	Tags             map[string]string `json:"tags,omitempty"`
+	// Checksum is the MD5 of the canonicalized JSON (optional; not verified).
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// readLastCheckpoint returns the hint, or nil when it is absent or unusable.
+// Store errors other than ErrNotExist are returned.
+func readLastCheckpoint(ctx context.Context, store objectstore.Store) (*LastCheckpoint, error) {
+	data, err := store.Get(ctx, LastCheckpointKey, objectstore.FullObject)
+	if errors.Is(err, objectstore.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("txlog: reading %s: %w", LastCheckpointKey, err)
+	}
+	var lc LastCheckpoint
+	if err := json.Unmarshal(data, &lc); err != nil || lc.Version < 0 {
+		return nil, nil // a broken hint is ignored: the listing decides
+	}
+	return &lc, nil
+}
+
+// ReadCommit reads and decodes commit version from store (spec "Delta Log
+// Entries"). It returns an error wrapping objectstore.ErrNotExist when the
+// commit does not exist, and a *CorruptLogError when it cannot be decoded.
+func ReadCommit(ctx context.Context, store objectstore.Store, version int64) ([]Action, error) {
+	if version < 0 {
+		return nil, &VersionNotFoundError{Version: version, Earliest: -1, Latest: -1}
+	}
+	data, err := store.Get(ctx, CommitKey(version), objectstore.FullObject)
+	if err != nil {
+		return nil, fmt.Errorf("txlog: reading commit %d: %w", version, err)
+	}
+	return DecodeCommit(version, data)
+}
+
+// Commit is one decoded commit file.
+type Commit struct {
+	Version int64
+	Actions []Action
+	// ModTime is the commit file's modification time from the listing.
+	ModTime time.Time
+}
+
+// CommitInfo returns the commit's first commitInfo action, or nil.
+func (c *Commit) CommitInfo() *CommitInfo {
+	for i := range c.Actions {
+		if ci := c.Actions[i].CommitInfo; ci != nil {
+			return ci
+		}
+	}
+	return nil
+}
+
+// Commits lists "_delta_log/" once and yields the commits with versions in
+// [start, end], in ascending order; end < 0 means up to the latest commit.
+// The commit path uses it to read the commits that won a race. It yields an
+// error (and stops) when a version in the range is missing (a
+// *CorruptLogError for a gap, a *VersionNotFoundError when start is not
+// listed), when a commit cannot be read or decoded, or when ctx ends. An
+// empty range (no commit at or after start) yields nothing.
+func Commits(ctx context.Context, store objectstore.Store, start, end int64) iter.Seq2[*Commit, error] {
+	return func(yield func(*Commit, error) bool) {
+		if start < 0 {
+			yield(nil, &VersionNotFoundError{Version: start, Earliest: -1, Latest: -1})
+			return
+		}
+		startAfter := ""
+		if start > 0 {
+			startAfter = CommitKey(start - 1)
+		}
+		l, err := listLog(ctx, store, startAfter, end)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		want := start
+		for _, f := range l.commits {
+			if f.version < start {
+				continue
+			}
+			if f.version != want {
+				if want == start {
+					yield(nil, &VersionNotFoundError{Version: start, Earliest: -1, Latest: l.latest()})
+				} else {
+					yield(nil, corrupt(CommitKey(want), want, nil,
+						"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version))
+				}
+				return
+			}
+			actions, err := readCommitFile(ctx, store, f)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(&Commit{Version: f.version, Actions: actions, ModTime: f.modTime}, nil) {
+				return
+			}
+			want++
+		}
+		if end >= 0 && want <= end && want > start {
+			yield(nil, &VersionNotFoundError{Version: end, Earliest: -1, Latest: want - 1})
+		}
+	}
+}
+
+func readCommitFile(ctx context.Context, store objectstore.Store, f logFile) ([]Action, error) {
+	data, err := store.Get(ctx, f.key, objectstore.FullObject)
+	if err != nil {
+		if errors.Is(err, objectstore.ErrNotExist) {
+			return nil, corrupt(f.key, f.version, err, "listed commit file disappeared")
+		}
+		return nil, fmt.Errorf("txlog: reading commit %d: %w", f.version, err)
+	}
+	return DecodeCommit(f.version, data)
+}

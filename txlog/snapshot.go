@@ -1,0 +1,567 @@
+package txlog
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// FileKey identifies a logical file during reconciliation (spec "Action
+// Reconciliation"): the data file's path, URI-decoded once so that two
+// encodings of one path match, and the deletion vector's unique id ("" for
+// none).
+type FileKey struct {
+	Path string
+	DV   string
+}
+
+func newFileKey(path string, dv *DeletionVectorDescriptor) FileKey {
+	return FileKey{Path: DecodePath(path), DV: dv.UniqueID()}
+}
+
+// DecodePath returns the data file path of an add/remove/cdc path field,
+// which is a URI-encoded (RFC 2396) path: %XX escapes are decoded once; "+"
+// stays "+". A path with an invalid escape is returned unchanged.
+func DecodePath(p string) string {
+	if strings.IndexByte(p, '%') < 0 {
+		return p
+	}
+	d, err := url.PathUnescape(p)
+	if err != nil {
+		return p
+	}
+	return d
+}
+
+// LoadOption configures Load.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	version     int64     // -1 = latest
+	timestamp   time.Time // zero = not by timestamp
+	now         func() time.Time
+	concurrency int
+}
+
+// AtVersion loads the snapshot of table version v (time travel by version).
+// Load returns a *VersionNotFoundError when v cannot be reconstructed.
+func AtVersion(v int64) LoadOption {
+	return func(o *loadOptions) { o.version, o.timestamp = v, time.Time{} }
+}
+
+// AtTimestamp loads the snapshot of the latest commit whose commit time is at
+// or before t (time travel by timestamp). The commit time is the commit
+// file's modification time (made monotonic over versions as Spark does), or
+// commitInfo.inCommitTimestamp when delta.enableInCommitTimestamps is on
+// (spec "In-Commit Timestamps"). Load returns a *VersionNotFoundError when t
+// is before the first reconstructable commit.
+func AtTimestamp(t time.Time) LoadOption {
+	return func(o *loadOptions) { o.timestamp, o.version = t, -1 }
+}
+
+// WithClock sets the clock used for tombstone and txn expiry (default
+// time.Now). Tests use it; the snapshot and its updates keep it.
+func WithClock(now func() time.Time) LoadOption {
+	return func(o *loadOptions) { o.now = now }
+}
+
+// WithConcurrency sets how many commit files are fetched and decoded in
+// parallel during replay (default 8, minimum 1).
+func WithConcurrency(n int) LoadOption {
+	return func(o *loadOptions) { o.concurrency = max(1, n) }
+}
+
+// Snapshot is the state of a table at one version: protocol, metadata, live
+// files, tombstones, transaction ids and domain metadata, reconstructed by
+// log replay (spec "Action Reconciliation"). A Snapshot is immutable and safe
+// for concurrent use; the values it returns (actions, maps, slices of
+// pointers) must not be modified by callers.
+type Snapshot struct {
+	store   objectstore.Store
+	opts    loadOptions
+	version int64
+
+	protocol *Protocol
+	metadata *Metadata
+	schema   *schema.StructType
+
+	files      map[FileKey]*Add
+	tombstones map[FileKey]*Remove
+	txns       map[string]*Txn
+	domains    map[string]*DomainMetadata
+
+	checkpointVersion int64 // -1: replay started at version 0
+	commitTime        time.Time
+	commitInfo        *CommitInfo // of the commit at version; nil when not read
+
+	sortOnce sync.Once
+	sorted   []*Add
+}
+
+// Load reads the table in store (rooted at the table root; the log is under
+// "_delta_log/") and returns its latest snapshot, or the one the options
+// select. It reads "_delta_log/_last_checkpoint" as a hint, lists the log
+// once from there (again from the beginning only when the hint is stale or
+// wrong), reads the newest complete checkpoint at or before the version and
+// the commits after it.
+//
+// Errors: ErrTableNotFound when there is no log; *VersionNotFoundError;
+// *CorruptLogError (gaps, bad JSON, bad checkpoint); ErrNoMetadata or
+// ErrNoProtocol; *UnsupportedProtocolError and *UnsupportedFeatureError from
+// the protocol gate (CheckReadable); store errors, wrapped; ctx errors.
+func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Snapshot, error) {
+	o := loadOptions{version: -1, now: time.Now, concurrency: 8}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.timestamp.IsZero() {
+		return loadAtTimestamp(ctx, store, o)
+	}
+	if o.version < -1 {
+		return nil, &VersionNotFoundError{Version: o.version, Earliest: -1, Latest: -1}
+	}
+	hint, err := readLastCheckpoint(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	startAfter := ""
+	if hint != nil && (o.version < 0 || hint.Version <= o.version) {
+		startAfter = versionPrefix(hint.Version)
+	}
+	l, err := listLog(ctx, store, startAfter, o.version)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := l.segment(o.version)
+	if errors.Is(err, errNeedFullListing) {
+		if l, err = listLog(ctx, store, "", o.version); err != nil {
+			return nil, err
+		}
+		seg, err = l.segment(o.version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return replay(ctx, store, o, seg, nil)
+}
+
+// replay builds the snapshot of seg. With base set, seg holds only commits
+// after base's version (incremental update) and no checkpoint.
+func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *logSegment, base *Snapshot) (*Snapshot, error) {
+	s := &Snapshot{store: store, opts: o, version: seg.version, checkpointVersion: -1}
+	if base != nil {
+		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
+		s.files = maps.Clone(base.files)
+		s.tombstones = maps.Clone(base.tombstones)
+		s.txns = maps.Clone(base.txns)
+		s.domains = maps.Clone(base.domains)
+		s.checkpointVersion = base.checkpointVersion
+	} else {
+		s.files = map[FileKey]*Add{}
+		s.tombstones = map[FileKey]*Remove{}
+		s.txns = map[string]*Txn{}
+		s.domains = map[string]*DomainMetadata{}
+	}
+	if seg.checkpoint != nil {
+		s.checkpointVersion = seg.checkpoint.version
+		if err := readCheckpoint(ctx, store, *seg.checkpoint, s.applyCheckpointAction); err != nil {
+			return nil, err
+		}
+	}
+	metadataChanged := false
+	err := fetchCommits(ctx, store, seg.commits, o.concurrency, func(f logFile, actions []Action) error {
+		for i := range actions {
+			a := &actions[i]
+			if a.Metadata != nil {
+				metadataChanged = true
+			}
+			s.apply(a)
+		}
+		if f.version == seg.version {
+			s.commitInfo = firstCommitInfo(actions)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.protocol == nil {
+		return nil, fmt.Errorf("%w (version %d)", ErrNoProtocol, s.version)
+	}
+	if err := CheckReadable(s.protocol); err != nil {
+		return nil, err
+	}
+	if s.metadata == nil {
+		return nil, fmt.Errorf("%w (version %d)", ErrNoMetadata, s.version)
+	}
+	if s.schema == nil || metadataChanged || base == nil {
+		st, err := s.metadata.Schema()
+		if err != nil {
+			return nil, corrupt("", s.version, err, "metaData.schemaString does not parse")
+		}
+		s.schema = st
+	}
+	if err := s.setCommitTime(ctx, seg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func firstCommitInfo(actions []Action) *CommitInfo {
+	for i := range actions {
+		if actions[i].CommitInfo != nil {
+			return actions[i].CommitInfo
+		}
+	}
+	return nil
+}
+
+// apply reconciles one action into the state (spec "Action Reconciliation").
+func (s *Snapshot) apply(a *Action) {
+	switch {
+	case a.Add != nil:
+		k := a.Add.Key()
+		s.files[k] = a.Add
+		delete(s.tombstones, k)
+	case a.Remove != nil:
+		k := a.Remove.Key()
+		delete(s.files, k)
+		s.tombstones[k] = a.Remove
+	case a.Metadata != nil:
+		s.metadata = a.Metadata
+	case a.Protocol != nil:
+		s.protocol = a.Protocol
+	case a.Txn != nil:
+		s.txns[a.Txn.AppID] = a.Txn
+	case a.DomainMetadata != nil:
+		if a.DomainMetadata.Removed {
+			delete(s.domains, a.DomainMetadata.Domain)
+		} else {
+			s.domains[a.DomainMetadata.Domain] = a.DomainMetadata
+		}
+	}
+	// commitInfo, cdc, checkpointMetadata and sidecar do not take part in replay.
+}
+
+// applyCheckpointAction adds one checkpoint row's action. A checkpoint holds
+// reconciled state, so adds and removes go straight into their maps.
+func (s *Snapshot) applyCheckpointAction(a *Action) {
+	switch {
+	case a.Add != nil:
+		s.files[a.Add.Key()] = a.Add
+	case a.Remove != nil:
+		s.tombstones[a.Remove.Key()] = a.Remove
+	default:
+		s.apply(a)
+	}
+}
+
+// setCommitTime sets the commit time of the snapshot's version.
+func (s *Snapshot) setCommitTime(ctx context.Context, seg *logSegment) error {
+	if s.ictActiveAt(s.version) {
+		ci := s.commitInfo
+		if ci == nil && seg.versionFile != nil {
+			actions, err := readCommitFile(ctx, s.store, *seg.versionFile)
+			if err != nil {
+				return err
+			}
+			ci = firstCommitInfo(actions)
+			s.commitInfo = ci
+		}
+		if ci != nil && ci.InCommitTimestamp != nil {
+			s.commitTime = time.UnixMilli(*ci.InCommitTimestamp)
+			return nil
+		}
+	}
+	switch {
+	case seg.versionFile != nil:
+		s.commitTime = seg.versionFile.modTime
+	case seg.checkpoint != nil && len(seg.checkpoint.files) > 0:
+		s.commitTime = seg.checkpoint.files[0].modTime
+	}
+	return nil
+}
+
+// ictActiveAt reports whether in-commit timestamps hold for version v under
+// the snapshot's metadata (spec "In-Commit Timestamps").
+func (s *Snapshot) ictActiveAt(v int64) bool {
+	if s.metadata == nil || !strings.EqualFold(s.metadata.Configuration[PropEnableInCommitTimestamps], "true") {
+		return false
+	}
+	ev, ok := s.ictEnablement()
+	return !ok || v >= ev
+}
+
+// ictEnablement returns delta.inCommitTimestampEnablementVersion, ok false
+// when unset (ICT enabled since the table's creation).
+func (s *Snapshot) ictEnablement() (int64, bool) {
+	v, err := strconv.ParseInt(s.metadata.Configuration[PropInCommitTimestampEnablementVersion], 10, 64)
+	return v, err == nil
+}
+
+// Version returns the table version of the snapshot.
+func (s *Snapshot) Version() int64 { return s.version }
+
+// Protocol returns the table's protocol action.
+func (s *Snapshot) Protocol() *Protocol { return s.protocol }
+
+// Metadata returns the table's metaData action.
+func (s *Snapshot) Metadata() *Metadata { return s.metadata }
+
+// Schema returns the parsed table schema (parsed once per metadata change).
+func (s *Snapshot) Schema() *schema.StructType { return s.schema }
+
+// PartitionColumns returns the partition column names, in order.
+func (s *Snapshot) PartitionColumns() []string { return s.metadata.PartitionColumns }
+
+// Store returns the store the snapshot was loaded from.
+func (s *Snapshot) Store() objectstore.Store { return s.store }
+
+// CheckpointVersion returns the version of the checkpoint that replay started
+// from, or -1 when replay started at version 0.
+func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
+
+// CommitTimestamp returns the commit time of the snapshot's version: the
+// in-commit timestamp when enabled, else the commit file's modification time
+// (the checkpoint file's when the commit file was cleaned up).
+func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
+
+// CommitInfo returns the commitInfo of the commit at the snapshot's version,
+// or nil when that commit has none or was not read (replay started at a
+// checkpoint of this version).
+func (s *Snapshot) CommitInfo() *CommitInfo { return s.commitInfo }
+
+// NumFiles returns the number of live logical files.
+func (s *Snapshot) NumFiles() int { return len(s.files) }
+
+// Files returns the live files (add actions), sorted by decoded path and then
+// deletion vector id. The slice is the caller's; the actions are shared.
+func (s *Snapshot) Files() []*Add {
+	s.sortOnce.Do(func() {
+		keys := slices.Collect(maps.Keys(s.files))
+		slices.SortFunc(keys, func(a, b FileKey) int {
+			if c := strings.Compare(a.Path, b.Path); c != 0 {
+				return c
+			}
+			return strings.Compare(a.DV, b.DV)
+		})
+		s.sorted = make([]*Add, len(keys))
+		for i, k := range keys {
+			s.sorted[i] = s.files[k]
+		}
+	})
+	return slices.Clone(s.sorted)
+}
+
+// File returns the live add action with this key, if any.
+func (s *Snapshot) File(k FileKey) (*Add, bool) {
+	a, ok := s.files[k]
+	return a, ok
+}
+
+// Tombstones returns the unexpired remove actions, sorted by key: those whose
+// deletionTimestamp plus delta.deletedFileRetentionDuration (default one
+// week) is after now. A remove without deletionTimestamp has expired.
+func (s *Snapshot) Tombstones() []*Remove {
+	retention := s.durationProp(PropDeletedFileRetentionDuration, 7*24*time.Hour)
+	cutoff := s.opts.now().Add(-retention).UnixMilli()
+	keys := make([]FileKey, 0, len(s.tombstones))
+	for k, r := range s.tombstones {
+		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b FileKey) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.DV, b.DV))
+	})
+	out := make([]*Remove, len(keys))
+	for i, k := range keys {
+		out[i] = s.tombstones[k]
+	}
+	return out
+}
+
+// durationProp reads an interval table property, or def when unset or
+// unparseable.
+func (s *Snapshot) durationProp(key string, def time.Duration) time.Duration {
+	v, ok := s.metadata.Configuration[key]
+	if !ok {
+		return def
+	}
+	d, err := ParseInterval(v)
+	if err != nil {
+		return def
+	}
+	return d
+}
+
+// txnLive reports whether txn survives delta.setTransactionRetentionDuration.
+func (s *Snapshot) txnLive(t *Txn) bool {
+	v, ok := s.metadata.Configuration[PropSetTransactionRetentionDuration]
+	if !ok {
+		return true
+	}
+	d, err := ParseInterval(v)
+	if err != nil {
+		return true
+	}
+	cutoff := s.opts.now().Add(-d).UnixMilli()
+	return t.LastUpdated != nil && *t.LastUpdated > cutoff
+}
+
+// TxnVersion returns the latest version recorded by a txn action for appID
+// (spec "Transaction Identifiers"), or -1 when there is none or it expired
+// under delta.setTransactionRetentionDuration (by lastUpdated).
+func (s *Snapshot) TxnVersion(appID string) int64 {
+	t, ok := s.txns[appID]
+	if !ok || !s.txnLive(t) {
+		return -1
+	}
+	return t.Version
+}
+
+// Txns returns the unexpired txn actions by appId. The map is the caller's.
+func (s *Snapshot) Txns() map[string]*Txn {
+	out := make(map[string]*Txn, len(s.txns))
+	for k, t := range s.txns {
+		if s.txnLive(t) {
+			out[k] = t
+		}
+	}
+	return out
+}
+
+// DomainMetadata returns the live domainMetadata action of domain.
+func (s *Snapshot) DomainMetadata(domain string) (*DomainMetadata, bool) {
+	d, ok := s.domains[domain]
+	return d, ok
+}
+
+// Domains returns all live domainMetadata actions by domain. The map is the
+// caller's.
+func (s *Snapshot) Domains() map[string]*DomainMetadata { return maps.Clone(s.domains) }
+
+// Update returns the snapshot of the table's latest version, reading only
+// what is new: it lists "_delta_log/" after its own commit, reads the newer
+// commits and applies them to a copy of its state. It returns s itself when
+// there is no newer commit. When the commits right after s were cleaned up it
+// replays from the newest checkpoint in that listing. Errors are those of
+// Load.
+func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
+	l, err := listLog(ctx, s.store, CommitKey(s.version), -1)
+	if err != nil {
+		return nil, err
+	}
+	latest := l.latest()
+	if latest <= s.version {
+		return s, nil
+	}
+	if len(l.commits) > 0 && l.commits[0].version == s.version+1 {
+		seg := &logSegment{version: latest}
+		want := s.version + 1
+		for i := range l.commits {
+			f := l.commits[i]
+			if f.version != want {
+				return nil, corrupt(CommitKey(want), want, nil,
+					"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version)
+			}
+			seg.commits = append(seg.commits, f)
+			want++
+		}
+		if want-1 < latest {
+			// only a checkpoint is newer than the last commit: use the commits
+			seg.version = want - 1
+		}
+		seg.versionFile = &seg.commits[len(seg.commits)-1]
+		return replay(ctx, s.store, s.opts, seg, s)
+	}
+	seg, err := l.segment(-1)
+	if errors.Is(err, errNeedFullListing) {
+		if l, err = listLog(ctx, s.store, "", -1); err != nil {
+			return nil, err
+		}
+		seg, err = l.segment(-1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return replay(ctx, s.store, s.opts, seg, nil)
+}
+
+// fetchCommits reads and decodes files with up to conc in flight and calls fn
+// for each, in order.
+func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile, conc int, fn func(logFile, []Action) error) error {
+	if len(files) == 0 {
+		return nil
+	}
+	if conc <= 1 || len(files) == 1 {
+		for _, f := range files {
+			actions, err := readCommitFile(ctx, store, f)
+			if err != nil {
+				return err
+			}
+			if err := fn(f, actions); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		actions []Action
+		err     error
+		done    chan struct{}
+	}
+	results := make([]result, len(files))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	// sem bounds the files fetched but not yet consumed; the consumer
+	// releases a slot after applying a file.
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	wg.Go(func() {
+		for i := range files {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for j := i; j < len(files); j++ {
+					results[j].err = ctx.Err()
+					close(results[j].done)
+				}
+				return
+			}
+			wg.Go(func() {
+				results[i].actions, results[i].err = readCommitFile(ctx, store, files[i])
+				close(results[i].done)
+			})
+		}
+	})
+	for i, f := range files {
+		<-results[i].done
+		if err := results[i].err; err != nil {
+			return err
+		}
+		if err := fn(f, results[i].actions); err != nil {
+			return err
+		}
+		results[i].actions = nil
+		<-sem
+	}
+	return nil
+}
