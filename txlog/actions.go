@@ -16,6 +16,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/deltakit/deltakit/schema"
 )
@@ -138,8 +139,13 @@ func (m Metadata) MarshalJSON() ([]byte, error) {
 }
 
 // Schema parses SchemaString. Each call parses again: a Snapshot keeps the
-// parsed schema, so prefer Snapshot.Schema. Errors wrap schema.ErrInvalidSchema.
+// parsed schema, so prefer Snapshot.Schema. An absent (empty) schemaString
+// is the empty struct, as Spark reads it (Delta Live Tables write such a
+// version 0). Errors wrap schema.ErrInvalidSchema.
 func (m *Metadata) Schema() (*schema.StructType, error) {
+	if strings.TrimSpace(m.SchemaString) == "" {
+		return schema.NewStruct(), nil
+	}
 	return schema.Parse(m.SchemaString)
 }
 

@@ -1,0 +1,335 @@
+package txlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// corpusDir returns the conformance corpus folder: $DELTAKIT_CORPUS, else
+// ../shared/corpus relative to the repository root.
+func corpusDir() string {
+	if d := os.Getenv("DELTAKIT_CORPUS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "shared", "corpus")
+}
+
+type corpusExpect struct {
+	Table         string `json:"table"`
+	Root          string `json:"root"`
+	Expect        string `json:"expect"`
+	LatestVersion int64  `json:"latest_version"`
+	Protocol      struct {
+		MinReaderVersion int32    `json:"minReaderVersion"`
+		MinWriterVersion int32    `json:"minWriterVersion"`
+		ReaderFeatures   []string `json:"readerFeatures"`
+		WriterFeatures   []string `json:"writerFeatures"`
+	} `json:"protocol"`
+	CheckpointVersions []int64          `json:"checkpoint_versions"`
+	RowsLatest         *int64           `json:"rows_latest"`
+	RowsByVersion      map[string]int64 `json:"rows_by_version"`
+}
+
+// liveRows returns sum(numRecords) minus DV cardinalities, and false when a
+// file lacks numRecords. With checkDV it loads every DV and checks that its
+// bitmap has the declared cardinality.
+func liveRows(t *testing.T, s *Snapshot, checkDV bool) (int64, bool) {
+	t.Helper()
+	var rows int64
+	for _, a := range s.Files() {
+		n, ok := a.NumRecords()
+		if !ok {
+			return 0, false
+		}
+		rows += n
+		if dv := a.DeletionVector; dv != nil {
+			rows -= dv.Cardinality
+			if checkDV {
+				bm, err := LoadDeletionVector(context.Background(), s.Store(), dv)
+				if errors.Is(err, objectstore.ErrNotExist) {
+					t.Logf("DV file of %s is absent from this copy of the table: bitmap not checked", a.Path)
+					continue
+				}
+				if err != nil {
+					t.Errorf("LoadDeletionVector(%s): %v", a.Path, err)
+					continue
+				}
+				if got := int64(bm.GetCardinality()); got != dv.Cardinality {
+					t.Errorf("DV of %s: bitmap cardinality %d, descriptor %d", a.Path, got, dv.Cardinality)
+				}
+				if max := bm.Maximum(); bm.GetCardinality() > 0 && int64(max) >= n {
+					t.Errorf("DV of %s deletes row %d of a %d-row file", a.Path, max, n)
+				}
+			}
+		}
+	}
+	return rows, true
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// TestCorpus checks every table of the conformance corpus against its
+// expected.json: latest version, protocol, schema, checkpoints, live rows at
+// the latest version and per version (time travel), incremental Update, and
+// the expected failures.
+func TestCorpus(t *testing.T) {
+	dir := corpusDir()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("corpus folder %s is absent; set DELTAKIT_CORPUS", dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var read, refused, failedAsExpected, rowChecks, rowSkips []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "expected.json"))
+		if err != nil {
+			continue
+		}
+		var exp corpusExpect
+		if err := json.Unmarshal(raw, &exp); err != nil {
+			t.Errorf("%s/expected.json: %v", e.Name(), err)
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			root := filepath.Join(dir, e.Name(), exp.Root)
+			store, err := objectstore.NewLocal(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			snap, err := Load(ctx, store)
+			switch exp.Expect {
+			case "error":
+				if err == nil {
+					t.Fatalf("Load succeeded at version %d, want an error", snap.Version())
+				}
+				if !isTypedLogError(err) {
+					t.Fatalf("Load error is not a typed txlog error: %v", err)
+				}
+				t.Logf("fails as expected: %v", err)
+				mu.Lock()
+				failedAsExpected = append(failedAsExpected, e.Name())
+				mu.Unlock()
+				return
+			case "refuse":
+				var fe *UnsupportedFeatureError
+				if !errors.As(err, &fe) || !errors.Is(err, ErrUnsupportedFeature) {
+					t.Fatalf("Load = %v, want *UnsupportedFeatureError", err)
+				}
+				checkRefusal(t, fe, exp.Protocol.ReaderFeatures)
+				mu.Lock()
+				refused = append(refused, e.Name())
+				mu.Unlock()
+				return
+			}
+			if err != nil {
+				var fe *UnsupportedFeatureError
+				if errors.As(err, &fe) && fe.Reader {
+					checkRefusal(t, fe, exp.Protocol.ReaderFeatures)
+					t.Logf("REFUSED (allowed, gap): %v", err)
+					mu.Lock()
+					refused = append(refused, e.Name()+" ("+strings.Join(fe.Features, ",")+")")
+					mu.Unlock()
+					return
+				}
+				t.Fatalf("Load: %v", err)
+			}
+			mu.Lock()
+			read = append(read, e.Name())
+			mu.Unlock()
+
+			if snap.Version() != exp.LatestVersion {
+				t.Errorf("Version() = %d, want %d", snap.Version(), exp.LatestVersion)
+			}
+			p := snap.Protocol()
+			if p.MinReaderVersion != exp.Protocol.MinReaderVersion || p.MinWriterVersion != exp.Protocol.MinWriterVersion {
+				t.Errorf("protocol = (%d,%d), want (%d,%d)", p.MinReaderVersion, p.MinWriterVersion,
+					exp.Protocol.MinReaderVersion, exp.Protocol.MinWriterVersion)
+			}
+			if !slices.Equal(sortedCopy(p.ReaderFeatures), sortedCopy(exp.Protocol.ReaderFeatures)) {
+				t.Errorf("readerFeatures = %v, want %v", p.ReaderFeatures, exp.Protocol.ReaderFeatures)
+			}
+			// expected.json lists reader-writer features under readerFeatures only
+			if got, want := writerOnly(p.WriterFeatures, p.ReaderFeatures), writerOnly(exp.Protocol.WriterFeatures, p.ReaderFeatures); !slices.Equal(got, want) {
+				t.Errorf("writerFeatures = %v, want %v", p.WriterFeatures, exp.Protocol.WriterFeatures)
+			}
+			if snap.Schema() == nil || len(snap.Schema().Fields) == 0 {
+				t.Errorf("Schema() is empty")
+			}
+			for _, c := range snap.PartitionColumns() {
+				if snap.Schema().Field(c) == nil {
+					t.Errorf("partition column %q is not in the schema", c)
+				}
+			}
+			// checkpoint used for the latest version: the newest listed one
+			wantCP := int64(-1)
+			for _, v := range exp.CheckpointVersions {
+				if v <= snap.Version() {
+					wantCP = max(wantCP, v)
+				}
+			}
+			if snap.CheckpointVersion() != wantCP {
+				t.Errorf("CheckpointVersion() = %d, want %d", snap.CheckpointVersion(), wantCP)
+			}
+
+			rows, ok := liveRows(t, snap, true)
+			switch {
+			case !ok:
+				mu.Lock()
+				rowSkips = append(rowSkips, e.Name())
+				mu.Unlock()
+			case exp.RowsLatest != nil:
+				if rows != *exp.RowsLatest {
+					t.Errorf("live rows at latest = %d, want %d", rows, *exp.RowsLatest)
+				}
+				mu.Lock()
+				rowChecks = append(rowChecks, e.Name())
+				mu.Unlock()
+			}
+
+			// time travel by version
+			versions := make([]int64, 0, len(exp.RowsByVersion))
+			for k := range exp.RowsByVersion {
+				v, err := strconv.ParseInt(k, 10, 64)
+				if err != nil {
+					t.Fatalf("rows_by_version key %q", k)
+				}
+				versions = append(versions, v)
+			}
+			slices.Sort(versions)
+			for _, v := range versions {
+				sv, err := Load(ctx, store, AtVersion(v))
+				if err != nil {
+					t.Errorf("Load(AtVersion(%d)): %v", v, err)
+					continue
+				}
+				if sv.Version() != v {
+					t.Errorf("AtVersion(%d).Version() = %d", v, sv.Version())
+				}
+				if r, ok := liveRows(t, sv, false); ok && r != exp.RowsByVersion[strconv.FormatInt(v, 10)] {
+					t.Errorf("live rows at version %d = %d, want %d", v, r, exp.RowsByVersion[strconv.FormatInt(v, 10)])
+				}
+			}
+			for _, v := range exp.CheckpointVersions {
+				sv, err := Load(ctx, store, AtVersion(v))
+				if err != nil {
+					t.Errorf("Load(AtVersion(%d)) at a checkpoint: %v", v, err)
+					continue
+				}
+				if sv.CheckpointVersion() != v {
+					t.Errorf("AtVersion(%d).CheckpointVersion() = %d, want %d", v, sv.CheckpointVersion(), v)
+				}
+			}
+			// a version after the latest is not found, naming the latest
+			_, err = Load(ctx, store, AtVersion(exp.LatestVersion+1))
+			var vnf *VersionNotFoundError
+			if !errors.As(err, &vnf) || vnf.Latest != exp.LatestVersion {
+				t.Errorf("Load(AtVersion(latest+1)) = %v, want *VersionNotFoundError with Latest %d", err, exp.LatestVersion)
+			}
+			// incremental update from the oldest loadable version reaches the latest state
+			if len(versions) > 1 {
+				old, err := Load(ctx, store, AtVersion(versions[0]))
+				if err != nil {
+					t.Fatalf("Load(AtVersion(%d)): %v", versions[0], err)
+				}
+				up, err := old.Update(ctx)
+				if err != nil {
+					t.Fatalf("Update from %d: %v", versions[0], err)
+				}
+				if up.Version() != snap.Version() || !sameFiles(up, snap) {
+					t.Errorf("Update from %d: version %d with %d files, want version %d with %d files",
+						versions[0], up.Version(), up.NumFiles(), snap.Version(), snap.NumFiles())
+				}
+				if again, err := up.Update(ctx); err != nil || again != up {
+					t.Errorf("second Update = %p, %v; want the same snapshot", again, err)
+				}
+			}
+		})
+	}
+	sort.Strings(read)
+	sort.Strings(refused)
+	fmt.Printf("corpus: %d tables: %d read, %d refused, %d failed as expected; live rows checked on %d, skipped on %d (no numRecords)\n",
+		len(read)+len(refused)+len(failedAsExpected), len(read), len(refused), len(failedAsExpected), len(rowChecks), len(rowSkips))
+	for _, r := range refused {
+		fmt.Printf("corpus: REFUSED %s\n", r)
+	}
+}
+
+func checkRefusal(t *testing.T, fe *UnsupportedFeatureError, readerFeatures []string) {
+	t.Helper()
+	if !fe.Reader {
+		t.Errorf("UnsupportedFeatureError.Reader = false, want true")
+	}
+	var want []string
+	for _, f := range readerFeatures {
+		if !slices.Contains(SupportedReaderFeatures(), f) {
+			want = append(want, f)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(fe.Features, want) {
+		t.Errorf("refused features = %v, want %v", fe.Features, want)
+	}
+	for _, f := range want {
+		if !strings.Contains(fe.Error(), f) {
+			t.Errorf("error %q does not name %q", fe.Error(), f)
+		}
+	}
+}
+
+// writerOnly returns the sorted features of w that are not in r.
+func writerOnly(w, r []string) []string {
+	var out []string
+	for _, f := range w {
+		if !slices.Contains(r, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func isTypedLogError(err error) bool {
+	for _, target := range []error{ErrCorruptLog, ErrNoMetadata, ErrNoProtocol, ErrUnsupportedProtocol,
+		ErrUnsupportedFeature, ErrVersionNotFound, ErrTableNotFound} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameFiles(a, b *Snapshot) bool {
+	fa, fb := a.Files(), b.Files()
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i].Key() != fb[i].Key() {
+			return false
+		}
+	}
+	return true
+}
