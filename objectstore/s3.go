@@ -1,0 +1,412 @@
+package objectstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/cenkalti/backoff/v5"
+)
+
+// S3 is a Store on Amazon S3 or an S3-compatible server such as MinIO. Keys
+// are relative to a prefix inside one bucket. PutIfAbsent relies on
+// conditional writes (PutObject with If-None-Match: *), which AWS S3 supports
+// since August 2024; so does MinIO (tested against a 2026-02 build).
+//
+// Errors from S3 keep the service's error: errors.As(err, &apiErr) with a
+// smithy.APIError yields the S3 code (e.g. "AccessDenied").
+type S3 struct {
+	client      *s3.Client
+	bucket      string
+	root        string // prefix with a trailing slash, or ""
+	uri         string
+	maxAttempts int
+	maxDelay    time.Duration
+}
+
+// S3Option configures NewS3.
+type S3Option func(*s3Config)
+
+type s3Config struct {
+	endpoint    string
+	pathStyle   bool
+	region      string
+	accessKey   string
+	secretKey   string
+	httpClient  *http.Client
+	maxAttempts int
+	maxDelay    time.Duration
+}
+
+// Retry defaults of NewS3; see WithRetry.
+const (
+	defaultS3MaxAttempts = 6
+	defaultS3MaxDelay    = 5 * time.Second
+	conflictFirstDelay   = 100 * time.Millisecond
+)
+
+// WithEndpoint sends requests to url (e.g. "http://127.0.0.1:9000") instead
+// of the AWS endpoint of the region. Use it for MinIO and other S3-compatible
+// servers, usually together with WithPathStyle(true).
+func WithEndpoint(url string) S3Option {
+	return func(c *s3Config) { c.endpoint = url }
+}
+
+// WithPathStyle addresses the bucket in the URL path ("host/bucket/key")
+// instead of the host name ("bucket.host/key"). MinIO needs path style.
+func WithPathStyle(on bool) S3Option {
+	return func(c *s3Config) { c.pathStyle = on }
+}
+
+// WithRegion sets the AWS region, overriding AWS_REGION and the shared
+// config files. With WithEndpoint and no region from anywhere, NewS3 uses
+// "us-east-1".
+func WithRegion(region string) S3Option {
+	return func(c *s3Config) { c.region = region }
+}
+
+// WithCredentials uses a static access key pair instead of the standard AWS
+// credential chain (environment, shared files, web identity, instance role).
+func WithCredentials(accessKey, secretKey string) S3Option {
+	return func(c *s3Config) { c.accessKey, c.secretKey = accessKey, secretKey }
+}
+
+// WithHTTPClient sends requests through client, for example one with custom
+// timeouts or TLS settings.
+func WithHTTPClient(client *http.Client) S3Option {
+	return func(c *s3Config) { c.httpClient = client }
+}
+
+// WithRetry bounds retries: every request is tried at most maxAttempts times
+// (at least once), and no wait between tries exceeds maxDelay. It applies to
+// the SDK's retries of transient errors (throttling, 5xx, connection errors)
+// and to PutIfAbsent's retries of 409 ConditionalRequestConflict, which wait
+// with exponential backoff and jitter starting at min(100ms, maxDelay).
+// Defaults: 6 attempts, 5s.
+func WithRetry(maxAttempts int, maxDelay time.Duration) S3Option {
+	return func(c *s3Config) { c.maxAttempts, c.maxDelay = max(maxAttempts, 1), max(maxDelay, 0) }
+}
+
+// NewS3 returns a Store for the objects under prefix in bucket. Region and
+// credentials come from the standard AWS chain (environment, shared config
+// files, instance role) unless options set them. NewS3 does no network I/O
+// beyond what the credential chain needs: a missing bucket shows in the first
+// operation.
+//
+// A prefix "tables/t1" and a key "_delta_log/x.json" address the object
+// "tables/t1/_delta_log/x.json"; an empty prefix stores keys at the bucket
+// root.
+func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, error) {
+	if bucket == "" {
+		return nil, errors.New("objectstore: NewS3: empty bucket name")
+	}
+	cfg := s3Config{maxAttempts: defaultS3MaxAttempts, maxDelay: defaultS3MaxDelay}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	prefix = strings.Trim(prefix, "/")
+	if prefix != "" {
+		if err := checkKey(prefix); err != nil {
+			return nil, fmt.Errorf("objectstore: NewS3: prefix %q: %w", prefix, err)
+		}
+	}
+
+	loadOpts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = cfg.maxAttempts
+				o.MaxBackoff = cfg.maxDelay
+			})
+		}),
+	}
+	if cfg.region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(cfg.region))
+	}
+	if cfg.accessKey != "" || cfg.secretKey != "" {
+		loadOpts = append(loadOpts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.accessKey, cfg.secretKey, "")))
+	}
+	if cfg.httpClient != nil {
+		loadOpts = append(loadOpts, config.WithHTTPClient(cfg.httpClient))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("objectstore: NewS3: load AWS config: %w", err)
+	}
+	if awsCfg.Region == "" {
+		if cfg.endpoint == "" {
+			return nil, errors.New("objectstore: NewS3: no AWS region: set AWS_REGION or use WithRegion")
+		}
+		awsCfg.Region = "us-east-1"
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.endpoint)
+		}
+		o.UsePathStyle = cfg.pathStyle
+		// Ranged reads and many S3-compatible servers send no checksum;
+		// the SDK would log each such reply.
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+
+	s := &S3{
+		client:      client,
+		bucket:      bucket,
+		uri:         "s3://" + bucket,
+		maxAttempts: cfg.maxAttempts,
+		maxDelay:    cfg.maxDelay,
+	}
+	if prefix != "" {
+		s.root = prefix + "/"
+		s.uri += "/" + prefix
+	}
+	return s, nil
+}
+
+// URI implements Store: "s3://bucket/prefix", or "s3://bucket" without a
+// prefix.
+func (s *S3) URI() string { return s.uri }
+
+func (s *S3) err(op, key string, err error) error {
+	return &KeyError{Op: op, Store: s.uri, Key: key, Err: err}
+}
+
+// Get implements Store with a ranged GetObject. NoSuchKey becomes
+// ErrNotExist; a range that starts at or beyond the end yields no bytes.
+func (s *S3) Get(ctx context.Context, key string, r Range) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, s.err("get", key, err)
+	}
+	if r.Offset < 0 {
+		return nil, s.err("get", key, ErrInvalidRange)
+	}
+	if r.Length == 0 {
+		// HTTP cannot ask for zero bytes; still report a missing key.
+		_, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.root + key)})
+		if err != nil {
+			return nil, s.err("get", key, mapNotExist(err))
+		}
+		return []byte{}, nil
+	}
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.root + key)}
+	switch {
+	case r.Length > 0:
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", r.Offset, r.Offset+r.Length-1))
+	case r.Offset > 0:
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-", r.Offset))
+	}
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil {
+		if httpStatus(err) == http.StatusRequestedRangeNotSatisfiable {
+			return []byte{}, nil // the object exists but ends before r.Offset
+		}
+		return nil, s.err("get", key, mapNotExist(err))
+	}
+	defer out.Body.Close()
+	size := 0
+	if out.ContentLength != nil && *out.ContentLength > 0 {
+		size = int(*out.ContentLength)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	if _, err := io.Copy(buf, out.Body); err != nil {
+		return nil, s.err("get", key, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Put implements Store with PutObject. S3 makes a new object visible
+// atomically.
+func (s *S3) Put(ctx context.Context, key string, data []byte) error {
+	if err := checkKey(key); err != nil {
+		return s.err("put", key, err)
+	}
+	_, err := s.client.PutObject(ctx, s.putInput(key, data))
+	if err != nil {
+		return s.err("put", key, err)
+	}
+	return nil
+}
+
+func (s *S3) putInput(key string, data []byte) *s3.PutObjectInput {
+	return &s3.PutObjectInput{
+		Bucket:        &s.bucket,
+		Key:           aws.String(s.root + key),
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+	}
+}
+
+// PutIfAbsent implements Store with PutObject and If-None-Match: *.
+//
+// 412 PreconditionFailed (and 304, which some MinIO releases send) becomes
+// ErrAlreadyExists. 409 ConditionalRequestConflict means a conflicting write
+// is in flight and nothing is decided: the same request is tried again after
+// a backoff, up to the WithRetry bounds, and never reported as
+// ErrAlreadyExists. 503 SlowDown is tried again the same way.
+//
+// Transport errors and other 5xx replies are not retried: the object may have
+// been created by that very request, and a retry would then report our own
+// object as ErrAlreadyExists. Such an error leaves the outcome open; the
+// caller resolves it by reading the key back.
+func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	const op = "put-if-absent"
+	if err := checkKey(key); err != nil {
+		return s.err(op, key, err)
+	}
+	attempts := 0
+	try := func() (struct{}, error) {
+		attempts++
+		in := s.putInput(key, data)
+		in.IfNoneMatch = aws.String("*")
+		_, err := s.client.PutObject(ctx, in, func(o *s3.Options) {
+			o.Retryer = aws.NopRetryer{}
+		})
+		switch {
+		case err == nil:
+		case isConditionConflict(err):
+			// Retryable: a concurrent conditional write is in flight.
+		case isPreconditionFailed(err):
+			err = backoff.Permanent(fmt.Errorf("%w: %w", ErrAlreadyExists, err))
+		default:
+			err = backoff.Permanent(err)
+		}
+		return struct{}{}, err
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = min(conflictFirstDelay, s.maxDelay)
+	b.MaxInterval = s.maxDelay
+	b.Multiplier = 2
+	_, err := backoff.Retry(ctx, try,
+		backoff.WithBackOff(b),
+		backoff.WithMaxTries(uint(s.maxAttempts)),
+		backoff.WithMaxElapsedTime(0))
+	if err == nil {
+		return nil
+	}
+	if isConditionConflict(err) {
+		err = fmt.Errorf("gave up after %d attempts: %w", attempts, err)
+	}
+	return s.err(op, key, err)
+}
+
+// List implements Store with ListObjectsV2, following continuation tokens.
+// S3 lists keys in UTF-8 binary order, which is Go's string order.
+func (s *S3) List(ctx context.Context, prefix, startAfter string) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
+		in := &s3.ListObjectsV2Input{
+			Bucket: &s.bucket,
+			Prefix: aws.String(s.root + prefix),
+		}
+		// Keys before prefix are filtered out anyway; only a startAfter at or
+		// past the prefix narrows the listing.
+		if startAfter != "" && startAfter >= prefix {
+			in.StartAfter = aws.String(s.root + startAfter)
+		}
+		pages := s3.NewListObjectsV2Paginator(s.client, in)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				yield(ObjectInfo{}, s.err("list", prefix, err))
+				return
+			}
+			for _, obj := range page.Contents {
+				info := ObjectInfo{
+					Key:     strings.TrimPrefix(aws.ToString(obj.Key), s.root),
+					Size:    aws.ToInt64(obj.Size),
+					ModTime: aws.ToTime(obj.LastModified),
+				}
+				if !yield(info, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Stat implements Store with HeadObject.
+func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := checkKey(key); err != nil {
+		return ObjectInfo{}, s.err("stat", key, err)
+	}
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: aws.String(s.root + key)})
+	if err != nil {
+		return ObjectInfo{}, s.err("stat", key, mapNotExist(err))
+	}
+	return ObjectInfo{
+		Key:     key,
+		Size:    aws.ToInt64(out.ContentLength),
+		ModTime: aws.ToTime(out.LastModified),
+	}, nil
+}
+
+// Delete implements Store with DeleteObject, which succeeds for absent keys.
+func (s *S3) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return s.err("delete", key, err)
+	}
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.root + key)})
+	if err != nil {
+		return s.err("delete", key, err)
+	}
+	return nil
+}
+
+// mapNotExist adds ErrNotExist to a 404 reply other than NoSuchBucket,
+// keeping the S3 error for errors.As. HEAD replies have no body, so their
+// code is just "NotFound" and a missing bucket reads as ErrNotExist there.
+func mapNotExist(err error) error {
+	if httpStatus(err) == http.StatusNotFound && apiCode(err) != "NoSuchBucket" {
+		return fmt.Errorf("%w: %w", ErrNotExist, err)
+	}
+	return err
+}
+
+// isPreconditionFailed reports whether a conditional PUT lost because the key
+// exists: 412, or 304 from some MinIO releases.
+func isPreconditionFailed(err error) bool {
+	switch httpStatus(err) {
+	case http.StatusPreconditionFailed, http.StatusNotModified:
+		return true
+	}
+	return apiCode(err) == "PreconditionFailed"
+}
+
+// isConditionConflict reports whether S3 refused a conditional PUT because a
+// conflicting write was in flight (409), or throttled it (503 SlowDown).
+// Neither created the object.
+func isConditionConflict(err error) bool {
+	switch apiCode(err) {
+	case "ConditionalRequestConflict", "SlowDown":
+		return true
+	}
+	return false
+}
+
+func apiCode(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode()
+	}
+	return ""
+}
+
+func httpStatus(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
