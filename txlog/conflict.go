@@ -1,0 +1,193 @@
+package txlog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrConcurrentModification is wrapped by every error that reports a
+// conflict with a transaction that committed first (spec "Optimistic
+// Concurrency"; Spark's ConflictChecker). Each conflict also wraps one of the
+// kinds below, so callers can tell them apart with errors.Is.
+var ErrConcurrentModification = errors.New("concurrent modification")
+
+// Kinds of conflict, each wrapped together with ErrConcurrentModification.
+var (
+	// ErrProtocolChanged: the winning commit changed the protocol.
+	ErrProtocolChanged = errors.New("protocol changed by a concurrent commit")
+	// ErrMetadataChanged: the winning commit changed the table metadata.
+	ErrMetadataChanged = errors.New("metadata changed by a concurrent commit")
+	// ErrConcurrentDomain: both commits changed the same metadata domain.
+	ErrConcurrentDomain = errors.New("metadata domain changed by a concurrent commit")
+	// ErrConcurrentTransaction: the winning commit wrote a txn action for an
+	// appId this transaction read (two runs of one streaming query).
+	ErrConcurrentTransaction = errors.New("concurrent transaction for the same appId")
+	// ErrConcurrentAppend: the winning commit added files this transaction
+	// should have read.
+	ErrConcurrentAppend = errors.New("files added by a concurrent commit match what this transaction read")
+	// ErrConcurrentDeleteRead: the winning commit removed a file this
+	// transaction read.
+	ErrConcurrentDeleteRead = errors.New("a file this transaction read was removed by a concurrent commit")
+	// ErrConcurrentDeleteDelete: both commits removed the same file.
+	ErrConcurrentDeleteDelete = errors.New("a file this transaction removes was removed by a concurrent commit")
+)
+
+// ConflictError reports why a transaction cannot be retried on top of a
+// commit that won the race for its version. It matches
+// ErrConcurrentModification and every kind in Kinds with errors.Is.
+type ConflictError struct {
+	ReadVersion   int64    // the snapshot version the transaction started from
+	WinnerVersion int64    // the version of the winning commit that conflicts
+	Operation     string   // the winning commit's operation, when recorded
+	Kinds         []error  // the conflict kinds, e.g. ErrConcurrentDeleteRead
+	Details       []string // one human-readable reason per kind (paths, appIds)
+	Attempts      int      // commit attempts made, including the first
+}
+
+func (e *ConflictError) Error() string {
+	op := ""
+	if e.Operation != "" {
+		op = fmt.Sprintf(" (%s)", e.Operation)
+	}
+	return fmt.Sprintf("txlog: %v: transaction read version %d, version %d%s conflicts after %d attempt(s): %s",
+		ErrConcurrentModification, e.ReadVersion, e.WinnerVersion, op, e.Attempts, strings.Join(e.Details, "; "))
+}
+
+// Unwrap returns ErrConcurrentModification and the conflict kinds.
+func (e *ConflictError) Unwrap() []error {
+	return append([]error{ErrConcurrentModification}, e.Kinds...)
+}
+
+// readSet is what a transaction read from its snapshot, for conflict checks.
+type readSet struct {
+	wholeTable bool
+	// predicates over partition values; a winning add that matches any of
+	// them was something this transaction should have read.
+	predicates []PartitionPredicate
+	files      map[FileKey]bool // files this transaction read
+	appIDs     map[string]bool // appIds whose txn version this transaction read
+}
+
+// PartitionPredicate tells whether a file with these partition values (the
+// add action's partitionValues: column name to serialized value, "" for
+// null, spec "Partition Value Serialization") is within what a transaction
+// read.
+type PartitionPredicate func(partitionValues map[string]string) bool
+
+// winnerSummary is the part of a winning commit the checker looks at.
+type winnerSummary struct {
+	version     int64
+	operation   string
+	blindAppend bool
+	protocol    bool
+	metadata    bool
+	domains     []string
+	appIDs      []string
+	added       []*Add    // dataChange adds
+	removed     []*Remove // dataChange removes
+}
+
+func summarize(version int64, actions []Action) winnerSummary {
+	w := winnerSummary{version: version}
+	for _, a := range actions {
+		switch {
+		case a.CommitInfo != nil:
+			w.operation = a.CommitInfo.Operation
+			if a.CommitInfo.IsBlindAppend != nil {
+				w.blindAppend = *a.CommitInfo.IsBlindAppend
+			}
+		case a.Protocol != nil:
+			w.protocol = true
+		case a.Metadata != nil:
+			w.metadata = true
+		case a.DomainMetadata != nil:
+			w.domains = append(w.domains, a.DomainMetadata.Domain)
+		case a.Txn != nil:
+			w.appIDs = append(w.appIDs, a.Txn.AppID)
+		case a.Add != nil && a.Add.DataChange:
+			w.added = append(w.added, a.Add)
+		case a.Remove != nil && a.Remove.DataChange:
+			w.removed = append(w.removed, a.Remove)
+		}
+	}
+	return w
+}
+
+// checkConflicts runs Spark's conflict rules, in Spark's order, of one
+// winning commit against this transaction's reads and writes, and returns
+// every conflict found (nil when the transaction may be retried on top of
+// the winner). Rules:
+//  1. the winner changed the protocol;
+//  2. the winner changed the metadata;
+//  3. both changed the same metadata domain;
+//  4. the winner added files matching what we read (unless the winner is a
+//     blind append and we do not change metadata);
+//  5. the winner removed a file we read;
+//  6. the winner removed a file we remove;
+//  7. the winner wrote a txn for an appId whose version we read.
+func checkConflicts(rs *readSet, ours []Action, w winnerSummary) (kinds []error, details []string) {
+	add := func(kind error, format string, args ...any) {
+		kinds = append(kinds, kind)
+		details = append(details, fmt.Sprintf(format, args...))
+	}
+	var ourMetadata bool
+	ourDomains := map[string]bool{}
+	ourRemoves := map[FileKey]bool{}
+	for _, a := range ours {
+		switch {
+		case a.Metadata != nil:
+			ourMetadata = true
+		case a.DomainMetadata != nil:
+			ourDomains[a.DomainMetadata.Domain] = true
+		case a.Remove != nil:
+			ourRemoves[a.Remove.Key()] = true
+		}
+	}
+	if w.protocol {
+		add(ErrProtocolChanged, "version %d changed the protocol", w.version)
+	}
+	if w.metadata {
+		add(ErrMetadataChanged, "version %d changed the metadata", w.version)
+	}
+	for _, d := range w.domains {
+		if ourDomains[d] {
+			add(ErrConcurrentDomain, "version %d changed metadata domain %q", w.version, d)
+		}
+	}
+	if !w.blindAppend || ourMetadata {
+		for _, f := range w.added {
+			if rs.wholeTable || rs.matches(f.PartitionValues) {
+				add(ErrConcurrentAppend, "version %d added %s", w.version, f.Path)
+				break
+			}
+		}
+	}
+	for _, f := range w.removed {
+		if rs.wholeTable || rs.files[f.Key()] {
+			add(ErrConcurrentDeleteRead, "version %d removed %s, which this transaction read", w.version, f.Path)
+			break
+		}
+	}
+	for _, f := range w.removed {
+		if ourRemoves[f.Key()] {
+			add(ErrConcurrentDeleteDelete, "version %d also removed %s", w.version, f.Path)
+			break
+		}
+	}
+	for _, id := range w.appIDs {
+		if rs.appIDs[id] {
+			add(ErrConcurrentTransaction, "version %d wrote a txn for appId %q", w.version, id)
+		}
+	}
+	return kinds, details
+}
+
+func (rs *readSet) matches(pv map[string]string) bool {
+	for _, p := range rs.predicates {
+		if p(pv) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,539 @@
+package txlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// EngineInfo is written as commitInfo.engineInfo by every commit.
+const EngineInfo = "deltakit/" + Version
+
+// Version is the deltakit release.
+const Version = "0.1.0-dev"
+
+// DefaultCheckpointInterval is Spark's default delta.checkpointInterval.
+const DefaultCheckpointInterval = 10
+
+// ErrCommitFailed is wrapped when a commit gives up for a reason other than a
+// conflict: too many attempts, or store errors that never resolved.
+var ErrCommitFailed = errors.New("commit failed")
+
+// ErrTransactionDone is returned by Commit when the transaction was already
+// committed (a Transaction commits at most once).
+var ErrTransactionDone = errors.New("transaction already committed")
+
+// TxnOption configures a Transaction.
+type TxnOption func(*txnConfig)
+
+type txnConfig struct {
+	maxAttempts   int
+	minBackoff    time.Duration
+	maxBackoff    time.Duration
+	now           func() time.Time
+	logger        *slog.Logger
+	noCheckpoint  bool
+	sleep         func(ctx context.Context, d time.Duration) error
+	rand          func() float64
+	checkpointErr func(error)
+}
+
+// WithMaxAttempts bounds how many times Commit tries to create a version file
+// (the first try included). Default 100: a lost race costs one attempt, so
+// this bounds how many concurrent winners a commit survives.
+func WithMaxAttempts(n int) TxnOption {
+	return func(c *txnConfig) { c.maxAttempts = max(1, n) }
+}
+
+// WithBackoff sets the exponential backoff between attempts: the n-th retry
+// waits a uniformly random time in [0, min(maxWait, minWait*2^n)] (full
+// jitter). Default 5 ms and 2 s.
+func WithBackoff(minWait, maxWait time.Duration) TxnOption {
+	return func(c *txnConfig) { c.minBackoff, c.maxBackoff = minWait, maxWait }
+}
+
+// WithTxnClock sets the clock for commitInfo.timestamp (default time.Now).
+func WithTxnClock(now func() time.Time) TxnOption {
+	return func(c *txnConfig) { c.now = now }
+}
+
+// WithLogger logs retries and checkpoint failures (default: slog.Default()).
+func WithLogger(l *slog.Logger) TxnOption {
+	return func(c *txnConfig) { c.logger = l }
+}
+
+// WithoutAutoCheckpoint turns off the checkpoint written after commits whose
+// version is a multiple of delta.checkpointInterval.
+func WithoutAutoCheckpoint() TxnOption {
+	return func(c *txnConfig) { c.noCheckpoint = true }
+}
+
+// Transaction is an optimistic transaction (spec "Optimistic Concurrency
+// Control"). It starts from a snapshot, records what it read from it (files by
+// partition predicate or the whole table, txn versions by appId, metadata),
+// collects actions and commits them as one new version with Commit.
+//
+// A Transaction is not safe for concurrent use; the snapshot it starts from
+// is never modified.
+type Transaction struct {
+	store objectstore.Store
+	snap  *Snapshot // nil when creating a table
+	cfg   txnConfig
+
+	operation string
+	params    map[string]string
+	metrics   map[string]string
+	reads     readSet
+
+	protocol *Protocol
+	metadata *Metadata
+	actions  []Action
+	done     bool
+}
+
+// NewTransaction starts a transaction on snap for the named operation
+// ("WRITE", "STREAMING UPDATE", "OPTIMIZE", ...). Use CreateTransaction for
+// a table that does not exist yet.
+func NewTransaction(snap *Snapshot, operation string, opts ...TxnOption) *Transaction {
+	t := newTransaction(snap.store, operation, opts)
+	t.snap = snap
+	return t
+}
+
+// CreateTransaction starts the transaction that creates a table: it commits
+// version 0 with the given protocol and metadata, and fails with a
+// *ConflictError wrapping ErrProtocolChanged and ErrMetadataChanged when the
+// table was created concurrently (spec "Creation of a Table").
+func CreateTransaction(store objectstore.Store, p *Protocol, m *Metadata, opts ...TxnOption) *Transaction {
+	t := newTransaction(store, "CREATE TABLE", opts)
+	t.protocol, t.metadata = p, m
+	return t
+}
+
+func newTransaction(store objectstore.Store, operation string, opts []TxnOption) *Transaction {
+	cfg := txnConfig{
+		maxAttempts: 100,
+		minBackoff:  5 * time.Millisecond,
+		maxBackoff:  2 * time.Second,
+		now:         time.Now,
+		sleep:       sleepCtx,
+		rand:        rand.Float64,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	return &Transaction{
+		store:     store,
+		cfg:       cfg,
+		operation: operation,
+		reads:     readSet{files: map[FileKey]bool{}, appIDs: map[string]bool{}},
+	}
+}
+
+// ReadVersion returns the version of the snapshot the transaction started
+// from, or -1 when it creates the table.
+func (t *Transaction) ReadVersion() int64 {
+	if t.snap == nil {
+		return -1
+	}
+	return t.snap.version
+}
+
+// Snapshot returns the snapshot the transaction started from (nil when it
+// creates the table).
+func (t *Transaction) Snapshot() *Snapshot { return t.snap }
+
+// TxnVersion returns the latest txn version of appID in the read snapshot (-1
+// when none) and records that the transaction depends on it: a concurrent
+// commit that writes a txn for appID makes Commit fail with
+// ErrConcurrentTransaction (spec "Transaction Identifiers").
+func (t *Transaction) TxnVersion(appID string) int64 {
+	t.reads.appIDs[appID] = true
+	if t.snap == nil {
+		return -1
+	}
+	return t.snap.TxnVersion(appID)
+}
+
+// ReadWholeTable records that the transaction depends on every file of the
+// table (e.g. a full overwrite): any concurrent data change conflicts.
+func (t *Transaction) ReadWholeTable() {
+	t.reads.wholeTable = true
+	if t.snap != nil {
+		for k := range t.snap.files {
+			t.reads.files[k] = true
+		}
+	}
+}
+
+// ReadFiles returns the live files whose partition values match pred, and
+// records both the predicate (files added concurrently that match it
+// conflict, ErrConcurrentAppend) and the files (removing them concurrently
+// conflicts, ErrConcurrentDeleteRead). A nil pred reads the whole table.
+func (t *Transaction) ReadFiles(pred PartitionPredicate) []*Add {
+	if pred == nil {
+		t.ReadWholeTable()
+		if t.snap == nil {
+			return nil
+		}
+		return t.snap.Files()
+	}
+	t.reads.predicates = append(t.reads.predicates, pred)
+	if t.snap == nil {
+		return nil
+	}
+	var out []*Add
+	for _, f := range t.snap.Files() {
+		if pred(f.PartitionValues) {
+			t.reads.files[f.Key()] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Add appends actions (add, remove, txn, domainMetadata, cdc) to the commit.
+// Protocol and metadata changes go through UpdateProtocol and
+// UpdateMetadata; commitInfo is written by Commit.
+func (t *Transaction) Add(actions ...Action) { t.actions = append(t.actions, actions...) }
+
+// UpdateMetadata replaces the table metadata in this commit.
+func (t *Transaction) UpdateMetadata(m *Metadata) { t.metadata = m }
+
+// UpdateProtocol replaces the protocol in this commit. Reader and writer
+// features of p are written as given; callers keep the existing ones.
+func (t *Transaction) UpdateProtocol(p *Protocol) { t.protocol = p }
+
+// SetOperationParameters sets commitInfo.operationParameters (strings only:
+// Databricks fails on other JSON types).
+func (t *Transaction) SetOperationParameters(p map[string]string) { t.params = maps.Clone(p) }
+
+// SetOperationMetrics sets commitInfo.operationMetrics (values as strings,
+// as Spark writes them).
+func (t *Transaction) SetOperationMetrics(m map[string]string) { t.metrics = maps.Clone(m) }
+
+// CommitResult reports a successful commit.
+type CommitResult struct {
+	// Version is the table version the commit created.
+	Version int64
+	// Attempts counts the version files Commit tried to create, 1 when the
+	// first try won.
+	Attempts int
+	// TxnID is the commitInfo.txnId of the commit.
+	TxnID string
+	// Snapshot is the table state right after the commit: the read snapshot
+	// with every winning commit and this one applied.
+	Snapshot *Snapshot
+	// Checkpointed is true when a checkpoint of Version was written after
+	// the commit. CheckpointErr holds why writing it failed; the commit
+	// itself succeeded either way.
+	Checkpointed  bool
+	CheckpointErr error
+}
+
+// isBlindAppend reports whether the commit only adds files and read nothing.
+func (t *Transaction) isBlindAppend() bool {
+	if t.reads.wholeTable || len(t.reads.predicates) > 0 || len(t.reads.files) > 0 || t.metadata != nil || t.protocol != nil {
+		return false
+	}
+	for _, a := range t.actions {
+		if a.Remove != nil || a.DomainMetadata != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// buildActions returns the actions of the commit, commitInfo first, and the
+// txnId of this commit.
+func (t *Transaction) buildActions() ([]Action, string) {
+	txnID := uuid.NewString()
+	blind := t.isBlindAppend()
+	params := map[string]any{}
+	for k, v := range t.params {
+		params[k] = v
+	}
+	ci := &CommitInfo{
+		Timestamp:           t.cfg.now().UnixMilli(),
+		Operation:           t.operation,
+		OperationParameters: params,
+		IsBlindAppend:       &blind,
+		TxnID:               txnID,
+		EngineInfo:          EngineInfo,
+	}
+	if len(t.metrics) > 0 {
+		ci.OperationMetrics = map[string]any{}
+		for k, v := range t.metrics {
+			ci.OperationMetrics[k] = v
+		}
+	}
+	if t.snap != nil {
+		ci.Extra = map[string]json.RawMessage{"readVersion": json.RawMessage(strconv.FormatInt(t.snap.version, 10))}
+	}
+	out := make([]Action, 0, len(t.actions)+3)
+	out = append(out, Action{CommitInfo: ci})
+	if t.protocol != nil {
+		out = append(out, Action{Protocol: t.protocol})
+	}
+	if t.metadata != nil {
+		out = append(out, Action{Metadata: t.metadata})
+	}
+	out = append(out, t.actions...)
+	return out, txnID
+}
+
+// validate checks the commit before anything is written: the writer protocol
+// gate and the spec's rule that one commit holds no two actions that
+// reconcile with each other.
+func (t *Transaction) validate() error {
+	p, m := t.protocol, t.metadata
+	if t.snap != nil {
+		if p == nil {
+			p = t.snap.protocol
+		}
+		if m == nil {
+			m = t.snap.metadata
+		}
+	}
+	if p == nil || m == nil {
+		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
+	}
+	if err := CheckWritableTable(p, m); err != nil {
+		return err
+	}
+	files := map[FileKey]bool{}
+	apps := map[string]bool{}
+	domains := map[string]bool{}
+	for _, a := range t.actions {
+		switch {
+		case a.CommitInfo != nil || a.Protocol != nil || a.Metadata != nil:
+			return errors.New("txlog: commitInfo, protocol and metaData are set by the transaction, not Add")
+		case a.Add != nil:
+			if files[a.Add.Key()] {
+				return fmt.Errorf("txlog: commit adds or removes %s twice", a.Add.Path)
+			}
+			files[a.Add.Key()] = true
+		case a.Remove != nil:
+			if files[a.Remove.Key()] {
+				return fmt.Errorf("txlog: commit adds or removes %s twice", a.Remove.Path)
+			}
+			files[a.Remove.Key()] = true
+		case a.Txn != nil:
+			if apps[a.Txn.AppID] {
+				return fmt.Errorf("txlog: commit has two txn actions for appId %q", a.Txn.AppID)
+			}
+			apps[a.Txn.AppID] = true
+		case a.DomainMetadata != nil:
+			if domains[a.DomainMetadata.Domain] {
+				return fmt.Errorf("txlog: commit has two domainMetadata actions for %q", a.DomainMetadata.Domain)
+			}
+			domains[a.DomainMetadata.Domain] = true
+		}
+	}
+	return nil
+}
+
+// Commit writes the transaction as the next table version. It is the one
+// place in deltakit that creates version files ("_delta_log/%020d.json",
+// with objectstore PutIfAbsent; spec "Delta Log Entries").
+//
+// When the version is already taken, Commit reads the winning commit. If it
+// is this transaction's own (its commitInfo.txnId matches: an earlier attempt
+// landed but its reply was lost), the commit succeeded. Otherwise the
+// conflict rules run against it (*ConflictError wrapping
+// ErrConcurrentModification and each kind found); without a conflict, Commit
+// retries at the next version. Store errors other than "already exists" have
+// an unknown outcome: the same version is tried again after a backoff.
+// Attempts are bounded (WithMaxAttempts); giving up returns an error wrapping
+// ErrCommitFailed that says how many attempts were made and why.
+//
+// After the commit, a checkpoint is written when the version is a multiple
+// of delta.checkpointInterval (default 10); its failure is reported in
+// CommitResult.CheckpointErr, never as a commit failure.
+func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
+	if t.done {
+		return nil, ErrTransactionDone
+	}
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	actions, txnID := t.buildActions()
+	data, err := EncodeCommit(actions)
+	if err != nil {
+		return nil, err
+	}
+	readVersion := t.ReadVersion()
+	version := readVersion + 1
+	var winners []versionedActions
+	var lastErr error
+	for attempt := 1; attempt <= t.cfg.maxAttempts; attempt++ {
+		if attempt > 1 {
+			if err := t.cfg.sleep(ctx, t.backoff(attempt-1)); err != nil {
+				return nil, fmt.Errorf("txlog: commit of version %d: %w", version, err)
+			}
+		}
+		key := CommitKey(version)
+		err := t.store.PutIfAbsent(ctx, key, data)
+		if err == nil {
+			return t.finish(ctx, version, attempt, txnID, winners, actions), nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("txlog: commit of version %d after %d attempt(s): %w", version, attempt, err)
+		}
+		if !errors.Is(err, objectstore.ErrAlreadyExists) {
+			// Unknown outcome (timeout, reset, 5xx): try the same version
+			// again; if it landed, the next try finds our own txnId there.
+			lastErr = err
+			t.cfg.logger.Debug("txlog: commit attempt failed, retrying", "version", version, "attempt", attempt, "err", err)
+			continue
+		}
+		// Someone holds this version: read winners until a free version.
+		for {
+			won, err := ReadCommit(ctx, t.store, version)
+			if errors.Is(err, objectstore.ErrNotExist) {
+				break // version is free again: try it
+			}
+			if err != nil {
+				return nil, fmt.Errorf("txlog: reading winning commit %d: %w", version, err)
+			}
+			if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
+				// An earlier attempt of ours landed and its reply was lost.
+				return t.finish(ctx, version, attempt, txnID, winners, actions), nil
+			}
+			if kinds, details := checkConflicts(&t.reads, actions, summarize(version, won)); len(kinds) > 0 {
+				op := ""
+				if ci := firstCommitInfo(won); ci != nil {
+					op = ci.Operation
+				}
+				return nil, &ConflictError{ReadVersion: readVersion, WinnerVersion: version, Operation: op,
+					Kinds: kinds, Details: details, Attempts: attempt}
+			}
+			winners = append(winners, versionedActions{version: version, actions: won})
+			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
+			version++
+		}
+	}
+	return nil, fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v",
+		ErrCommitFailed, version, t.cfg.maxAttempts, lastErr)
+}
+
+// backoff returns the wait before retry n (1-based): full jitter over an
+// exponentially growing cap.
+func (t *Transaction) backoff(n int) time.Duration {
+	ceil := t.cfg.minBackoff << min(n-1, 20)
+	if ceil <= 0 || ceil > t.cfg.maxBackoff {
+		ceil = t.cfg.maxBackoff
+	}
+	return time.Duration(t.cfg.rand() * float64(ceil))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+type versionedActions struct {
+	version int64
+	actions []Action
+}
+
+// finish builds the post-commit snapshot and writes a checkpoint when due.
+func (t *Transaction) finish(ctx context.Context, version int64, attempts int, txnID string,
+	winners []versionedActions, ours []Action) *CommitResult {
+	t.done = true
+	res := &CommitResult{Version: version, Attempts: attempts, TxnID: txnID}
+	commits := append(winners, versionedActions{version: version, actions: ours})
+	snap, err := advance(t.store, t.snap, commits, t.cfg.now())
+	if err != nil {
+		// The commit exists; only the in-memory snapshot could not be built
+		// (e.g. a winner dropped the metadata). Callers reload.
+		t.cfg.logger.Warn("txlog: committed, but the post-commit snapshot could not be built", "version", version, "err", err)
+		return res
+	}
+	res.Snapshot = snap
+	if !t.cfg.noCheckpoint && version > 0 && version%snap.checkpointInterval() == 0 {
+		if err := WriteCheckpoint(ctx, snap); err != nil {
+			res.CheckpointErr = err
+			t.cfg.logger.Warn("txlog: checkpoint failed", "version", version, "err", err)
+		} else {
+			res.Checkpointed = true
+		}
+	}
+	return res
+}
+
+// checkpointInterval returns delta.checkpointInterval, or the default.
+func (s *Snapshot) checkpointInterval() int64 {
+	if v, err := strconv.ParseInt(s.metadata.Configuration[PropCheckpointInterval], 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return DefaultCheckpointInterval
+}
+
+// advance returns the snapshot after applying commits (in version order) on
+// top of base (nil for a new table), without any I/O. commitTime is the
+// time of the last commit.
+func advance(store objectstore.Store, base *Snapshot, commits []versionedActions, commitTime time.Time) (*Snapshot, error) {
+	s := &Snapshot{store: store, checkpointVersion: -1}
+	if base != nil {
+		s.opts = base.opts
+		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
+		s.files = maps.Clone(base.files)
+		s.tombstones = maps.Clone(base.tombstones)
+		s.txns = maps.Clone(base.txns)
+		s.domains = maps.Clone(base.domains)
+		s.checkpointVersion = base.checkpointVersion
+	} else {
+		s.opts = loadOptions{version: -1, now: time.Now, concurrency: 8}
+		s.files = map[FileKey]*Add{}
+		s.tombstones = map[FileKey]*Remove{}
+		s.txns = map[string]*Txn{}
+		s.domains = map[string]*DomainMetadata{}
+	}
+	metadataChanged := base == nil
+	for _, c := range commits {
+		for i := range c.actions {
+			a := &c.actions[i]
+			if a.Metadata != nil {
+				metadataChanged = true
+			}
+			s.apply(a)
+		}
+		s.version = c.version
+		s.commitInfo = firstCommitInfo(c.actions)
+	}
+	if s.protocol == nil || s.metadata == nil {
+		return nil, fmt.Errorf("txlog: version %d: %w", s.version, ErrNoMetadata)
+	}
+	if metadataChanged {
+		st, err := s.metadata.Schema()
+		if err != nil {
+			return nil, err
+		}
+		s.schema = st
+	}
+	s.commitTime = commitTime
+	return s, nil
+}
