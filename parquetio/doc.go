@@ -1,0 +1,65 @@
+// Package parquetio reads and writes the Parquet data files of Delta tables:
+// Delta schema ↔ Parquet schema, rows ↔ column values, and the per-file Delta
+// statistics (add.stats) computed while writing.
+//
+// # Value model
+//
+// A row is a Row ([]any) aligned with the fields of a *schema.StructType, in
+// the schema's logical field order. A nil element is a null. The Go type of a
+// non-null value depends on the field's Delta type:
+//
+//	Delta type      Go type (read)         also accepted when writing
+//	long            int64                  int, int32, int16, int8, uint8..uint32
+//	integer         int32                  int, int64, int16, int8 (range checked)
+//	short           int16                  int, int64, int32, int8 (range checked)
+//	byte            int8                   int, int64, int32, int16 (range checked)
+//	float           float32                float64
+//	double          float64                float32
+//	boolean         bool
+//	string          string                 []byte
+//	binary          []byte                 string
+//	date            Date                   time.Time (its calendar day in its location)
+//	timestamp       time.Time (UTC)        time.Time in any location
+//	timestamp_ntz   time.Time (UTC)        time.Time (its wall clock is kept)
+//	decimal(p,s)    Decimal                Decimal with scale <= s, string ("12.34")
+//	struct<...>     Row                    Row of the struct's fields
+//	array<T>        []any                  []any
+//	map<K,V>        []MapEntry             []MapEntry
+//
+// Timestamps have microsecond precision: sub-microsecond digits are dropped
+// on read and write. A timestamp is an instant and reads back in UTC. A
+// timestamp_ntz is a wall-clock reading without zone: it is stored and read
+// as the wall clock of a time.Time in UTC (the writer takes t's wall clock in
+// t's own location, so time.Date(2024, 1, 2, 3, 4, 5, 0, anyLoc) stores
+// 2024-01-02 03:04:05).
+//
+// Dates are the Date type (days since 1970-01-01), which has no zone and so
+// cannot shift across a day boundary; Date.String gives "2006-01-02".
+//
+// Decimals are exact: Decimal{Unscaled, Scale} is Unscaled × 10^-Scale, and
+// values read from a decimal(p,s) column always have Scale s. Decimal.String
+// gives the exact plain text ("-999.99", "0.0000000000").
+//
+// Maps are slices of MapEntry in file order, since keys may be []byte or
+// other values a Go map cannot hold.
+//
+// # Reading
+//
+// Open, OpenReaderAt, ReadFile and ReadReaderAt read a file as a Delta read
+// schema: columns are matched by name (by physical name and, in id mode,
+// field_id first under column mapping, see WithColumnMapping), fields absent
+// from the file read as nil (schema evolution), and only the requested
+// columns are fetched and decoded. Rows stream page by page; a store-backed
+// file fetches one row group's requested column chunks at a time. The
+// reader understands files of Spark (parquet-mr), Databricks, delta-rs,
+// pyarrow and Polars: INT32/INT64/FIXED_LEN_BYTE_ARRAY/BYTE_ARRAY decimals,
+// dictionary encoding, INT96 and INT64 (millis, micros, nanos) timestamps,
+// DATE, INT(8)/INT(16), nested structs, 3-level lists, 2-level and legacy
+// list layouts, and maps. A bad file yields an error naming it, never a panic.
+//
+// # Writing
+//
+// NewWriter writes rows as Spark lays Delta types out in Parquet (see
+// NewWriter for the mapping) and computes the Delta statistics of the file
+// from the typed values as they are written (see Stats).
+package parquetio

@@ -1,0 +1,467 @@
+package parquetio
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"runtime/debug"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// ReadOption configures Open, OpenReaderAt, ReadFile and ReadReaderAt.
+type ReadOption func(*readConfig)
+
+type readConfig struct {
+	mappingMode string
+	skipRow     func(int64) bool
+	tailSize    int64
+	coalesce    int64
+}
+
+func newReadConfig(opts []ReadOption) readConfig {
+	c := readConfig{mappingMode: "none", tailSize: 64 << 10, coalesce: 1 << 20}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithColumnMapping sets the table's column mapping mode: "none" (the
+// default), "name" or "id". Under "name" and "id" a field is found in the file
+// by its physical name (delta.columnMapping.physicalName); under "id" a
+// Parquet field_id equal to the field's delta.columnMapping.id is tried first.
+func WithColumnMapping(mode string) ReadOption {
+	return func(c *readConfig) { c.mappingMode = mode }
+}
+
+// WithSkipRows drops the rows for which skip returns true, given the row's
+// 0-based index in the file (as a deletion vector names rows). Skipped rows
+// are still decoded, but not converted or yielded.
+func WithSkipRows(skip func(rowIndex int64) bool) ReadOption {
+	return func(c *readConfig) { c.skipRow = skip }
+}
+
+// File is an open Parquet data file with a read plan for one Delta read
+// schema. Its row iterators may be used one at a time (a File is not safe for
+// concurrent iteration).
+type File struct {
+	name  string
+	cfg   readConfig
+	pf    *parquet.File
+	root  *pnode
+	plan  *readPlan
+	store objectstore.Store // nil when reading from a caller's io.ReaderAt
+	key   string
+}
+
+// Open reads the footer of the Parquet file at key in store and prepares to
+// read it as readSchema (logical field order, Delta types). Fields of
+// readSchema absent from the file read as nil; file columns not in
+// readSchema are never fetched. Column chunks are fetched from the store one
+// row group at a time, only for the requested columns.
+//
+// Errors are *FileError values naming key; they wrap objectstore errors,
+// ErrCorrupt or ErrSchemaMismatch.
+func Open(ctx context.Context, store objectstore.Store, key string, readSchema *schema.StructType, opts ...ReadOption) (*File, error) {
+	cfg := newReadConfig(opts)
+	info, err := store.Stat(ctx, key)
+	if err != nil {
+		return nil, fileErr("open", key, err)
+	}
+	size := info.Size
+	tailOff := max(size-cfg.tailSize, 0)
+	tail, err := store.Get(ctx, key, objectstore.Range{Offset: tailOff, Length: size - tailOff})
+	if err != nil {
+		return nil, fileErr("open", key, err)
+	}
+	if int64(len(tail)) != size-tailOff {
+		return nil, fileErr("open", key, fmt.Errorf("%w: object shorter than its stat size %d", ErrCorrupt, size))
+	}
+	ra := &storeReaderAt{ctx: ctx, store: store, key: key, tail: tail, tailOff: tailOff}
+	f, err := openFile(ra, size, key, readSchema, cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.store, f.key = store, key
+	return f, nil
+}
+
+// OpenReaderAt is Open for a file the caller holds as an io.ReaderAt of size
+// bytes (an *os.File, a bytes.Reader, ...). name is used in errors only.
+func OpenReaderAt(r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) (*File, error) {
+	return openFile(r, size, name, readSchema, newReadConfig(opts))
+}
+
+func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructType, cfg readConfig) (f *File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, err = nil, fileErr("open", name, fmt.Errorf("%w: %v\n%s", ErrCorrupt, p, debug.Stack()))
+		}
+	}()
+	if readSchema == nil {
+		return nil, fileErr("open", name, errors.New("nil read schema"))
+	}
+	if size < 12 {
+		return nil, fileErr("open", name, fmt.Errorf("%w: %d bytes is too small for a parquet file", ErrCorrupt, size))
+	}
+	// Check the footer length before parquet-go allocates a buffer of it.
+	var trailer [8]byte
+	if _, err := r.ReadAt(trailer[:], size-8); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fileErr("open", name, err)
+	}
+	if string(trailer[4:]) != "PAR1" {
+		return nil, fileErr("open", name, fmt.Errorf("%w: no PAR1 magic at the end (encrypted or not parquet)", ErrCorrupt))
+	}
+	if footerLen := int64(binary.LittleEndian.Uint32(trailer[:4])); footerLen > size-12 {
+		return nil, fileErr("open", name, fmt.Errorf("%w: footer length %d exceeds the file size %d", ErrCorrupt, footerLen, size))
+	}
+	pf, err := parquet.OpenFile(r, size,
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.ReadBufferSize(256<<10),
+	)
+	if err != nil {
+		return nil, fileErr("open", name, fmt.Errorf("%w: %v", ErrCorrupt, err))
+	}
+	root, err := buildFileSchema(pf.Metadata().Schema)
+	if err != nil {
+		return nil, fileErr("open", name, err)
+	}
+	plan, err := buildReadPlan(readSchema, root, cfg.mappingMode)
+	if err != nil {
+		return nil, fileErr("open", name, err)
+	}
+	nleaves := root.numLeaves
+	for i, rg := range pf.Metadata().RowGroups {
+		if len(rg.Columns) != nleaves {
+			return nil, fileErr("open", name, fmt.Errorf("%w: row group %d has %d column chunks, schema has %d leaves", ErrCorrupt, i, len(rg.Columns), nleaves))
+		}
+		if rg.NumRows < 0 {
+			return nil, fileErr("open", name, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, i, rg.NumRows))
+		}
+	}
+	return &File{name: name, cfg: cfg, pf: pf, root: root, plan: plan}, nil
+}
+
+// NumRows returns the number of rows in the file, as its footer says.
+func (f *File) NumRows() int64 { return f.pf.NumRows() }
+
+// NumRowGroups returns the number of row groups in the file.
+func (f *File) NumRowGroups() int { return len(f.pf.RowGroups()) }
+
+// CreatedBy returns the footer's created_by string ("parquet-mr version ...").
+func (f *File) CreatedBy() string { return f.pf.Metadata().CreatedBy }
+
+// Rows yields the file's rows in order as Rows aligned with the read schema.
+// Each yielded Row is freshly allocated and belongs to the caller. On error
+// the iterator yields (nil, err) once and stops; err is a *FileError.
+func (f *File) Rows(ctx context.Context) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		for ir, err := range f.IndexedRows(ctx) {
+			if !yield(ir.Row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// IndexedRows is Rows with each row's 0-based index within the file.
+func (f *File) IndexedRows(ctx context.Context) iter.Seq2[IndexedRow, error] {
+	return func(yield func(IndexedRow, error) bool) {
+		var base int64
+		for g := range f.pf.RowGroups() {
+			if err := ctx.Err(); err != nil {
+				yield(IndexedRow{}, fileErr("read", f.name, err))
+				return
+			}
+			rr, err := f.openRowGroup(ctx, g)
+			if err != nil {
+				yield(IndexedRow{}, fileErr("read", f.name, err))
+				return
+			}
+			ok := func() bool {
+				defer rr.close()
+				n := rr.numRows
+				for i := range n {
+					idx := base + i
+					skip := f.cfg.skipRow != nil && f.cfg.skipRow(idx)
+					row, err := rr.next(skip)
+					if err != nil {
+						yield(IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d, row %d: %w", g, i, err)))
+						return false
+					}
+					if skip {
+						continue
+					}
+					if !yield(IndexedRow{Index: idx, Row: row}, nil) {
+						return false
+					}
+					if i&1023 == 1023 {
+						if err := ctx.Err(); err != nil {
+							yield(IndexedRow{}, fileErr("read", f.name, err))
+							return false
+						}
+					}
+				}
+				if err := rr.finish(); err != nil {
+					yield(IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d: %w", g, err)))
+					return false
+				}
+				return true
+			}()
+			if !ok {
+				return
+			}
+			base += rr.numRows
+		}
+	}
+}
+
+// ReadFile opens the file at key in store and yields its rows as readSchema;
+// see Open and File.Rows. Errors (also from opening) are yielded once.
+func ReadFile(ctx context.Context, store objectstore.Store, key string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		f, err := Open(ctx, store, key, readSchema, opts...)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for row, err := range f.Rows(ctx) {
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ReadReaderAt is ReadFile for a file held as an io.ReaderAt of size bytes;
+// name is used in errors only.
+func ReadReaderAt(ctx context.Context, r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		f, err := OpenReaderAt(r, size, name, readSchema, opts...)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for row, err := range f.Rows(ctx) {
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// storeReaderAt serves the footer from the prefetched tail and anything else
+// with a ranged Get.
+type storeReaderAt struct {
+	ctx     context.Context
+	store   objectstore.Store
+	key     string
+	tail    []byte
+	tailOff int64
+}
+
+func (s *storeReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= s.tailOff && off-s.tailOff <= int64(len(s.tail)) {
+		n := copy(p, s.tail[off-s.tailOff:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	b, err := s.store.Get(s.ctx, s.key, objectstore.Range{Offset: off, Length: int64(len(p))})
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, b)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// span is one fetched byte range of a file.
+type span struct {
+	off  int64
+	data []byte
+}
+
+// spanReaderAt serves reads from fetched spans at absolute file offsets.
+type spanReaderAt struct{ spans []span }
+
+func (s *spanReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	for _, sp := range s.spans {
+		if off >= sp.off && off < sp.off+int64(len(sp.data)) {
+			n := copy(p, sp.data[off-sp.off:])
+			if n < len(p) {
+				return n, io.EOF
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: read at offset %d outside the fetched column chunks", ErrCorrupt, off)
+}
+
+// chunkRange returns the byte range of a column chunk, clamped to the file.
+func (f *File) chunkRange(g, c int) (off, length int64, err error) {
+	cc := &f.pf.Metadata().RowGroups[g].Columns[c]
+	md := &cc.MetaData
+	off = md.DataPageOffset
+	if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < off {
+		off = md.DictionaryPageOffset
+	}
+	length = md.TotalCompressedSize
+	size := f.pf.Size()
+	if off < 0 || length < 0 || off > size || length > size-off {
+		return 0, 0, fmt.Errorf("%w: column chunk %d of row group %d at [%d,+%d) outside the file of %d bytes", ErrCorrupt, c, g, off, length, size)
+	}
+	return off, length, nil
+}
+
+// openRowGroup positions a cursor at the start of every needed column chunk
+// of row group g, fetching the chunks' bytes first when reading from a store.
+func (f *File) openRowGroup(ctx context.Context, g int) (rr *rowReader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rr, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
+		}
+	}()
+	rg := f.pf.RowGroups()[g]
+	chunks := rg.ColumnChunks()
+	rr = &rowReader{plan: f.plan, numRows: rg.NumRows(), cursors: make([]*colCursor, len(f.plan.cols))}
+	var ra io.ReaderAt
+	if f.store != nil && len(f.plan.cols) > 0 {
+		sra, err := f.fetchChunks(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		ra = sra
+	}
+	for i, col := range f.plan.cols {
+		fcc, ok := chunks[col].(*parquet.FileColumnChunk)
+		if !ok {
+			return nil, fmt.Errorf("%w: column chunk %d is a %T", ErrCorrupt, col, chunks[col])
+		}
+		var pages parquet.Pages
+		if ra != nil {
+			pages = fcc.PagesFrom(ra)
+		} else {
+			pages = fcc.Pages()
+		}
+		rr.cursors[i] = &colCursor{pages: pages, col: col}
+	}
+	return rr, nil
+}
+
+// fetchChunks gets the byte ranges of the needed column chunks of row group
+// g, merging ranges that are close together into one request.
+func (f *File) fetchChunks(ctx context.Context, g int) (*spanReaderAt, error) {
+	type rng struct{ off, end int64 }
+	var rs []rng
+	for _, col := range f.plan.cols {
+		off, n, err := f.chunkRange(g, col)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, rng{off, off + n})
+	}
+	// Sort by offset (few elements: insertion sort).
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].off < rs[j-1].off; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+	var merged []rng
+	for _, r := range rs {
+		if k := len(merged) - 1; k >= 0 && r.off <= merged[k].end+f.cfg.coalesce {
+			merged[k].end = max(merged[k].end, r.end)
+			continue
+		}
+		merged = append(merged, r)
+	}
+	out := &spanReaderAt{}
+	for _, r := range merged {
+		b, err := f.store.Get(ctx, f.key, objectstore.Range{Offset: r.off, Length: r.end - r.off})
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(b)) != r.end-r.off {
+			return nil, fmt.Errorf("%w: got %d bytes of column chunk range [%d,%d)", ErrCorrupt, len(b), r.off, r.end)
+		}
+		out.spans = append(out.spans, span{off: r.off, data: b})
+	}
+	return out, nil
+}
+
+// colCursor walks the values (with levels) of one column chunk.
+type colCursor struct {
+	col    int
+	pages  parquet.Pages
+	page   parquet.Page
+	values parquet.ValueReader
+	buf    []parquet.Value
+	pos    int
+	eof    bool
+}
+
+const cursorBatch = 512
+
+// fill makes buf[pos] valid; it reports false at the end of the chunk.
+// A page is released only once all of its buffered values were used, since
+// byte array values point into the page's memory.
+func (c *colCursor) fill() (bool, error) {
+	for c.pos >= len(c.buf) {
+		if c.values == nil {
+			if c.page != nil {
+				parquet.Release(c.page)
+				c.page = nil
+			}
+			if c.eof {
+				return false, nil
+			}
+			p, err := c.pages.ReadPage()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					c.eof = true
+					return false, nil
+				}
+				return false, fmt.Errorf("%w: column %d: %v", ErrCorrupt, c.col, err)
+			}
+			c.page = p
+			c.values = p.Values()
+		}
+		if cap(c.buf) == 0 {
+			c.buf = make([]parquet.Value, cursorBatch)
+		}
+		c.buf = c.buf[:cursorBatch]
+		n, err := c.values.ReadValues(c.buf)
+		c.buf = c.buf[:n]
+		c.pos = 0
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return false, fmt.Errorf("%w: column %d: %v", ErrCorrupt, c.col, err)
+			}
+			c.values = nil
+		} else if n == 0 {
+			c.values = nil // a reader that makes no progress: treat the page as done
+		}
+	}
+	return true, nil
+}
+
+func (c *colCursor) close() {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page = nil
+	}
+	if c.pages != nil {
+		_ = c.pages.Close()
+	}
+}
