@@ -1,0 +1,344 @@
+package objectstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Op names a Store method, for fault injection.
+type Op string
+
+// The operations a Faulty store counts and can fail.
+const (
+	OpGet         Op = "get"
+	OpPut         Op = "put"
+	OpPutIfAbsent Op = "put-if-absent"
+	OpList        Op = "list"
+	OpStat        Op = "stat"
+	OpDelete      Op = "delete"
+)
+
+// ErrInjected is wrapped by every error a Faulty store makes up.
+var ErrInjected = errors.New("injected fault")
+
+// ErrCrashed is wrapped by the errors of a Faulty store after a crash: the
+// writer using it is dead and every later call fails.
+var ErrCrashed = errors.New("writer crashed (injected)")
+
+// ErrReplyLost is wrapped when a Faulty store performed a call and then
+// dropped its reply, like a timeout or a connection reset after the request
+// reached the server. The caller cannot know whether the call took effect.
+var ErrReplyLost = errors.New("reply lost (injected)")
+
+// FaultKind says what an injected fault does.
+type FaultKind int
+
+const (
+	// FaultFail returns an error without making the call (Before) or after
+	// making it (After, which is the same as FaultDropReply).
+	FaultFail FaultKind = iota
+	// FaultCrash fails this call and every later one with ErrCrashed. With
+	// Before the call is not made; with After it is made, then the writer dies.
+	FaultCrash
+	// FaultDropReply makes the call, then returns ErrReplyLost.
+	FaultDropReply
+	// FaultStatus returns an *InjectedError with Status (e.g. 409, 503)
+	// without making the call.
+	FaultStatus
+	// FaultLatency waits Latency, then makes the call normally.
+	FaultLatency
+)
+
+// Phase says whether a fault strikes before or after the call is made.
+type Phase int
+
+const (
+	Before Phase = iota // the call is not made
+	After               // the call is made, its result replaced
+)
+
+// Fault is one fault to inject. It strikes on the Nth call (1-based) that
+// matches Op (any op when "") and KeyPrefix, counted from the moment the
+// fault was injected.
+type Fault struct {
+	Op        Op
+	KeyPrefix string
+	Nth       int
+	Phase     Phase
+	Kind      FaultKind
+	Status    int           // for FaultStatus: the HTTP status to report
+	Latency   time.Duration // for FaultLatency
+}
+
+// InjectedError is the error a Faulty store returns for an injected fault.
+type InjectedError struct {
+	Op     Op
+	Key    string
+	Status int   // HTTP status for FaultStatus, else 0
+	Err    error // ErrCrashed, ErrReplyLost or ErrInjected
+}
+
+func (e *InjectedError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("objectstore: %s key %q: %v (status %d)", e.Op, e.Key, e.Err, e.Status)
+	}
+	return fmt.Sprintf("objectstore: %s key %q: %v", e.Op, e.Key, e.Err)
+}
+
+// Unwrap returns the cause and ErrInjected.
+func (e *InjectedError) Unwrap() []error { return []error{e.Err, ErrInjected} }
+
+// Call records one call a Faulty store received.
+type Call struct {
+	Op  Op
+	Key string // the key, or the prefix for List
+}
+
+// Faulty wraps a Store and injects faults: planned ones (Inject) and random
+// ones (WithRandomFaults), deterministic for a given seed and call sequence.
+// It records every call it receives (Calls), so a test can enumerate the
+// calls an operation makes and then crash before and after each of them.
+// Safe for concurrent use.
+type Faulty struct {
+	inner Store
+
+	mu      sync.Mutex
+	faults  []*armedFault
+	calls   []Call
+	crashed bool
+	rng     *rand.Rand
+	rate    float64
+	kinds   []FaultKind
+}
+
+type armedFault struct {
+	Fault
+	seen int
+	done bool
+}
+
+// FaultyOption configures NewFaulty.
+type FaultyOption func(*Faulty)
+
+// WithRandomFaults makes each call fail with probability rate (0..1) with a
+// fault kind drawn from kinds (default FaultStatus 503), using a PRNG seeded
+// with seed: the same seed and call sequence give the same faults.
+func WithRandomFaults(seed uint64, rate float64, kinds ...FaultKind) FaultyOption {
+	return func(f *Faulty) {
+		f.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		f.rate = rate
+		f.kinds = kinds
+		if len(f.kinds) == 0 {
+			f.kinds = []FaultKind{FaultStatus}
+		}
+	}
+}
+
+// NewFaulty wraps inner.
+func NewFaulty(inner Store, opts ...FaultyOption) *Faulty {
+	f := &Faulty{inner: inner}
+	for _, o := range opts {
+		o(f)
+	}
+	return f
+}
+
+// Inject arms faults; each strikes once.
+func (f *Faulty) Inject(faults ...Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ft := range faults {
+		f.faults = append(f.faults, &armedFault{Fault: ft})
+	}
+}
+
+// Calls returns the calls received so far, in order.
+func (f *Faulty) Calls() []Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Call(nil), f.calls...)
+}
+
+// Crashed reports whether a FaultCrash struck.
+func (f *Faulty) Crashed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.crashed
+}
+
+// Inner returns the wrapped store.
+func (f *Faulty) Inner() Store { return f.inner }
+
+// URI implements Store: the wrapped store's URI.
+func (f *Faulty) URI() string { return f.inner.URI() }
+
+// plan decides what happens to one call.
+func (f *Faulty) plan(op Op, key string) (before, after *Fault, crashedErr error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, Call{Op: op, Key: key})
+	if f.crashed {
+		return nil, nil, &InjectedError{Op: op, Key: key, Err: ErrCrashed}
+	}
+	for _, a := range f.faults {
+		if a.done || (a.Op != "" && a.Op != op) || !strings.HasPrefix(key, a.KeyPrefix) {
+			continue
+		}
+		a.seen++
+		if a.seen < max(a.Nth, 1) {
+			continue
+		}
+		a.done = true
+		ft := a.Fault
+		if ft.Phase == Before && ft.Kind != FaultDropReply {
+			if ft.Kind == FaultCrash {
+				f.crashed = true
+			}
+			return &ft, nil, nil
+		}
+		return nil, &ft, nil
+	}
+	if f.rng != nil && f.rng.Float64() < f.rate {
+		ft := Fault{Op: op, Kind: f.kinds[f.rng.IntN(len(f.kinds))], Status: 503, Latency: 10 * time.Millisecond}
+		if ft.Kind == FaultCrash {
+			f.crashed = true
+		}
+		if ft.Kind == FaultDropReply {
+			return nil, &ft, nil
+		}
+		return &ft, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// strikeBefore returns the error of a fault that strikes before the call
+// (nil for latency, after waiting).
+func strikeBefore(ctx context.Context, ft *Fault, op Op, key string) error {
+	switch ft.Kind {
+	case FaultLatency:
+		t := time.NewTimer(ft.Latency)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	case FaultCrash:
+		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
+	case FaultStatus:
+		return &InjectedError{Op: op, Key: key, Status: ft.Status, Err: ErrInjected}
+	default:
+		return &InjectedError{Op: op, Key: key, Err: ErrInjected}
+	}
+}
+
+// strikeAfter returns the error of a fault that strikes after the call.
+func (f *Faulty) strikeAfter(ft *Fault, op Op, key string) error {
+	switch ft.Kind {
+	case FaultCrash:
+		f.mu.Lock()
+		f.crashed = true
+		f.mu.Unlock()
+		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
+	case FaultLatency:
+		time.Sleep(ft.Latency)
+		return nil
+	case FaultStatus:
+		return &InjectedError{Op: op, Key: key, Status: ft.Status, Err: ErrReplyLost}
+	default:
+		return &InjectedError{Op: op, Key: key, Err: ErrReplyLost}
+	}
+}
+
+// do runs one call under the fault plan.
+func (f *Faulty) do(ctx context.Context, op Op, key string, call func() error) error {
+	before, after, err := f.plan(op, key)
+	if err != nil {
+		return err
+	}
+	if before != nil {
+		if err := strikeBefore(ctx, before, op, key); err != nil {
+			return err
+		}
+	}
+	callErr := call()
+	if after != nil {
+		if err := f.strikeAfter(after, op, key); err != nil {
+			return err
+		}
+	}
+	return callErr
+}
+
+// Get implements Store.
+func (f *Faulty) Get(ctx context.Context, key string, r Range) ([]byte, error) {
+	var out []byte
+	err := f.do(ctx, OpGet, key, func() (err error) {
+		out, err = f.inner.Get(ctx, key, r)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Put implements Store.
+func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
+	return f.do(ctx, OpPut, key, func() error { return f.inner.Put(ctx, key, data) })
+}
+
+// PutIfAbsent implements Store.
+func (f *Faulty) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	return f.do(ctx, OpPutIfAbsent, key, func() error { return f.inner.PutIfAbsent(ctx, key, data) })
+}
+
+// List implements Store. Faults strike when iteration starts.
+func (f *Faulty) List(ctx context.Context, prefix, startAfter string) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
+		var infos []ObjectInfo
+		err := f.do(ctx, OpList, prefix, func() error {
+			for info, err := range f.inner.List(ctx, prefix, startAfter) {
+				if err != nil {
+					return err
+				}
+				infos = append(infos, info)
+			}
+			return nil
+		})
+		if err != nil {
+			yield(ObjectInfo{}, err)
+			return
+		}
+		for _, info := range infos {
+			if !yield(info, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Stat implements Store.
+func (f *Faulty) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	var out ObjectInfo
+	err := f.do(ctx, OpStat, key, func() (err error) {
+		out, err = f.inner.Stat(ctx, key)
+		return err
+	})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return out, nil
+}
+
+// Delete implements Store.
+func (f *Faulty) Delete(ctx context.Context, key string) error {
+	return f.do(ctx, OpDelete, key, func() error { return f.inner.Delete(ctx, key) })
+}
