@@ -1,0 +1,305 @@
+// Package table is deltakit's public API for Delta tables: create and open
+// tables by URI, append and overwrite rows (typed from Go structs or untyped),
+// and scan them with partition pruning and stats-based file skipping.
+//
+// A *Table is an immutable view of one table version. Write operations commit
+// a new version through txlog's single commit path and return a new *Table;
+// the old one stays valid, so a *Table is safe to share between goroutines.
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// ErrTableExists is returned by Create when the location already holds a
+// Delta table.
+var ErrTableExists = errors.New("table already exists")
+
+// ErrSchemaMismatch is wrapped when rows, a Go struct or a new schema do not
+// fit the table's schema; the message names the column.
+var ErrSchemaMismatch = errors.New("schema mismatch")
+
+// ErrInvalidArgument is wrapped for bad options or input (unknown partition
+// column, NOT NULL violated, unsupported Go type, ...).
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// Table is one version of a Delta table.
+type Table struct {
+	store objectstore.Store
+	snap  *txlog.Snapshot
+	cfg   config
+}
+
+type config struct {
+	openOpts []objectstore.OpenOption
+	store    objectstore.Store
+	txnOpts  []txlog.TxnOption
+	logger   *slog.Logger
+	now      func() time.Time
+	version  int64     // -1: latest
+	at       time.Time // zero: not by timestamp
+
+	// Create only.
+	partitionColumns []string
+	properties       map[string]string
+	name             string
+	description      string
+}
+
+// Option configures Create and Open.
+type Option func(*config)
+
+// WithStore uses store instead of opening the URI (the URI is then ignored
+// and may be ""). Tests use it to wrap a store, e.g. with
+// objectstore.NewFaulty.
+func WithStore(store objectstore.Store) Option { return func(c *config) { c.store = store } }
+
+// WithStoreOptions passes options to objectstore.Open (S3 endpoint,
+// path-style addressing, credentials, a mem:// registry).
+func WithStoreOptions(opts ...objectstore.OpenOption) Option {
+	return func(c *config) { c.openOpts = append(c.openOpts, opts...) }
+}
+
+// WithTxnOptions passes options to every transaction the table commits
+// (attempt bounds, backoff, logger).
+func WithTxnOptions(opts ...txlog.TxnOption) Option {
+	return func(c *config) { c.txnOpts = append(c.txnOpts, opts...) }
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithClock sets the clock used for modification times and commit
+// timestamps (default time.Now).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// AtVersion makes Open load version v (time travel). Writes from such a
+// table conflict-check against the newer versions as any stale writer does.
+func AtVersion(v int64) Option { return func(c *config) { c.version = v } }
+
+// AtTimestamp makes Open load the latest version committed at or before t.
+func AtTimestamp(t time.Time) Option { return func(c *config) { c.at = t } }
+
+// WithPartitionColumns sets the partition columns of a new table (Create).
+// Each must be a top-level primitive column of the schema.
+func WithPartitionColumns(cols ...string) Option {
+	return func(c *config) { c.partitionColumns = cols }
+}
+
+// WithProperties sets table properties (metaData.configuration) of a new
+// table, e.g. "delta.checkpointInterval": "10".
+func WithProperties(props map[string]string) Option {
+	return func(c *config) { c.properties = maps.Clone(props) }
+}
+
+// WithName sets metaData.name of a new table.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithDescription sets metaData.description of a new table.
+func WithDescription(d string) Option { return func(c *config) { c.description = d } }
+
+func newConfig(opts []Option) config {
+	c := config{version: -1, now: time.Now}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	return c
+}
+
+func (c *config) openStore(ctx context.Context, uri string) (objectstore.Store, error) {
+	if c.store != nil {
+		return c.store, nil
+	}
+	return objectstore.Open(ctx, uri, c.openOpts...)
+}
+
+// Open opens the Delta table at uri ("file:///path", a plain path,
+// "s3://bucket/prefix", "mem://name") at its latest version, or at the
+// version AtVersion/AtTimestamp select. Errors are txlog's:
+// txlog.ErrTableNotFound, *txlog.VersionNotFoundError,
+// *txlog.UnsupportedFeatureError (a reader feature deltakit lacks, by name),
+// *txlog.CorruptLogError.
+func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
+	cfg := newConfig(opts)
+	store, err := cfg.openStore(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	var lopts []txlog.LoadOption
+	switch {
+	case !cfg.at.IsZero():
+		lopts = append(lopts, txlog.AtTimestamp(cfg.at))
+	case cfg.version >= 0:
+		lopts = append(lopts, txlog.AtVersion(cfg.version))
+	}
+	snap, err := txlog.Load(ctx, store, lopts...)
+	if err != nil {
+		return nil, fmt.Errorf("table: open %s: %w", store.URI(), err)
+	}
+	return &Table{store: store, snap: snap, cfg: cfg}, nil
+}
+
+// Create creates a Delta table at uri with schema sch and commits version 0
+// (protocol and metaData). The protocol is the lowest the schema needs: (1,2)
+// without features, (3,7) with timestampNtz when a column is timestamp_ntz.
+// Returns ErrTableExists when a table is already there (also when another
+// writer created it concurrently), ErrInvalidArgument for bad partition
+// columns or properties.
+func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
+	cfg := newConfig(opts)
+	store, err := cfg.openStore(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if err := validatePartitionColumns(sch, cfg.partitionColumns); err != nil {
+		return nil, err
+	}
+	if err := checkColumnNames(sch); err != nil {
+		return nil, err
+	}
+	schemaString, err := schema.Marshal(sch)
+	if err != nil {
+		return nil, err
+	}
+	created := cfg.now().UnixMilli()
+	m := &txlog.Metadata{
+		ID:               uuid.NewString(),
+		Name:             cfg.name,
+		Description:      cfg.description,
+		Format:           txlog.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     schemaString,
+		PartitionColumns: slices.Clone(cfg.partitionColumns),
+		Configuration:    cfg.properties,
+		CreatedTime:      &created,
+	}
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	p := MinimalProtocol(sch)
+	tx := txlog.CreateTransaction(store, p, m, cfg.txnOpts...)
+	tx.SetOperationParameters(map[string]string{
+		"isManaged":   "false",
+		"description": cfg.description,
+		"partitionBy": jsonString(m.PartitionColumns),
+		"properties":  jsonString(m.Configuration),
+	})
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, txlog.ErrConcurrentModification) {
+			return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
+		}
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	return &Table{store: store, snap: res.Snapshot, cfg: cfg}, nil
+}
+
+// MinimalProtocol returns the lowest protocol a new table with this schema
+// needs (spec "Protocol Evolution"): (1,2) without features; (3,7) with the
+// timestampNtz reader-writer feature when any column, at any depth, is
+// timestamp_ntz.
+func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
+	if hasType(sch, schema.TimestampNTZ) {
+		return &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{txlog.FeatureTimestampNTZ}, WriterFeatures: []string{txlog.FeatureTimestampNTZ}}
+	}
+	return &txlog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+}
+
+func hasType(t schema.Type, name string) bool {
+	switch t := t.(type) {
+	case *schema.PrimitiveType:
+		return t.Name == name
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			if hasType(f.Type, name) {
+				return true
+			}
+		}
+	case *schema.ArrayType:
+		return hasType(t.ElementType, name)
+	case *schema.MapType:
+		return hasType(t.KeyType, name) || hasType(t.ValueType, name)
+	}
+	return false
+}
+
+// Version returns the table version this *Table shows.
+func (t *Table) Version() int64 { return t.snap.Version() }
+
+// Snapshot returns the log snapshot behind the table.
+func (t *Table) Snapshot() *txlog.Snapshot { return t.snap }
+
+// Schema returns the table schema (logical column names).
+func (t *Table) Schema() *schema.StructType { return t.snap.Schema() }
+
+// PartitionColumns returns the partition column names in order.
+func (t *Table) PartitionColumns() []string { return t.snap.PartitionColumns() }
+
+// Store returns the store rooted at the table.
+func (t *Table) Store() objectstore.Store { return t.store }
+
+// URI returns the table's location.
+func (t *Table) URI() string { return t.store.URI() }
+
+// Refresh returns the table at its latest version, reading only the commits
+// newer than t (incremental; t itself is returned when nothing is new).
+func (t *Table) Refresh(ctx context.Context) (*Table, error) {
+	snap, err := t.snap.Update(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap == t.snap {
+		return t, nil
+	}
+	return t.with(snap), nil
+}
+
+// with returns a table sharing t's store and options at snapshot snap.
+func (t *Table) with(snap *txlog.Snapshot) *Table {
+	return &Table{store: t.store, snap: snap, cfg: t.cfg}
+}
+
+// NewTransaction starts a txlog transaction on this version, with the
+// table's transaction options; Commit commits it. Library code that builds
+// its own commits (the streaming sink, maintenance) uses these two.
+func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
+	return txlog.NewTransaction(t.snap, operation, append(slices.Clone(t.cfg.txnOpts), opts...)...)
+}
+
+// Commit commits tx and returns the table at the new version with the
+// commit's result. Errors are txlog's (*txlog.ConflictError,
+// txlog.ErrCommitFailed, ...).
+func (t *Table) Commit(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Snapshot == nil {
+		// The commit landed but its snapshot could not be built in memory.
+		nt, err := Open(ctx, "", WithStore(t.store))
+		if err != nil {
+			return nil, res, err
+		}
+		nt.cfg = t.cfg
+		return nt, res, nil
+	}
+	return t.with(res.Snapshot), res, nil
+}
