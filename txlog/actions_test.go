@@ -38,7 +38,7 @@ func TestActionJSON(t *testing.T) {
 		{"add null partition value and DV", Action{Add: &Add{Path: "p=x/a.parquet", PartitionValues: map[string]string{"p": "x", "q": ""}, Size: 10,
 			ModificationTime: 5, DataChange: true, Stats: `{"numRecords":3}`, Tags: map[string]string{"t": "1"},
 			DeletionVector: &DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "ab^-aqEH.-t@S}K{vb[*k^", Offset: i32(4), SizeInBytes: 40, Cardinality: 6},
-			BaseRowID: i64(0), DefaultRowCommitVersion: i64(0)}},
+			BaseRowID:      i64(0), DefaultRowCommitVersion: i64(0)}},
 			`{"add":{"path":"p=x/a.parquet","size":10,"modificationTime":5,"dataChange":true,"stats":"{\"numRecords\":3}","tags":{"t":"1"},"deletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":4,"sizeInBytes":40,"cardinality":6},"baseRowId":0,"defaultRowCommitVersion":0,"partitionValues":{"p":"x","q":null}}}`},
 		{"remove minimal", Action{Remove: &Remove{Path: "a.parquet", DataChange: false}},
 			`{"remove":{"path":"a.parquet","dataChange":false}}`},
