@@ -150,6 +150,14 @@ func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Sn
 		}
 		seg, err = l.segment(o.version)
 	}
+	var vnf *VersionNotFoundError
+	if errors.As(err, &vnf) && vnf.Earliest < 0 && o.version >= 0 {
+		// The listing stopped at the requested version and saw nothing:
+		// list everything once to name the versions that do exist.
+		if full, lerr := listLog(ctx, store, "", -1); lerr == nil {
+			vnf.Earliest, vnf.Latest = full.earliest(), full.latest()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

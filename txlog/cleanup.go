@@ -1,0 +1,129 @@
+package txlog
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultLogRetention is Spark's default delta.logRetentionDuration.
+const DefaultLogRetention = 30 * 24 * time.Hour
+
+// CleanupResult lists what CleanupLog deleted.
+type CleanupResult struct {
+	// KeepFrom is the oldest version still reconstructable after the
+	// cleanup: a checkpoint version, or 0 when nothing was deleted.
+	KeepFrom int64
+	// Deleted are the store keys removed, in ascending order.
+	Deleted []string
+}
+
+// CleanupLog deletes expired log files of the table in snap's store: commits,
+// checkpoints (all kinds) and .crc files whose version is below the newest
+// complete checkpoint C such that C and every log file before it were last
+// modified at or before now − delta.logRetentionDuration (default 30 days;
+// spec "Metadata Cleanup"). Every version from C on stays reconstructable,
+// because C and all later commits are kept, and nothing is deleted unless
+// everything below C is expired. The latest snapshot's version is never
+// affected. With dryRun it only reports what it would delete.
+//
+// Errors are listing or delete errors of the store, wrapped with the key.
+func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool) (*CleanupResult, error) {
+	retention := snap.durationProp(PropLogRetentionDuration, DefaultLogRetention)
+	cutoff := now.Add(-retention)
+	store := snap.store
+
+	type entry struct {
+		key     string
+		version int64
+		modTime time.Time
+	}
+	var files []entry
+	l := &listing{checkpoints: map[int64][]logFile{}}
+	for info, err := range store.List(ctx, LogPrefix, "") {
+		if err != nil {
+			return nil, fmt.Errorf("txlog: cleanup: listing %s: %w", LogPrefix, err)
+		}
+		if f, ok := parseLogKey(info.Key); ok {
+			f.size, f.modTime = info.Size, info.ModTime
+			if f.kind == kindCommit {
+				l.commits = append(l.commits, f)
+			} else {
+				l.checkpoints[f.version] = append(l.checkpoints[f.version], f)
+			}
+			files = append(files, entry{info.Key, f.version, info.ModTime})
+			continue
+		}
+		if v, ok := crcVersion(info.Key); ok {
+			files = append(files, entry{info.Key, v, info.ModTime})
+		}
+	}
+	// Walk versions upward: C is a candidate while every file before it and
+	// the checkpoint itself are expired.
+	res := &CleanupResult{}
+	slices.SortFunc(files, func(a, b entry) int { return cmpInt64(a.version, b.version) })
+	cpVersions := make([]int64, 0, len(l.checkpoints))
+	for v := range l.checkpoints {
+		cpVersions = append(cpVersions, v)
+	}
+	slices.Sort(cpVersions)
+	i := 0
+	for _, cv := range cpVersions {
+		if cv > snap.version {
+			break
+		}
+		expiredBefore := true
+		for ; i < len(files) && files[i].version < cv; i++ {
+			if files[i].modTime.After(cutoff) {
+				expiredBefore = false
+				break
+			}
+		}
+		if !expiredBefore {
+			break
+		}
+		cp, ok := l.completeCheckpoint(cv)
+		if !ok {
+			continue
+		}
+		fresh := false
+		for _, f := range cp.files {
+			if f.modTime.After(cutoff) {
+				fresh = true
+			}
+		}
+		if fresh {
+			break
+		}
+		res.KeepFrom = cv
+	}
+	if res.KeepFrom == 0 {
+		return res, nil
+	}
+	for _, f := range files {
+		if f.version >= res.KeepFrom {
+			break
+		}
+		res.Deleted = append(res.Deleted, f.key)
+	}
+	if dryRun {
+		return res, nil
+	}
+	for _, k := range res.Deleted {
+		if err := store.Delete(ctx, k); err != nil {
+			return res, fmt.Errorf("txlog: cleanup: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// crcVersion recognises "_delta_log/%020d.crc" version checksum files.
+func crcVersion(key string) (int64, bool) {
+	name, ok := strings.CutPrefix(key, LogPrefix)
+	if !ok || len(name) != 24 || !strings.HasSuffix(name, ".crc") {
+		return 0, false
+	}
+	return parseDigits(name[:20])
+}
