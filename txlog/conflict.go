@@ -66,7 +66,7 @@ type readSet struct {
 	// them was something this transaction should have read.
 	predicates []PartitionPredicate
 	files      map[FileKey]bool // files this transaction read
-	appIDs     map[string]bool // appIds whose txn version this transaction read
+	appIDs     map[string]bool  // appIds whose txn version this transaction read
 }
 
 // PartitionPredicate tells whether a file with these partition values (the

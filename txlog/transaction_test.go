@@ -188,10 +188,14 @@ func TestConflicts(t *testing.T) {
 			want: []error{ErrConcurrentDeleteRead},
 		},
 		{
-			name:   "metadata change",
-			winner: func(tx *Transaction) { m := tx.Snapshot().Metadata().Clone(); m.Description = "x"; tx.UpdateMetadata(m) },
-			loser:  func(tx *Transaction) { tx.Add(addFile("l.parquet", "a")) },
-			want:   []error{ErrMetadataChanged},
+			name: "metadata change",
+			winner: func(tx *Transaction) {
+				m := tx.Snapshot().Metadata().Clone()
+				m.Description = "x"
+				tx.UpdateMetadata(m)
+			},
+			loser: func(tx *Transaction) { tx.Add(addFile("l.parquet", "a")) },
+			want:  []error{ErrMetadataChanged},
 		},
 		{
 			name:   "protocol change",
