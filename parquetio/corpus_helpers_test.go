@@ -39,6 +39,7 @@ type corpusTable struct {
 	keys      []string
 	stats     map[string]string // key -> add.stats
 	partition map[string]map[string]*string
+	config    map[string]string
 }
 
 func loadCorpusTable(t testing.TB, name string) *corpusTable {
@@ -75,6 +76,7 @@ func loadCorpusTable(t testing.TB, name string) *corpusTable {
 				t.Fatalf("%s: %v", name, err)
 			}
 			tbl.schema = st
+			tbl.config = a.MetaData.Configuration
 			partCols = a.MetaData.PartitionColumns
 			if m := a.MetaData.Configuration["delta.columnMapping.mode"]; m != "" {
 				tbl.mode = m

@@ -1,0 +1,446 @@
+package parquetio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"runtime/debug"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// Compression names a Parquet page compression codec.
+type Compression string
+
+// Supported codecs. Spark and pyarrow read all of them; LZ4Raw needs
+// Spark 3.4 or later.
+const (
+	Snappy       Compression = "snappy"
+	Zstd         Compression = "zstd"
+	Gzip         Compression = "gzip"
+	LZ4Raw       Compression = "lz4_raw"
+	Uncompressed Compression = "uncompressed"
+)
+
+func (c Compression) codec() (compress.Codec, error) {
+	switch c {
+	case Snappy, "":
+		return &parquet.Snappy, nil
+	case Zstd:
+		return &parquet.Zstd, nil
+	case Gzip:
+		return &parquet.Gzip, nil
+	case LZ4Raw:
+		return &parquet.Lz4Raw, nil
+	case Uncompressed, "none":
+		return &parquet.Uncompressed, nil
+	}
+	return nil, fmt.Errorf("parquetio: unknown compression %q", string(c))
+}
+
+// FileSuffix returns the codec's part of a data file name, as Spark names
+// files: "snappy" for part-00000-<uuid>-c000.snappy.parquet, "" when
+// uncompressed.
+func (c Compression) FileSuffix() string {
+	switch c {
+	case "", Snappy:
+		return "snappy"
+	case Uncompressed, "none":
+		return ""
+	case LZ4Raw:
+		return "lz4raw"
+	}
+	return string(c)
+}
+
+// WriteOption configures NewWriter and WriteFile.
+type WriteOption func(*writeConfig)
+
+type writeConfig struct {
+	mappingMode    string
+	compression    Compression
+	rowGroupBytes  int64
+	rowGroupRows   int64
+	pageBytes      int
+	dictionary     bool
+	numIndexedCols int
+	statsColumns   []string
+	statsColsSet   bool
+	stringPrefix   int
+	tightBounds    bool
+	createdBy      string
+}
+
+func newWriteConfig(opts []WriteOption) writeConfig {
+	c := writeConfig{
+		mappingMode:    "none",
+		compression:    Snappy,
+		rowGroupBytes:  128 << 20,
+		pageBytes:      1 << 20,
+		dictionary:     true,
+		numIndexedCols: 32,
+		stringPrefix:   32,
+		tightBounds:    true,
+		createdBy:      "deltakit",
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithWriteColumnMapping sets the table's column mapping mode ("none", "name"
+// or "id"). Under "name" and "id" Parquet columns and stats keys use the
+// fields' physical names; under "id" every struct field also gets its
+// delta.columnMapping.id as Parquet field_id.
+func WithWriteColumnMapping(mode string) WriteOption {
+	return func(c *writeConfig) { c.mappingMode = mode }
+}
+
+// WithCompression sets the page compression codec (default Snappy).
+func WithCompression(codec Compression) WriteOption {
+	return func(c *writeConfig) { c.compression = codec }
+}
+
+// WithRowGroupSize starts a new row group once the current one holds about
+// this many bytes of values (before encoding and compression). The default
+// is 128 MiB, Spark's parquet.block.size. The whole row group is buffered in
+// memory.
+func WithRowGroupSize(bytes int64) WriteOption {
+	return func(c *writeConfig) { c.rowGroupBytes = bytes }
+}
+
+// WithRowGroupRows starts a new row group after this many rows (0, the
+// default, means no limit besides WithRowGroupSize).
+func WithRowGroupRows(rows int64) WriteOption {
+	return func(c *writeConfig) { c.rowGroupRows = rows }
+}
+
+// WithPageSize sets the target size of a data page in bytes (default 1 MiB,
+// Spark's parquet.page.size).
+func WithPageSize(bytes int) WriteOption {
+	return func(c *writeConfig) { c.pageBytes = bytes }
+}
+
+// WithDictionary turns dictionary encoding of string and binary columns on
+// (the default) or off. Other columns are always PLAIN.
+func WithDictionary(on bool) WriteOption {
+	return func(c *writeConfig) { c.dictionary = on }
+}
+
+// WithNumIndexedCols collects min/max/nullCount stats for the first n leaf
+// columns of the schema, as the table property
+// delta.dataSkippingNumIndexedCols does (default 32; -1 means all).
+// Nested struct fields count one each; an array or map counts as one.
+func WithNumIndexedCols(n int) WriteOption {
+	return func(c *writeConfig) { c.numIndexedCols = n }
+}
+
+// WithStatsColumns collects stats for exactly these columns, as the table
+// property delta.dataSkippingStatsColumns does, and overrides
+// WithNumIndexedCols. Names are logical, dotted for nested fields, compared
+// case-insensitively; backquotes quote names containing dots or commas. A
+// struct name selects all its fields. Use ParseStatsColumns for the
+// property's comma-separated text.
+func WithStatsColumns(columns []string) WriteOption {
+	return func(c *writeConfig) {
+		c.statsColumns = append([]string(nil), columns...)
+		c.statsColsSet = true
+	}
+}
+
+// WithStringPrefixLength sets how many characters of a string min/max the
+// stats keep (default 32, as Spark's
+// spark.databricks.delta.stats.skipping.stringPrefixLength).
+func WithStringPrefixLength(n int) WriteOption {
+	return func(c *writeConfig) { c.stringPrefix = n }
+}
+
+// WithTightBounds sets whether the stats carry "tightBounds": true (the
+// default). Spark writes the key only on tables that support deletion
+// vectors; turning it off leaves the key out.
+func WithTightBounds(on bool) WriteOption {
+	return func(c *writeConfig) { c.tightBounds = on }
+}
+
+// WithCreatedBy sets the application named in the footer's created_by
+// ("<app> version <v>").
+func WithCreatedBy(app string) WriteOption {
+	return func(c *writeConfig) { c.createdBy = app }
+}
+
+// Writer writes rows of one Delta schema to one Parquet file and computes the
+// file's Delta stats on the way. It is not safe for concurrent use.
+//
+// After any error from Write the Writer is broken: later calls return the
+// same error and the output must be discarded.
+type Writer struct {
+	cfg   writeConfig
+	sch   *schema.StructType
+	plan  *writePlan
+	pw    *parquet.Writer
+	out   *tailWriter
+	cols  [][]parquet.Value
+	stats *statsBuilder
+
+	numRows int64
+	rgRows  int64
+	rgBytes int64
+	batch   int64
+	err     error
+	closed  bool
+	result  *Stats
+}
+
+// NewWriter returns a Writer of Parquet to w for rows of sch. The layout is
+// Spark's: long INT64; integer INT32; short and byte INT32 annotated
+// INT(16|8, signed); float FLOAT; double DOUBLE; boolean BOOLEAN; string
+// BYTE_ARRAY STRING; binary BYTE_ARRAY; date INT32 DATE; timestamp INT64
+// TIMESTAMP(MICROS, UTC-adjusted); timestamp_ntz INT64 TIMESTAMP(MICROS, not
+// adjusted); decimal(p,s) INT32 (p <= 9), INT64 (p <= 18) or the smallest
+// FIXED_LEN_BYTE_ARRAY for p, annotated DECIMAL(p,s); structs as groups;
+// arrays as 3-level LIST (list/element); maps as MAP (key_value/key,value).
+// Nullable fields are optional, others required. Pages are data page v1,
+// PLAIN, with RLE_DICTIONARY for strings and binaries (see WithDictionary).
+//
+// sch must be the data schema: partition columns are not written to data
+// files. NewWriter returns an error for a schema it cannot write (variant).
+func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Writer, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			wr, err = nil, fmt.Errorf("parquetio: new writer: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if sch == nil {
+		return nil, errors.New("parquetio: nil schema")
+	}
+	cfg := newWriteConfig(opts)
+	codec, err := cfg.compression.codec()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.createdBy == "" {
+		cfg.createdBy = "deltakit"
+	}
+	sel, err := selectStatsColumns(sch, cfg)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := buildWritePlan(sch, cfg, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := &tailWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	popts := []parquet.WriterOption{
+		parquet.NewSchema("spark_schema", plan.root),
+		parquet.Compression(codec),
+		parquet.DataPageVersion(1),
+		parquet.PageBufferSize(max(cfg.pageBytes, 4<<10)),
+		parquet.WriteBufferSize(0), // tailWriter buffers; see fixFooter
+		parquet.CreatedBy(cfg.createdBy, "0.1.0", ""),
+		parquet.DictionaryMaxBytes(1 << 20),
+	}
+	for _, p := range plan.flbaDecimalPaths {
+		popts = append(popts, parquet.SkipPageStatistics(p...))
+	}
+	wr = &Writer{
+		cfg:   cfg,
+		sch:   sch,
+		plan:  plan,
+		pw:    parquet.NewWriter(out, popts...),
+		out:   out,
+		cols:  make([][]parquet.Value, plan.numCols),
+		stats: plan.stats,
+	}
+	return wr, nil
+}
+
+// writeBatch is the number of rows shredded before their values go to the
+// column writers: whole rows per call keep pages on row boundaries.
+const writeBatch = 256
+
+// Write appends rows to the file. Each row must have one value per schema
+// field, of the Go types the package documentation lists; nil for null
+// (an error in a non-nullable field). Errors wrap ErrInvalidValue and name
+// the row (0-based, counted over all Write calls) and the field.
+func (w *Writer) Write(rows []Row) (err error) {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("parquetio: write after close")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquetio: write: %v\n%s", p, debug.Stack())
+		}
+		if err != nil {
+			w.err = err
+		}
+	}()
+	for len(rows) > 0 {
+		n := min(len(rows), writeBatch)
+		chunk := rows[:n]
+		rows = rows[n:]
+		for c := range w.cols {
+			w.cols[c] = w.cols[c][:0]
+		}
+		var size int64
+		for i, row := range chunk {
+			sz, err := w.plan.shredRow(row, w.cols)
+			if err != nil {
+				return fmt.Errorf("row %d: %w", w.numRows+int64(i), err)
+			}
+			size += sz
+		}
+		cws := w.pw.ColumnWriters()
+		for c, vals := range w.cols {
+			if len(vals) == 0 {
+				continue
+			}
+			if _, err := cws[c].WriteRowValues(vals); err != nil {
+				return fmt.Errorf("parquetio: write column %d: %w", c, err)
+			}
+			clear(vals) // drop references to the caller's byte slices
+		}
+		w.numRows += int64(n)
+		w.rgRows += int64(n)
+		w.rgBytes += size
+		if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
+			if err := w.pw.Flush(); err != nil {
+				return fmt.Errorf("parquetio: flush row group: %w", err)
+			}
+			w.rgRows, w.rgBytes = 0, 0
+		}
+	}
+	return nil
+}
+
+// NumRows returns the number of rows written so far.
+func (w *Writer) NumRows() int64 { return w.numRows }
+
+// Close writes the last row group and the footer and returns the file's
+// Delta stats. It does not close the underlying io.Writer. Calling Close
+// again returns the same result.
+func (w *Writer) Close() (st *Stats, err error) {
+	if w.closed {
+		return w.result, w.err
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.closed = true
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquetio: close: %v\n%s", p, debug.Stack())
+		}
+		if err != nil {
+			w.err = err
+		}
+	}()
+	if err := w.pw.Flush(); err != nil {
+		return nil, fmt.Errorf("parquetio: flush row group: %w", err)
+	}
+	// Everything parquet-go writes from here on is the page index and the
+	// footer, which fixFooter may rewrite.
+	w.out.capture = true
+	if err := w.pw.Close(); err != nil {
+		return nil, fmt.Errorf("parquetio: close: %w", err)
+	}
+	tail, err := fixFooter(w.out.tail.Bytes(), w.plan.flbaDecimalPaths)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.out.w.Write(tail); err != nil {
+		return nil, err
+	}
+	if err := w.out.w.Flush(); err != nil {
+		return nil, err
+	}
+	w.result = w.stats.finish(w.numRows, w.cfg.tightBounds)
+	return w.result, nil
+}
+
+// tailWriter passes bytes on until capture is set, then keeps them.
+type tailWriter struct {
+	w       *bufio.Writer
+	capture bool
+	tail    bytes.Buffer
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	if t.capture {
+		return t.tail.Write(p)
+	}
+	return t.w.Write(p)
+}
+
+// WrittenFile describes a data file written by WriteFile.
+type WrittenFile struct {
+	Key   string // the store key written
+	Size  int64  // bytes
+	Rows  int64  // number of rows
+	Stats *Stats // the Delta stats of the file
+}
+
+// WriteFile writes rows as one Parquet file and stores it under key with
+// store.Put. The file is built in memory first.
+func WriteFile(ctx context.Context, store objectstore.Store, key string, sch *schema.StructType, rows []Row, opts ...WriteOption) (*WrittenFile, error) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, sch, opts...)
+	if err != nil {
+		return nil, fileErr("write", key, err)
+	}
+	if err := w.Write(rows); err != nil {
+		return nil, fileErr("write", key, err)
+	}
+	st, err := w.Close()
+	if err != nil {
+		return nil, fileErr("write", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fileErr("write", key, err)
+	}
+	if err := store.Put(ctx, key, buf.Bytes()); err != nil {
+		return nil, fileErr("write", key, err)
+	}
+	return &WrittenFile{Key: key, Size: int64(buf.Len()), Rows: w.NumRows(), Stats: st}, nil
+}
+
+// groupNode is a Parquet group whose fields keep the order they are given
+// in (parquet.Group sorts fields by name).
+type groupNode struct{ fields []parquet.Field }
+
+type namedField struct {
+	parquet.Node
+	name string
+}
+
+func (f *namedField) Name() string                      { return f.name }
+func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
+
+func (g *groupNode) ID() int { return 0 }
+func (g *groupNode) String() string {
+	var b strings.Builder
+	_ = parquet.PrintSchema(&b, "", g)
+	return b.String()
+}
+func (g *groupNode) Type() parquet.Type          { return parquet.Group{}.Type() }
+func (g *groupNode) Optional() bool              { return false }
+func (g *groupNode) Repeated() bool              { return false }
+func (g *groupNode) Required() bool              { return true }
+func (g *groupNode) Leaf() bool                  { return false }
+func (g *groupNode) Fields() []parquet.Field     { return g.fields }
+func (g *groupNode) Encoding() encoding.Encoding { return nil }
+func (g *groupNode) Compression() compress.Codec { return nil }
+func (g *groupNode) GoType() reflect.Type        { return reflect.TypeFor[any]() }
