@@ -65,7 +65,7 @@ func StartMinIO(t testing.TB) *MinIO {
 	t.Helper()
 	bin, err := minioBinary()
 	if err != nil {
-		unavailable(t, err.Error())
+		unavailable(t, err.Error(), "")
 	}
 	m := &MinIO{
 		AccessKey: "deltakit",
@@ -82,7 +82,7 @@ func StartMinIO(t testing.TB) *MinIO {
 		}
 	}
 	if err != nil {
-		unavailable(t, fmt.Sprintf("MinIO server %s did not start: %v\n%s", bin, err, log))
+		unavailable(t, fmt.Sprintf("MinIO server %s did not start: %v", bin, err), log.String())
 	}
 	if err := m.makeBucket(t); err != nil {
 		t.Fatalf("testenv: create bucket %q on MinIO at %s: %v\n%s", m.Bucket, m.Endpoint, err, log)
@@ -91,13 +91,16 @@ func StartMinIO(t testing.TB) *MinIO {
 }
 
 // unavailable ends t because MinIO cannot run: a failure in CI, a skip
-// elsewhere.
-func unavailable(t testing.TB, why string) {
+// elsewhere. output is the server's, if it ran.
+func unavailable(t testing.TB, why, output string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("testenv: %s (CI=true, so this fails instead of skipping; scripts/test.sh runs scripts/install-minio.sh)", why)
+	if output != "" {
+		output = "\nserver output:\n" + output
 	}
-	t.Skipf("testenv: %s; run scripts/install-minio.sh to enable the S3 tests", why)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("testenv: %s (CI=true, so this fails instead of skipping; scripts/test.sh runs scripts/install-minio.sh)%s", why, output)
+	}
+	t.Skipf("testenv: %s; run scripts/install-minio.sh to enable the S3 tests%s", why, output)
 }
 
 // minioBinary finds the MinIO server binary.
@@ -154,8 +157,12 @@ func (m *MinIO) start(t testing.TB, bin string) (*syncBuffer, error) {
 	if err := cmd.Start(); err != nil {
 		return log, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var waitErr error // set before exited is closed
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
@@ -167,7 +174,7 @@ func (m *MinIO) start(t testing.TB, bin string) (*syncBuffer, error) {
 	}
 
 	m.Endpoint = "http://" + addr
-	if err := waitReady(t.Context(), m.Endpoint, exited); err != nil {
+	if err := waitReady(t.Context(), m.Endpoint, exited, &waitErr); err != nil {
 		stop()
 		return log, err
 	}
@@ -181,8 +188,8 @@ func (m *MinIO) start(t testing.TB, bin string) (*syncBuffer, error) {
 }
 
 // waitReady polls MinIO's readiness probe until it answers 200, the server
-// exits, or startTimeout passes.
-func waitReady(ctx context.Context, endpoint string, exited <-chan error) error {
+// exits (exited is closed, *waitErr holds why), or startTimeout passes.
+func waitReady(ctx context.Context, endpoint string, exited <-chan struct{}, waitErr *error) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -199,8 +206,8 @@ func waitReady(ctx context.Context, endpoint string, exited <-chan error) error 
 			}
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("server exited: %v", err)
+		case <-exited:
+			return fmt.Errorf("server exited: %v", *waitErr)
 		case <-ctx.Done():
 			return fmt.Errorf("not ready after %v", startTimeout)
 		case <-tick.C:
