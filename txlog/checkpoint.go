@@ -31,6 +31,17 @@ type CheckpointRow struct {
 	Sidecar            *CheckpointSidecar            `parquet:"sidecar,optional"`
 }
 
+// checkpointRowV1 is the row type WriteCheckpoint writes: a V1-spec classic
+// checkpoint has no checkpointMetadata or sidecar column (spec "V1 Spec").
+type checkpointRowV1 struct {
+	Txn            *CheckpointTxn            `parquet:"txn,optional"`
+	Add            *CheckpointAdd            `parquet:"add,optional"`
+	Remove         *CheckpointRemove         `parquet:"remove,optional"`
+	MetaData       *CheckpointMetaData       `parquet:"metaData,optional"`
+	Protocol       *CheckpointProtocol       `parquet:"protocol,optional"`
+	DomainMetadata *CheckpointDomainMetadata `parquet:"domainMetadata,optional"`
+}
+
 // CheckpointTxn is the txn column.
 type CheckpointTxn struct {
 	AppID       string `parquet:"appId,optional"`
@@ -407,8 +418,8 @@ func WriteCheckpoint(ctx context.Context, snap *Snapshot) error {
 // matching _last_checkpoint content, without writing anything.
 func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[CheckpointRow](&buf, parquet.Compression(&parquet.Snappy))
-	var rows []CheckpointRow
+	w := parquet.NewGenericWriter[checkpointRowV1](&buf, parquet.Compression(&parquet.Snappy))
+	var rows []checkpointRowV1
 	numAdds := int64(0)
 	size := int64(0)
 	flush := func(force bool) error {
@@ -424,10 +435,11 @@ func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 	}
 	push := func(a Action) error {
 		row, ok := CheckpointRowOf(&a)
-		if !ok {
+		if !ok || row.CheckpointMetadata != nil || row.Sidecar != nil {
 			return nil
 		}
-		rows = append(rows, row)
+		rows = append(rows, checkpointRowV1{Txn: row.Txn, Add: row.Add, Remove: row.Remove, MetaData: row.MetaData,
+			Protocol: row.Protocol, DomainMetadata: row.DomainMetadata})
 		return flush(false)
 	}
 	if err := push(Action{Protocol: snap.protocol}); err != nil {

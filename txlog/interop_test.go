@@ -1,0 +1,152 @@
+package txlog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// interopPython returns the Python of the interop virtualenv (deltalake and
+// pyarrow, installed by scripts/install-interop.sh), or skips the test.
+func interopPython(t *testing.T) string {
+	t.Helper()
+	venv := os.Getenv("DELTAKIT_VENV")
+	if venv == "" {
+		venv = filepath.Join("..", ".venv")
+	}
+	py, err := filepath.Abs(filepath.Join(venv, "bin", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop venv missing in CI: %v", err)
+		}
+		t.Skipf("interop venv %s absent (run scripts/install-interop.sh)", venv)
+	}
+	return py
+}
+
+// TestCheckpointReadByDeltaRS writes a classic checkpoint with WriteCheckpoint,
+// deletes the commits before it, and has delta-rs (and pyarrow) read the table
+// from the checkpoint: same version, files, partition values, stats, txns and
+// protocol features.
+func TestCheckpointReadByDeltaRS(t *testing.T) {
+	py := interopPython(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := objectstore.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(v int64, actions ...Action) {
+		data, err := EncodeCommit(actions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutIfAbsent(ctx, CommitKey(v), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schemaString := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"p","type":"string","nullable":true,"metadata":{}}]}`
+	commit(0, Action{CommitInfo: &CommitInfo{Timestamp: 1, Operation: "CREATE TABLE"}},
+		Action{Protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{FeatureTimestampNTZ}, WriterFeatures: []string{FeatureTimestampNTZ, FeatureAppendOnly}}},
+		Action{Metadata: &Metadata{ID: "5fba94ed-9794-4965-ba6e-6ee3c0d22af9", Format: Format{Provider: "parquet"},
+			SchemaString: schemaString, PartitionColumns: []string{"p"}, Configuration: map[string]string{"delta.checkpointInterval": "3"}}})
+	now := int64(1_700_000_000_000)
+	for v := int64(1); v <= 3; v++ {
+		var actions []Action
+		for i := range 5 {
+			pv := fmt.Sprintf("v%d", i%2)
+			if i == 4 {
+				pv = "" // null partition
+			}
+			actions = append(actions, Action{Add: &Add{Path: fmt.Sprintf("p=%s/part-%d-%d.parquet", pv, v, i),
+				PartitionValues: map[string]string{"p": pv}, Size: 1000 + int64(i), ModificationTime: now, DataChange: true,
+				Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"maxValues":{"id":9},"nullCount":{"id":0}}`, 10*v+int64(i))}})
+		}
+		if v == 3 {
+			actions = append(actions, Action{Remove: &Remove{Path: "p=v0/part-1-0.parquet", DeletionTimestamp: &now, DataChange: true}})
+		}
+		actions = append(actions, Action{Txn: &Txn{AppID: "stream-1", Version: v, LastUpdated: &now}})
+		commit(v, actions...)
+	}
+	snap, err := Load(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCheckpoint(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	for v := range int64(3) {
+		if err := store.Delete(ctx, CommitKey(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `
+import json, sys
+import deltalake, pyarrow.parquet as pq
+dt = deltalake.DeltaTable(sys.argv[1])
+import pyarrow as pa
+adds = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+p = dt.protocol()
+sch = pq.read_schema(sys.argv[1] + "/_delta_log/00000000000000000003.checkpoint.parquet")
+print(json.dumps({
+  "version": dt.version(),
+  "files": sorted(a["path"] for a in adds),
+  "records": sum(a["num_records"] for a in adds),
+  "nulls": sum(1 for a in adds if a["partition.p"] is None),
+  "txn": dt.transaction_version("stream-1"),
+  "reader": p.min_reader_version, "writer": p.min_writer_version,
+  "readerFeatures": p.reader_features, "writerFeatures": p.writer_features,
+  "columns": sch.names, "schema": str(sch),
+}))
+`
+	out, err := exec.CommandContext(ctx, py, "-c", script, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("delta-rs failed: %v\n%s", err, out)
+	}
+	var got struct {
+		Version        int64    `json:"version"`
+		Files          []string `json:"files"`
+		Records        int64    `json:"records"`
+		Nulls          int      `json:"nulls"`
+		Txn            int64    `json:"txn"`
+		Reader, Writer int32
+		ReaderFeatures []string `json:"readerFeatures"`
+		WriterFeatures []string `json:"writerFeatures"`
+		Columns        []string `json:"columns"`
+		Schema         string   `json:"schema"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var wantFiles []string
+	var wantRecords int64
+	for _, a := range snap.Files() {
+		wantFiles = append(wantFiles, DecodePath(a.Path))
+		n, _ := a.NumRecords()
+		wantRecords += n
+	}
+	slices.Sort(wantFiles)
+	if got.Version != 3 || !slices.Equal(got.Files, wantFiles) || got.Records != wantRecords || got.Nulls != 3 || got.Txn != 3 {
+		t.Errorf("delta-rs read version %d, files %v (want %v), records %d (want %d), null partitions %d, txn %d",
+			got.Version, got.Files, wantFiles, got.Records, wantRecords, got.Nulls, got.Txn)
+	}
+	if got.Reader != 3 || got.Writer != 7 || !slices.Equal(sortedCopy(got.ReaderFeatures), []string{"timestampNtz"}) ||
+		!slices.Equal(sortedCopy(got.WriterFeatures), []string{"appendOnly", "timestampNtz"}) {
+		t.Errorf("delta-rs protocol %+v", got)
+	}
+	if want := []string{"txn", "add", "remove", "metaData", "protocol", "domainMetadata"}; !slices.Equal(got.Columns, want) {
+		t.Errorf("checkpoint columns %v, want %v", got.Columns, want)
+	}
+	t.Logf("checkpoint schema (pyarrow): %s", got.Schema)
+}
