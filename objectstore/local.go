@@ -48,7 +48,8 @@ func (l *Local) Root() string { return l.root }
 func (l *Local) URI() string { return "file://" + filepath.ToSlash(l.root) }
 
 func (l *Local) err(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+	// A path component that is a file ("a" in "a/b") means "a/b" is absent.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		err = fmt.Errorf("%w: %v", ErrNotExist, err)
 	}
 	return &KeyError{Op: op, Store: l.URI(), Key: key, Err: err}
