@@ -59,6 +59,7 @@ type File struct {
 	plan  *readPlan
 	store objectstore.Store // nil when reading from a caller's io.ReaderAt
 	key   string
+	ra    io.ReaderAt // the whole file
 }
 
 // Open reads the footer of the Parquet file at key in store and prepares to
@@ -147,7 +148,7 @@ func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructT
 			return nil, fileErr("open", name, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, i, rg.NumRows))
 		}
 	}
-	return &File{name: name, cfg: cfg, pf: pf, root: root, plan: plan}, nil
+	return &File{name: name, cfg: cfg, pf: pf, root: root, plan: plan, ra: r}, nil
 }
 
 // NumRows returns the number of rows in the file, as its footer says.
@@ -343,6 +344,19 @@ func (f *File) openRowGroup(ctx context.Context, g int) (rr *rowReader, err erro
 			return nil, err
 		}
 		ra = sra
+	}
+	for _, col := range f.plan.cols {
+		off, n, err := f.chunkRange(g, col)
+		if err != nil {
+			return nil, err
+		}
+		src := ra
+		if src == nil {
+			src = f.ra
+		}
+		if err := checkChunkPages(src, off, n); err != nil {
+			return nil, fmt.Errorf("column chunk %d: %w", col, err)
+		}
 	}
 	for i, col := range f.plan.cols {
 		fcc, ok := chunks[col].(*parquet.FileColumnChunk)

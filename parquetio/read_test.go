@@ -10,20 +10,33 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
 )
 
 // TestReadCorruptFilesNeverPanic damages real files in many ways and reads
 // them: every outcome must be rows or a *FileError naming the file.
 func TestReadCorruptFilesNeverPanic(t *testing.T) {
+	type source struct {
+		name string
+		data []byte
+		sch  *schema.StructType
+		mode string
+	}
+	own, _ := writeToBytes(t, allTypesSchema(), allTypesRows(60), WithRowGroupRows(25), WithPageSize(512))
+	sources := []source{{"own all types", own, allTypesSchema(), "none"}}
 	for _, name := range []string{"golden__parquet-all-types", "golden__data-reader-map", "golden__table-with-columnmapping-mode-name"} {
 		tbl := loadCorpusTable(t, name)
 		data, err := os.ReadFile(filepath.Join(tbl.dir, filepath.FromSlash(tbl.keys[0])))
 		if err != nil {
 			t.Fatal(err)
 		}
+		sources = append(sources, source{name, data, tbl.data, tbl.mode})
+	}
+	for _, src := range sources {
+		name, data := src.name, src.data
 		rng := rand.New(rand.NewPCG(1, uint64(len(data))))
 		variants := [][]byte{nil, []byte("PAR1"), data[:len(data)/2], data[:len(data)-1], data[len(data)/3:]}
-		for range 300 {
+		for range 1000 {
 			b := bytes.Clone(data)
 			for range 1 + rng.IntN(4) {
 				b[rng.IntN(len(b))] = byte(rng.Uint32())
@@ -39,9 +52,21 @@ func TestReadCorruptFilesNeverPanic(t *testing.T) {
 		for i, b := range variants {
 			const key = "bad/file.parquet"
 			var rerr error
-			for _, err := range ReadReaderAt(context.Background(), bytes.NewReader(b), int64(len(b)), key, tbl.data, WithColumnMapping(tbl.mode)) {
+			for _, err := range ReadReaderAt(context.Background(), bytes.NewReader(b), int64(len(b)), key, src.sch, WithColumnMapping(src.mode)) {
 				if err != nil {
 					rerr = err
+				}
+			}
+			if i%5 == 0 {
+				// The store path fetches column chunks itself.
+				mem := objectstore.NewMem("corrupt")
+				if err := mem.Put(context.Background(), key, b); err != nil {
+					t.Fatal(err)
+				}
+				for _, err := range ReadFile(context.Background(), mem, key, src.sch, WithColumnMapping(src.mode)) {
+					if err != nil && rerr == nil {
+						rerr = err
+					}
 				}
 			}
 			if rerr != nil {

@@ -78,7 +78,7 @@ func allTypesRows(n int) []Row {
 			s,
 			[]byte{byte(i), 0, 255},
 			Date(i*1000*neg - 365),
-			time.UnixMicro(int64(i)*86_400_123_457*int64(neg)).UTC(),
+			time.UnixMicro(int64(i) * 86_400_123_457 * int64(neg)).UTC(),
 			time.Date(2024, 2, 29, 23, 59, 58, i*1000, time.UTC),
 			NewDecimal(int64(i*12345*neg), 2),
 			NewDecimal(int64(i)*123456789012*int64(neg), 6),
