@@ -1,0 +1,808 @@
+package table
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// Expr is a boolean predicate over a table's columns, for WithFilter. Build
+// one from Col and its comparison methods, And, Or and Not:
+//
+//	table.And(table.Col("country").Eq("NL"), table.Col("ts").Ge(since))
+//
+// Column names are logical names (as in Table.Schema), matched exactly or,
+// failing that, case-insensitively when only one column matches. A scan
+// with a filter returns exactly the rows for which the predicate is TRUE
+// under SQL's three-valued logic: a comparison with a null value is not
+// true, so a row whose column is null matches neither Col(c).Eq(v) nor
+// Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
+//
+// Values are given in the parquetio value model and converted by the
+// column's type when the scan starts (see Column.Eq). A value that does not
+// fit the column type, an unknown column, or a comparison on a struct,
+// array or map column makes the scan fail with ErrInvalidArgument.
+//
+// Floating-point comparisons follow IEEE 754: NaN is unordered, so it
+// matches no Eq/Lt/Le/Gt/Ge/In and matches every Ne and Not(In).
+// Strings and binary values compare byte-wise (UTF-8 code unit order, as
+// Spark's default collation). Expr values are immutable and may be shared.
+type Expr interface {
+	// String returns the predicate in SQL-like text, for messages and logs.
+	String() string
+	isExpr()
+}
+
+// Column names a column in a predicate: a top-level column (Col) or a field
+// of a struct column (Column.Field).
+type Column struct {
+	path []string
+}
+
+// Col returns the top-level column with this logical name.
+func Col(name string) Column { return Column{path: []string{name}} }
+
+// Field returns the field with this logical name of struct column c, e.g.
+// Col("address").Field("city"). Fields of arrays and maps cannot be named.
+func (c Column) Field(name string) Column {
+	p := make([]string, len(c.path), len(c.path)+1)
+	copy(p, c.path)
+	return Column{path: append(p, name)}
+}
+
+// String returns the column's dotted path, with backquotes around names
+// that contain dots or spaces.
+func (c Column) String() string {
+	parts := make([]string, len(c.path))
+	for i, p := range c.path {
+		if p == "" || strings.ContainsAny(p, ". `") {
+			parts[i] = "`" + strings.ReplaceAll(p, "`", "``") + "`"
+		} else {
+			parts[i] = p
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// Eq is true where the column equals v. v is converted by the column type:
+// byte/short/integer/long take any Go integer; float and double take floats
+// and integers (a float column compares as float32, so 0.1 means
+// float32(0.1)); decimal takes parquetio.Decimal, a string ("12.34") or an
+// integer; string takes string or []byte; binary takes []byte or string;
+// boolean takes bool; date takes parquetio.Date, time.Time (its calendar
+// day) or "YYYY-MM-DD"; timestamp takes time.Time (an instant, any
+// location) or a partition-value style string; timestamp_ntz takes
+// time.Time, whose wall clock is compared. nil is refused: use IsNull.
+func (c Column) Eq(v any) Expr { return &cmpExpr{col: c, op: opEq, val: v} }
+
+// Ne is true where the column is not null and differs from v.
+func (c Column) Ne(v any) Expr { return &cmpExpr{col: c, op: opNe, val: v} }
+
+// Lt is true where the column is less than v.
+func (c Column) Lt(v any) Expr { return &cmpExpr{col: c, op: opLt, val: v} }
+
+// Le is true where the column is less than or equal to v.
+func (c Column) Le(v any) Expr { return &cmpExpr{col: c, op: opLe, val: v} }
+
+// Gt is true where the column is greater than v.
+func (c Column) Gt(v any) Expr { return &cmpExpr{col: c, op: opGt, val: v} }
+
+// Ge is true where the column is greater than or equal to v.
+func (c Column) Ge(v any) Expr { return &cmpExpr{col: c, op: opGe, val: v} }
+
+// In is true where the column equals one of vs. In with no values matches
+// no row; Not(In(...)) with no values matches every row. nil values are
+// refused, as for Eq.
+func (c Column) In(vs ...any) Expr {
+	return &inExpr{col: c, vals: append([]any(nil), vs...)}
+}
+
+// IsNull is true where the column is null. For a field of a struct column,
+// a null struct makes the field null.
+func (c Column) IsNull() Expr { return &nullExpr{col: c} }
+
+// IsNotNull is true where the column is not null.
+func (c Column) IsNotNull() Expr { return &nullExpr{col: c, not: true} }
+
+// And is true where every predicate is true. And() with no arguments is
+// true for every row.
+func And(es ...Expr) Expr { return &logicExpr{and: true, kids: append([]Expr(nil), es...)} }
+
+// Or is true where at least one predicate is true. Or() with no arguments is
+// true for no row.
+func Or(es ...Expr) Expr { return &logicExpr{kids: append([]Expr(nil), es...)} }
+
+// Not is true where e is false (not where e is unknown: Not(Col("x").Eq(1))
+// does not match rows where x is null).
+func Not(e Expr) Expr { return &notExpr{e: e} }
+
+type cmpOp uint8
+
+const (
+	opEq cmpOp = iota
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+)
+
+var opText = [...]string{opEq: "=", opNe: "!=", opLt: "<", opLe: "<=", opGt: ">", opGe: ">="}
+
+// negate returns the operator whose TRUE set is the FALSE set of op.
+func (op cmpOp) negate() cmpOp {
+	switch op {
+	case opEq:
+		return opNe
+	case opNe:
+		return opEq
+	case opLt:
+		return opGe
+	case opLe:
+		return opGt
+	case opGt:
+		return opLe
+	default:
+		return opLt
+	}
+}
+
+type cmpExpr struct {
+	col Column
+	op  cmpOp
+	val any
+}
+
+func (*cmpExpr) isExpr() {}
+func (e *cmpExpr) String() string {
+	return e.col.String() + " " + opText[e.op] + " " + formatLiteral(e.val)
+}
+
+type inExpr struct {
+	col  Column
+	vals []any
+}
+
+func (*inExpr) isExpr() {}
+func (e *inExpr) String() string {
+	parts := make([]string, len(e.vals))
+	for i, v := range e.vals {
+		parts[i] = formatLiteral(v)
+	}
+	return e.col.String() + " IN (" + strings.Join(parts, ", ") + ")"
+}
+
+type nullExpr struct {
+	col Column
+	not bool
+}
+
+func (*nullExpr) isExpr() {}
+func (e *nullExpr) String() string {
+	if e.not {
+		return e.col.String() + " IS NOT NULL"
+	}
+	return e.col.String() + " IS NULL"
+}
+
+type logicExpr struct {
+	and  bool
+	kids []Expr
+}
+
+func (*logicExpr) isExpr() {}
+func (e *logicExpr) String() string {
+	if len(e.kids) == 0 {
+		if e.and {
+			return "TRUE"
+		}
+		return "FALSE"
+	}
+	sep := " OR "
+	if e.and {
+		sep = " AND "
+	}
+	parts := make([]string, len(e.kids))
+	for i, k := range e.kids {
+		if k == nil {
+			parts[i] = "<nil>"
+		} else {
+			parts[i] = k.String()
+		}
+	}
+	return "(" + strings.Join(parts, sep) + ")"
+}
+
+type notExpr struct{ e Expr }
+
+func (*notExpr) isExpr() {}
+func (e *notExpr) String() string {
+	if e.e == nil {
+		return "NOT <nil>"
+	}
+	return "NOT " + e.e.String()
+}
+
+// formatLiteral renders a predicate value for Expr.String.
+func formatLiteral(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	case []byte:
+		return "X'" + hex.EncodeToString(x) + "'"
+	case time.Time:
+		return "TIMESTAMP '" + x.Format(time.RFC3339Nano) + "'"
+	case parquetio.Date:
+		return "DATE '" + x.String() + "'"
+	case parquetio.Decimal:
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// valueKind is how a column's values compare.
+type valueKind uint8
+
+const (
+	kindUnsupported  valueKind = iota // struct, array, map, variant: IS [NOT] NULL only
+	kindInt                           // byte, short, integer, long: int64
+	kindFloat32                       // float: float64 holding a float32
+	kindFloat64                       // double: float64
+	kindBool                          // boolean: bool
+	kindString                        // string: string
+	kindBinary                        // binary: []byte
+	kindDate                          // date: int64 days since the epoch
+	kindTimestamp                     // timestamp: time.Time (instant)
+	kindTimestampNTZ                  // timestamp_ntz: time.Time (UTC wall clock)
+	kindDecimal                       // decimal: parquetio.Decimal
+)
+
+func kindOf(t schema.Type) valueKind {
+	switch t := t.(type) {
+	case *schema.DecimalType:
+		return kindDecimal
+	case *schema.PrimitiveType:
+		switch t.Name {
+		case schema.Long, schema.Integer, schema.Short, schema.Byte:
+			return kindInt
+		case schema.Float:
+			return kindFloat32
+		case schema.Double:
+			return kindFloat64
+		case schema.Boolean:
+			return kindBool
+		case schema.String:
+			return kindString
+		case schema.Binary:
+			return kindBinary
+		case schema.Date:
+			return kindDate
+		case schema.Timestamp:
+			return kindTimestamp
+		case schema.TimestampNTZ:
+			return kindTimestampNTZ
+		}
+	}
+	return kindUnsupported
+}
+
+// boundCol is a predicate column resolved against one table schema.
+type boundCol struct {
+	name      string // dotted logical path, for messages
+	top       int    // index of the top-level field in the table schema
+	sub       []int  // struct field indexes below the top-level field
+	typ       schema.Type
+	kind      valueKind
+	partition bool   // a (top-level) partition column
+	partKey   string // its partitionValues key: the physical name
+	// statsPath is the column's path of physical names in the stats JSON;
+	// nil when the stats must not be used for it (type widening changed
+	// its type, or a collation orders its strings differently).
+	statsPath []string
+}
+
+type predKind uint8
+
+const (
+	predTrue predKind = iota
+	predFalse
+	predAnd
+	predOr
+	predCmp       // col op lit
+	predIn        // col IN lits
+	predNotIn     // col NOT IN lits (NULL col: not true)
+	predIsNull    // col IS NULL
+	predIsNotNull // col IS NOT NULL
+)
+
+// pred is a bound predicate in negation normal form: NOT has been pushed
+// into the leaves (De Morgan; NOT a<b is a>=b, which has the same TRUE set
+// under three-valued logic), so a row matches iff the tree evaluates to
+// true with every leaf false on null.
+type pred struct {
+	kind predKind
+	kids []*pred
+	col  *boundCol
+	op   cmpOp
+	lit  any   // canonical value (predCmp)
+	lits []any // canonical values (predIn, predNotIn)
+}
+
+// binder resolves expressions against a table schema.
+type binder struct {
+	sch      *schema.StructType
+	partCols map[string]bool
+	mode     string // column mapping mode
+	cols     map[string]*boundCol
+}
+
+func newBinder(sch *schema.StructType, partCols []string, mode string) *binder {
+	b := &binder{sch: sch, partCols: map[string]bool{}, mode: mode, cols: map[string]*boundCol{}}
+	for _, c := range partCols {
+		b.partCols[c] = true
+	}
+	return b
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("table: %w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// bindExpr resolves e and converts it to negation normal form; neg says
+// whether e sits under an odd number of NOTs.
+func (b *binder) bind(e Expr, neg bool) (*pred, error) {
+	switch e := e.(type) {
+	case nil:
+		return nil, invalidf("nil predicate")
+	case *cmpExpr:
+		col, err := b.column(e.col)
+		if err != nil {
+			return nil, err
+		}
+		lit, err := convertLiteral(col, e.val)
+		if err != nil {
+			return nil, err
+		}
+		op := e.op
+		if neg {
+			op = op.negate()
+		}
+		return &pred{kind: predCmp, col: col, op: op, lit: lit}, nil
+	case *inExpr:
+		col, err := b.column(e.col)
+		if err != nil {
+			return nil, err
+		}
+		lits := make([]any, 0, len(e.vals))
+		for _, v := range e.vals {
+			lit, err := convertLiteral(col, v)
+			if err != nil {
+				return nil, err
+			}
+			lits = append(lits, lit)
+		}
+		if len(lits) == 0 {
+			// x IN () is false even for a null x, so NOT x IN () is true.
+			if neg {
+				return &pred{kind: predTrue}, nil
+			}
+			return &pred{kind: predFalse}, nil
+		}
+		if neg {
+			return &pred{kind: predNotIn, col: col, lits: lits}, nil
+		}
+		return &pred{kind: predIn, col: col, lits: lits}, nil
+	case *nullExpr:
+		col, err := b.column(e.col)
+		if err != nil {
+			return nil, err
+		}
+		if e.not != neg {
+			return &pred{kind: predIsNotNull, col: col}, nil
+		}
+		return &pred{kind: predIsNull, col: col}, nil
+	case *notExpr:
+		return b.bind(e.e, !neg)
+	case *logicExpr:
+		and := e.and != neg // De Morgan
+		out := &pred{kind: predOr}
+		if and {
+			out.kind = predAnd
+		}
+		for _, k := range e.kids {
+			p, err := b.bind(k, neg)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case p.kind == predTrue && and, p.kind == predFalse && !and:
+				continue // neutral element
+			case p.kind == predFalse && and:
+				return &pred{kind: predFalse}, nil
+			case p.kind == predTrue && !and:
+				return &pred{kind: predTrue}, nil
+			case p.kind == out.kind:
+				out.kids = append(out.kids, p.kids...) // flatten
+			default:
+				out.kids = append(out.kids, p)
+			}
+		}
+		switch len(out.kids) {
+		case 0:
+			if and {
+				return &pred{kind: predTrue}, nil
+			}
+			return &pred{kind: predFalse}, nil
+		case 1:
+			return out.kids[0], nil
+		}
+		return out, nil
+	}
+	return nil, invalidf("unknown predicate type %T", e)
+}
+
+// lookupField finds a field by exact name, else by the one name equal under
+// case folding.
+func lookupField(st *schema.StructType, name string) (int, error) {
+	if i := st.FieldIndex(name); i >= 0 {
+		return i, nil
+	}
+	found := -1
+	for i, f := range st.Fields {
+		if strings.EqualFold(f.Name, name) {
+			if found >= 0 {
+				return -1, invalidf("column name %q is ambiguous: %q and %q", name, st.Fields[found].Name, f.Name)
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return -1, invalidf("no column %q", name)
+	}
+	return found, nil
+}
+
+// column resolves a column reference (memoized, so every leaf on one column
+// shares one *boundCol).
+func (b *binder) column(c Column) (*boundCol, error) {
+	if len(c.path) == 0 {
+		return nil, invalidf("empty column reference")
+	}
+	key := strings.Join(c.path, "\x00")
+	if bc, ok := b.cols[key]; ok {
+		return bc, nil
+	}
+	top, err := lookupField(b.sch, c.path[0])
+	if err != nil {
+		return nil, err
+	}
+	f := b.sch.Fields[top]
+	bc := &boundCol{name: f.Name, top: top, typ: f.Type, partition: b.partCols[f.Name]}
+	bc.partKey = f.PhysicalName(b.mode)
+	statsOK := !fieldBlocksStats(f)
+	bc.statsPath = []string{f.PhysicalName(b.mode)}
+	for _, name := range c.path[1:] {
+		st, ok := bc.typ.(*schema.StructType)
+		if !ok {
+			return nil, invalidf("column %s has type %s: it has no field %q", bc.name, bc.typ, name)
+		}
+		i, err := lookupField(st, name)
+		if err != nil {
+			return nil, fmt.Errorf("in struct column %s: %w", bc.name, err)
+		}
+		sf := st.Fields[i]
+		bc.sub = append(bc.sub, i)
+		bc.typ = sf.Type
+		bc.name += "." + sf.Name
+		bc.statsPath = append(bc.statsPath, sf.PhysicalName(b.mode))
+		statsOK = statsOK && !fieldBlocksStats(sf)
+	}
+	if !statsOK {
+		bc.statsPath = nil
+	}
+	bc.kind = kindOf(bc.typ)
+	b.cols[key] = bc
+	return bc, nil
+}
+
+// fieldBlocksStats reports whether a field's metadata makes its stats
+// unusable for skipping: a type change (type widening: files written before
+// it carry stats of the old type) or a non-default collation.
+func fieldBlocksStats(f *schema.StructField) bool {
+	_, widened := f.Metadata["delta.typeChanges"]
+	_, collated := f.Metadata["__COLLATIONS"]
+	return widened || collated
+}
+
+// convertLiteral converts a predicate value to the canonical form of the
+// column's kind (see valueKind).
+func convertLiteral(c *boundCol, v any) (any, error) {
+	bad := func() error {
+		return invalidf("value %s (Go type %T) does not fit column %s of type %s", formatLiteral(v), v, c.name, c.typ)
+	}
+	if v == nil {
+		return nil, invalidf("comparison of column %s with nil: use IsNull or IsNotNull", c.name)
+	}
+	switch c.kind {
+	case kindInt:
+		if n, ok := toInt64(v); ok {
+			return n, nil
+		}
+	case kindFloat32, kindFloat64:
+		f, ok := toFloat64(v)
+		if !ok {
+			var n int64
+			if n, ok = toInt64(v); ok {
+				f = float64(n)
+			}
+		}
+		if ok {
+			if c.kind == kindFloat32 {
+				f = float64(float32(f))
+			}
+			return f, nil
+		}
+	case kindBool:
+		if x, ok := v.(bool); ok {
+			return x, nil
+		}
+	case kindString:
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case []byte:
+			return string(x), nil
+		}
+	case kindBinary:
+		switch x := v.(type) {
+		case []byte:
+			return append([]byte{}, x...), nil
+		case string:
+			return []byte(x), nil
+		}
+	case kindDate:
+		switch x := v.(type) {
+		case parquetio.Date:
+			return int64(x), nil
+		case time.Time:
+			return int64(parquetio.DateOf(x)), nil
+		case string:
+			d, err := time.Parse(time.DateOnly, x)
+			if err != nil {
+				return nil, bad()
+			}
+			return int64(parquetio.DateOf(d)), nil
+		}
+	case kindTimestamp:
+		switch x := v.(type) {
+		case time.Time:
+			return x.UTC(), nil
+		case string:
+			ts, err := parsePartitionTimestamp(x)
+			if err != nil {
+				return nil, bad()
+			}
+			return ts, nil
+		}
+	case kindTimestampNTZ:
+		switch x := v.(type) {
+		case time.Time:
+			return wallClockUTC(x), nil
+		case string:
+			ts, err := parsePartitionTimestamp(x)
+			if err != nil {
+				return nil, bad()
+			}
+			return ts, nil
+		}
+	case kindDecimal:
+		switch x := v.(type) {
+		case parquetio.Decimal:
+			return x, nil
+		case string:
+			d, err := parquetio.ParseDecimal(x)
+			if err != nil {
+				return nil, bad()
+			}
+			return d, nil
+		default:
+			if n, ok := toInt64(v); ok {
+				return parquetio.NewDecimal(n, 0), nil
+			}
+		}
+	case kindUnsupported:
+		return nil, invalidf("column %s has type %s: only IsNull and IsNotNull apply to it", c.name, c.typ)
+	}
+	return nil, bad()
+}
+
+// wallClockUTC returns t's wall clock in its own location as a UTC time.
+func wallClockUTC(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+}
+
+// compareValue compares v (a value read from a data file, a parsed
+// partition value, a stats bound or a canonical value) with the canonical
+// value lit of kind k. ok is false when v has an unexpected Go type or the
+// two are unordered (a NaN).
+func compareValue(k valueKind, v, lit any) (c int, ok bool) {
+	switch k {
+	case kindInt:
+		a, ok := toInt64(v)
+		if !ok {
+			return 0, false
+		}
+		return cmp.Compare(a, lit.(int64)), true
+	case kindFloat32, kindFloat64:
+		a, ok := toFloat64(v)
+		b := lit.(float64)
+		if !ok || math.IsNaN(a) || math.IsNaN(b) {
+			return 0, false
+		}
+		return cmp.Compare(a, b), true
+	case kindBool:
+		a, ok := v.(bool)
+		if !ok {
+			return 0, false
+		}
+		b := lit.(bool)
+		switch {
+		case a == b:
+			return 0, true
+		case b:
+			return -1, true
+		}
+		return 1, true
+	case kindString:
+		a, ok := v.(string)
+		if !ok {
+			return 0, false
+		}
+		return strings.Compare(a, lit.(string)), true
+	case kindBinary:
+		a, ok := v.([]byte)
+		if !ok {
+			return 0, false
+		}
+		return bytes.Compare(a, lit.([]byte)), true
+	case kindDate:
+		var a int64
+		switch x := v.(type) {
+		case parquetio.Date:
+			a = int64(x)
+		case int64:
+			a = x
+		default:
+			return 0, false
+		}
+		return cmp.Compare(a, lit.(int64)), true
+	case kindTimestamp, kindTimestampNTZ:
+		a, ok := v.(time.Time)
+		if !ok {
+			return 0, false
+		}
+		return a.Compare(lit.(time.Time)), true
+	case kindDecimal:
+		a, ok := v.(parquetio.Decimal)
+		if !ok {
+			return 0, false
+		}
+		return a.Cmp(lit.(parquetio.Decimal)), true
+	}
+	return 0, false
+}
+
+// cmpTrue says whether "v op lit" is TRUE; v is non-nil.
+func cmpTrue(k valueKind, v any, op cmpOp, lit any) bool {
+	c, ok := compareValue(k, v, lit)
+	if !ok {
+		return op == opNe // unordered (NaN) values differ from everything
+	}
+	switch op {
+	case opEq:
+		return c == 0
+	case opNe:
+		return c != 0
+	case opLt:
+		return c < 0
+	case opLe:
+		return c <= 0
+	case opGt:
+		return c > 0
+	default:
+		return c >= 0
+	}
+}
+
+// leafTrue evaluates a leaf on the column's value v (nil for null).
+func leafTrue(p *pred, v any) bool {
+	switch p.kind {
+	case predIsNull:
+		return v == nil
+	case predIsNotNull:
+		return v != nil
+	}
+	if v == nil {
+		return false
+	}
+	switch p.kind {
+	case predCmp:
+		return cmpTrue(p.col.kind, v, p.op, p.lit)
+	case predIn:
+		for _, lit := range p.lits {
+			if cmpTrue(p.col.kind, v, opEq, lit) {
+				return true
+			}
+		}
+		return false
+	case predNotIn:
+		for _, lit := range p.lits {
+			if !cmpTrue(p.col.kind, v, opNe, lit) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// columnValue returns the value of c in a full-width table row (nil when
+// the column or a struct above it is null).
+func (c *boundCol) value(row parquetio.Row) any {
+	if c.top >= len(row) {
+		return nil
+	}
+	v := row[c.top]
+	for _, i := range c.sub {
+		r, ok := v.(parquetio.Row)
+		if !ok || i >= len(r) {
+			return nil
+		}
+		v = r[i]
+	}
+	return v
+}
+
+// matchRow evaluates p on a full-width table row (values in schema order).
+func (p *pred) matchRow(row parquetio.Row) bool {
+	switch p.kind {
+	case predTrue:
+		return true
+	case predFalse:
+		return false
+	case predAnd:
+		for _, k := range p.kids {
+			if !k.matchRow(row) {
+				return false
+			}
+		}
+		return true
+	case predOr:
+		for _, k := range p.kids {
+			if k.matchRow(row) {
+				return true
+			}
+		}
+		return false
+	}
+	return leafTrue(p, p.col.value(row))
+}
+
+// columns calls fn for every column the predicate references.
+func (p *pred) columns(fn func(*boundCol)) {
+	if p.col != nil {
+		fn(p.col)
+	}
+	for _, k := range p.kids {
+		k.columns(fn)
+	}
+}

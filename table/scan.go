@@ -1,0 +1,699 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/big"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// DefaultScanConcurrency is how many data files a scan reads at once unless
+// WithScanConcurrency says otherwise.
+const DefaultScanConcurrency = 4
+
+// scanBatch is how many rows a file reader hands over at a time.
+const scanBatch = 256
+
+// ScanOption configures Scan, ScanAs, Files and ScanSchema.
+type ScanOption func(*scanConfig)
+
+type scanConfig struct {
+	filters     []Expr
+	columns     []string
+	columnsSet  bool
+	limit       int64
+	concurrency int
+	stats       *ScanStats
+}
+
+func newScanConfig(opts []ScanOption) scanConfig {
+	c := scanConfig{concurrency: DefaultScanConcurrency}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithFilter makes the scan return only the rows for which e is true (see
+// Expr), and skip the data files that cannot hold such rows: by partition
+// values, then by the files' min/max/null-count statistics. Several
+// WithFilter options combine with AND.
+func WithFilter(e Expr) ScanOption {
+	return func(c *scanConfig) { c.filters = append(c.filters, e) }
+}
+
+// WithColumns projects the scan onto these columns (logical names, matched
+// as in Col): each yielded row holds their values in this order. Without
+// it, rows hold every column in schema order. WithColumns() with no names
+// yields empty rows, one per matching row, and reads no column data (a
+// count). Unknown or repeated names make the scan fail with
+// ErrInvalidArgument.
+func WithColumns(names ...string) ScanOption {
+	return func(c *scanConfig) {
+		c.columns = append([]string{}, names...)
+		c.columnsSet = true
+	}
+}
+
+// WithLimit stops the scan after n rows; n <= 0 means no limit (the
+// default).
+func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
+
+// WithScanConcurrency sets how many data files are read at once (default
+// DefaultScanConcurrency; 1 reads them one after another in the caller's
+// goroutine). Rows are yielded in the same order whatever the concurrency.
+// Memory stays bounded: each file being read holds at most a few batches of
+// rows.
+func WithScanConcurrency(n int) ScanOption {
+	return func(c *scanConfig) { c.concurrency = max(n, 1) }
+}
+
+// WithScanStats makes the scan record what it did in s (file and row
+// counts). s is written by the goroutine that iterates the scan, while it
+// iterates: read it after the loop ends. Files fills the planning fields.
+func WithScanStats(s *ScanStats) ScanOption { return func(c *scanConfig) { c.stats = s } }
+
+// ScanStats reports the work of one scan: how many files the filter pruned
+// or skipped and how much was read.
+type ScanStats struct {
+	// Version is the table version scanned.
+	Version int64
+	// FilesTotal is the number of live files in the snapshot (after
+	// reconciliation).
+	FilesTotal int
+	// FilesPruned is the number of files skipped by their partition values.
+	FilesPruned int
+	// FilesSkipped is the number of files skipped by their statistics
+	// (after partition pruning).
+	FilesSkipped int
+	// FilesPlanned is the number of files left to read:
+	// FilesTotal - FilesPruned - FilesSkipped.
+	FilesPlanned int
+	// FilesRead is the number of data files read to the end (fewer than
+	// FilesPlanned when the loop stops early or WithLimit ends it).
+	FilesRead int
+	// BytesPlanned is the sum of add.size of the planned files, in bytes.
+	BytesPlanned int64
+	// RowsRead is the number of rows decoded from the files read to the
+	// end, after deletion vectors and before the row filter.
+	RowsRead int64
+	// RowsDeleted is the number of rows of those files dropped by deletion
+	// vectors.
+	RowsDeleted int64
+	// RowsReturned is the number of rows yielded.
+	RowsReturned int64
+}
+
+// partCol is a partition column a scan needs (for output or the filter).
+type partCol struct {
+	top  int    // index in the table schema
+	name string // logical name
+	key  string // partitionValues key: the physical name
+	typ  schema.Type
+}
+
+// scanFile is one data file to read.
+type scanFile struct {
+	add   *txlog.Add
+	path  string // add.path decoded once
+	store objectstore.Store
+	key   string
+	part  []any // parsed values of plan.parts (nil for null)
+}
+
+// scanPlan is a scan resolved against one snapshot: which files, which
+// columns, which filter.
+type scanPlan struct {
+	t        *Table
+	cfg      scanConfig
+	version  int64
+	mode     string
+	width    int // number of top-level columns
+	pred     *pred
+	out      []int // output columns (top-level indexes) in output order
+	outSch   *schema.StructType
+	read     *schema.StructType // data columns to read, in schema order
+	readTop  []int              // read.Fields[i] is top-level column readTop[i]
+	parts    []partCol
+	isPart   []bool // by top-level index
+	partSlot []int  // by top-level index: index into parts, or -1
+	fullOut  bool   // out is every column in schema order
+	direct   bool   // parquetio rows are the output rows as they are
+	files    []*scanFile
+}
+
+// errorf wraps err with the table, the version and, if set, the file.
+func (p *scanPlan) errorf(file string, err error) error {
+	if file == "" {
+		return fmt.Errorf("table: scan %s version %d: %w", p.t.URI(), p.version, err)
+	}
+	return fmt.Errorf("table: scan %s version %d: data file %s: %w", p.t.URI(), p.version, file, err)
+}
+
+// resolveColumns maps projection names to top-level indexes.
+func resolveColumns(sch *schema.StructType, names []string) ([]int, error) {
+	out := make([]int, 0, len(names))
+	seen := map[int]bool{}
+	for _, n := range names {
+		i, err := lookupField(sch, n)
+		if err != nil {
+			return nil, err
+		}
+		if seen[i] {
+			return nil, invalidf("column %q is projected twice", sch.Fields[i].Name)
+		}
+		seen[i] = true
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// newPlan resolves the columns and the filter, but selects no files yet.
+func (t *Table) newPlan(cfg scanConfig) (*scanPlan, error) {
+	snap := t.snap
+	sch := snap.Schema()
+	if sch == nil {
+		return nil, fmt.Errorf("table: scan %s version %d: the snapshot has no schema", t.URI(), snap.Version())
+	}
+	p := &scanPlan{t: t, cfg: cfg, version: snap.Version(), width: len(sch.Fields),
+		mode: snap.Metadata().ColumnMappingMode()}
+	if p.mode == "" {
+		p.mode = "none"
+	}
+	partCols := snap.PartitionColumns()
+	p.isPart = make([]bool, p.width)
+	for _, c := range partCols {
+		i := sch.FieldIndex(c)
+		if i < 0 {
+			return nil, p.errorf("", fmt.Errorf("partition column %q is not in the schema", c))
+		}
+		p.isPart[i] = true
+	}
+	// Projection.
+	if cfg.columnsSet {
+		out, err := resolveColumns(sch, cfg.columns)
+		if err != nil {
+			return nil, p.errorf("", err)
+		}
+		p.out = out
+	} else {
+		p.out = make([]int, p.width)
+		for i := range p.out {
+			p.out[i] = i
+		}
+		p.fullOut = true
+	}
+	p.outSch = &schema.StructType{Fields: make([]*schema.StructField, len(p.out))}
+	for i, top := range p.out {
+		p.outSch.Fields[i] = sch.Fields[top]
+	}
+	// Filter, in negation normal form.
+	needed := make([]bool, p.width)
+	for _, top := range p.out {
+		needed[top] = true
+	}
+	if len(cfg.filters) > 0 {
+		b := newBinder(sch, partCols, p.mode)
+		var e Expr = And(cfg.filters...)
+		if len(cfg.filters) == 1 {
+			e = cfg.filters[0]
+		}
+		pr, err := b.bind(e, false)
+		if err != nil {
+			return nil, p.errorf("", fmt.Errorf("filter %s: %w", e, err))
+		}
+		if pr.kind != predTrue {
+			p.pred = pr
+			pr.columns(func(c *boundCol) { needed[c.top] = true })
+		}
+	}
+	// Columns to read from data files and partition columns to fill.
+	p.read = &schema.StructType{}
+	p.partSlot = make([]int, p.width)
+	for i, f := range sch.Fields {
+		p.partSlot[i] = -1
+		if !needed[i] {
+			continue
+		}
+		if p.isPart[i] {
+			p.partSlot[i] = len(p.parts)
+			p.parts = append(p.parts, partCol{top: i, name: f.Name, key: f.PhysicalName(p.mode), typ: f.Type})
+			continue
+		}
+		p.read.Fields = append(p.read.Fields, f)
+		p.readTop = append(p.readTop, i)
+	}
+	p.direct = p.pred == nil && len(p.parts) == 0 && slices.Equal(p.out, p.readTop)
+	return p, nil
+}
+
+// partitionValue parses the partition value of column c of file a (spec
+// "Partition Value Serialization"; under column mapping the key is the
+// physical name). Absent keys and "" are null.
+func partitionValue(a *txlog.Add, c partCol) (any, error) {
+	s, ok := a.PartitionValues[c.key]
+	if !ok {
+		s = a.PartitionValues[c.name]
+	}
+	v, err := ParsePartitionValue(c.typ, s)
+	if err != nil {
+		return nil, fmt.Errorf("partition value %q of column %s (%s): %w", s, c.name, c.typ, err)
+	}
+	return v, nil
+}
+
+// selectFiles prunes and skips the snapshot's files with the filter and
+// locates the files left. Files are in the snapshot's order (by path).
+func (p *scanPlan) selectFiles(ctx context.Context) error {
+	files := p.t.snap.Files()
+	st := ScanStats{Version: p.version, FilesTotal: len(files)}
+	stats := p.pred != nil && p.pred.hasDataLeaf()
+	locs := newLocator(p.t)
+	for _, a := range files {
+		path := txlog.DecodePath(a.Path)
+		f := &scanFile{add: a, path: path}
+		if len(p.parts) > 0 {
+			f.part = make([]any, len(p.parts))
+			for i, c := range p.parts {
+				v, err := partitionValue(a, c)
+				if err != nil {
+					return p.errorf(path, err)
+				}
+				f.part[i] = v
+			}
+		}
+		if p.pred != nil {
+			partFn := func(c *boundCol) any { return f.part[p.partSlot[c.top]] }
+			if !p.pred.mayMatch(partFn, nil) {
+				st.FilesPruned++
+				continue
+			}
+			if stats {
+				fs := parseFileStats(a.Stats)
+				if fs != nil && fs.numRecords == 0 || !p.pred.mayMatch(partFn, fs.bounds) {
+					st.FilesSkipped++
+					continue
+				}
+			}
+		}
+		store, key, err := locs.locate(ctx, path)
+		if err != nil {
+			return p.errorf(path, err)
+		}
+		f.store, f.key = store, key
+		p.files = append(p.files, f)
+		st.BytesPlanned += a.Size
+	}
+	st.FilesPlanned = len(p.files)
+	if p.cfg.stats != nil {
+		*p.cfg.stats = st
+	}
+	return nil
+}
+
+// schemeRE matches the start of an absolute URI ("s3://", "file:/").
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:/`)
+
+// locator maps decoded add paths to a store and key. Relative paths are
+// keys of the table's store; absolute URIs under the table's root are too;
+// other absolute URIs (shallow clones) are opened as stores of their
+// directory with the table's store options, unless the table was opened
+// WithStore, where they are refused.
+type locator struct {
+	t      *Table
+	root   string
+	stores map[string]objectstore.Store
+}
+
+func newLocator(t *Table) *locator {
+	return &locator{t: t, root: normalizeURI(strings.TrimSuffix(t.store.URI(), "/")) + "/",
+		stores: map[string]objectstore.Store{}}
+}
+
+// normalizeURI spells equivalent URIs one way: "file:/x" and
+// "file://localhost/x" as "file:///x", "s3a://" and "s3n://" as "s3://".
+func normalizeURI(u string) string {
+	switch {
+	case strings.HasPrefix(u, "file://localhost/"):
+		return "file:///" + strings.TrimPrefix(u, "file://localhost/")
+	case strings.HasPrefix(u, "file:/") && !strings.HasPrefix(u, "file://"):
+		return "file:///" + strings.TrimLeft(strings.TrimPrefix(u, "file:"), "/")
+	case strings.HasPrefix(u, "s3a://"), strings.HasPrefix(u, "s3n://"):
+		return "s3://" + u[len("s3a://"):]
+	}
+	return u
+}
+
+func (l *locator) locate(ctx context.Context, p string) (objectstore.Store, string, error) {
+	if !schemeRE.MatchString(p) {
+		if p == "" || strings.HasPrefix(p, "/") {
+			return nil, "", fmt.Errorf("add.path %q is neither relative to the table root nor an absolute URI", p)
+		}
+		return l.t.store, p, nil
+	}
+	u := normalizeURI(p)
+	if k, ok := strings.CutPrefix(u, l.root); ok && k != "" {
+		return l.t.store, k, nil
+	}
+	if l.t.cfg.store != nil {
+		return nil, "", fmt.Errorf("absolute data file path %q lies outside the table at %s, and the table was opened with WithStore", p, l.t.store.URI())
+	}
+	dir, base := path.Split(u)
+	if base == "" {
+		return nil, "", fmt.Errorf("absolute data file path %q names a directory", p)
+	}
+	s, ok := l.stores[dir]
+	if !ok {
+		var err error
+		if s, err = objectstore.Open(ctx, strings.TrimSuffix(dir, "/"), l.t.cfg.openOpts...); err != nil {
+			return nil, "", fmt.Errorf("absolute data file path %q: %w", p, err)
+		}
+		l.stores[dir] = s
+	}
+	return s, base, nil
+}
+
+// fileCounts are the counters of one file read.
+type fileCounts struct {
+	done    bool // read to the end
+	rows    int64
+	deleted int64
+}
+
+// readFile reads one data file and calls emit with every output row that
+// passes the filter, until emit returns false. It returns the counts and an
+// error naming the file.
+func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(parquetio.Row) bool) (fileCounts, error) {
+	var c fileCounts
+	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
+	if dv := f.add.DeletionVector; dv != nil {
+		bm, err := txlog.LoadDeletionVector(ctx, p.t.store, dv)
+		if err != nil {
+			return c, p.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+		}
+		if !bm.IsEmpty() {
+			opts = append(opts, parquetio.WithSkipRows(func(i int64) bool {
+				if i >= 0 && bm.Contains(uint64(i)) {
+					c.deleted++
+					return true
+				}
+				return false
+			}))
+		}
+	}
+	pf, err := parquetio.Open(ctx, f.store, f.key, p.read, opts...)
+	if err != nil {
+		return c, p.errorf(f.path, err)
+	}
+	var scratch parquetio.Row
+	if !p.direct && !p.fullOut {
+		scratch = make(parquetio.Row, p.width)
+	}
+	for row, err := range pf.Rows(ctx) {
+		if err != nil {
+			return c, p.errorf(f.path, err)
+		}
+		c.rows++
+		if p.direct {
+			if !emit(row) {
+				return c, nil
+			}
+			continue
+		}
+		full := scratch
+		if p.fullOut {
+			full = make(parquetio.Row, p.width)
+		} else {
+			clear(full)
+		}
+		for i, top := range p.readTop {
+			full[top] = row[i]
+		}
+		for i, pc := range p.parts {
+			full[pc.top] = f.part[i]
+		}
+		if p.pred != nil && !p.pred.matchRow(full) {
+			continue
+		}
+		var out parquetio.Row
+		if p.fullOut {
+			out = full
+			for _, pc := range p.parts {
+				out[pc.top] = clonePartValue(out[pc.top])
+			}
+		} else {
+			out = make(parquetio.Row, len(p.out))
+			for i, top := range p.out {
+				if p.isPart[top] {
+					out[i] = clonePartValue(full[top])
+				} else {
+					out[i] = full[top]
+				}
+			}
+		}
+		if !emit(out) {
+			return c, nil
+		}
+	}
+	c.done = true
+	return c, nil
+}
+
+// clonePartValue copies the mutable parts of a partition value, so that no
+// two yielded rows share memory.
+func clonePartValue(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return append([]byte{}, x...)
+	case parquetio.Decimal:
+		if x.Unscaled != nil {
+			x.Unscaled = new(big.Int).Set(x.Unscaled)
+		}
+		return x
+	}
+	return v
+}
+
+// rows yields the plan's rows: files in order, rows in file order.
+func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bool) {
+	st := p.cfg.stats
+	if st == nil {
+		st = &ScanStats{}
+	}
+	limit := p.cfg.limit
+	account := func(c fileCounts) {
+		if c.done {
+			st.FilesRead++
+			st.RowsRead += c.rows
+			st.RowsDeleted += c.deleted
+		}
+	}
+	emit := func(r parquetio.Row) bool {
+		st.RowsReturned++
+		return yield(r, nil) && (limit <= 0 || st.RowsReturned < limit)
+	}
+	if len(p.files) == 0 || limit > 0 && st.RowsReturned >= limit {
+		return
+	}
+	if p.cfg.concurrency <= 1 || len(p.files) == 1 {
+		for _, f := range p.files {
+			stopped := false
+			c, err := p.readFile(ctx, f, func(r parquetio.Row) bool {
+				if !emit(r) {
+					stopped = true
+					return false
+				}
+				return true
+			})
+			account(c)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if stopped {
+				return
+			}
+		}
+		return
+	}
+	p.rowsConcurrent(ctx, emit, account, yield)
+}
+
+// chunk is a batch of rows of one file; the last chunk of a file carries its
+// counts, or the error that ended it.
+type chunk struct {
+	rows   []parquetio.Row
+	counts *fileCounts
+	err    error
+}
+
+// rowsConcurrent reads up to cfg.concurrency files at once. Each file's
+// reader sends batches on its own channel (a few batches deep, so memory
+// stays bounded); the caller's goroutine drains the channels in file order,
+// so rows come out exactly as a sequential scan yields them.
+func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(parquetio.Row) bool, account func(fileCounts), yield func(parquetio.Row, error) bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	conc := p.cfg.concurrency
+	slots := make(chan struct{}, conc)
+	pending := make(chan chan chunk, conc)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(pending)
+		for _, f := range p.files {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			ch := make(chan chunk, 4)
+			select {
+			case pending <- ch:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(ch)
+				p.produce(ctx, f, ch)
+			}()
+		}
+	}()
+	for ch := range pending {
+		for c := range ch {
+			for _, r := range c.rows {
+				if !emit(r) {
+					return
+				}
+			}
+			if c.counts != nil {
+				account(*c.counts)
+			}
+			if c.err != nil {
+				yield(nil, c.err)
+				return
+			}
+		}
+		<-slots
+	}
+	if err := ctx.Err(); err != nil {
+		// The dispatcher stopped early because the caller's context ended.
+		yield(nil, p.errorf("", err))
+	}
+}
+
+// produce reads file f and sends its rows to ch in batches.
+func (p *scanPlan) produce(ctx context.Context, f *scanFile, ch chan<- chunk) {
+	send := func(c chunk) bool {
+		select {
+		case ch <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	batch := make([]parquetio.Row, 0, scanBatch)
+	counts, err := p.readFile(ctx, f, func(r parquetio.Row) bool {
+		batch = append(batch, r)
+		if len(batch) == scanBatch {
+			if !send(chunk{rows: batch}) {
+				return false
+			}
+			batch = make([]parquetio.Row, 0, scanBatch)
+		}
+		return true
+	})
+	if ctx.Err() != nil && err == nil && !counts.done {
+		return // the consumer stopped; nobody listens
+	}
+	send(chunk{rows: batch, counts: &counts, err: err})
+}
+
+// plan builds the scan plan and selects its files.
+func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) {
+	p, err := t.newPlan(newScanConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.selectFiles(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Scan returns the table's rows at this version: the live files after
+// reconciliation, pruned by partition values and skipped by statistics when
+// WithFilter is given, read in path order with deletion vectors applied,
+// and filtered row by row, so the scan yields exactly the matching rows.
+//
+// Rows hold the table's columns in schema order, or the WithColumns
+// projection in its order, in the parquetio value model; each row is newly
+// allocated and belongs to the caller. Partition columns take their values
+// from add.partitionValues (never from directory names). Under column
+// mapping (modes name and id), data columns are found by physical name or
+// field id. Up to WithScanConcurrency files (default 4) are read at once;
+// rows are yielded in file order regardless.
+//
+// Errors are yielded once, as (nil, err), and end the iteration: an invalid
+// filter or projection (ErrInvalidArgument), a bad partition value, a
+// missing or corrupt data file or deletion vector (wrapping
+// objectstore.ErrNotExist, parquetio.ErrCorrupt, txlog.ErrCorruptLog, ...),
+// or the context's error. Each names the table version and the data file.
+// Breaking out of the loop stops every reader.
+func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[parquetio.Row, error] {
+	return func(yield func(parquetio.Row, error) bool) {
+		p, err := t.plan(ctx, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		p.rows(ctx, yield)
+	}
+}
+
+// Files returns the add actions of the files a scan with these options
+// would read, in the order it reads them: the live files of this version,
+// minus those pruned by partition values or skipped by statistics
+// (WithFilter). WithColumns, WithLimit and WithScanConcurrency do not
+// change the result; WithScanStats receives the planning counts. Errors are
+// those of Scan's planning (invalid filter, bad partition value,
+// unreachable absolute path).
+func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*txlog.Add, error) {
+	p, err := t.plan(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*txlog.Add, len(p.files))
+	for i, f := range p.files {
+		out[i] = f.add
+	}
+	return out, nil
+}
+
+// ScanSchema returns the schema of the rows a Scan with these options
+// yields: the table schema, or its WithColumns projection in that order.
+// It returns ErrInvalidArgument for an unknown or repeated column, and for
+// an invalid filter.
+func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
+	p, err := t.newPlan(newScanConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	return p.outSch, nil
+}
