@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -330,55 +329,6 @@ func sidecarKey(p string) string {
 	return LogPrefix + "_sidecars/" + p
 }
 
-// ReadCheckpointParquet decodes one checkpoint (or, with topLevel false,
-// sidecar) Parquet file held in data and calls fn for each action in row
-// order. file and version name the file in errors. A top-level checkpoint
-// must have the protocol and metaData columns, a sidecar the add or remove
-// column; otherwise, and for any Parquet decoding failure (including a panic
-// inside the Parquet library), it returns a *CorruptLogError.
-func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
-		}
-	}()
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return corrupt(file, version, err, "not a Parquet file")
-	}
-	cols := map[string]bool{}
-	for _, f := range pf.Schema().Fields() {
-		cols[f.Name()] = true
-	}
-	if topLevel && (!cols["protocol"] || !cols["metaData"]) {
-		return corrupt(file, version, nil, "checkpoint schema lacks the protocol or metaData column")
-	}
-	if !topLevel && !cols["add"] && !cols["remove"] {
-		return corrupt(file, version, nil, "sidecar schema lacks the add and remove columns")
-	}
-	r := parquet.NewGenericReader[CheckpointRow](pf)
-	defer r.Close()
-	rows := make([]CheckpointRow, 512)
-	for {
-		n, rerr := r.Read(rows)
-		for i := range n {
-			if a, ok := rows[i].Action(); ok {
-				if verr := a.validate(); verr != nil {
-					return corrupt(file, version, verr, "invalid checkpoint row")
-				}
-				fn(&a)
-			}
-			rows[i] = CheckpointRow{}
-		}
-		if rerr == io.EOF {
-			return nil
-		}
-		if rerr != nil {
-			return corrupt(file, version, rerr, "cannot decode checkpoint Parquet")
-		}
-	}
-}
-
 // -- writing --------------------------------------------------------------
 
 // WriteCheckpoint writes a classic single-file V1 checkpoint of snap
@@ -418,7 +368,10 @@ func WriteCheckpoint(ctx context.Context, snap *Snapshot) error {
 // matching _last_checkpoint content, without writing anything.
 func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[checkpointRowV1](&buf, parquet.Compression(&parquet.Snappy))
+	// Row groups of at most 32,768 rows let readers decode large checkpoints
+	// in parallel.
+	w := parquet.NewGenericWriter[checkpointRowV1](&buf, parquet.Compression(&parquet.Snappy),
+		parquet.MaxRowsPerRowGroup(32_768))
 	var rows []checkpointRowV1
 	numAdds := int64(0)
 	size := int64(0)
