@@ -88,8 +88,8 @@ type colSetter func(a *rowAsm, v parquet.Value)
 
 // columnPlan is how one leaf column of the file is read.
 type columnPlan struct {
-	top    int      // top-level action column
-	topDef int      // definition level at which the action is non-null
+	top    int       // top-level action column
+	topDef int       // definition level at which the action is non-null
 	set    colSetter // nil: only marks the action present
 }
 
@@ -148,7 +148,10 @@ func dvSetters(field string, dvDef, maxDef int, dv func(a *rowAsm) *DeletionVect
 	case "pathOrInlineDv":
 		f = func(a *rowAsm, d *DeletionVectorDescriptor, v parquet.Value) { d.PathOrInlineDv = valueString(a, v) }
 	case "offset":
-		f = func(a *rowAsm, d *DeletionVectorDescriptor, v parquet.Value) { o := int32(valueInt64(a, v)); d.Offset = &o }
+		f = func(a *rowAsm, d *DeletionVectorDescriptor, v parquet.Value) {
+			o := int32(valueInt64(a, v))
+			d.Offset = &o
+		}
 	case "sizeInBytes":
 		f = func(a *rowAsm, d *DeletionVectorDescriptor, v parquet.Value) { d.SizeInBytes = int32(valueInt64(a, v)) }
 	case "cardinality":
