@@ -1,0 +1,998 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"math/big"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// DefaultTargetFileSize is the data file size writes aim for when
+// WithTargetFileSize is not given: 128 MiB, Spark's Parquet block size and
+// the usual Delta target.
+const DefaultTargetFileSize = 128 << 20
+
+// RowError reports an input row that cannot be written: Row is its 0-based
+// index in the rows passed to the write, Err the cause, which names the
+// column and wraps ErrInvalidArgument (NOT NULL violated, value out of
+// range, wrong row length) or ErrSchemaMismatch (a Go type that does not fit
+// the column type).
+type RowError struct {
+	Row int
+	Err error
+}
+
+func (e *RowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row, e.Err) }
+
+// Unwrap returns the cause.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// WriteOption configures AppendRows, OverwriteRows, WriteFiles,
+// AppendFiles, Append and Overwrite.
+type WriteOption func(*writeConfig)
+
+type writeConfig struct {
+	targetFileSize int64
+	evolve         bool
+	params         map[string]string
+	txnSet         bool
+	txnAppID       string
+	txnVersion     int64
+	rowSchema      *schema.StructType
+	compression    parquetio.Compression
+	parquetOpts    []parquetio.WriteOption
+	concurrency    int
+	replace        *replaceWhere
+}
+
+func newWriteConfig(opts []WriteOption) writeConfig {
+	c := writeConfig{
+		targetFileSize: DefaultTargetFileSize,
+		compression:    parquetio.Snappy,
+		concurrency:    min(runtime.GOMAXPROCS(0), 8),
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.targetFileSize <= 0 {
+		c.targetFileSize = DefaultTargetFileSize
+	}
+	c.concurrency = max(c.concurrency, 1)
+	return c
+}
+
+// WithTargetFileSize sets the approximate size in bytes of the data files
+// a write produces (default DefaultTargetFileSize). A partition's rows roll
+// over into a new file once the current one is estimated to reach it; the
+// estimate uses the compression ratio of the files already written by the
+// same call, so the first file may come out smaller. Every file holds at
+// least one row.
+func WithTargetFileSize(bytes int64) WriteOption {
+	return func(c *writeConfig) { c.targetFileSize = bytes }
+}
+
+// WithSchemaEvolution lets the write change the table schema (Spark's
+// mergeSchema): columns of the input that the table lacks are added at the
+// end (nested struct fields at the end of their struct), as nullable; a NOT
+// NULL column (or array element, map value) becomes nullable when the input
+// declares it nullable. The new metaData is committed in the same commit as
+// the data. Type changes are never made: an input column whose type does
+// not fit the table's is an error either way. A new timestamp_ntz column
+// upgrades the protocol to (3,7) with the timestampNtz feature.
+func WithSchemaEvolution() WriteOption { return func(c *writeConfig) { c.evolve = true } }
+
+// WithOperationParameters adds commitInfo.operationParameters to the
+// commit, over the defaults ("mode", "partitionBy", "predicate").
+func WithOperationParameters(params map[string]string) WriteOption {
+	return func(c *writeConfig) {
+		if c.params == nil {
+			c.params = map[string]string{}
+		}
+		maps.Copy(c.params, params)
+	}
+}
+
+// WithTxn makes the commit an idempotent, application-versioned write (spec
+// "Transaction Identifiers"): it records that the transaction read appID's
+// txn version, and adds txn{appId, version, lastUpdated} to the commit. A
+// concurrent commit that writes a txn for the same appID makes the commit
+// fail with txlog.ErrConcurrentTransaction. When the table already holds a
+// txn version >= version for appID, AppendRows, OverwriteRows, Append and
+// Overwrite write nothing and return the table unchanged (the write is
+// already in the table), as Spark's txnAppId/txnVersion writes do.
+func WithTxn(appID string, version int64) WriteOption {
+	return func(c *writeConfig) { c.txnSet, c.txnAppID, c.txnVersion = true, appID, version }
+}
+
+// WithRowSchema says that untyped rows are aligned with sch instead of the
+// table schema. Columns are matched to the table's by name (exact, then
+// case-insensitive, at every nesting depth); table columns missing from sch
+// are written as null and must be nullable; columns of sch the table lacks
+// are an error unless WithSchemaEvolution adds them.
+func WithRowSchema(sch *schema.StructType) WriteOption {
+	return func(c *writeConfig) { c.rowSchema = sch }
+}
+
+// WithCompression sets the data files' Parquet compression (default
+// parquetio.Snappy); the file names carry the codec as Spark's do.
+func WithCompression(codec parquetio.Compression) WriteOption {
+	return func(c *writeConfig) { c.compression = codec }
+}
+
+// WithParquetOptions passes options to parquetio.NewWriter (row group and
+// page size, dictionary encoding, ...), after the ones the table derives
+// from its properties (delta.dataSkippingNumIndexedCols,
+// delta.dataSkippingStatsColumns).
+func WithParquetOptions(opts ...parquetio.WriteOption) WriteOption {
+	return func(c *writeConfig) { c.parquetOpts = append(c.parquetOpts, opts...) }
+}
+
+// WithWriteConcurrency bounds how many data files are encoded and uploaded
+// at once (default min(GOMAXPROCS, 8)). Files of one partition are written
+// one after another.
+func WithWriteConcurrency(n int) WriteOption {
+	return func(c *writeConfig) { c.concurrency = n }
+}
+
+type writeMode uint8
+
+const (
+	modeAppend writeMode = iota
+	modeOverwrite
+)
+
+func (m writeMode) String() string {
+	if m == modeOverwrite {
+		return "Overwrite"
+	}
+	return "Append"
+}
+
+// prepared is input ready for writing: rows aligned with schema, the table
+// schema after the write (possibly evolved).
+type prepared struct {
+	schema        *schema.StructType
+	schemaChanged bool
+	rows          []parquetio.Row
+}
+
+// prepareRows aligns untyped rows with the table schema (after evolution).
+func (t *Table) prepareRows(rows []parquetio.Row, cfg writeConfig) (*prepared, error) {
+	cur := t.Schema()
+	if cfg.rowSchema == nil {
+		return &prepared{schema: cur, rows: rows}, nil
+	}
+	target, changed, err := mergeSchemas(cur, cfg.rowSchema, cfg.evolve)
+	if err != nil {
+		return nil, err
+	}
+	proj := structProjector(cfg.rowSchema, target)
+	if proj == nil {
+		return &prepared{schema: target, schemaChanged: changed, rows: rows}, nil
+	}
+	out := make([]parquetio.Row, len(rows))
+	for i, r := range rows {
+		p, err := proj(r)
+		if err != nil {
+			return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
+		}
+		out[i] = p
+	}
+	return &prepared{schema: target, schemaChanged: changed, rows: out}, nil
+}
+
+// AppendRows appends rows to the table and returns the table at the new
+// version (t itself stays valid at its version).
+//
+// Each row holds one value per column of the table schema, in schema order
+// (or of the WithRowSchema schema), in the parquetio value model (see the
+// parquetio package: int64 for long, parquetio.Date for date, time.Time for
+// timestamps, parquetio.Decimal, parquetio.Row for structs, []any for
+// arrays, []parquetio.MapEntry for maps; nil for null).
+//
+// Every row is validated before anything is written: a wrong row length, a
+// null in a NOT NULL column (at any depth), a Go type that does not fit its
+// column or a value out of range is a *RowError naming the row index and
+// the column. Rows are split by partition values; each partition's rows go
+// into new Parquet files ("part-00000-<uuid>-c000.snappy.parquet") under
+// its Hive-style directory, without the partition columns, rolled at
+// WithTargetFileSize. The commit ("WRITE", mode "Append") holds one add
+// action per file with its partitionValues, size, modificationTime (ms) and
+// Delta stats, and, with WithTxn, a txn action.
+//
+// A plain append is a blind append: it records no reads, so concurrent
+// appends never conflict with it. It still fails when a concurrent commit
+// changed the metadata or protocol (*txlog.ConflictError). Data files of a
+// commit that failed with a conflict are deleted (best effort). An empty
+// rows slice commits a version with no files.
+func (t *Table) AppendRows(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) (*Table, error) {
+	cfg := newWriteConfig(opts)
+	p, err := t.prepareRows(rows, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return t.writeCommit(ctx, modeAppend, p, cfg)
+}
+
+// WriteFiles validates rows and writes them as data files, as AppendRows
+// does, but commits nothing: it returns the add actions (dataChange true),
+// for a caller that builds its own commit with NewTransaction and Commit
+// (the streaming sink) or uses AppendFiles. Files that are never committed
+// are orphans that vacuum removes. WithSchemaEvolution is refused when it
+// would change the schema (the schema change belongs to the commit; use
+// AppendRows).
+func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+	cfg := newWriteConfig(opts)
+	p, err := t.prepareRows(rows, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.schemaChanged {
+		return nil, fmt.Errorf("table: %w: WriteFiles cannot change the table schema; use AppendRows with WithSchemaEvolution", ErrInvalidArgument)
+	}
+	if err := t.checkWritable(nil); err != nil {
+		return nil, err
+	}
+	res, err := t.writeDataFiles(ctx, p, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	return res.adds, nil
+}
+
+// AppendFiles commits add actions (from WriteFiles) as a blind append:
+// operation "WRITE", mode "Append", plus the txn action of WithTxn (which
+// then makes it not blind: it records the appId read) and the parameters of
+// WithOperationParameters. Unlike AppendRows it does not skip an already
+// committed WithTxn version: the caller checks TxnVersion itself. Returns
+// the table at the new version; errors are txlog's.
+func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, error) {
+	cfg := newWriteConfig(opts)
+	tx := t.NewTransaction("WRITE")
+	if cfg.txnSet {
+		tx.TxnVersion(cfg.txnAppID)
+		tx.Add(t.txnAction(cfg))
+	}
+	var rows, bytes int64
+	for _, a := range adds {
+		tx.Add(txlog.Action{Add: a})
+		bytes += a.Size
+		if n, ok := a.NumRecords(); ok {
+			rows += n
+		}
+	}
+	tx.SetOperationParameters(t.operationParams(modeAppend, cfg, ""))
+	tx.SetOperationMetrics(map[string]string{
+		"numFiles":       strconv.Itoa(len(adds)),
+		"numOutputRows":  strconv.FormatInt(rows, 10),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	})
+	nt, _, err := t.Commit(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+	}
+	return nt, nil
+}
+
+func (t *Table) txnAction(cfg writeConfig) txlog.Action {
+	now := t.cfg.now().UnixMilli()
+	return txlog.Action{Txn: &txlog.Txn{AppID: cfg.txnAppID, Version: cfg.txnVersion, LastUpdated: &now}}
+}
+
+func (t *Table) operationParams(mode writeMode, cfg writeConfig, predicate string) map[string]string {
+	params := map[string]string{
+		"mode":        mode.String(),
+		"partitionBy": jsonString(nonNil(t.PartitionColumns())),
+	}
+	if predicate != "" {
+		params["predicate"] = jsonString([]string{predicate})
+	}
+	maps.Copy(params, cfg.params)
+	return params
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// checkWritable refuses tables deltakit cannot write before any file is
+// written: unsupported writer features, active constraints, generated or
+// identity columns, column mapping.
+func (t *Table) checkWritable(m *txlog.Metadata) error {
+	if m == nil {
+		m = t.snap.Metadata()
+	}
+	if err := txlog.CheckWritableTable(t.snap.Protocol(), m); err != nil {
+		return fmt.Errorf("table: write to %s: %w", t.URI(), err)
+	}
+	return nil
+}
+
+// writeCommit writes p's rows and commits them in mode.
+func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cfg writeConfig) (*Table, error) {
+	if mode == modeAppend && cfg.replace != nil {
+		return nil, fmt.Errorf("table: %w: WithReplaceWhere is for overwrites", ErrInvalidArgument)
+	}
+	if cfg.txnSet && t.snap.TxnVersion(cfg.txnAppID) >= cfg.txnVersion {
+		t.cfg.logger.Debug("table: write skipped, txn version already committed",
+			"appId", cfg.txnAppID, "version", cfg.txnVersion, "table", t.URI())
+		return t, nil
+	}
+	var meta *txlog.Metadata
+	var proto *txlog.Protocol
+	if p.schemaChanged {
+		var err error
+		if meta, proto, err = t.evolvedMetadata(p.schema); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.checkWritable(meta); err != nil {
+		return nil, err
+	}
+	if mode == modeOverwrite && strings.EqualFold(t.snap.Metadata().Configuration[txlog.PropAppendOnly], "true") {
+		return nil, fmt.Errorf("table: overwrite %s: %w", t.URI(), ErrAppendOnly)
+	}
+
+	op := "WRITE"
+	tx := t.NewTransaction(op)
+	var removes []*txlog.Add
+	var groupCheck func(map[string]string) error
+	predicate := ""
+	if mode == modeOverwrite {
+		if cfg.replace != nil {
+			pred, err := cfg.replace.bind(t.Schema(), t.PartitionColumns())
+			if err != nil {
+				return nil, err
+			}
+			predicate = cfg.replace.String()
+			removes = tx.ReadFiles(pred)
+			groupCheck = func(pv map[string]string) error {
+				if !pred(pv) {
+					return fmt.Errorf("table: %w: rows of partition %s do not satisfy the replaceWhere predicate %s",
+						ErrInvalidArgument, describePartition(t.PartitionColumns(), pv), predicate)
+				}
+				return nil
+			}
+		} else {
+			removes = tx.ReadFiles(nil)
+		}
+	}
+	if cfg.txnSet {
+		tx.TxnVersion(cfg.txnAppID)
+	}
+
+	res, err := t.writeDataFiles(ctx, p, cfg, groupCheck)
+	if err != nil {
+		return nil, err
+	}
+	if meta != nil {
+		tx.UpdateMetadata(meta)
+	}
+	if proto != nil {
+		tx.UpdateProtocol(proto)
+	}
+	if cfg.txnSet {
+		tx.Add(t.txnAction(cfg))
+	}
+	var addBytes int64
+	for _, a := range res.adds {
+		tx.Add(txlog.Action{Add: a})
+		addBytes += a.Size
+	}
+	metrics := map[string]string{
+		"numFiles":       strconv.Itoa(len(res.adds)),
+		"numOutputRows":  strconv.FormatInt(int64(len(p.rows)), 10),
+		"numOutputBytes": strconv.FormatInt(addBytes, 10),
+	}
+	if mode == modeOverwrite {
+		now := t.cfg.now().UnixMilli()
+		var removedBytes int64
+		for _, f := range removes {
+			tx.Add(txlog.Action{Remove: f.RemoveAt(now)})
+			removedBytes += f.Size
+		}
+		metrics["numRemovedFiles"] = strconv.Itoa(len(removes))
+		metrics["numRemovedBytes"] = strconv.FormatInt(removedBytes, 10)
+	}
+	tx.SetOperationParameters(t.operationParams(mode, cfg, predicate))
+	tx.SetOperationMetrics(metrics)
+	nt, _, err := t.Commit(ctx, tx)
+	if err != nil {
+		var ce *txlog.ConflictError
+		if errors.As(err, &ce) {
+			// The commit definitely did not land: its files are orphans.
+			deleteFiles(t.store, res.keys, t.cfg.logger)
+		}
+		return nil, fmt.Errorf("table: %s %s: %w", strings.ToLower(mode.String()), t.URI(), err)
+	}
+	return nt, nil
+}
+
+// ErrAppendOnly is returned (wrapped) by overwrites of a table with
+// delta.appendOnly=true (spec "Append-only Tables").
+var ErrAppendOnly = errors.New("table is append-only (delta.appendOnly)")
+
+func describePartition(cols []string, pv map[string]string) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		v, ok := pv[c]
+		if !ok || v == "" {
+			parts[i] = c + "=null"
+		} else {
+			parts[i] = c + "=" + strconv.Quote(v)
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// deleteFiles removes data files written by a write that will never commit.
+func deleteFiles(store objectstore.Store, keys []string, logger *slog.Logger) {
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		if err := store.Delete(ctx, k); err != nil {
+			logger.Warn("table: could not delete orphan data file", "key", k, "err", err)
+		}
+	}
+}
+
+// ---- validation ----
+
+// checkField validates v for field f: nullability, then type.
+func checkField(f *schema.StructField, v any) (int64, error) {
+	if v == nil {
+		if !f.Nullable {
+			return 0, fmt.Errorf("column %q: %w: null in NOT NULL column", f.Name, ErrInvalidArgument)
+		}
+		return 0, nil
+	}
+	n, err := checkValue(f.Type, v)
+	if err != nil {
+		return 0, fmt.Errorf("column %q: %w", f.Name, err)
+	}
+	return n, nil
+}
+
+func wrongType(v any, t schema.Type) error {
+	return fmt.Errorf("%w: value %v of Go type %T does not fit type %s", ErrSchemaMismatch, v, v, t)
+}
+
+func outOfRange(v any, t schema.Type) error {
+	return fmt.Errorf("%w: value %v does not fit type %s", ErrInvalidArgument, v, t)
+}
+
+// maxTimestampYear keeps microseconds since the epoch inside an int64, as
+// parquetio requires.
+const maxTimestampYear = 290000
+
+// checkValue checks that non-nil v fits Delta type t, in the parquetio
+// value model, and returns its approximate encoded size in bytes.
+func checkValue(t schema.Type, v any) (int64, error) {
+	switch t := t.(type) {
+	case *schema.PrimitiveType:
+		switch t.Name {
+		case schema.Long:
+			switch x := v.(type) {
+			case int64, int, int32, int16, int8, uint8, uint16, uint32:
+				return 8, nil
+			case uint64:
+				if x <= math.MaxInt64 {
+					return 8, nil
+				}
+				return 0, outOfRange(v, t)
+			case uint:
+				if uint64(x) <= math.MaxInt64 {
+					return 8, nil
+				}
+				return 0, outOfRange(v, t)
+			}
+		case schema.Integer, schema.Short, schema.Byte:
+			var x int64
+			switch n := v.(type) {
+			case int32:
+				x = int64(n)
+			case int16:
+				x = int64(n)
+			case int8:
+				x = int64(n)
+			case int:
+				x = int64(n)
+			case int64:
+				x = n
+			case uint8:
+				x = int64(n)
+			case uint16:
+				x = int64(n)
+			case uint32:
+				x = int64(n)
+			default:
+				return 0, wrongType(v, t)
+			}
+			lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
+			if t.Name == schema.Short {
+				lo, hi = math.MinInt16, math.MaxInt16
+			} else if t.Name == schema.Byte {
+				lo, hi = math.MinInt8, math.MaxInt8
+			}
+			if x < lo || x > hi {
+				return 0, outOfRange(v, t)
+			}
+			return 4, nil
+		case schema.Float, schema.Double:
+			switch v.(type) {
+			case float32, float64:
+				return 8, nil
+			}
+		case schema.Boolean:
+			if _, ok := v.(bool); ok {
+				return 1, nil
+			}
+		case schema.String, schema.Binary:
+			switch s := v.(type) {
+			case string:
+				return int64(len(s)) + 4, nil
+			case []byte:
+				return int64(len(s)) + 4, nil
+			}
+		case schema.Date:
+			switch d := v.(type) {
+			case parquetio.Date:
+				return 4, nil
+			case time.Time:
+				if d.Year() > 5000000 || d.Year() < -5000000 {
+					return 0, outOfRange(v, t)
+				}
+				return 4, nil
+			}
+		case schema.Timestamp, schema.TimestampNTZ:
+			if ts, ok := v.(time.Time); ok {
+				if ts.Year() > maxTimestampYear || ts.Year() < -maxTimestampYear {
+					return 0, outOfRange(v, t)
+				}
+				return 8, nil
+			}
+		case schema.Variant:
+			return 0, fmt.Errorf("%w: writing variant columns is not supported", ErrInvalidArgument)
+		}
+		return 0, wrongType(v, t)
+	case *schema.DecimalType:
+		var d parquetio.Decimal
+		switch x := v.(type) {
+		case parquetio.Decimal:
+			d = x
+		case *parquetio.Decimal:
+			if x == nil {
+				return 0, wrongType(v, t)
+			}
+			d = *x
+		case string:
+			var err error
+			if d, err = parquetio.ParseDecimal(x); err != nil {
+				return 0, fmt.Errorf("%w: %q is not a decimal", ErrInvalidArgument, x)
+			}
+		case int64:
+			d = parquetio.NewDecimal(x, 0)
+		case int:
+			d = parquetio.NewDecimal(int64(x), 0)
+		case int32:
+			d = parquetio.NewDecimal(int64(x), 0)
+		default:
+			return 0, wrongType(v, t)
+		}
+		r, ok := d.Rescale(int32(t.Scale))
+		if !ok || r.Unscaled.CmpAbs(pow10(t.Precision)) >= 0 {
+			return 0, outOfRange(d.String(), t)
+		}
+		return 16, nil
+	case *schema.StructType:
+		row, ok := v.(parquetio.Row)
+		if !ok {
+			return 0, wrongType(v, t)
+		}
+		if len(row) != len(t.Fields) {
+			return 0, fmt.Errorf("%w: struct value has %d fields, type %s has %d", ErrInvalidArgument, len(row), t, len(t.Fields))
+		}
+		var size int64
+		for i, f := range t.Fields {
+			n, err := checkField(f, row[i])
+			if err != nil {
+				return 0, err
+			}
+			size += n
+		}
+		return size, nil
+	case *schema.ArrayType:
+		list, ok := v.([]any)
+		if !ok {
+			return 0, wrongType(v, t)
+		}
+		size := int64(4)
+		for i, e := range list {
+			if e == nil {
+				if !t.ContainsNull {
+					return 0, fmt.Errorf("element %d: %w: null in an array without null elements", i, ErrInvalidArgument)
+				}
+				continue
+			}
+			n, err := checkValue(t.ElementType, e)
+			if err != nil {
+				return 0, fmt.Errorf("element %d: %w", i, err)
+			}
+			size += n
+		}
+		return size, nil
+	case *schema.MapType:
+		entries, ok := v.([]parquetio.MapEntry)
+		if !ok {
+			return 0, wrongType(v, t)
+		}
+		size := int64(4)
+		for i, e := range entries {
+			if e.Key == nil {
+				return 0, fmt.Errorf("entry %d: %w: null map key", i, ErrInvalidArgument)
+			}
+			n, err := checkValue(t.KeyType, e.Key)
+			if err != nil {
+				return 0, fmt.Errorf("key of entry %d: %w", i, err)
+			}
+			size += n
+			if e.Value == nil {
+				if !t.ValueContainsNull {
+					return 0, fmt.Errorf("entry %d: %w: null in a map without null values", i, ErrInvalidArgument)
+				}
+				continue
+			}
+			if n, err = checkValue(t.ValueType, e.Value); err != nil {
+				return 0, fmt.Errorf("value of entry %d: %w", i, err)
+			}
+			size += n
+		}
+		return size, nil
+	}
+	return 0, wrongType(v, t)
+}
+
+var pow10Table = func() []*big.Int {
+	out := make([]*big.Int, 39)
+	out[0] = big.NewInt(1)
+	for i := 1; i < len(out); i++ {
+		out[i] = new(big.Int).Mul(out[i-1], big.NewInt(10))
+	}
+	return out
+}()
+
+// pow10 returns 10^n for 0 <= n <= 38; the result must not be modified.
+func pow10(n int) *big.Int { return pow10Table[min(max(n, 0), 38)] }
+
+// ---- files ----
+
+// group is the rows of one partition.
+type group struct {
+	values map[string]string // partition column → serialized value ("" null)
+	rows   []int             // input row indexes
+}
+
+type writeResult struct {
+	adds []*txlog.Add
+	keys []string // store keys written
+}
+
+// writeDataFiles validates p's rows, splits them by partition, checks each
+// partition with groupCheck (when non-nil) and writes the data files. On
+// error, files already written are deleted (best effort).
+func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig, groupCheck func(map[string]string) error) (*writeResult, error) {
+	sch := p.schema
+	partCols := t.PartitionColumns()
+	pIdx := make([]int, len(partCols))
+	isPart := make([]bool, len(sch.Fields))
+	for i, c := range partCols {
+		j := sch.FieldIndex(c)
+		if j < 0 {
+			return nil, fmt.Errorf("table: %w: partition column %q is not in the schema", ErrSchemaMismatch, c)
+		}
+		pIdx[i] = j
+		isPart[j] = true
+	}
+	dataSchema := &schema.StructType{}
+	var dIdx []int
+	for i, f := range sch.Fields {
+		if !isPart[i] {
+			dataSchema.Fields = append(dataSchema.Fields, f)
+			dIdx = append(dIdx, i)
+		}
+	}
+
+	// Validate every row and split by partition before writing anything.
+	sizes := make([]int64, len(p.rows))
+	groups := map[string]*group{}
+	var order []*group
+	var single *group
+	if len(partCols) == 0 {
+		single = &group{values: map[string]string{}}
+		order = append(order, single)
+	}
+	pvals := make([]string, len(partCols))
+	var key strings.Builder
+	for i, row := range p.rows {
+		if len(row) != len(sch.Fields) {
+			return nil, fmt.Errorf("table: %w", &RowError{Row: i,
+				Err: fmt.Errorf("%w: row has %d values, table schema has %d columns", ErrInvalidArgument, len(row), len(sch.Fields))})
+		}
+		var size int64
+		for _, j := range dIdx {
+			n, err := checkField(sch.Fields[j], row[j])
+			if err != nil {
+				return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
+			}
+			size += n
+		}
+		sizes[i] = size
+		if single != nil {
+			continue
+		}
+		key.Reset()
+		for k, j := range pIdx {
+			f := sch.Fields[j]
+			s, ok, err := SerializePartitionValue(f.Type, row[j])
+			if err != nil {
+				return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: fmt.Errorf("partition column %q: %w", f.Name, err)})
+			}
+			if !ok && !f.Nullable {
+				return nil, fmt.Errorf("table: %w", &RowError{Row: i,
+					Err: fmt.Errorf("column %q: %w: null (or empty) value in NOT NULL partition column", f.Name, ErrInvalidArgument)})
+			}
+			pvals[k] = s
+			if len(pIdx) == 1 {
+				break
+			}
+			key.WriteString(strconv.Itoa(len(s)))
+			key.WriteByte(':')
+			key.WriteString(s)
+		}
+		k := pvals[0]
+		if len(pIdx) > 1 {
+			k = key.String()
+		}
+		g := groups[k]
+		if g == nil {
+			g = &group{values: make(map[string]string, len(partCols))}
+			for c, col := range partCols {
+				g.values[col] = pvals[c]
+			}
+			groups[k] = g
+			order = append(order, g)
+		}
+		g.rows = append(g.rows, i)
+	}
+	if groupCheck != nil {
+		for _, g := range order {
+			if len(g.rows) == 0 {
+				continue
+			}
+			if err := groupCheck(g.values); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.rows) == 0 {
+		return &writeResult{}, nil
+	}
+
+	fw := &fileWriter{
+		store:    t.store,
+		schema:   dataSchema,
+		opts:     t.parquetOptions(cfg),
+		suffix:   cfg.compression.FileSuffix(),
+		target:   cfg.targetFileSize,
+		now:      t.cfg.now,
+		partCols: partCols,
+		ratio:    1,
+	}
+	results := make([][]*txlog.Add, len(order))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, cfg.concurrency)
+	var wg sync.WaitGroup
+	for gi, g := range order {
+		var rows []parquetio.Row
+		var gsizes []int64
+		if single != nil {
+			rows, gsizes = p.rows, sizes
+		} else {
+			rows = make([]parquetio.Row, len(g.rows))
+			gsizes = make([]int64, len(g.rows))
+			backing := make([]any, len(g.rows)*len(dIdx))
+			for r, i := range g.rows {
+				dr := backing[r*len(dIdx) : (r+1)*len(dIdx) : (r+1)*len(dIdx)]
+				for c, j := range dIdx {
+					dr[c] = p.rows[i][j]
+				}
+				rows[r], gsizes[r] = dr, sizes[i]
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			adds, err := fw.writeGroup(ctx, g.values, rows, gsizes)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			results[gi] = adds
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		deleteFiles(t.store, fw.written(), t.cfg.logger)
+		return nil, err
+	}
+	res := &writeResult{keys: fw.written()}
+	for _, r := range results {
+		res.adds = append(res.adds, r...)
+	}
+	return res, nil
+}
+
+// parquetOptions derives the data file writer options from the table
+// properties and cfg.
+func (t *Table) parquetOptions(cfg writeConfig) []parquetio.WriteOption {
+	conf := t.snap.Metadata().Configuration
+	opts := []parquetio.WriteOption{parquetio.WithCompression(cfg.compression), parquetio.WithCreatedBy("deltakit")}
+	if v, ok := conf["delta.dataSkippingNumIndexedCols"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			opts = append(opts, parquetio.WithNumIndexedCols(n))
+		}
+	}
+	if v, ok := conf["delta.dataSkippingStatsColumns"]; ok && strings.TrimSpace(v) != "" {
+		opts = append(opts, parquetio.WithStatsColumns(parquetio.ParseStatsColumns(v)))
+	}
+	// Spark writes tightBounds only on tables that support deletion vectors.
+	opts = append(opts, parquetio.WithTightBounds(slices.Contains(t.snap.Protocol().EffectiveWriterFeatures(), txlog.FeatureDeletionVectors)))
+	// Keep row groups within the target file size.
+	opts = append(opts, parquetio.WithRowGroupSize(min(int64(128<<20), max(cfg.targetFileSize, 1<<20))))
+	return append(opts, cfg.parquetOpts...)
+}
+
+// fileWriter writes the data files of one write call.
+type fileWriter struct {
+	store    objectstore.Store
+	schema   *schema.StructType // data schema (no partition columns)
+	opts     []parquetio.WriteOption
+	suffix   string
+	target   int64
+	now      func() time.Time
+	partCols []string
+
+	mu      sync.Mutex
+	ratio   float64 // file bytes per estimated raw byte, learned
+	rawSum  float64
+	fileSum float64
+	keys    []string
+	fileSeq int
+}
+
+func (w *fileWriter) written() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.keys)
+}
+
+func (w *fileWriter) currentRatio() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ratio
+}
+
+// writeGroup writes one partition's rows as one or more files.
+func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []parquetio.Row, sizes []int64) ([]*txlog.Add, error) {
+	dir := ""
+	if len(w.partCols) > 0 {
+		dir = partitionDir(w.partCols, values) + "/"
+	}
+	var adds []*txlog.Add
+	for start := 0; start < len(rows); {
+		ratio := w.currentRatio()
+		end, est := start, 0.0
+		var raw int64
+		for end < len(rows) {
+			raw += sizes[end]
+			est += float64(sizes[end]) * ratio
+			end++
+			if est >= float64(w.target) {
+				break
+			}
+		}
+		add, err := w.writeFile(ctx, dir, values, rows[start:end], raw)
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, add)
+		start = end
+	}
+	return adds, nil
+}
+
+func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[string]string, rows []parquetio.Row, raw int64) (*txlog.Add, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	seq := w.fileSeq
+	w.fileSeq++
+	w.mu.Unlock()
+	name := fmt.Sprintf("part-%05d-%s-c000", seq, uuid.NewString())
+	if w.suffix != "" {
+		name += "." + w.suffix
+	}
+	rel := dir + name + ".parquet"
+	var buf bytes.Buffer
+	buf.Grow(int(min(raw/2+4096, 64<<20)))
+	pw, err := parquetio.NewWriter(&buf, w.schema, w.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
+	}
+	if err := pw.Write(rows); err != nil {
+		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
+	}
+	st, err := pw.Close()
+	if err != nil {
+		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
+	}
+	stats, err := st.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("table: stats of %s: %w", rel, err)
+	}
+	w.mu.Lock()
+	w.keys = append(w.keys, rel)
+	w.mu.Unlock()
+	if err := w.store.Put(ctx, rel, buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("table: data file: %w", err)
+	}
+	size := int64(buf.Len())
+	w.mu.Lock()
+	w.rawSum += float64(raw)
+	w.fileSum += float64(size)
+	if w.rawSum > 0 {
+		w.ratio = w.fileSum / w.rawSum
+	}
+	w.mu.Unlock()
+	return &txlog.Add{
+		Path:             encodeAddPath(rel),
+		PartitionValues:  maps.Clone(values),
+		Size:             size,
+		ModificationTime: w.now().UnixMilli(),
+		DataChange:       true,
+		Stats:            stats,
+	}, nil
+}
