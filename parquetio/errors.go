@@ -28,10 +28,12 @@ type FileError struct {
 	Err  error
 }
 
+// Error returns "parquetio: <op> <file>: <cause>".
 func (e *FileError) Error() string {
 	return fmt.Sprintf("parquetio: %s %s: %v", e.Op, e.File, e.Err)
 }
 
+// Unwrap returns the cause, for errors.Is and errors.As.
 func (e *FileError) Unwrap() error { return e.Err }
 
 func fileErr(op, file string, err error) error {

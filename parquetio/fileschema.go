@@ -35,22 +35,6 @@ func (n *pnode) convertedType() (deprecated.ConvertedType, bool) {
 	return n.elem.ConvertedType.Get()
 }
 
-func (n *pnode) isList() bool {
-	if _, ok := n.elem.LogicalType.Value.(*format.ListType); ok {
-		return true
-	}
-	ct, ok := n.convertedType()
-	return ok && ct == deprecated.List
-}
-
-func (n *pnode) isMap() bool {
-	if _, ok := n.elem.LogicalType.Value.(*format.MapType); ok {
-		return true
-	}
-	ct, ok := n.convertedType()
-	return ok && (ct == deprecated.Map || ct == deprecated.MapKeyValue)
-}
-
 func (n *pnode) physical() format.Type {
 	t, _ := n.elem.Type.Get()
 	return t

@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"encoding/hex"
+	"fmt"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -130,6 +131,7 @@ func TestPyarrowReadsOurFiles(t *testing.T) {
 		{allTypesSchema(), allTypesRows(200), nil},
 		{allTypesSchema(), allTypesRows(50), []WriteOption{WithRowGroupRows(9), WithDictionary(false), WithCompression(Zstd)}},
 		{flightsSchema(), fl, []WriteOption{WithRowGroupRows(6000), WithPageSize(8 << 10)}},
+		{schema.NewStruct(field("s", prim(schema.String), true)), distinctStrings(120_000), nil}, // dictionary falls back to PLAIN
 	}
 	var paths []string
 	for i, f := range files {
@@ -184,4 +186,16 @@ func TestPyarrowReadsOurFiles(t *testing.T) {
 			t.Errorf("column %s: %v, want %v", path, chunks[path], want)
 		}
 	}
+}
+
+func distinctStrings(n int) []Row {
+	rows := make([]Row, n)
+	for i := range rows {
+		if i%10 == 0 {
+			rows[i] = Row{nil}
+			continue
+		}
+		rows[i] = Row{fmt.Sprintf("distinct-value-%012d", i)}
+	}
+	return rows
 }

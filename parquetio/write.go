@@ -188,7 +188,7 @@ type Writer struct {
 	cfg   writeConfig
 	sch   *schema.StructType
 	plan  *writePlan
-	pw    *parquet.Writer
+	pw    *parquet.GenericWriter[any]
 	out   *tailWriter
 	cols  [][]parquet.Value
 	stats *statsBuilder
@@ -196,7 +196,6 @@ type Writer struct {
 	numRows int64
 	rgRows  int64
 	rgBytes int64
-	batch   int64
 	err     error
 	closed  bool
 	result  *Stats
@@ -253,11 +252,15 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 	for _, p := range plan.flbaDecimalPaths {
 		popts = append(popts, parquet.SkipPageStatistics(p...))
 	}
+	pcfg, err := parquet.NewWriterConfig(popts...)
+	if err != nil {
+		return nil, fmt.Errorf("parquetio: new writer: %w", err)
+	}
 	wr = &Writer{
 		cfg:   cfg,
 		sch:   sch,
 		plan:  plan,
-		pw:    parquet.NewWriter(out, popts...),
+		pw:    parquet.NewGenericWriter[any](out, pcfg),
 		out:   out,
 		cols:  make([][]parquet.Value, plan.numCols),
 		stats: plan.stats,

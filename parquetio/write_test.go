@@ -359,3 +359,36 @@ func TestWriteColumnMapping(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteDictionaryFallback writes more distinct strings than a 1 MiB
+// dictionary holds: the column falls back to PLAIN pages mid-chunk.
+func TestWriteDictionaryFallback(t *testing.T) {
+	sch := schema.NewStruct(field("s", prim(schema.String), true), field("b", prim(schema.Binary), false))
+	rows := make([]Row, 150_000)
+	for i := range rows {
+		s := fmt.Sprintf("distinct-value-%012d", i)
+		var v any = s
+		if i%10 == 0 {
+			v = nil
+		}
+		rows[i] = Row{v, []byte(s)}
+	}
+	data, st := writeToBytes(t, sch, rows)
+	got := readBytes(t, data, sch)
+	if len(got) != len(rows) {
+		t.Fatalf("%d rows", len(got))
+	}
+	for i := range rows {
+		if !valuesEqual(got[i], rows[i]) {
+			t.Fatalf("row %d: %s, want %s", i, show(got[i]), show(rows[i]))
+		}
+	}
+	if v, _ := st.Lookup("nullCount", "s"); v != int64(15_000) {
+		t.Errorf("nullCount %v", v)
+	}
+	f, _ := OpenReaderAt(bytes.NewReader(data), int64(len(data)), "x", sch)
+	encs := fmt.Sprint(f.pf.Metadata().RowGroups[0].Columns[0].MetaData.Encoding)
+	if !strings.Contains(encs, "RLE_DICTIONARY") || !strings.Contains(encs, "PLAIN") {
+		t.Errorf("encodings %s, want dictionary then plain", encs)
+	}
+}
