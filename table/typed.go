@@ -1136,6 +1136,10 @@ func writeTyped[T any](ctx context.Context, t *Table, rows []T, mode writeMode, 
 	cfg := newWriteConfig(opts)
 	target, changed, err := mergeSchemas(t.Schema(), info.schema(true), cfg.evolve)
 	if err != nil {
+		// Prefer the error that names the Go field.
+		if _, berr := bindStructEncoder(info, t.Schema(), ""); berr != nil {
+			return nil, berr
+		}
 		return nil, err
 	}
 	enc, err := bindStructEncoder(info, target, "")
