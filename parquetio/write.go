@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 parquet.Writer is used on purpose, see newParquetWriter.
+
 package parquetio
 
 import (
@@ -188,7 +190,7 @@ type Writer struct {
 	cfg   writeConfig
 	sch   *schema.StructType
 	plan  *writePlan
-	pw    *parquet.GenericWriter[any]
+	pw    *parquet.Writer
 	out   *tailWriter
 	cols  [][]parquet.Value
 	stats *statsBuilder
@@ -260,7 +262,7 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 		cfg:   cfg,
 		sch:   sch,
 		plan:  plan,
-		pw:    parquet.NewGenericWriter[any](out, pcfg),
+		pw:    newParquetWriter(out, pcfg),
 		out:   out,
 		cols:  make([][]parquet.Value, plan.numCols),
 		stats: plan.stats,
@@ -447,3 +449,11 @@ func (g *groupNode) Fields() []parquet.Field     { return g.fields }
 func (g *groupNode) Encoding() encoding.Encoding { return nil }
 func (g *groupNode) Compression() compress.Codec { return nil }
 func (g *groupNode) GoType() reflect.Type        { return reflect.TypeFor[any]() }
+
+// newParquetWriter returns parquet-go's untyped Writer. GenericWriter[any],
+// which supersedes it, builds reflection-based write functions from the
+// schema that this package never uses (it writes column values directly)
+// and that panic on some valid layouts.
+func newParquetWriter(w io.Writer, cfg *parquet.WriterConfig) *parquet.Writer {
+	return parquet.NewWriter(w, cfg)
+}
