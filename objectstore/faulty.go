@@ -115,6 +115,9 @@ type Faulty struct {
 	rng     *rand.Rand
 	rate    float64
 	kinds   []FaultKind
+
+	onCrash   func()
+	crashOnce sync.Once
 }
 
 type armedFault struct {
@@ -138,6 +141,15 @@ func WithRandomFaults(seed uint64, rate float64, kinds ...FaultKind) FaultyOptio
 			f.kinds = []FaultKind{FaultStatus}
 		}
 	}
+}
+
+// WithCrashHook calls fn once, when the first FaultCrash strikes (planned
+// or random), before the call that crashed returns. A crash test cancels
+// the dead writer's context there: a crashed process runs no retries and no
+// background work, while a writer that merely sees failing calls would
+// keep retrying them.
+func WithCrashHook(fn func()) FaultyOption {
+	return func(f *Faulty) { f.onCrash = fn }
 }
 
 // NewFaulty wraps inner.
@@ -246,6 +258,7 @@ func (f *Faulty) strikeAfter(ft *Fault, op Op, key string) error {
 		f.mu.Lock()
 		f.crashed = true
 		f.mu.Unlock()
+		f.fireCrashHook()
 		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
 	case FaultLatency:
 		time.Sleep(ft.Latency)
@@ -257,6 +270,13 @@ func (f *Faulty) strikeAfter(ft *Fault, op Op, key string) error {
 	}
 }
 
+// fireCrashHook runs the WithCrashHook function, once.
+func (f *Faulty) fireCrashHook() {
+	if f.onCrash != nil {
+		f.crashOnce.Do(f.onCrash)
+	}
+}
+
 // do runs one call under the fault plan.
 func (f *Faulty) do(ctx context.Context, op Op, key string, call func() error) error {
 	before, after, err := f.plan(op, key)
@@ -264,6 +284,9 @@ func (f *Faulty) do(ctx context.Context, op Op, key string, call func() error) e
 		return err
 	}
 	if before != nil {
+		if before.Kind == FaultCrash {
+			f.fireCrashHook()
+		}
 		if err := strikeBefore(ctx, before, op, key); err != nil {
 			return err
 		}
