@@ -1,0 +1,317 @@
+package table
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// OptimizeOperation is the commitInfo.operation of an optimize commit.
+const OptimizeOperation = "OPTIMIZE"
+
+// OptimizeOption configures Optimize.
+type OptimizeOption func(*optimizeConfig)
+
+type optimizeConfig struct {
+	target   int64
+	now      func() time.Time
+	progress func(doneBytes, totalBytes int64)
+	wopts    []WriteOption
+}
+
+// WithOptimizeTargetSize sets the size in bytes that compacted files aim
+// for; files at least this large are left alone (default
+// DefaultTargetFileSize, 128 MiB).
+func WithOptimizeTargetSize(bytes int64) OptimizeOption {
+	return func(c *optimizeConfig) { c.target = bytes }
+}
+
+// WithOptimizeClock sets the clock for the remove actions' deletion
+// timestamps (default time.Now).
+func WithOptimizeClock(now func() time.Time) OptimizeOption {
+	return func(c *optimizeConfig) { c.now = now }
+}
+
+// WithOptimizeProgress calls fn after each input file is read, with the
+// bytes of input read so far and the total to read.
+func WithOptimizeProgress(fn func(doneBytes, totalBytes int64)) OptimizeOption {
+	return func(c *optimizeConfig) { c.progress = fn }
+}
+
+// WithOptimizeWriteOptions passes options to the writer of the compacted
+// files (compression, Parquet options). WithTargetFileSize is set from
+// WithOptimizeTargetSize.
+func WithOptimizeWriteOptions(opts ...WriteOption) OptimizeOption {
+	return func(c *optimizeConfig) { c.wopts = append(c.wopts, opts...) }
+}
+
+// OptimizeResult reports what Optimize did.
+type OptimizeResult struct {
+	// Version is the table version after Optimize: the new commit's, or t's
+	// when there was nothing to compact (Committed false).
+	Version   int64
+	Committed bool
+	// TargetSize is the target file size applied, in bytes.
+	TargetSize int64
+	// FilesConsidered counts the live files looked at.
+	FilesConsidered int
+	// Partitions counts the partitions that were compacted.
+	Partitions int
+	// FilesRemoved and BytesRemoved are the compacted input files;
+	// FilesAdded and BytesAdded the files that replace them.
+	FilesRemoved, FilesAdded int
+	BytesRemoved, BytesAdded int64
+	// Rows counts the rows rewritten (after deletion vectors).
+	Rows int64
+}
+
+// optimizeBin is a set of small files of one partition that are rewritten
+// together.
+type optimizeBin struct {
+	values map[string]string
+	files  []*txlog.Add
+	bytes  int64
+}
+
+// Optimize compacts small files, as Spark's OPTIMIZE does (bin-packing, no
+// Z-order): in each partition, the files smaller than the target size, and
+// the files with deletion vectors, are sorted by size and packed into bins
+// of at most the target size; each bin holding more than one file (or a
+// file with a deletion vector) is read, with its deletion vector applied,
+// and written again as files of about the target size. One commit through
+// the table's commit path (operation OPTIMIZE) removes the old files and
+// adds the new ones, all with dataChange false: the table's rows do not
+// change, so streaming readers skip the commit.
+//
+// The transaction records the files of the compacted partitions as read:
+// a concurrent commit that removes one of them (a delete, an overwrite,
+// another optimize) makes Optimize fail with a *txlog.ConflictError, and
+// its written files are deleted; concurrent blind appends do not conflict.
+// Optimize holds one bin's rows in memory at a time.
+//
+// It returns t itself and Committed false when there is nothing to
+// compact. Errors: ErrInvalidArgument for a bad target size; errors reading
+// the data files or deletion vectors; write and commit errors.
+func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *OptimizeResult, error) {
+	cfg := optimizeConfig{target: DefaultTargetFileSize, now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.target <= 0 {
+		return nil, nil, fmt.Errorf("table: optimize %s: %w: target size %d", t.URI(), ErrInvalidArgument, cfg.target)
+	}
+	res := &OptimizeResult{Version: t.Version(), TargetSize: cfg.target}
+	if err := t.checkWritable(nil); err != nil {
+		return nil, nil, err
+	}
+	files := t.snap.Files()
+	res.FilesConsidered = len(files)
+	bins := planBins(t, files, cfg.target)
+	if len(bins) == 0 {
+		return t, res, nil
+	}
+
+	tx := t.NewTransaction(OptimizeOperation)
+	parts := map[string]bool{}
+	for _, b := range bins {
+		parts[partitionKey(t.PartitionColumns(), b.values)] = true
+	}
+	cols := t.PartitionColumns()
+	tx.ReadFiles(func(pv map[string]string) bool { return parts[partitionKey(cols, pv)] })
+	res.Partitions = len(parts)
+
+	var total, done int64
+	for _, b := range bins {
+		total += b.bytes
+	}
+	wopts := append(slices.Clone(cfg.wopts), WithTargetFileSize(cfg.target))
+	var written []string
+	now := cfg.now().UnixMilli()
+	for _, b := range bins {
+		rows, err := t.readBin(ctx, b, func(n int64) {
+			done += n
+			if cfg.progress != nil {
+				cfg.progress(done, total)
+			}
+		})
+		if err != nil {
+			deleteFiles(t.store, written, t.cfg.logger)
+			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
+		}
+		adds, err := t.WriteFiles(ctx, rows, wopts...)
+		if err != nil {
+			deleteFiles(t.store, written, t.cfg.logger)
+			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
+		}
+		res.Rows += int64(len(rows))
+		for _, a := range adds {
+			a.DataChange = false
+			if k, ok := storeKey(t.store.URI(), txlog.DecodePath(a.Path)); ok {
+				written = append(written, k)
+			}
+			tx.Add(txlog.Action{Add: a})
+			res.FilesAdded++
+			res.BytesAdded += a.Size
+		}
+		for _, f := range b.files {
+			r := f.RemoveAt(now)
+			r.DataChange = false
+			tx.Add(txlog.Action{Remove: r})
+			res.FilesRemoved++
+			res.BytesRemoved += f.Size
+		}
+	}
+	tx.SetOperationParameters(map[string]string{
+		"predicate":  "[]",
+		"zOrderBy":   "[]",
+		"auto":       "false",
+		"targetSize": strconv.FormatInt(cfg.target, 10),
+	})
+	tx.SetOperationMetrics(map[string]string{
+		"numRemovedFiles":     strconv.Itoa(res.FilesRemoved),
+		"numAddedFiles":       strconv.Itoa(res.FilesAdded),
+		"numRemovedBytes":     strconv.FormatInt(res.BytesRemoved, 10),
+		"numAddedBytes":       strconv.FormatInt(res.BytesAdded, 10),
+		"partitionsOptimized": strconv.Itoa(res.Partitions),
+		"numBins":             strconv.Itoa(len(bins)),
+		"numOutputRows":       strconv.FormatInt(res.Rows, 10),
+	})
+	nt, cr, err := t.Commit(ctx, tx)
+	if err != nil {
+		var ce *txlog.ConflictError
+		if errors.As(err, &ce) {
+			deleteFiles(t.store, written, t.cfg.logger)
+		}
+		return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
+	}
+	res.Version = cr.Version
+	res.Committed = true
+	return nt, res, nil
+}
+
+// partitionKey identifies a partition by its values in column order.
+func partitionKey(cols []string, pv map[string]string) string {
+	var b strings.Builder
+	for _, c := range cols {
+		v, ok := pv[c]
+		if !ok || v == "" {
+			b.WriteString("\x00N")
+		} else {
+			b.WriteString("\x00V")
+			b.WriteString(v)
+		}
+	}
+	return b.String()
+}
+
+// planBins groups the compactable files of each partition into bins.
+func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
+	uri := t.store.URI()
+	byPart := map[string][]*txlog.Add{}
+	var order []string
+	for _, f := range files {
+		if _, ok := storeKey(uri, txlog.DecodePath(f.Path)); !ok {
+			continue // outside the table root: not ours to rewrite
+		}
+		if f.Size >= target && f.DeletionVector == nil {
+			continue
+		}
+		k := partitionKey(t.PartitionColumns(), f.PartitionValues)
+		if _, ok := byPart[k]; !ok {
+			order = append(order, k)
+		}
+		byPart[k] = append(byPart[k], f)
+	}
+	slices.Sort(order)
+	var bins []*optimizeBin
+	for _, k := range order {
+		fs := byPart[k]
+		slices.SortStableFunc(fs, func(a, b *txlog.Add) int {
+			return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))
+		})
+		var cur *optimizeBin
+		flush := func() {
+			if cur != nil && (len(cur.files) > 1 || (len(cur.files) == 1 && cur.files[0].DeletionVector != nil)) {
+				bins = append(bins, cur)
+			}
+			cur = nil
+		}
+		for _, f := range fs {
+			if cur != nil && cur.bytes+f.Size > target {
+				flush()
+			}
+			if cur == nil {
+				cur = &optimizeBin{values: f.PartitionValues}
+			}
+			cur.files = append(cur.files, f)
+			cur.bytes += f.Size
+		}
+		flush()
+	}
+	return bins
+}
+
+// readBin reads the rows of a bin's files, aligned with the table schema:
+// data columns from the files (deletion vectors applied), partition columns
+// from the add actions' partition values.
+func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int64)) ([]parquetio.Row, error) {
+	sch := t.Schema()
+	isPart := map[string]bool{}
+	for _, c := range t.PartitionColumns() {
+		isPart[c] = true
+	}
+	data := &schema.StructType{}
+	var dataIdx []int // table field index of each data field
+	for i, f := range sch.Fields {
+		if !isPart[f.Name] {
+			data.Fields = append(data.Fields, f)
+			dataIdx = append(dataIdx, i)
+		}
+	}
+	mode := t.snap.Metadata().ColumnMappingMode()
+	var rows []parquetio.Row
+	for _, f := range b.files {
+		pvals := make([]any, len(sch.Fields))
+		for i, fld := range sch.Fields {
+			if !isPart[fld.Name] {
+				continue
+			}
+			v, err := ParsePartitionValue(fld.Type, f.PartitionValues[fld.Name])
+			if err != nil {
+				return nil, fmt.Errorf("file %s: partition value of %s: %w", f.Path, fld.Name, err)
+			}
+			pvals[i] = v
+		}
+		key, _ := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
+		ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
+		if f.DeletionVector != nil {
+			bm, err := txlog.LoadDeletionVector(ctx, t.store, f.DeletionVector)
+			if err != nil {
+				return nil, fmt.Errorf("file %s: %w", f.Path, err)
+			}
+			ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
+		}
+		for r, err := range parquetio.ReadFile(ctx, t.store, key, data, ropts...) {
+			if err != nil {
+				return nil, err
+			}
+			row := make(parquetio.Row, len(sch.Fields))
+			copy(row, pvals)
+			for j, v := range r {
+				row[dataIdx[j]] = v
+			}
+			rows = append(rows, row)
+		}
+		read(f.Size)
+	}
+	return rows, nil
+}
