@@ -63,6 +63,36 @@ type rowAsm struct {
 	lists  [numListSlots][]string
 	hasLst [numListSlots]bool
 	err    error
+	// intern shares the strings of map keys and values, which repeat from
+	// row to row (partition column names and values).
+	intern map[string]string
+	// maps shares identical partitionValues maps between rows (files of
+	// one partition); mapKey is scratch space for its keys.
+	maps   map[string]map[string]string
+	mapKey []byte
+}
+
+// internString returns v's bytes as a string, shared with earlier equal
+// strings of the same decoder while the table is small.
+func (a *rowAsm) internString(v parquet.Value) string {
+	switch v.Kind() {
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+	default:
+		a.fail("string column holds %s", v.Kind())
+		return ""
+	}
+	b := v.ByteArray()
+	if s, ok := a.intern[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if a.intern == nil {
+		a.intern = map[string]string{}
+	}
+	if len(a.intern) < 4096 {
+		a.intern[s] = s
+	}
+	return s
 }
 
 // map and list slots
@@ -182,7 +212,7 @@ func mapSetter(slot int, isKey bool, mapDef, entryDef, maxDef int) colSetter {
 		}
 		s := ""
 		if d == maxDef {
-			s = valueString(a, v)
+			s = a.internString(v)
 		}
 		if isKey {
 			a.keys[slot] = append(a.keys[slot], s)
@@ -416,7 +446,7 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 }
 
 func (a *rowAsm) reset() {
-	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists}
+	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey}
 	for i := range a.keys {
 		a.keys[i], a.vals[i] = a.keys[i][:0], a.vals[i][:0]
 	}
@@ -435,9 +465,30 @@ func (a *rowAsm) buildMap(slot int) map[string]string {
 		a.fail("map with %d keys and %d values", len(keys), len(vals))
 		return nil
 	}
+	shared := slot == mapAddPartitionValues || slot == mapRemovePartitionValues
+	if shared {
+		a.mapKey = a.mapKey[:0]
+		for i, k := range keys {
+			a.mapKey = append(a.mapKey, k...)
+			a.mapKey = append(a.mapKey, 0)
+			a.mapKey = append(a.mapKey, vals[i]...)
+			a.mapKey = append(a.mapKey, 0)
+		}
+		if m, ok := a.maps[string(a.mapKey)]; ok {
+			return m
+		}
+	}
 	m := make(map[string]string, len(keys))
 	for i, k := range keys {
 		m[k] = vals[i]
+	}
+	if shared {
+		if a.maps == nil {
+			a.maps = map[string]map[string]string{}
+		}
+		if len(a.maps) < 4096 {
+			a.maps[string(a.mapKey)] = m
+		}
 	}
 	return m
 }
