@@ -308,6 +308,7 @@ type rowReader struct {
 	plan    *readPlan
 	cursors []*colCursor
 	numRows int64
+	backing []any // rows are cut from it, 256 at a time, to allocate less
 }
 
 func (r *rowReader) close() {
@@ -325,8 +326,11 @@ func (r *rowReader) next(discard bool) (row Row, err error) {
 			row, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
 		}
 	}()
-	if !discard {
-		row = make(Row, len(r.plan.fields))
+	if n := len(r.plan.fields); !discard {
+		if len(r.backing) < n {
+			r.backing = make([]any, n*256)
+		}
+		row, r.backing = r.backing[:n:n], r.backing[n:]
 	}
 	for i, n := range r.plan.fields {
 		if n == nil {
