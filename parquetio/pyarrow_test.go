@@ -2,8 +2,8 @@ package parquetio
 
 import (
 	"encoding/hex"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
