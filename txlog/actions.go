@@ -45,8 +45,7 @@ type protocolJSON struct {
 // MarshalJSON writes the protocol with both versions always present and the
 // feature lists present when the versions call for them.
 func (p Protocol) MarshalJSON() ([]byte, error) {
-	j := protocolJSON{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
-		ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}
+	j := protocolJSON(p)
 	if j.ReaderFeatures == nil && p.MinReaderVersion == 3 {
 		j.ReaderFeatures = []string{}
 	}
