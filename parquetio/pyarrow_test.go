@@ -60,18 +60,28 @@ for path in sys.argv[1:]:
 print(json.dumps(out))
 `
 
-// pythonWithPyarrow returns a Python interpreter that can import pyarrow
-// ($DELTAKIT_PYTHON, else python3), or skips the test.
+// pythonWithPyarrow returns a Python interpreter that can import pyarrow:
+// $DELTAKIT_PYTHON, else the interop venv's ($DELTAKIT_VENV, default
+// <repo>/.venv, which scripts/install-interop.sh fills), else python3. It
+// skips the test when none has pyarrow.
 func pythonWithPyarrow(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("DELTAKIT_PYTHON")
-	if py == "" {
-		py = "python3"
+	var candidates []string
+	if py := os.Getenv("DELTAKIT_PYTHON"); py != "" {
+		candidates = append(candidates, py)
 	}
-	if err := exec.Command(py, "-c", "import pyarrow.parquet").Run(); err != nil {
-		t.Skipf("pyarrow not available in %s (set DELTAKIT_PYTHON)", py)
+	venv := os.Getenv("DELTAKIT_VENV")
+	if venv == "" {
+		venv = filepath.Join("..", ".venv")
 	}
-	return py
+	candidates = append(candidates, filepath.Join(venv, "bin", "python"), "python3")
+	for _, py := range candidates {
+		if err := exec.Command(py, "-c", "import pyarrow.parquet").Run(); err == nil {
+			return py
+		}
+	}
+	t.Skipf("no python with pyarrow among %v (run scripts/install-interop.sh)", candidates)
+	return ""
 }
 
 // toNeutral converts a value of the value model to the script's JSON form.

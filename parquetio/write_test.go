@@ -392,3 +392,21 @@ func TestWriteDictionaryFallback(t *testing.T) {
 		t.Errorf("encodings %s, want dictionary then plain", encs)
 	}
 }
+
+func TestWriteEmptyFile(t *testing.T) {
+	sch := allTypesSchema()
+	data, st := writeToBytes(t, sch, nil)
+	if st.NumRecords != 0 {
+		t.Errorf("NumRecords %d", st.NumRecords)
+	}
+	f, err := OpenReaderAt(bytes.NewReader(data), int64(len(data)), "empty", sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NumRows() != 0 || f.NumRowGroups() != 0 {
+		t.Errorf("%d rows, %d row groups", f.NumRows(), f.NumRowGroups())
+	}
+	if rows := readBytes(t, data, sch); len(rows) != 0 {
+		t.Errorf("%d rows", len(rows))
+	}
+}
