@@ -42,12 +42,16 @@ const (
 	Timestamp    = "timestamp"
 	TimestampNTZ = "timestamp_ntz"
 	Variant      = "variant"
+	// Void is the type of a column that is always null and never stored in
+	// data files (spec "Void Type"): readers produce nulls for it, writers
+	// leave it out of data files.
+	Void = "void"
 )
 
 var primitiveNames = map[string]bool{
 	String: true, Long: true, Integer: true, Short: true, Byte: true, Float: true,
 	Double: true, Boolean: true, Binary: true, Date: true, Timestamp: true,
-	TimestampNTZ: true, Variant: true,
+	TimestampNTZ: true, Variant: true, Void: true,
 }
 
 // PrimitiveType is one of the named primitive types (String, Long, ...);

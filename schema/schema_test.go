@@ -1,0 +1,63 @@
+package schema
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	in := `{"type":"struct","fields":[
+		{"name":"id","type":"long","nullable":false,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-1"}},
+		{"name":"amount","type":"decimal(10,2)","nullable":true,"metadata":{}},
+		{"name":"gone","type":"void","nullable":true,"metadata":{}},
+		{"name":"v","type":"variant","nullable":true,"metadata":{}},
+		{"name":"tags","type":{"type":"array","elementType":"string","containsNull":false},"nullable":true,"metadata":{}},
+		{"name":"attrs","type":{"type":"map","keyType":"string","valueType":{"type":"struct","fields":[{"name":"ts","type":"timestamp_ntz","nullable":true,"metadata":{}}]},"valueContainsNull":true},"nullable":true,"metadata":{}}
+	]}`
+	st, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "struct<id:long,amount:decimal(10,2),gone:void,v:variant,tags:array<string>,attrs:map<string,struct<ts:timestamp_ntz>>>"
+	if st.String() != want {
+		t.Errorf("String() = %s\nwant %s", st, want)
+	}
+	if id, ok := st.Fields[0].FieldID(); !ok || id != 1 || st.Fields[0].PhysicalName("name") != "col-1" || st.Fields[0].PhysicalName("none") != "id" {
+		t.Errorf("column mapping metadata: id %d %v, physical %q", id, ok, st.Fields[0].PhysicalName("name"))
+	}
+	if st.Fields[0].Nullable || !st.Fields[1].Nullable {
+		t.Error("nullable flags")
+	}
+	if at := st.Field("tags").Type.(*ArrayType); at.ContainsNull {
+		t.Error("containsNull false was lost")
+	}
+	// round trip through Marshal
+	s, err := Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, st) {
+		t.Errorf("round trip changed the schema:\n%s", s)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"not json":         `{"type":`,
+		"top-level array":  `{"type":"array","elementType":"string","containsNull":true}`,
+		"unknown type":     `{"type":"struct","fields":[{"name":"a","type":"interval","nullable":true,"metadata":{}}]}`,
+		"unknown complex":  `{"type":"struct","fields":[{"name":"a","type":{"type":"udt"},"nullable":true,"metadata":{}}]}`,
+		"decimal too wide": `{"type":"struct","fields":[{"name":"a","type":"decimal(39,2)","nullable":true,"metadata":{}}]}`,
+		"missing type":     `{"type":"struct","fields":[{"name":"a","nullable":true,"metadata":{}}]}`,
+		"empty":            ``,
+	} {
+		if _, err := Parse(in); !errors.Is(err, ErrInvalidSchema) {
+			t.Errorf("%s: err = %v, want ErrInvalidSchema", name, err)
+		}
+	}
+}
