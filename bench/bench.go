@@ -1,0 +1,335 @@
+// Package bench measures deltakit against its floors (what the same work
+// costs without deltakit: a bare conditional PUT, raw parquet-go) and against
+// delta-rs, side by side in one process run, so that the figures are ratios
+// that survive noisy machines.
+//
+// The figures are:
+//
+//	P1 commit       p50/p99 latency of a one-file blind append commit on MinIO
+//	                vs a bare PutIfAbsent of the same bytes, interleaved
+//	P2 append       rows of the flights schema through table.AppendRows vs
+//	                parquet-go's GenericWriter + Put, on MinIO
+//	P3 open         latest snapshot (and an incremental refresh) of a table
+//	                with many commits, a checkpoint and many live files:
+//	                txlog.Load vs delta-rs DeltaTable, on the local filesystem
+//	P4 contention   commits/s of 1, 4 and 8 writers blind-appending to one
+//	                table on MinIO, with zero lost commits checked
+//	P5 memory       peak RSS of a process holding a snapshot of many live
+//	                files, measured in a child process
+//	P6 streaming    epochs/s of a streamsink on MinIO, vs the floor of the
+//	                same data file and commit written directly; the cost of
+//	                a skipped epoch
+//
+// Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
+// in this package's tests drive the same code under go test -bench. Nothing
+// here asserts timings.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Figure ids, in the order Run measures them.
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6"}
+
+// FigureIDs returns the ids of all figures in order.
+func FigureIDs() []string { return slices.Clone(figureIDs) }
+
+// Config holds the sizes of every figure. Use QuickConfig or FullConfig and
+// change fields as needed.
+type Config struct {
+	// Mode names the configuration: "quick" or "full".
+	Mode string
+
+	// P1: interleaved commit/PUT pairs measured, after CommitWarmup pairs.
+	CommitPairs  int
+	CommitWarmup int
+
+	// P2: rows per append, repetitions per side (the median counts).
+	AppendRows int
+	AppendReps int
+
+	// P3: commits of the generated table (after version 0), files per
+	// commit, the checkpoint version (commits-10), repetitions per side.
+	OpenCommits        int
+	OpenFilesPerCommit int
+	OpenReps           int
+
+	// P4: writer counts and commits per writer.
+	ContentionWriters []int
+	ContentionCommits int
+
+	// P5: live files of the snapshot held.
+	MemoryFiles int
+
+	// P6: epochs written, rows per epoch, skipped epochs measured.
+	StreamEpochs  int
+	StreamRows    int
+	StreamSkipped int
+}
+
+// QuickConfig returns the sizes CI runs: about a minute on 2 cores.
+func QuickConfig() Config {
+	return Config{
+		Mode:        "quick",
+		CommitPairs: 150, CommitWarmup: 10,
+		AppendRows: 200_000, AppendReps: 3,
+		OpenCommits: 1_000, OpenFilesPerCommit: 10, OpenReps: 5,
+		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 15,
+		MemoryFiles:  100_000,
+		StreamEpochs: 20, StreamRows: 10_000, StreamSkipped: 20,
+	}
+}
+
+// FullConfig returns the sizes of the issue: 1,000,000 rows, a table of
+// 10,000 commits and 100,000 files, a snapshot of 1,000,000 files.
+func FullConfig() Config {
+	return Config{
+		Mode:        "full",
+		CommitPairs: 500, CommitWarmup: 20,
+		AppendRows: 1_000_000, AppendReps: 3,
+		OpenCommits: 10_000, OpenFilesPerCommit: 10, OpenReps: 7,
+		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 50,
+		MemoryFiles:  1_000_000,
+		StreamEpochs: 100, StreamRows: 10_000, StreamSkipped: 50,
+	}
+}
+
+// Env is what the figures run against.
+type Env struct {
+	// S3 is the MinIO server of P1, P2, P4 and P6; nil skips them.
+	S3 *S3Server
+	// TempDir holds generated tables; it must exist. Run removes what it
+	// writes there.
+	TempDir string
+	// Python is the interpreter of a venv with the deltalake package
+	// (delta-rs); "" skips the delta-rs side of P3.
+	Python string
+	// MemoryChild returns the command that runs MemoryChild in a fresh
+	// process for the table in dir (P5); nil skips P5.
+	MemoryChild func(ctx context.Context, dir string) *exec.Cmd
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+func (e *Env) logf(format string, args ...any) {
+	if e.Log != nil {
+		fmt.Fprintf(e.Log, format+"\n", args...)
+	}
+}
+
+// Report is the outcome of one run. Its JSON keys are stable.
+type Report struct {
+	Schema  int       `json:"schema"` // 1
+	Date    time.Time `json:"date"`
+	Mode    string    `json:"mode"`
+	Machine Machine   `json:"machine"`
+	Figures []*Figure `json:"figures"`
+	// Seconds is the wall time of the whole run.
+	Seconds float64 `json:"seconds"`
+}
+
+// Machine describes where a report was measured.
+type Machine struct {
+	CPUModel   string `json:"cpu_model"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	MemTotalMB int64  `json:"mem_total_mib"`
+	GoVersion  string `json:"go_version"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+}
+
+// Figure is one measured figure: its metrics and what limits it.
+type Figure struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Setup says what was measured, with the sizes.
+	Setup string `json:"setup"`
+	// Skipped says why the figure (or a part of it) was not measured; the
+	// figure is absent only when it says so.
+	Skipped string    `json:"skipped,omitempty"`
+	Metrics []*Metric `json:"metrics"`
+	Notes   []string  `json:"notes,omitempty"`
+	Seconds float64   `json:"seconds"` // wall time of the figure, setup included
+}
+
+// Metric is one number. Ratios have Unit "x" and usually a Goal.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// Goal is "<= 1.15", "< 1" and the like; "" when the metric has none.
+	Goal string `json:"goal,omitempty"`
+	// Met reports whether Value meets Goal; nil without a goal.
+	Met *bool `json:"met,omitempty"`
+}
+
+func (f *Figure) add(name string, value float64, unit string) *Metric {
+	m := &Metric{Name: name, Value: value, Unit: unit}
+	f.Metrics = append(f.Metrics, m)
+	return m
+}
+
+// goal attaches a goal "op limit" (op one of "<=", "<", ">=") to m.
+func (m *Metric) goal(op string, limit float64) {
+	m.Goal = fmt.Sprintf("%s %g", op, limit)
+	var ok bool
+	switch op {
+	case "<=":
+		ok = m.Value <= limit
+	case "<":
+		ok = m.Value < limit
+	case ">=":
+		ok = m.Value >= limit
+	}
+	m.Met = &ok
+}
+
+func (f *Figure) note(format string, args ...any) {
+	f.Notes = append(f.Notes, fmt.Sprintf(format, args...))
+}
+
+// Metric returns the metric called name, or nil.
+func (f *Figure) Metric(name string) *Metric {
+	for _, m := range f.Metrics {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+type figureFunc func(ctx context.Context, env *Env, cfg Config) (*Figure, error)
+
+func figureFuncs() map[string]figureFunc {
+	return map[string]figureFunc{
+		"P1": CommitFigure,
+		"P2": AppendFigure,
+		"P3": OpenFigure,
+		"P4": ContentionFigure,
+		"P5": MemoryFigure,
+		"P6": StreamFigure,
+	}
+}
+
+// Run measures the figures named in only (all when empty), in order, and
+// returns the report. A figure that fails is reported with its error in
+// Skipped and Run goes on; the returned error joins those failures.
+func Run(ctx context.Context, env *Env, cfg Config, only []string) (*Report, error) {
+	start := time.Now()
+	rep := &Report{Schema: 1, Date: start.UTC().Truncate(time.Second), Mode: cfg.Mode, Machine: DescribeMachine()}
+	funcs := figureFuncs()
+	var failed []string
+	for _, id := range figureIDs {
+		if len(only) > 0 && !slices.Contains(only, id) {
+			continue
+		}
+		env.logf("== %s", id)
+		t0 := time.Now()
+		fig, err := funcs[id](ctx, env, cfg)
+		if err != nil {
+			if fig == nil {
+				fig = &Figure{ID: id}
+			}
+			fig.Skipped = "failed: " + err.Error()
+			failed = append(failed, id+": "+err.Error())
+		}
+		fig.Seconds = time.Since(t0).Seconds()
+		rep.Figures = append(rep.Figures, fig)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	if len(failed) > 0 {
+		return rep, fmt.Errorf("bench: %s", strings.Join(failed, "; "))
+	}
+	return rep, nil
+}
+
+// ParseOnly parses a comma-separated list of figure ids ("P1,P3", case
+// insensitive); it returns an error naming an unknown id.
+func ParseOnly(s string) ([]string, error) {
+	var ids []string
+	for p := range strings.SplitSeq(s, ",") {
+		p = strings.ToUpper(strings.TrimSpace(p))
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(figureIDs, p) {
+			return nil, fmt.Errorf("unknown figure %q (want some of %s)", p, strings.Join(figureIDs, ","))
+		}
+		ids = append(ids, p)
+	}
+	return ids, nil
+}
+
+// DescribeMachine reads the CPU model and memory from /proc (Linux; empty
+// elsewhere) and the Go runtime's view of the machine.
+func DescribeMachine() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		m.MemTotalMB = procKB(string(data), "MemTotal") / 1024
+	}
+	return m
+}
+
+// procKB returns the value in kB of a "Key:   123 kB" line of a /proc file,
+// or -1.
+func procKB(text, key string) int64 {
+	for line := range strings.Lines(text) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != key {
+			continue
+		}
+		var n int64
+		if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &n); err == nil {
+			return n
+		}
+	}
+	return -1
+}
+
+// FindPython returns the python of the interop venv ($DELTAKIT_VENV, else
+// .venv in the repository holding dir or one of its parents) when it exists,
+// else "".
+func FindPython(dir string) string {
+	if v := os.Getenv("DELTAKIT_VENV"); v != "" {
+		p := filepath.Join(v, "bin", "python")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		return ""
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, ".venv", "bin", "python")
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+			return ""
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}

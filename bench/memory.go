@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// memoryLinePrefix starts the line a memory child writes with its figures.
+const memoryLinePrefix = "deltabench-memory: "
+
+// memoryReport is what a memory child measures, in kB of /proc/self/status
+// and bytes of the Go runtime.
+type memoryReport struct {
+	BaselineRSSKB int64   `json:"baseline_rss_kb"` // VmRSS before loading
+	PeakRSSKB     int64   `json:"peak_rss_kb"`     // VmHWM after loading
+	RSSKB         int64   `json:"rss_kb"`          // VmRSS after loading and a GC
+	HeapLiveBytes uint64  `json:"heap_live_bytes"` // HeapAlloc after a GC, snapshot held
+	LoadSeconds   float64 `json:"load_seconds"`
+	Files         int     `json:"files"`
+	Version       int64   `json:"version"`
+}
+
+// MemoryChild is the body of P5's child process: it loads the latest
+// snapshot of the table at dir (local filesystem), holds it, and writes one
+// line "deltabench-memory: {json}" to w with the process's peak resident set
+// (VmHWM of /proc/self/status) and the live heap. Run it in a fresh process
+// so that nothing else shaped the figure.
+func MemoryChild(ctx context.Context, dir string, w io.Writer) error {
+	before, err := procStatus()
+	if err != nil {
+		return err
+	}
+	store, err := objectstore.NewLocal(dir)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	snap, err := txlog.Load(ctx, store)
+	if err != nil {
+		return err
+	}
+	r := memoryReport{LoadSeconds: time.Since(t0).Seconds(), Files: snap.NumFiles(), Version: snap.Version(),
+		BaselineRSSKB: procKB(before, "VmRSS")}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	r.HeapLiveBytes = m.HeapAlloc
+	after, err := procStatus()
+	if err != nil {
+		return err
+	}
+	r.PeakRSSKB, r.RSSKB = procKB(after, "VmHWM"), procKB(after, "VmRSS")
+	runtime.KeepAlive(snap)
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", memoryLinePrefix, line)
+	return err
+}
+
+func procStatus() (string, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "", fmt.Errorf("bench: peak RSS needs Linux /proc: %w", err)
+	}
+	return string(data), nil
+}
+
+// MemoryFigure measures P5: the peak RSS of a fresh process that loads and
+// holds a snapshot of Config.MemoryFiles live files, replayed from a classic
+// checkpoint (10,000 files per commit before it, stats on every file).
+func MemoryFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
+	const perCommit = 10_000
+	commits := max(1, cfg.MemoryFiles/perCommit)
+	spec := TableSpec{Commits: int64(commits), FilesPerCommit: cfg.MemoryFiles / commits, CheckpointAt: int64(commits)}
+	files := int(spec.Commits) * spec.FilesPerCommit
+	fig := &Figure{ID: "P5", Title: "memory: peak RSS holding a snapshot",
+		Setup: fmt.Sprintf("local filesystem; a child process loads the latest snapshot of a table of %d live files with stats "+
+			"from its classic checkpoint and holds it; VmHWM from /proc/self/status", files)}
+	if env.MemoryChild == nil {
+		fig.Skipped = "no way to start a child process"
+		return fig, nil
+	}
+	dir, err := os.MkdirTemp(env.TempDir, "p5-table-")
+	if err != nil {
+		return fig, err
+	}
+	defer os.RemoveAll(dir)
+	store, err := objectstore.NewLocal(dir)
+	if err != nil {
+		return fig, err
+	}
+	t0 := time.Now()
+	if err := GenerateTable(ctx, store, spec); err != nil {
+		return fig, err
+	}
+	fig.add("generate_table", time.Since(t0).Seconds(), "s")
+	env.logf("P5: table generated in %v", time.Since(t0).Round(time.Millisecond))
+	if info, err := store.Stat(ctx, txlog.CheckpointKey(spec.CheckpointAt)); err == nil {
+		fig.add("checkpoint_bytes", float64(info.Size), "B")
+	}
+	r, err := runMemoryChild(ctx, env, dir)
+	if err != nil {
+		return fig, err
+	}
+	if r.Files != files {
+		return fig, fmt.Errorf("bench: memory child loaded %d files, want %d", r.Files, files)
+	}
+	mib := func(kb int64) float64 { return float64(kb) / 1024 }
+	fig.add("peak_rss", mib(r.PeakRSSKB), "MiB").goal("<=", 400)
+	fig.add("rss_after_gc", mib(r.RSSKB), "MiB")
+	fig.add("heap_live", float64(r.HeapLiveBytes)/(1<<20), "MiB")
+	fig.add("heap_live_per_file", float64(r.HeapLiveBytes)/float64(files), "B")
+	fig.add("baseline_rss", mib(r.BaselineRSSKB), "MiB")
+	fig.add("load", r.LoadSeconds, "s")
+	fig.add("files", float64(files), "count")
+	return fig, nil
+}
+
+func runMemoryChild(ctx context.Context, env *Env, dir string) (*memoryReport, error) {
+	cmd := env.MemoryChild(ctx, dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("bench: memory child: %w\n%s%s", err, stdout.String(), stderr.String())
+	}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), memoryLinePrefix); ok {
+			var r memoryReport
+			if err := json.Unmarshal([]byte(rest), &r); err != nil {
+				return nil, fmt.Errorf("bench: memory child said %q: %w", rest, err)
+			}
+			return &r, nil
+		}
+	}
+	return nil, fmt.Errorf("bench: memory child wrote no %q line:\n%s%s", memoryLinePrefix, stdout.String(), stderr.String())
+}

@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/streamsink"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// streamDistinct is how many different epochs of rows P6 cycles through.
+const streamDistinct = 8
+
+// streamBench is the state of P6: a streaming sink into a flights table on
+// S3, and a floor prefix where each epoch's data file and the sink's commit
+// bytes are written directly.
+type streamBench struct {
+	sink    *streamsink.Sink
+	rec     *recordingStore
+	floor   objectstore.Store
+	rows    [][]parquetio.Row
+	flights [][]Flight
+	next    int64 // next epoch id
+	floorN  int64
+}
+
+func newStreamBench(ctx context.Context, s3 *S3Server, rowsPerEpoch int) (*streamBench, error) {
+	prefix := uniquePrefix("p6")
+	store, err := s3.NewStore(ctx, prefix+"/table")
+	if err != nil {
+		return nil, err
+	}
+	floor, err := s3.NewStore(ctx, prefix+"/floor")
+	if err != nil {
+		return nil, err
+	}
+	s := &streamBench{rec: &recordingStore{Store: store}, floor: floor}
+	tbl, err := table.Create(ctx, "", FlightsSchema(), table.WithStore(s.rec))
+	if err != nil {
+		return nil, err
+	}
+	if s.sink, err = streamsink.New(tbl, "deltabench-query"); err != nil {
+		return nil, err
+	}
+	for i := range streamDistinct {
+		f, r := GenerateFlights(i*rowsPerEpoch, rowsPerEpoch)
+		s.flights, s.rows = append(s.flights, f), append(s.rows, r)
+	}
+	return s, nil
+}
+
+// epoch writes the next epoch through the sink.
+func (s *streamBench) epoch(ctx context.Context) error {
+	res, err := s.sink.WriteEpoch(ctx, s.next, s.rows[s.next%streamDistinct])
+	if err != nil {
+		return err
+	}
+	if res.Skipped {
+		return fmt.Errorf("bench: new epoch %d skipped", s.next)
+	}
+	s.next++
+	return nil
+}
+
+// skipped writes the latest committed epoch again: the sink must skip it.
+func (s *streamBench) skipped(ctx context.Context) error {
+	e := s.next - 1
+	res, err := s.sink.WriteEpoch(ctx, e, s.rows[e%streamDistinct])
+	if err != nil {
+		return err
+	}
+	if !res.Skipped {
+		return fmt.Errorf("bench: committed epoch %d written again", e)
+	}
+	return nil
+}
+
+// floorEpoch writes what an epoch minimally costs: the rows as one Parquet
+// file with parquet-go (snappy) and Put, then the bytes of the sink's
+// latest commit with PutIfAbsent to a fresh key.
+func (s *streamBench) floorEpoch(ctx context.Context) error {
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[Flight](&buf, parquet.Compression(&parquet.Snappy),
+		parquet.DataPageVersion(1), parquet.PageBufferSize(1<<20))
+	if _, err := w.Write(s.flights[s.floorN%streamDistinct]); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	s.floorN++
+	if err := s.floor.Put(ctx, fmt.Sprintf("part-%05d-floor-c000.snappy.parquet", s.floorN), buf.Bytes()); err != nil {
+		return err
+	}
+	return s.floor.PutIfAbsent(ctx, txlog.CommitKey(s.floorN), s.rec.lastPutIfAbsent())
+}
+
+// floorList lists the log after the latest commit: the one request a
+// refresh that finds nothing new needs.
+func (s *streamBench) floorList(ctx context.Context) error {
+	latest := s.sink.Table().Version()
+	for _, err := range s.rec.List(ctx, txlog.LogPrefix, txlog.CommitKey(latest)) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StreamFigure measures P6: epochs of Config.StreamRows flights rows
+// written through streamsink.Sink.WriteEpoch on MinIO, interleaved with the
+// floor of the same work done directly (parquet-go file + Put, commit bytes
+// + PutIfAbsent); and the cost of an epoch that is already committed
+// (refresh, then skip) vs one bare LIST of the log after the latest commit.
+func StreamFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
+	fig := &Figure{ID: "P6", Title: "streaming sink epochs",
+		Setup: fmt.Sprintf("MinIO on localhost; %d epochs of %d flights rows through streamsink (Append, default checkpoint interval 10), "+
+			"interleaved with the floor (parquet-go file + Put, same commit bytes + PutIfAbsent); then %d skipped epochs "+
+			"(already committed) interleaved with a bare LIST of the log after the latest commit",
+			cfg.StreamEpochs, cfg.StreamRows, cfg.StreamSkipped)}
+	if env.S3 == nil {
+		fig.Skipped = "no MinIO server"
+		return fig, nil
+	}
+	s, err := newStreamBench(ctx, env.S3, cfg.StreamRows)
+	if err != nil {
+		return fig, err
+	}
+	if err := s.epoch(ctx); err != nil { // warm-up, and commit bytes for the floor
+		return fig, err
+	}
+	var ep, fl, sk, ls []time.Duration
+	timed := func(ds *[]time.Duration, fn func(context.Context) error) error {
+		t0 := time.Now()
+		err := fn(ctx)
+		*ds = append(*ds, time.Since(t0))
+		return err
+	}
+	for range cfg.StreamEpochs {
+		if err := timed(&ep, s.epoch); err != nil {
+			return fig, err
+		}
+		if err := timed(&fl, s.floorEpoch); err != nil {
+			return fig, err
+		}
+	}
+	for range cfg.StreamSkipped {
+		if err := timed(&sk, s.skipped); err != nil {
+			return fig, err
+		}
+		if err := timed(&ls, s.floorList); err != nil {
+			return fig, err
+		}
+	}
+	var epTotal, flTotal time.Duration
+	for i := range ep {
+		epTotal += ep[i]
+		flTotal += fl[i]
+	}
+	fig.add("epochs_per_s", float64(len(ep))/epTotal.Seconds(), "epochs/s")
+	fig.add("floor_epochs_per_s", float64(len(fl))/flTotal.Seconds(), "epochs/s")
+	fig.add("epoch_p50", ms(median(ep)), "ms")
+	fig.add("epoch_p99", ms(quantile(ep, 0.99)), "ms")
+	fig.add("floor_epoch_p50", ms(median(fl)), "ms")
+	fig.add("ratio_epoch", ratio(epTotal, flTotal), "x")
+	fig.add("skipped_epoch_p50", ms(median(sk)), "ms")
+	fig.add("skipped_epoch_p99", ms(quantile(sk, 0.99)), "ms")
+	fig.add("bare_list_p50", ms(median(ls)), "ms")
+	fig.add("ratio_skipped", ratio(median(sk), median(ls)), "x")
+	return fig, nil
+}

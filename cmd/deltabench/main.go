@@ -1,0 +1,136 @@
+// Command deltabench measures deltakit against its floors (a bare
+// conditional PUT, raw parquet-go) and against delta-rs, side by side in one
+// run, and prints the figures as a table or as JSON:
+//
+//	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
+//
+// The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
+// streaming) are described in package bench and BENCHMARKS.md. A MinIO
+// server (scripts/install-minio.sh) is started for P1, P2, P4 and P6; the
+// delta-rs side of P3 needs the venv of scripts/install-interop.sh
+// ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
+// small sizes (about a minute on 2 cores; CI runs it); the default sizes are
+// those of the issue.
+//
+// Progress goes to stderr. The exit status is 1 when a figure failed to run
+// (never because of a timing: no threshold is asserted), 2 for bad flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+
+	"github.com/deltakit/deltakit/bench"
+)
+
+// memoryChildCmd is the hidden subcommand that runs P5's child process.
+const memoryChildCmd = "__memory-child"
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
+		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("deltabench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "small sizes (about a minute on 2 cores), as CI runs")
+	only := fs.String("only", "", "comma-separated figures to run, e.g. P1,P3 (default all)")
+	format := fs.String("o", "table", "output format: table or json")
+	tmp := fs.String("tmp", "", "directory for generated tables and MinIO data (default: a new temporary directory)")
+	quiet := fs.Bool("q", false, "no progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: deltabench [--quick] [--only P1,P3] [-o table|json] [--tmp dir] [-q]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	out, err := newOutput(*format, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "deltabench:", err)
+		return 2
+	}
+	ids, err := bench.ParseOnly(*only)
+	if err != nil {
+		fmt.Fprintln(stderr, "deltabench:", err)
+		return 2
+	}
+	if len(ids) == 0 {
+		ids = bench.FigureIDs()
+	}
+	cfg := bench.FullConfig()
+	if *quick {
+		cfg = bench.QuickConfig()
+	}
+
+	env := &bench.Env{Log: stderr}
+	if *quiet {
+		env.Log = nil
+	}
+	dir, err := os.MkdirTemp(*tmp, "deltabench-")
+	if err != nil {
+		fmt.Fprintln(stderr, "deltabench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	env.TempDir = dir
+
+	if slices.ContainsFunc(ids, needsS3) {
+		m, err := bench.StartMinIO(ctx, dir)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
+				return 1
+			}
+			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
+		} else {
+			defer m.Close()
+			env.S3 = &m.S3Server
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		env.Python = bench.FindPython(wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
+		}
+	}
+
+	rep, runErr := bench.Run(ctx, env, cfg, ids)
+	if err := out.Report(rep); err != nil {
+		fmt.Fprintln(stderr, "deltabench:", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintln(stderr, "deltabench:", runErr)
+		return 1
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return 1
+	}
+	return 0
+}
+
+// needsS3 reports whether figure id runs on MinIO.
+func needsS3(id string) bool { return id == "P1" || id == "P2" || id == "P4" || id == "P6" }
