@@ -1,0 +1,304 @@
+// Package streamsink writes a stream of epochs (micro-batches) into a Delta
+// table exactly once, the way Spark's Delta sink does: each epoch commits its
+// data files together with a txn action {appId: queryId, version: epochId}
+// (spec "Transaction Identifiers"), and an epoch whose id is not above the
+// table's recorded txn version for the query is skipped.
+//
+// There is no write-ahead log and no rename. A crash at any point leaves
+// either no commit for the epoch (its data files are orphans that the log
+// never references, removed later by vacuum) or the whole commit. After a
+// restart the source replays from the epoch after LastCommittedEpoch, or
+// replays older epochs, which are skipped.
+package streamsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// Operation is the commitInfo.operation of every epoch commit, as Spark
+// writes it.
+const Operation = "STREAMING UPDATE"
+
+// OutputMode is Spark's output mode of a streaming query.
+type OutputMode string
+
+const (
+	// Append adds each epoch's rows to the table.
+	Append OutputMode = "Append"
+	// Complete replaces the table's contents with each epoch's rows, in the
+	// same commit.
+	Complete OutputMode = "Complete"
+)
+
+// ErrInvalidEpoch is returned for a negative epoch id.
+var ErrInvalidEpoch = errors.New("invalid epoch id")
+
+// Sink writes epochs of one streaming query into one table. Its methods are
+// safe for concurrent use but serialize: epochs commit one at a time.
+type Sink struct {
+	queryID string
+	mode    OutputMode
+	logger  *slog.Logger
+	now     func() time.Time
+	retries int
+	wopts   []table.WriteOption
+
+	mu  sync.Mutex
+	tbl *table.Table
+}
+
+// Option configures a Sink.
+type Option func(*Sink)
+
+// WithOutputMode sets the output mode (default Append).
+func WithOutputMode(m OutputMode) Option { return func(s *Sink) { s.mode = m } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Sink) { s.logger = l } }
+
+// WithClock sets the clock for txn.lastUpdated (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Sink) { s.now = now } }
+
+// WithWriteOptions passes options to the data file writer (target file
+// size, ...).
+func WithWriteOptions(opts ...table.WriteOption) Option {
+	return func(s *Sink) { s.wopts = append(s.wopts, opts...) }
+}
+
+// WithConflictRetries bounds how often an epoch is retried from a fresh
+// snapshot after a conflict that does not fence the query (a concurrent
+// metadata change, ...). Default 3.
+func WithConflictRetries(n int) Option { return func(s *Sink) { s.retries = max(0, n) } }
+
+// New returns a sink for the streaming query queryID on tbl. queryID must be
+// stable across restarts of the query (persist it, as Spark keeps its query
+// id in the checkpoint); a per-run id would defeat exactly-once.
+func New(tbl *table.Table, queryID string, opts ...Option) (*Sink, error) {
+	if queryID == "" {
+		return nil, errors.New("streamsink: empty queryId")
+	}
+	s := &Sink{queryID: queryID, mode: Append, now: time.Now, retries: 3, tbl: tbl}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.mode != Append && s.mode != Complete {
+		return nil, fmt.Errorf("streamsink: unknown output mode %q", s.mode)
+	}
+	return s, nil
+}
+
+// Open opens the table at uri (see table.Open) and returns a sink on it.
+func Open(ctx context.Context, uri, queryID string, opts []Option, topts ...table.Option) (*Sink, error) {
+	tbl, err := table.Open(ctx, uri, topts...)
+	if err != nil {
+		return nil, err
+	}
+	return New(tbl, queryID, opts...)
+}
+
+// QueryID returns the sink's query id (the txn appId of its commits).
+func (s *Sink) QueryID() string { return s.queryID }
+
+// Table returns the table as of the sink's last refresh or commit.
+func (s *Sink) Table() *table.Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tbl
+}
+
+// LastCommittedEpoch returns the newest epoch of this query recorded in the
+// table (its txn version), or -1 when none, after reading any commits newer
+// than the sink's snapshot. A source resumes from the epoch after it.
+func (s *Sink) LastCommittedEpoch(ctx context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tbl, err := s.tbl.Refresh(ctx)
+	if err != nil {
+		return -1, err
+	}
+	s.tbl = tbl
+	return tbl.Snapshot().TxnVersion(s.queryID), nil
+}
+
+// Result reports what WriteEpoch did.
+type Result struct {
+	Epoch int64
+	// Skipped is true when the table already holds the epoch (epochId <=
+	// the query's txn version): nothing was written.
+	Skipped bool
+	// Version is the table version that committed the epoch, or the version
+	// whose snapshot proved it was already committed.
+	Version int64
+	// Files and Rows are the data files and rows the commit added.
+	Files int
+	Rows  int64
+	// Attempts counts commit attempts (version files tried).
+	Attempts int
+}
+
+// WriteEpoch writes one epoch: rows are aligned with the table schema (see
+// parquetio.Row). It follows Spark's DeltaSink.addBatch:
+//
+//  1. refresh the snapshot and read the query's txn version v (recorded as
+//     read, so a concurrent commit of the same query conflicts);
+//  2. if epochID <= v, skip: write nothing;
+//  3. write the data files;
+//  4. commit their adds (and in Complete mode removes of every live file),
+//     txn{appId: queryId, version: epochID, lastUpdated} and commitInfo
+//     (operation STREAMING UPDATE with outputMode, queryId, epochId).
+//
+// When another run of the same query commits first, WriteEpoch returns an
+// error matching txlog.ErrConcurrentTransaction: two live runs of one query
+// are fenced. Other conflicts (a concurrent metadata change, ...) are retried
+// from a fresh snapshot, re-checking step 2. Other errors are returned
+// wrapped; the epoch may then be written again: it lands once.
+func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []parquetio.Row) (*Result, error) {
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil)
+}
+
+// WriteEpochWith is WriteEpoch with more txn actions in the epoch's commit,
+// for a source that keeps its own progress in the table next to the
+// query's epoch: the Kafka source records the next offset of every
+// partition as txn{appId: "<queryId>-<topic>-<partition>", version:
+// offset}, so the data and the offsets commit atomically. Each extra appId
+// is recorded as read, like the query's: a concurrent commit that writes
+// one of them fences this one (txlog.ErrConcurrentTransaction). A nil
+// LastUpdated is set to the sink's clock. An extra txn must not use the
+// query id as its appId, and appIds must not repeat (ErrInvalidTxn). When
+// the epoch is skipped, the extra txns are not written either: they belong
+// to the commit that wrote the epoch.
+func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []parquetio.Row, extra ...txlog.Txn) (*Result, error) {
+	if err := s.checkExtra(extra); err != nil {
+		return nil, err
+	}
+	return s.writeEpoch(ctx, epochID, untyped(rows), extra)
+}
+
+// ErrInvalidTxn is returned by WriteEpochWith for an extra txn action with
+// an empty appId, the query's own appId, or an appId given twice.
+var ErrInvalidTxn = errors.New("invalid txn action")
+
+func (s *Sink) checkExtra(extra []txlog.Txn) error {
+	seen := make(map[string]bool, len(extra))
+	for _, t := range extra {
+		switch {
+		case t.AppID == "":
+			return fmt.Errorf("streamsink: query %s: %w: empty appId", s.queryID, ErrInvalidTxn)
+		case t.AppID == s.queryID:
+			return fmt.Errorf("streamsink: query %s: %w: appId %q is the query's own", s.queryID, ErrInvalidTxn, t.AppID)
+		case seen[t.AppID]:
+			return fmt.Errorf("streamsink: query %s: %w: appId %q given twice", s.queryID, ErrInvalidTxn, t.AppID)
+		}
+		seen[t.AppID] = true
+	}
+	return nil
+}
+
+// rowsFunc produces an epoch's rows for the table version it is written
+// to; it runs only when the epoch is not skipped.
+type rowsFunc func(tbl *table.Table) ([]parquetio.Row, error)
+
+func untyped(rows []parquetio.Row) rowsFunc {
+	return func(*table.Table) ([]parquetio.Row, error) { return rows, nil }
+}
+
+// writeEpoch is the one path of every epoch write (WriteEpoch,
+// WriteEpochWith, WriteEpochOf).
+func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []txlog.Txn) (*Result, error) {
+	if epochID < 0 {
+		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var adds []*txlog.Add
+	var nrows int64
+	for round := 0; ; round++ {
+		tbl, err := s.tbl.Refresh(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+		}
+		s.tbl = tbl
+		tx := tbl.NewTransaction(Operation)
+		if v := tx.TxnVersion(s.queryID); epochID <= v {
+			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
+			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
+		}
+		for _, t := range extra {
+			tx.TxnVersion(t.AppID)
+		}
+		if adds == nil {
+			rows, err := rowsOf(tbl)
+			if err != nil {
+				return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+			}
+			if adds, err = tbl.WriteFiles(ctx, rows, s.wopts...); err != nil {
+				return nil, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+			}
+			nrows = int64(len(rows))
+			if adds == nil {
+				adds = []*txlog.Add{} // no rows: commit the epoch without files
+			}
+		}
+		res, err := s.commit(ctx, tbl, tx, epochID, adds, extra)
+		if err == nil {
+			res.Rows = nrows
+			return res, nil
+		}
+		if errors.Is(err, txlog.ErrConcurrentTransaction) || !errors.Is(err, txlog.ErrConcurrentModification) || round >= s.retries {
+			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+		}
+		s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)
+	}
+}
+
+func (s *Sink) commit(ctx context.Context, tbl *table.Table, tx *txlog.Transaction, epochID int64, adds []*txlog.Add, extra []txlog.Txn) (*Result, error) {
+	if s.mode == Complete {
+		now := s.now().UnixMilli()
+		for _, f := range tx.ReadFiles(nil) {
+			tx.Add(txlog.Action{Remove: f.RemoveAt(now)})
+		}
+	}
+	for _, a := range adds {
+		tx.Add(txlog.Action{Add: a})
+	}
+	lastUpdated := s.now().UnixMilli()
+	tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: s.queryID, Version: epochID, LastUpdated: &lastUpdated}})
+	for _, t := range extra {
+		if t.LastUpdated == nil {
+			t.LastUpdated = &lastUpdated
+		}
+		tx.Add(txlog.Action{Txn: &t})
+	}
+	tx.SetOperationParameters(map[string]string{
+		"outputMode": string(s.mode),
+		"queryId":    s.queryID,
+		"epochId":    strconv.FormatInt(epochID, 10),
+	})
+	var bytes int64
+	for _, a := range adds {
+		bytes += a.Size
+	}
+	tx.SetOperationMetrics(map[string]string{
+		"numAddedFiles":  strconv.Itoa(len(adds)),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	})
+	ntbl, res, err := tbl.Commit(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	s.tbl = ntbl
+	return &Result{Epoch: epochID, Version: res.Version, Files: len(adds), Attempts: res.Attempts}, nil
+}
