@@ -30,8 +30,9 @@ import (
 // fit the column type, an unknown column, or a comparison on a struct,
 // array or map column makes the scan fail with ErrInvalidArgument.
 //
-// Floating-point comparisons follow IEEE 754: NaN is unordered, so it
-// matches no Eq/Lt/Le/Gt/Ge/In and matches every Ne and Not(In).
+// Floating-point comparisons follow IEEE 754: on a NaN, Eq, Lt, Le, Gt, Ge
+// and In are false and Ne is true, and Not turns each of them around (so
+// Not(Col("x").Gt(1.0)) matches NaN; -0.0 equals 0.0).
 // Strings and binary values compare byte-wise (UTF-8 code unit order, as
 // Spark's default collation). Expr values are immutable and may be shared.
 type Expr interface {
@@ -96,6 +97,9 @@ func (c Column) Gt(v any) Expr { return &cmpExpr{col: c, op: opGt, val: v} }
 
 // Ge is true where the column is greater than or equal to v.
 func (c Column) Ge(v any) Expr { return &cmpExpr{col: c, op: opGe, val: v} }
+
+// Between is true where lo <= column <= hi: And(c.Ge(lo), c.Le(hi)).
+func (c Column) Between(lo, hi any) Expr { return And(c.Ge(lo), c.Le(hi)) }
 
 // In is true where the column equals one of vs. In with no values matches
 // no row; Not(In(...)) with no values matches every row. nil values are
@@ -333,8 +337,12 @@ type pred struct {
 	kids []*pred
 	col  *boundCol
 	op   cmpOp
-	lit  any   // canonical value (predCmp)
-	lits []any // canonical values (predIn, predNotIn)
+	// nanTrue is the value of a predCmp leaf on an unordered (NaN) float:
+	// IEEE 754 makes NaN != x true and every other comparison false, and
+	// NOT (x < y) is then "x >= y OR x is NaN".
+	nanTrue bool
+	lit     any   // canonical value (predCmp)
+	lits    []any // canonical values (predIn, predNotIn)
 }
 
 // binder resolves expressions against a table schema.
@@ -372,11 +380,11 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		op := e.op
+		op, nanTrue := e.op, e.op == opNe
 		if neg {
-			op = op.negate()
+			op, nanTrue = op.negate(), !nanTrue
 		}
-		return &pred{kind: predCmp, col: col, op: op, lit: lit}, nil
+		return &pred{kind: predCmp, col: col, op: op, nanTrue: nanTrue, lit: lit}, nil
 	case *inExpr:
 		col, err := b.column(e.col)
 		if err != nil {
@@ -701,11 +709,12 @@ func compareValue(k valueKind, v, lit any) (c int, ok bool) {
 	return 0, false
 }
 
-// cmpTrue says whether "v op lit" is TRUE; v is non-nil.
-func cmpTrue(k valueKind, v any, op cmpOp, lit any) bool {
+// cmpTrue says whether "v op lit" is TRUE; v is non-nil. nanTrue is the
+// result when a float v or lit is NaN (see pred.nanTrue).
+func cmpTrue(k valueKind, v any, op cmpOp, lit any, nanTrue bool) bool {
 	c, ok := compareValue(k, v, lit)
 	if !ok {
-		return op == opNe // unordered (NaN) values differ from everything
+		return nanTrue && (k == kindFloat32 || k == kindFloat64)
 	}
 	switch op {
 	case opEq:
@@ -736,17 +745,17 @@ func leafTrue(p *pred, v any) bool {
 	}
 	switch p.kind {
 	case predCmp:
-		return cmpTrue(p.col.kind, v, p.op, p.lit)
+		return cmpTrue(p.col.kind, v, p.op, p.lit, p.nanTrue)
 	case predIn:
 		for _, lit := range p.lits {
-			if cmpTrue(p.col.kind, v, opEq, lit) {
+			if cmpTrue(p.col.kind, v, opEq, lit, false) {
 				return true
 			}
 		}
 		return false
 	case predNotIn:
 		for _, lit := range p.lits {
-			if !cmpTrue(p.col.kind, v, opNe, lit) {
+			if !cmpTrue(p.col.kind, v, opNe, lit, true) {
 				return false
 			}
 		}

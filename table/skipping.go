@@ -101,6 +101,9 @@ func (b *colBounds) mayMatch(p *pred) bool {
 	}
 	switch p.kind {
 	case predCmp:
+		if p.nanTrue && (b.kind == kindFloat32 || b.kind == kindFloat64) {
+			return true // NaN matches, and stats may leave NaN out
+		}
 		return b.cmpMayMatch(p.op, p.lit)
 	case predIn:
 		for _, lit := range p.lits {
