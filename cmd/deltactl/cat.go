@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table"
+)
+
+func newCatCmd(a *app) *cobra.Command {
+	var (
+		tt      timeTravel
+		limit   int64
+		where   string
+		columns []string
+		format  string
+	)
+	cmd := &cobra.Command{
+		Use:   "cat <table>",
+		Short: "Print rows of the table",
+		Long: `cat prints rows of the table (latest version, or --version / --timestamp),
+with partition pruning and stats-based file skipping for --where.
+
+--where takes a small SQL syntax: comparisons (= != <> < <= > >=) of a column
+with a literal, IN (...), NOT IN (...), BETWEEN a AND b, IS NULL, IS NOT NULL,
+combined with AND, OR, NOT and parentheses. Literals: numbers, 'strings',
+TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
+fields are a.b; quote odd names with backquotes.
+
+--format: table (aligned columns), csv (with a header) or jsonl (one JSON
+object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
+decimals as strings, binary as base64). The default is table, or jsonl with
+-o json.`,
+		Example: `  deltactl cat ./demo-data/flights --limit 5
+  deltactl cat ./demo-data/flights --where "delay > 10 AND origin = 'SFO'" --columns date,delay,destination
+  deltactl cat ./demo-data/weather --where "weather IN ('snow', 'fog')" --format csv --limit 0`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format == "" {
+				format = "table"
+				if a.output == "json" {
+					format = "jsonl"
+				}
+			}
+			if format != "table" && format != "csv" && format != "jsonl" {
+				return usagef("invalid --format %q: want table, csv or jsonl", format)
+			}
+			opts, err := tt.options(cmd)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			t, err := a.openTable(ctx, args[0], opts...)
+			if err != nil {
+				return err
+			}
+			sopts := []table.ScanOption{table.WithLimit(limit)}
+			if where != "" {
+				e, err := parseWhere(where, t.Schema())
+				if err != nil {
+					return usagef("--where: %v", err)
+				}
+				sopts = append(sopts, table.WithFilter(e))
+			}
+			if len(columns) > 0 {
+				sopts = append(sopts, table.WithColumns(columns...))
+			}
+			sch, err := t.ScanSchema(sopts...)
+			if err != nil {
+				return err
+			}
+			w := newRowWriter(format, a.stdout, sch)
+			for row, err := range t.Scan(ctx, sopts...) {
+				if err != nil {
+					return err
+				}
+				if err := w.write(row); err != nil {
+					return err
+				}
+			}
+			return w.flush()
+		},
+	}
+	tt.register(cmd)
+	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
+	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
+	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv or jsonl")
+	return cmd
+}
+
+// rowWriter prints scanned rows in one format.
+type rowWriter interface {
+	write(parquetio.Row) error
+	flush() error
+}
+
+func newRowWriter(format string, w io.Writer, sch *schema.StructType) rowWriter {
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		return &csvRows{w: cw, sch: sch}
+	case "jsonl":
+		return &jsonRows{w: bufio.NewWriter(w), sch: sch}
+	}
+	return &tableRows{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), sch: sch}
+}
+
+type tableRows struct {
+	tw      *tabwriter.Writer
+	sch     *schema.StructType
+	started bool
+}
+
+func (r *tableRows) header() {
+	names := make([]string, len(r.sch.Fields))
+	for i, f := range r.sch.Fields {
+		names[i] = f.Name
+	}
+	fmt.Fprintln(r.tw, strings.Join(names, "\t"))
+	r.started = true
+}
+
+func (r *tableRows) write(row parquetio.Row) error {
+	if !r.started {
+		r.header()
+	}
+	cells := make([]string, len(row))
+	for i, v := range row {
+		s := formatValue(r.sch.Fields[i].Type, v)
+		if v == nil {
+			s = "null"
+		}
+		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
+	}
+	_, err := fmt.Fprintln(r.tw, strings.Join(cells, "\t"))
+	return err
+}
+
+func (r *tableRows) flush() error {
+	if !r.started {
+		r.header()
+	}
+	return r.tw.Flush()
+}
+
+type csvRows struct {
+	w       *csv.Writer
+	sch     *schema.StructType
+	started bool
+}
+
+func (r *csvRows) write(row parquetio.Row) error {
+	if !r.started {
+		r.started = true
+		names := make([]string, len(r.sch.Fields))
+		for i, f := range r.sch.Fields {
+			names[i] = f.Name
+		}
+		if err := r.w.Write(names); err != nil {
+			return err
+		}
+	}
+	cells := make([]string, len(row))
+	for i, v := range row {
+		cells[i] = formatValue(r.sch.Fields[i].Type, v)
+	}
+	return r.w.Write(cells)
+}
+
+func (r *csvRows) flush() error {
+	if !r.started {
+		r.started = true
+		names := make([]string, len(r.sch.Fields))
+		for i, f := range r.sch.Fields {
+			names[i] = f.Name
+		}
+		if err := r.w.Write(names); err != nil {
+			return err
+		}
+	}
+	r.w.Flush()
+	return r.w.Error()
+}
+
+type jsonRows struct {
+	w   *bufio.Writer
+	sch *schema.StructType
+}
+
+func (r *jsonRows) write(row parquetio.Row) error {
+	b, err := json.Marshal(jsonValue(r.sch, parquetio.Row(row)))
+	if err != nil {
+		return err
+	}
+	r.w.Write(b)
+	return r.w.WriteByte('\n')
+}
+
+func (r *jsonRows) flush() error { return r.w.Flush() }
+
+// orderedObject is a JSON object whose keys keep the schema order.
+type orderedObject struct {
+	keys []string
+	vals []any
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(o.vals[i])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+// jsonValue converts a value of type t to what encoding/json writes for it.
+func jsonValue(t schema.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch t := t.(type) {
+	case *schema.StructType:
+		row, ok := v.(parquetio.Row)
+		if !ok {
+			return fmt.Sprint(v)
+		}
+		o := orderedObject{}
+		for i, f := range t.Fields {
+			o.keys = append(o.keys, f.Name)
+			var fv any
+			if i < len(row) {
+				fv = row[i]
+			}
+			o.vals = append(o.vals, jsonValue(f.Type, fv))
+		}
+		return o
+	case *schema.ArrayType:
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Sprint(v)
+		}
+		out := make([]any, len(arr))
+		for i, e := range arr {
+			out[i] = jsonValue(t.ElementType, e)
+		}
+		return out
+	case *schema.MapType:
+		entries, ok := v.([]parquetio.MapEntry)
+		if !ok {
+			return fmt.Sprint(v)
+		}
+		if pt, ok := t.KeyType.(*schema.PrimitiveType); ok && pt.Name == schema.String {
+			o := orderedObject{}
+			for _, e := range entries {
+				o.keys = append(o.keys, fmt.Sprint(e.Key))
+				o.vals = append(o.vals, jsonValue(t.ValueType, e.Value))
+			}
+			return o
+		}
+		out := make([]any, len(entries))
+		for i, e := range entries {
+			out[i] = map[string]any{"key": jsonValue(t.KeyType, e.Key), "value": jsonValue(t.ValueType, e.Value)}
+		}
+		return out
+	case *schema.DecimalType:
+		return formatValue(t, v)
+	case *schema.PrimitiveType:
+		switch x := v.(type) {
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return strconv.FormatFloat(x, 'g', -1, 64)
+			}
+		case float32:
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return strconv.FormatFloat(float64(x), 'g', -1, 32)
+			}
+		case time.Time, parquetio.Date, []byte:
+			return formatValue(t, v)
+		}
+		return v
+	}
+	return v
+}
+
+// formatValue formats one value of type t as text ("" for null).
+func formatValue(t schema.Type, v any) string {
+	if v == nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case parquetio.Date:
+		return x.String()
+	case parquetio.Decimal:
+		return x.String()
+	case time.Time:
+		if pt, ok := t.(*schema.PrimitiveType); ok && pt.Name == schema.TimestampNTZ {
+			return x.UTC().Format("2006-01-02T15:04:05.999999")
+		}
+		return x.UTC().Format("2006-01-02T15:04:05.999999Z07:00")
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int64, int32, int16, int8, bool:
+		return fmt.Sprint(x)
+	}
+	b, err := json.Marshal(jsonValue(t, v))
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

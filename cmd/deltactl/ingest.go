@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deltakit/deltakit/ingest"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/streamsink"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+type ingestFlags struct {
+	format      string
+	delimiter   string
+	partitionBy []string
+	props       []string
+	batchRows   int
+	targetSize  string
+	epochRows   int
+	queryID     string
+	maxEpochs   int
+	fromEpoch   int64
+}
+
+func newIngestCmd(a *app) *cobra.Command {
+	var f ingestFlags
+	cmd := &cobra.Command{
+		Use:   "ingest <file|dir> <table>",
+		Short: "Append Parquet, CSV or NDJSON files to a table (creating it if needed)",
+		Long: `ingest appends the rows of a Parquet, CSV or NDJSON file (or of every such
+file in a directory, in lexical order) to a table, creating the table when it
+does not exist.
+
+The schema of a new table is inferred: from the Parquet footer (a
+TIMESTAMP(isAdjustedToUTC=false) column becomes timestamp_ntz, which gives
+the table the timestampNtz feature), or by sniffing every value of the CSV
+or NDJSON files (long, double, boolean, date, timestamp_ntz, timestamp, else
+string; nested JSON objects and arrays become structs and arrays). For an
+existing table the input columns are matched to the table's by name and
+converted to its types.
+
+Without --epoch-rows, all rows land in one commit (operation WRITE).
+
+With --epoch-rows N and --query-id ID the input is a stream of epochs of N
+rows, each committed exactly once through the streaming sink (operation
+STREAMING UPDATE with a txn action {appId: ID, version: epoch}). A restart
+with the same input and query id resumes after the query's last committed
+epoch (its txn version); the epochs before are reported as skipped.
+--max-epochs stops after that many epochs (to simulate a stop mid-stream);
+--from-epoch replays from an earlier epoch, as a source whose offsets lag
+the table would, and the sink skips the epochs the table already holds.`,
+		Example: `  deltactl ingest flights-3m.parquet ./demo-data/flights --epoch-rows 100000 --query-id flights-demo
+  deltactl ingest seattle-weather.csv ./demo-data/weather --partition-by weather`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.ingest(cmd, args[0], args[1], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "input format: parquet, csv or ndjson (default: from the file extension)")
+	fl.StringVar(&f.delimiter, "delimiter", "", "CSV field delimiter (default ',', tab for .tsv)")
+	fl.StringSliceVar(&f.partitionBy, "partition-by", nil, "partition columns of a new table, comma-separated")
+	fl.StringArrayVar(&f.props, "property", nil, "table property key=value of a new table (repeatable)")
+	fl.IntVar(&f.batchRows, "batch-rows", 1_000_000, "rows held in memory per write (without --epoch-rows)")
+	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
+	fl.IntVar(&f.epochRows, "epoch-rows", 0, "stream the input as epochs of this many rows through the exactly-once sink")
+	fl.StringVar(&f.queryID, "query-id", "", "streaming query id (txn appId); required with --epoch-rows, stable across restarts")
+	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
+	fl.Int64Var(&f.fromEpoch, "from-epoch", -1, "replay the stream from this epoch (default: after the query's last committed epoch)")
+	return cmd
+}
+
+func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) error {
+	ctx := cmd.Context()
+	streaming := f.epochRows > 0
+	switch {
+	case f.epochRows < 0:
+		return usagef("--epoch-rows must be > 0")
+	case streaming && f.queryID == "":
+		return usagef("--epoch-rows needs --query-id")
+	case !streaming && (f.queryID != "" || f.maxEpochs != 0 || cmd.Flags().Changed("from-epoch")):
+		return usagef("--query-id, --max-epochs and --from-epoch need --epoch-rows")
+	case f.batchRows <= 0:
+		return usagef("--batch-rows must be > 0")
+	case f.maxEpochs < 0:
+		return usagef("--max-epochs must be >= 0")
+	}
+	target, err := parseSize(f.targetSize)
+	if err != nil {
+		return usagef("--target-size: %v", err)
+	}
+	props, err := parseProperties(f.props)
+	if err != nil {
+		return err
+	}
+	var iopts []ingest.Option
+	if f.format != "" {
+		switch ingest.Format(strings.ToLower(f.format)) {
+		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
+			iopts = append(iopts, ingest.WithFormat(ingest.Format(strings.ToLower(f.format))))
+		default:
+			return usagef("invalid --format %q: want parquet, csv or ndjson", f.format)
+		}
+	}
+	if f.delimiter != "" {
+		d := []rune(strings.ReplaceAll(f.delimiter, `\t`, "\t"))
+		if len(d) != 1 {
+			return usagef("--delimiter must be one character")
+		}
+		iopts = append(iopts, ingest.WithDelimiter(d[0]))
+	}
+
+	tbl, err := a.openTable(ctx, uri)
+	exists := err == nil
+	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
+		return err
+	}
+	if exists {
+		if len(f.partitionBy) > 0 && !slices.Equal(f.partitionBy, tbl.PartitionColumns()) {
+			return usagef("--partition-by %s differs from the table's partition columns %v", strings.Join(f.partitionBy, ","), tbl.PartitionColumns())
+		}
+		iopts = append(iopts, ingest.WithTargetSchema(tbl.Schema()))
+	}
+	src, err := ingest.Open(ctx, input, iopts...)
+	if err != nil {
+		return err
+	}
+	view := &IngestView{Table: uri, Sources: src.Files(), Format: string(src.Format()), Schema: fieldViews(src.Schema())}
+	if !exists {
+		opts := []table.Option{table.WithPartitionColumns(f.partitionBy...)}
+		if len(props) > 0 {
+			opts = append(opts, table.WithProperties(props))
+		}
+		tbl, err = table.Create(ctx, uri, src.Schema(), a.tableOptions(opts...)...)
+		if err != nil {
+			return err
+		}
+		view.Created = true
+		a.logger.Info("created table", "table", tbl.URI(), "schema", src.Schema().String())
+	}
+	view.Table = tbl.URI()
+	view.Schema = fieldViews(tbl.Schema())
+	wopts := []table.WriteOption{table.WithRowSchema(src.Schema()), table.WithTargetFileSize(target)}
+	out := a.out()
+	if streaming {
+		err = a.ingestStream(ctx, tbl, src, f, wopts, view, out)
+	} else {
+		err = a.ingestBatch(ctx, tbl, src, f, wopts, view)
+	}
+	if err != nil {
+		return err
+	}
+	return out.Ingest(view)
+}
+
+// batches groups rows into slices of n, calling fn for each (the last may
+// be shorter); fn returning false stops.
+func batches(ctx context.Context, src *ingest.Source, skip int64, n int, fn func([]parquetio.Row) (bool, error)) error {
+	batch := make([]parquetio.Row, 0, n)
+	for row, err := range src.Rows(ctx, skip) {
+		if err != nil {
+			return err
+		}
+		batch = append(batch, row)
+		if len(batch) == n {
+			more, err := fn(batch)
+			if err != nil || !more {
+				return err
+			}
+			batch = make([]parquetio.Row, 0, n)
+		}
+	}
+	if len(batch) > 0 {
+		_, err := fn(batch)
+		return err
+	}
+	return nil
+}
+
+func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
+	bar := a.newProgress(src.NumRows(), "ingest", "rows")
+	defer bar.Finish()
+	var adds []*txlog.Add
+	err := batches(ctx, src, 0, f.batchRows, func(rows []parquetio.Row) (bool, error) {
+		files, err := tbl.WriteFiles(ctx, rows, wopts...)
+		if err != nil {
+			return false, err
+		}
+		adds = append(adds, files...)
+		view.Rows += int64(len(rows))
+		bar.Add(int64(len(rows)))
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w (data files written so far are not committed; vacuum removes them)", strings.Join(src.Files(), ", "), err)
+	}
+	nt, err := tbl.AppendFiles(ctx, adds, table.WithOperationParameters(map[string]string{"source": src.Files()[0]}))
+	if err != nil {
+		return err
+	}
+	view.Version = nt.Version()
+	view.Files = len(adds)
+	for _, ad := range adds {
+		view.Bytes += ad.Size
+	}
+	return nil
+}
+
+func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
+	sink, err := streamsink.New(tbl, f.queryID, streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...))
+	if err != nil {
+		return err
+	}
+	view.QueryID = f.queryID
+	view.Epochs = []EpochView{}
+	before := map[txlog.FileKey]bool{}
+	for _, ad := range tbl.Snapshot().Files() {
+		before[ad.Key()] = true
+	}
+	last, err := sink.LastCommittedEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	start := last + 1
+	if f.fromEpoch >= 0 {
+		if f.fromEpoch > last+1 {
+			return usagef("--from-epoch %d would leave epochs %d-%d uncommitted (the query's last committed epoch is %d)", f.fromEpoch, last+1, f.fromEpoch-1, last)
+		}
+		start = f.fromEpoch
+	}
+	if start > 0 {
+		view.Resumed = int(start)
+		for e := int64(0); e < start; e++ {
+			view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
+		}
+		if err := out.Epoch(&EpochView{Epoch: start - 1, Status: "resumed", Version: sink.Table().Version()}); err != nil {
+			return err
+		}
+	}
+	skip := start * int64(f.epochRows)
+	total := src.NumRows()
+	if total >= 0 {
+		total = max(0, total-skip)
+	}
+	bar := a.newProgress(total, "ingest", "rows")
+	defer bar.Finish()
+	epoch := start
+	ran := 0
+	err = batches(ctx, src, skip, f.epochRows, func(rows []parquetio.Row) (bool, error) {
+		if f.maxEpochs > 0 && ran >= f.maxEpochs {
+			view.Stopped = true
+			return false, nil
+		}
+		res, err := sink.WriteEpoch(ctx, epoch, rows)
+		if err != nil {
+			return false, err
+		}
+		ev := EpochView{Epoch: epoch, Status: "committed", Version: res.Version, Rows: res.Rows, Files: res.Files}
+		if res.Skipped {
+			ev.Status = "skipped"
+			view.Skipped++
+		} else {
+			view.Committed++
+			view.Rows += res.Rows
+			view.Files += res.Files
+		}
+		view.Epochs = append(view.Epochs, ev)
+		bar.Add(int64(len(rows)))
+		if err := out.Epoch(&ev); err != nil {
+			return false, err
+		}
+		epoch++
+		ran++
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("ingest epoch %d: %w", epoch, err)
+	}
+	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && skip+int64(ran)*int64(f.epochRows) < src.NumRows() {
+		view.Stopped = true
+	}
+	final := sink.Table()
+	view.Version = final.Version()
+	for _, ad := range final.Snapshot().Files() {
+		if _, ok := before[ad.Key()]; !ok {
+			view.Bytes += ad.Size
+		}
+	}
+	return nil
+}

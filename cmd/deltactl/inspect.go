@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// timeTravel holds --version and --timestamp.
+type timeTravel struct {
+	version   int64
+	timestamp string
+}
+
+func (tt *timeTravel) register(cmd *cobra.Command) {
+	cmd.Flags().Int64Var(&tt.version, "version", -1, "table version to show (default: the latest)")
+	cmd.Flags().StringVar(&tt.timestamp, "timestamp", "", "show the latest version committed at or before this time (RFC 3339, \"2006-01-02 15:04:05\" or \"2006-01-02\", UTC unless a zone is given)")
+}
+
+// options returns the table options selecting the version.
+func (tt *timeTravel) options(cmd *cobra.Command) ([]table.Option, error) {
+	if cmd.Flags().Changed("version") && tt.timestamp != "" {
+		return nil, usagef("--version and --timestamp exclude each other")
+	}
+	if cmd.Flags().Changed("version") {
+		if tt.version < 0 {
+			return nil, usagef("--version must be >= 0")
+		}
+		return []table.Option{table.AtVersion(tt.version)}, nil
+	}
+	if tt.timestamp != "" {
+		t, err := parseTime(tt.timestamp)
+		if err != nil {
+			return nil, usagef("--timestamp: %v", err)
+		}
+		return []table.Option{table.AtTimestamp(t)}, nil
+	}
+	return nil, nil
+}
+
+// parseTime parses the time formats deltactl accepts.
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot parse time %q", s)
+}
+
+func newHistoryCmd(a *app) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history <table>",
+		Short: "List the table's commits, newest first",
+		Long: `history lists the table's commits, newest first: version, timestamp,
+operation, operation parameters and metrics (from each commit's commitInfo).
+Commits removed by log cleanup are not listed.`,
+		Example: "  deltactl history ./demo-data/flights --limit 5\n  deltactl history -o json s3://bucket/tables/t1",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usagef("--limit must be >= 0")
+			}
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			h, err := t.History(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			return a.out().History(historyView(t.URI(), h))
+		},
+	}
+	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits (0: all)")
+	return cmd
+}
+
+func newLogCmd(a *app) *cobra.Command {
+	var ver int64
+	cmd := &cobra.Command{
+		Use:   "log <table>",
+		Short: "Print the actions of one commit as JSON",
+		Long: `log prints the actions of one commit file (the latest unless --version is
+given) as pretty-printed JSON, one action per object, in file order.`,
+		Example: "  deltactl log ./demo-data/flights --version 0",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			store, err := a.openStore(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("version") {
+				snap, err := txlog.Load(ctx, store)
+				if err != nil {
+					return err
+				}
+				ver = snap.Version()
+			} else if ver < 0 {
+				return usagef("--version must be >= 0")
+			}
+			actions, err := txlog.ReadCommit(ctx, store, ver)
+			if err != nil {
+				return err
+			}
+			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
+			for i := range actions {
+				raw, err := json.Marshal(&actions[i])
+				if err != nil {
+					return err
+				}
+				v.Actions = append(v.Actions, raw)
+			}
+			return a.out().Log(v)
+		},
+	}
+	cmd.Flags().Int64Var(&ver, "version", -1, "commit version (default: the latest)")
+	return cmd
+}
+
+func newSnapshotCmd(a *app) *cobra.Command {
+	var tt timeTravel
+	cmd := &cobra.Command{
+		Use:   "snapshot <table>",
+		Short: "Describe the table at one version",
+		Long: `snapshot describes the table at its latest version (or --version N, or
+--timestamp T): protocol and table features, metadata id, name and
+description, schema, partition columns, properties, and the number of live
+files, their bytes and rows (from the files' stats).`,
+		Example: "  deltactl snapshot ./demo-data/flights\n  deltactl snapshot ./demo-data/flights --version 3 -o json",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := tt.options(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			return a.out().Snapshot(snapshotView(t.URI(), t.Snapshot()))
+		},
+	}
+	tt.register(cmd)
+	return cmd
+}
+
+func newFilesCmd(a *app) *cobra.Command {
+	var (
+		tt    timeTravel
+		where string
+	)
+	cmd := &cobra.Command{
+		Use:   "files <table>",
+		Short: "List the live data files with partition values, size, rows and min/max",
+		Long: `files lists the live data files of the table (latest version, or --version
+/ --timestamp): path, partition values, size in bytes, rows and the min/max
+statistics per column. With --where, only the files a scan with that filter
+would read (after partition pruning and stats-based skipping).`,
+		Example: "  deltactl files ./demo-data/weather --where \"weather = 'sun'\"",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := tt.options(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			var sopts []table.ScanOption
+			if where != "" {
+				e, err := parseWhere(where, t.Schema())
+				if err != nil {
+					return usagef("--where: %v", err)
+				}
+				sopts = append(sopts, table.WithFilter(e))
+			}
+			files, err := t.Files(cmd.Context(), sopts...)
+			if err != nil {
+				return err
+			}
+			v := &FilesView{Table: t.URI(), Version: t.Version(), Files: []FileView{}}
+			for _, f := range files {
+				v.Files = append(v.Files, fileView(f, t.PartitionColumns()))
+			}
+			return a.out().Files(v)
+		},
+	}
+	tt.register(cmd)
+	cmd.Flags().StringVar(&where, "where", "", "only files that may hold rows matching this filter (see 'deltactl cat --help')")
+	return cmd
+}
+
+func newSchemaCmd(a *app) *cobra.Command {
+	var tt timeTravel
+	cmd := &cobra.Command{
+		Use:   "schema <table>",
+		Short: "Print the table schema",
+		Long: `schema prints the table schema as a tree (as Spark's printSchema), or with
+-o json the top-level fields and the Delta schema JSON.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := tt.options(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			st := t.Schema()
+			raw, err := schema.Marshal(st)
+			if err != nil {
+				return err
+			}
+			return a.out().Schema(&SchemaView{Table: t.URI(), Version: t.Version(), Fields: fieldViews(st), Schema: json.RawMessage(raw), st: st})
+		},
+	}
+	tt.register(cmd)
+	return cmd
+}
+
+func newTxnCmd(a *app) *cobra.Command {
+	var tt timeTravel
+	cmd := &cobra.Command{
+		Use:   "txn <table>",
+		Short: "List the application transaction ids (txn actions) and their versions",
+		Long: `txn lists the table's txn actions: for each application id (a streaming
+query id) the latest version (epoch) it committed and when.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := tt.options(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			return a.out().Txns(txnsView(t.URI(), t.Snapshot()))
+		},
+	}
+	tt.register(cmd)
+	return cmd
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+func newCheckpointCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checkpoint <table>",
+		Short: "Write a checkpoint of the latest version",
+		Long: `checkpoint writes a classic checkpoint of the table's latest version
+(_delta_log/<version>.checkpoint.parquet) and updates _last_checkpoint, so
+that readers replay from it instead of every commit.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := txlog.WriteCheckpoint(cmd.Context(), t.Snapshot()); err != nil {
+				return err
+			}
+			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: txlog.CheckpointKey(t.Version())})
+		},
+	}
+}
+
+// parseRetention parses a Go duration ("168h") or a number of days ("7d").
+func parseRetention(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(d, 64)
+		if err == nil && n >= 0 {
+			return time.Duration(n * float64(24*time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad retention %q: want a duration such as 168h or 7d", s)
+	}
+	return d, nil
+}
+
+func newVacuumCmd(a *app) *cobra.Command {
+	var (
+		retain string
+		dryRun bool
+		force  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "vacuum <table>",
+		Short: "Delete data files the table no longer references",
+		Long: `vacuum deletes data files under the table root that the latest version does
+not reference and that were removed (by their remove action's time) or, for
+files the log never referenced (orphans of failed writes), written longer
+ago than the retention. It never deletes a file the latest snapshot
+references and never touches _delta_log/ or other hidden directories.
+
+The retention defaults to the table's delta.deletedFileRetentionDuration
+(7 days when unset); a shorter --retain is refused unless --force, because
+readers of older versions and writers in flight may still need the files.
+--dry-run lists what would be deleted and deletes nothing.`,
+		Example: "  deltactl vacuum ./demo-data/flights --dry-run\n  deltactl vacuum ./t1 --retain 0h --force",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var vopts []table.VacuumOption
+			if retain != "" {
+				d, err := parseRetention(retain)
+				if err != nil {
+					return usagef("--retain: %v", err)
+				}
+				vopts = append(vopts, table.WithVacuumRetention(d))
+			}
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			var bar progress = silentProgress{}
+			if !dryRun {
+				started := false
+				vopts = append(vopts, table.WithVacuumProgress(func(done, total int) {
+					if !started {
+						bar = a.newProgress(int64(total), "vacuum", "")
+						started = true
+					}
+					bar.Set(int64(done))
+				}))
+			}
+			vopts = append(vopts, table.WithVacuumDryRun(dryRun), table.WithVacuumForce(force))
+			res, err := t.Vacuum(cmd.Context(), vopts...)
+			bar.Finish()
+			if err != nil {
+				return err
+			}
+			return a.out().Vacuum(vacuumView(t.URI(), res))
+		},
+	}
+	cmd.Flags().StringVar(&retain, "retain", "", "retention, e.g. 168h or 7d (default: the table's delta.deletedFileRetentionDuration)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list the files that would be deleted; delete nothing")
+	cmd.Flags().BoolVar(&force, "force", false, "allow a retention below delta.deletedFileRetentionDuration")
+	return cmd
+}
+
+// parseSize parses "128MB", "64MiB", "1g", "1048576".
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q: want e.g. 128MB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+func newOptimizeCmd(a *app) *cobra.Command {
+	var target string
+	cmd := &cobra.Command{
+		Use:   "optimize <table>",
+		Short: "Compact small files (bin-packing per partition)",
+		Long: `optimize compacts small data files: in each partition the files smaller than
+the target size are packed into bins of about the target size and each bin
+is rewritten as one file. One OPTIMIZE commit removes the old files and adds
+the new ones with dataChange=false; the rows do not change. The old files
+stay on storage until vacuum deletes them after the retention.`,
+		Example: "  deltactl optimize ./demo-data/flights --target-size 64MB",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			size, err := parseSize(target)
+			if err != nil {
+				return usagef("--target-size: %v", err)
+			}
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			var bar progress = silentProgress{}
+			started := false
+			_, res, err := t.Optimize(cmd.Context(), table.WithOptimizeTargetSize(size),
+				table.WithOptimizeProgress(func(done, total int64) {
+					if !started {
+						bar = a.newProgress(total, "optimize", "")
+						started = true
+					}
+					bar.Set(done)
+				}))
+			bar.Finish()
+			if err != nil {
+				return err
+			}
+			return a.out().Optimize(&OptimizeView{Table: t.URI(), Version: res.Version, Committed: res.Committed, TargetSize: res.TargetSize,
+				Partitions: res.Partitions, FilesRemoved: res.FilesRemoved, FilesAdded: res.FilesAdded, BytesRemoved: res.BytesRemoved,
+				BytesAdded: res.BytesAdded, Rows: res.Rows, FilesConsidered: res.FilesConsidered})
+		},
+	}
+	cmd.Flags().StringVar(&target, "target-size", "128MB", "target size of compacted files")
+	return cmd
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var exactlyOnce bool
+	cmd := &cobra.Command{
+		Use:   "verify <table>",
+		Short: "Check the table's consistency (exit 3 when a problem is found)",
+		Long: `verify checks that every file the latest snapshot references exists with its
+recorded size, that the log is contiguous (and starts at version 0 or at a
+checkpoint), that every commit decodes, and that each checkpoint holds what
+the JSON commits it summarises produce: the same live files, protocol,
+metadata, txns and domain metadata.
+
+With --exactly-once it reads the log instead and reports, per streaming
+query (txn appId), the epochs committed by STREAMING UPDATE commits and txn
+actions, with gaps, repeats and epochs that went backwards.
+
+Exit code 0 when the table is clean, 3 when a problem was found, 1 when the
+check itself failed.`,
+		Example: "  deltactl verify ./demo-data/flights\n  deltactl verify --exactly-once ./demo-data/flights -o json",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			store, err := a.openStore(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if exactlyOnce {
+				rep, err := table.VerifyExactlyOnce(ctx, store)
+				if err != nil {
+					return err
+				}
+				if err := a.out().ExactlyOnce(exactlyOnceView(store.URI(), rep)); err != nil {
+					return err
+				}
+				if !rep.OK() {
+					return errVerifyFailed
+				}
+				return nil
+			}
+			var bar progress = silentProgress{}
+			started := false
+			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(func(done, total int) {
+				if !started {
+					bar = a.newProgress(int64(total), "verify", "")
+					started = true
+				}
+				bar.Set(int64(done))
+			}))
+			bar.Finish()
+			if err != nil {
+				return err
+			}
+			if err := a.out().Verify(verifyView(store.URI(), rep)); err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return errVerifyFailed
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&exactlyOnce, "exactly-once", false, "check the epochs of streaming queries instead")
+	return cmd
+}
+
+func newCleanupCmd(a *app) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:     "cleanup <table>",
+		Aliases: []string{"log-cleanup"},
+		Short:   "Delete expired log files (delta.logRetentionDuration)",
+		Long: `cleanup deletes commit and checkpoint files older than the table's
+delta.logRetentionDuration (30 days when unset) below the newest checkpoint
+that keeps every later version reconstructable. Data files are not touched
+(see vacuum).`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			res, err := txlog.CleanupLog(cmd.Context(), t.Snapshot(), time.Now(), dryRun)
+			if err != nil {
+				return err
+			}
+			deleted := append([]string{}, res.Deleted...)
+			return a.out().Cleanup(&CleanupView{Table: t.URI(), DryRun: dryRun, KeepFrom: res.KeepFrom, Deleted: deleted})
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted; delete nothing")
+	return cmd
+}

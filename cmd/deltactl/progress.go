@@ -1,0 +1,72 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// progress reports the advance of long work. The terminal implementation
+// draws a bar on stderr; the silent one does nothing, so that output
+// redirected to a file or a pipe stays clean.
+type progress interface {
+	// Set sets the amount done so far.
+	Set(done int64)
+	// Add adds n to the amount done.
+	Add(n int64)
+	// Finish completes the bar and moves to the next line.
+	Finish()
+}
+
+type silentProgress struct{}
+
+func (silentProgress) Set(int64) {}
+func (silentProgress) Add(int64) {}
+func (silentProgress) Finish()   {}
+
+type barProgress struct {
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func (p *barProgress) Set(done int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Set64(done)
+}
+
+func (p *barProgress) Add(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Add64(n)
+}
+
+func (p *barProgress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Finish()
+	_ = p.bar.Clear()
+}
+
+// newProgress returns a bar for total units (-1: unknown) described by
+// desc, or a silent progress when stdout is not a terminal, --progress=false
+// or -o json.
+func (a *app) newProgress(total int64, desc, unit string) progress {
+	if !a.tty || !a.progress || a.output == "json" {
+		return silentProgress{}
+	}
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(a.stderr),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100 * time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetPredictTime(true),
+	}
+	if unit != "" {
+		opts = append(opts, progressbar.OptionSetItsString(unit), progressbar.OptionShowIts())
+	}
+	return &barProgress{bar: progressbar.NewOptions64(total, opts...)}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table"
+)
+
+// Exit codes of deltactl.
+const (
+	exitOK           = 0
+	exitError        = 1
+	exitUsage        = 2
+	exitVerifyFailed = 3
+)
+
+// env is what the process gives deltactl: streams, whether they are a
+// terminal, and the environment. Tests pass their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	tty            bool // stdout and stderr are terminals: progress bars may show
+	getenv         func(string) string
+}
+
+// usageError marks an error in the command line: exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// errVerifyFailed is returned by verify when it found a problem (after the
+// report was printed): exit code 3.
+var errVerifyFailed = errors.New("verification failed")
+
+// app holds the global flags and the environment of one run.
+type app struct {
+	env
+	output    string
+	endpoint  string
+	region    string
+	pathStyle bool
+	verbose   bool
+	progress  bool
+	logger    *slog.Logger
+}
+
+// run executes deltactl with args and returns the exit code.
+func run(ctx context.Context, args []string, e env) int {
+	if e.getenv == nil {
+		e.getenv = func(string) string { return "" }
+	}
+	a := &app{env: e}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	switch {
+	case errors.Is(err, errVerifyFailed):
+		return exitVerifyFailed
+	case isUsageError(err):
+		fmt.Fprintf(e.stderr, "deltactl: %v\n", err)
+		if cmd != nil {
+			fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	default:
+		fmt.Fprintf(e.stderr, "deltactl: error: %v\n", err)
+		return exitError
+	}
+}
+
+func isUsageError(err error) bool {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	// cobra's own command-line errors.
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most", "required flag"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// newRootCmd builds the command tree; every call returns a fresh tree bound
+// to a (no package-level state).
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "deltactl",
+		Short: "Inspect and maintain Delta Lake tables",
+		Long: `deltactl inspects and maintains Delta Lake tables on the local filesystem
+or on S3-compatible storage (AWS S3, MinIO), and ingests Parquet, CSV and
+NDJSON files into them, optionally as an exactly-once stream of epochs.
+
+A <table> is a URI (s3://bucket/prefix, file:///abs/path) or a plain path.
+S3 credentials and region come from the standard AWS environment
+(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, ...);
+--endpoint, --path-style and --region point deltactl at MinIO and other
+S3-compatible servers.
+
+Output is a human-readable table, or with -o json one stable JSON document
+per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
+2 usage error, 3 verification failed.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if a.output != "table" && a.output != "json" {
+				return usagef("invalid value %q for -o/--output: want table or json", a.output)
+			}
+			level := slog.LevelWarn
+			if a.verbose {
+				level = slog.LevelDebug
+			}
+			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
+		},
+	}
+	root.SetVersionTemplate("deltactl {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.StringVar(&a.endpoint, "endpoint", firstNonEmpty(a.getenv("AWS_ENDPOINT_URL_S3"), a.getenv("AWS_ENDPOINT_URL")),
+		"S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
+	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (MinIO needs it)")
+	pf.StringVar(&a.region, "region", "", "AWS region (default from the AWS environment; us-east-1 with --endpoint)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug messages to stderr")
+	pf.BoolVar(&a.progress, "progress", true, "show progress bars on long work when stdout is a terminal")
+
+	root.AddCommand(
+		newVersionCmd(a),
+		newHistoryCmd(a),
+		newLogCmd(a),
+		newSnapshotCmd(a),
+		newFilesCmd(a),
+		newSchemaCmd(a),
+		newTxnCmd(a),
+		newCatCmd(a),
+		newCreateCmd(a),
+		newIngestCmd(a),
+		newCheckpointCmd(a),
+		newVacuumCmd(a),
+		newOptimizeCmd(a),
+		newVerifyCmd(a),
+		newCleanupCmd(a),
+	)
+	return root
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the deltactl version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintln(a.stdout, "deltactl", version)
+			return err
+		},
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error { return exactArgs(0)(cmd, args) }
+
+// out returns the Output for the -o flag.
+func (a *app) out() Output {
+	if a.output == "json" {
+		return newJSONOutput(a.stdout)
+	}
+	return newTextOutput(a.stdout)
+}
+
+// storeOptions returns the objectstore options of the global flags.
+func (a *app) storeOptions() []objectstore.OpenOption {
+	var s3 []objectstore.S3Option
+	if a.endpoint != "" {
+		s3 = append(s3, objectstore.WithEndpoint(a.endpoint))
+	}
+	if a.pathStyle {
+		s3 = append(s3, objectstore.WithPathStyle(true))
+	}
+	if a.region != "" {
+		s3 = append(s3, objectstore.WithRegion(a.region))
+	}
+	if len(s3) == 0 {
+		return nil
+	}
+	return []objectstore.OpenOption{objectstore.WithS3Options(s3...)}
+}
+
+// tableOptions returns the table options of the global flags plus opts.
+func (a *app) tableOptions(opts ...table.Option) []table.Option {
+	base := []table.Option{table.WithLogger(a.logger)}
+	if so := a.storeOptions(); len(so) > 0 {
+		base = append(base, table.WithStoreOptions(so...))
+	}
+	return append(base, opts...)
+}
+
+// openTable opens the table at uri with the global flags.
+func (a *app) openTable(ctx context.Context, uri string, opts ...table.Option) (*table.Table, error) {
+	return table.Open(ctx, uri, a.tableOptions(opts...)...)
+}
+
+// openStore opens the store rooted at the table uri.
+func (a *app) openStore(ctx context.Context, uri string) (objectstore.Store, error) {
+	return objectstore.Open(ctx, uri, a.storeOptions()...)
+}

@@ -1,0 +1,512 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// The views below are what commands print: the JSON output is exactly
+// these structs (documented in README.md, stable for scripts), and the text
+// output formats the same values.
+
+// timeFormat is how every view writes instants: RFC 3339 in UTC with
+// milliseconds.
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+func fmtMillis(ms int64) string { return fmtTime(time.UnixMilli(ms)) }
+
+// HistoryView is the output of history.
+type HistoryView struct {
+	Table   string             `json:"table"`
+	Commits []HistoryEntryView `json:"commits"`
+}
+
+// HistoryEntryView is one commit in HistoryView.
+type HistoryEntryView struct {
+	Version       int64          `json:"version"`
+	Timestamp     string         `json:"timestamp"`
+	Operation     string         `json:"operation"`
+	Parameters    map[string]any `json:"parameters"`
+	Metrics       map[string]any `json:"metrics"`
+	ReadVersion   *int64         `json:"readVersion"`
+	IsBlindAppend *bool          `json:"isBlindAppend"`
+	EngineInfo    string         `json:"engineInfo"`
+}
+
+func historyView(uri string, entries []table.HistoryEntry) *HistoryView {
+	v := &HistoryView{Table: uri, Commits: []HistoryEntryView{}}
+	for _, e := range entries {
+		h := HistoryEntryView{Version: e.Version, Timestamp: fmtTime(e.Timestamp), Operation: e.Operation,
+			Parameters: nonNilMap(e.Parameters), Metrics: nonNilMap(e.Metrics), IsBlindAppend: e.IsBlindAppend, EngineInfo: e.EngineInfo}
+		if e.ReadVersion >= 0 {
+			rv := e.ReadVersion
+			h.ReadVersion = &rv
+		}
+		v.Commits = append(v.Commits, h)
+	}
+	return v
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// LogView is the output of log: the actions of one commit, as in the
+// commit file.
+type LogView struct {
+	Table   string            `json:"table"`
+	Version int64             `json:"version"`
+	Actions []json.RawMessage `json:"actions"`
+}
+
+// ProtocolView is a protocol action.
+type ProtocolView struct {
+	MinReaderVersion int32    `json:"minReaderVersion"`
+	MinWriterVersion int32    `json:"minWriterVersion"`
+	ReaderFeatures   []string `json:"readerFeatures"`
+	WriterFeatures   []string `json:"writerFeatures"`
+}
+
+func protocolView(p *txlog.Protocol) ProtocolView {
+	return ProtocolView{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
+		ReaderFeatures: nonNilStrings(p.EffectiveReaderFeatures()), WriterFeatures: nonNilStrings(p.EffectiveWriterFeatures())}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// FieldView is one top-level column of a schema.
+type FieldView struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+}
+
+func fieldViews(st *schema.StructType) []FieldView {
+	out := []FieldView{}
+	if st == nil {
+		return out
+	}
+	for _, f := range st.Fields {
+		out = append(out, FieldView{Name: f.Name, Type: f.Type.String(), Nullable: f.Nullable})
+	}
+	return out
+}
+
+// SnapshotView is the output of snapshot.
+type SnapshotView struct {
+	Table            string            `json:"table"`
+	Version          int64             `json:"version"`
+	Timestamp        string            `json:"timestamp"`
+	Protocol         ProtocolView      `json:"protocol"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name"`
+	Description      string            `json:"description"`
+	CreatedTime      string            `json:"createdTime"`
+	Schema           []FieldView       `json:"schema"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Properties       map[string]string `json:"properties"`
+	NumFiles         int               `json:"numFiles"`
+	SizeBytes        int64             `json:"sizeBytes"`
+	// NumRows sums stats.numRecords minus deletion vector cardinalities;
+	// FilesWithoutStats counts the files it could not include.
+	NumRows           int64 `json:"numRows"`
+	FilesWithoutStats int   `json:"filesWithoutStats"`
+	CheckpointVersion int64 `json:"checkpointVersion"`
+	Txns              int   `json:"txns"`
+}
+
+func snapshotView(uri string, snap *txlog.Snapshot) *SnapshotView {
+	m := snap.Metadata()
+	v := &SnapshotView{Table: uri, Version: snap.Version(), Timestamp: fmtTime(snap.CommitTimestamp()),
+		Protocol: protocolView(snap.Protocol()), ID: m.ID, Name: m.Name, Description: m.Description,
+		Schema:     fieldViews(snap.Schema()),
+		Properties: m.Configuration, CheckpointVersion: snap.CheckpointVersion(), Txns: len(snap.Txns())}
+	v.PartitionColumns = slices.Clone(m.PartitionColumns)
+	if v.PartitionColumns == nil {
+		v.PartitionColumns = []string{}
+	}
+	if v.Properties == nil {
+		v.Properties = map[string]string{}
+	}
+	if m.CreatedTime != nil {
+		v.CreatedTime = fmtMillis(*m.CreatedTime)
+	}
+	for _, f := range snap.Files() {
+		v.NumFiles++
+		v.SizeBytes += f.Size
+		if n, ok := f.NumRecords(); ok {
+			if f.DeletionVector != nil {
+				n -= f.DeletionVector.Cardinality
+			}
+			v.NumRows += n
+		} else {
+			v.FilesWithoutStats++
+		}
+	}
+	return v
+}
+
+// FilesView is the output of files.
+type FilesView struct {
+	Table   string     `json:"table"`
+	Version int64      `json:"version"`
+	Files   []FileView `json:"files"`
+}
+
+// FileView is one live data file.
+type FileView struct {
+	Path             string             `json:"path"`
+	PartitionValues  map[string]*string `json:"partitionValues"`
+	Size             int64              `json:"size"`
+	ModificationTime string             `json:"modificationTime"`
+	// Rows is stats.numRecords, null without stats.
+	Rows *int64 `json:"rows"`
+	// DeletedRows is the deletion vector's cardinality, 0 without one.
+	DeletedRows int64 `json:"deletedRows"`
+	// Min, Max and NullCount are the stats sections, flattened to dotted
+	// column names; values are JSON numbers or strings as in the log.
+	Min       map[string]any `json:"min"`
+	Max       map[string]any `json:"max"`
+	NullCount map[string]any `json:"nullCount"`
+}
+
+func fileView(f *txlog.Add, partCols []string) FileView {
+	v := FileView{Path: txlog.DecodePath(f.Path), PartitionValues: map[string]*string{}, Size: f.Size,
+		ModificationTime: fmtMillis(f.ModificationTime), Min: map[string]any{}, Max: map[string]any{}, NullCount: map[string]any{}}
+	for _, c := range partCols {
+		if s, ok := f.PartitionValues[c]; ok && s != "" {
+			v.PartitionValues[c] = &s
+		} else {
+			v.PartitionValues[c] = nil
+		}
+	}
+	if f.DeletionVector != nil {
+		v.DeletedRows = f.DeletionVector.Cardinality
+	}
+	if f.Stats != "" {
+		var st struct {
+			NumRecords *int64         `json:"numRecords"`
+			MinValues  map[string]any `json:"minValues"`
+			MaxValues  map[string]any `json:"maxValues"`
+			NullCount  map[string]any `json:"nullCount"`
+		}
+		dec := json.NewDecoder(strings.NewReader(f.Stats))
+		dec.UseNumber()
+		if dec.Decode(&st) == nil {
+			v.Rows = st.NumRecords
+			flatten("", st.MinValues, v.Min)
+			flatten("", st.MaxValues, v.Max)
+			flatten("", st.NullCount, v.NullCount)
+		}
+	}
+	return v
+}
+
+func flatten(prefix string, in map[string]any, out map[string]any) {
+	for k, val := range in {
+		if m, ok := val.(map[string]any); ok {
+			flatten(prefix+k+".", m, out)
+			continue
+		}
+		out[prefix+k] = val
+	}
+}
+
+// SchemaView is the output of schema.
+type SchemaView struct {
+	Table   string      `json:"table"`
+	Version int64       `json:"version"`
+	Fields  []FieldView `json:"fields"`
+	// Schema is the Delta schema JSON (the metaData schemaString, parsed).
+	Schema json.RawMessage `json:"schema"`
+	st     *schema.StructType
+}
+
+// TxnsView is the output of txn.
+type TxnsView struct {
+	Table   string     `json:"table"`
+	Version int64      `json:"version"`
+	Txns    []TxnEntry `json:"txns"`
+}
+
+// TxnEntry is one txn action: the latest version of an application.
+type TxnEntry struct {
+	AppID       string `json:"appId"`
+	Version     int64  `json:"version"`
+	LastUpdated string `json:"lastUpdated"`
+}
+
+func txnsView(uri string, snap *txlog.Snapshot) *TxnsView {
+	v := &TxnsView{Table: uri, Version: snap.Version(), Txns: []TxnEntry{}}
+	txns := snap.Txns()
+	for _, id := range slices.Sorted(maps.Keys(txns)) {
+		t := txns[id]
+		e := TxnEntry{AppID: id, Version: t.Version}
+		if t.LastUpdated != nil {
+			e.LastUpdated = fmtMillis(*t.LastUpdated)
+		}
+		v.Txns = append(v.Txns, e)
+	}
+	return v
+}
+
+// CreateView is the output of create.
+type CreateView struct {
+	Table            string            `json:"table"`
+	Version          int64             `json:"version"`
+	ID               string            `json:"id"`
+	Protocol         ProtocolView      `json:"protocol"`
+	Schema           []FieldView       `json:"schema"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Properties       map[string]string `json:"properties"`
+}
+
+// EpochView is one epoch of a streaming ingest.
+type EpochView struct {
+	Epoch int64 `json:"epoch"`
+	// Status is "committed", "skipped" (the table already held it: the
+	// sink's txn check) or "resumed" (committed by an earlier run; the
+	// source started after it).
+	Status  string `json:"status"`
+	Version int64  `json:"version"`
+	Rows    int64  `json:"rows"`
+	Files   int    `json:"files"`
+}
+
+// IngestView is the output of ingest.
+type IngestView struct {
+	Table   string   `json:"table"`
+	Sources []string `json:"sources"`
+	Format  string   `json:"format"`
+	// Created is true when ingest created the table.
+	Created bool        `json:"created"`
+	Schema  []FieldView `json:"schema"`
+	// Version is the table version after the ingest.
+	Version int64 `json:"version"`
+	Rows    int64 `json:"rows"`
+	Files   int   `json:"files"`
+	Bytes   int64 `json:"bytes"`
+	// QueryID and Epochs are set for a streaming ingest (--epoch-rows).
+	QueryID string      `json:"queryId,omitempty"`
+	Epochs  []EpochView `json:"epochs,omitempty"`
+	// Committed, Skipped and Resumed count Epochs by status.
+	Committed int `json:"committedEpochs"`
+	Skipped   int `json:"skippedEpochs"`
+	Resumed   int `json:"resumedEpochs"`
+	// Stopped is true when --max-epochs ended the stream before the input.
+	Stopped bool `json:"stopped"`
+}
+
+// CheckpointView is the output of checkpoint.
+type CheckpointView struct {
+	Table   string `json:"table"`
+	Version int64  `json:"version"`
+	Path    string `json:"path"`
+}
+
+// VacuumView is the output of vacuum.
+type VacuumView struct {
+	Table        string           `json:"table"`
+	Version      int64            `json:"version"`
+	DryRun       bool             `json:"dryRun"`
+	Retention    string           `json:"retention"`
+	DeleteBefore string           `json:"deleteBefore"`
+	Scanned      int              `json:"scannedFiles"`
+	Files        []VacuumFileView `json:"files"`
+	NumFiles     int              `json:"numFiles"`
+	Bytes        int64            `json:"bytes"`
+}
+
+// VacuumFileView is a file vacuum deleted (or would delete).
+type VacuumFileView struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime string `json:"modificationTime"`
+	// Removed is when a remove action deleted it, "" for a file the log
+	// never referenced.
+	Removed string `json:"removed"`
+}
+
+func vacuumView(uri string, r *table.VacuumResult) *VacuumView {
+	v := &VacuumView{Table: uri, Version: r.Version, DryRun: r.DryRun, Retention: r.Retention.String(),
+		DeleteBefore: fmtTime(r.DeleteBefore), Scanned: r.Scanned, Files: []VacuumFileView{}, NumFiles: len(r.Files), Bytes: r.Bytes}
+	for _, f := range r.Files {
+		v.Files = append(v.Files, VacuumFileView{Path: f.Path, Size: f.Size, ModTime: fmtTime(f.ModTime), Removed: fmtTime(f.Removed)})
+	}
+	return v
+}
+
+// OptimizeView is the output of optimize.
+type OptimizeView struct {
+	Table string `json:"table"`
+	// Version is the table version after optimize; Committed is false when
+	// there was nothing to compact (no commit was made).
+	Version         int64 `json:"version"`
+	Committed       bool  `json:"committed"`
+	TargetSize      int64 `json:"targetSize"`
+	Partitions      int   `json:"partitionsOptimized"`
+	FilesRemoved    int   `json:"filesRemoved"`
+	FilesAdded      int   `json:"filesAdded"`
+	BytesRemoved    int64 `json:"bytesRemoved"`
+	BytesAdded      int64 `json:"bytesAdded"`
+	Rows            int64 `json:"rows"`
+	FilesConsidered int   `json:"filesConsidered"`
+}
+
+// VerifyView is the output of verify.
+type VerifyView struct {
+	Table                string              `json:"table"`
+	OK                   bool                `json:"ok"`
+	Version              int64               `json:"version"`
+	FirstCommit          int64               `json:"firstCommit"`
+	LastCommit           int64               `json:"lastCommit"`
+	Commits              int                 `json:"commits"`
+	Checkpoints          int                 `json:"checkpoints"`
+	CheckpointsUnchecked int                 `json:"checkpointsUnchecked"`
+	Files                int                 `json:"files"`
+	Bytes                int64               `json:"bytes"`
+	Problems             []VerifyProblemView `json:"problems"`
+}
+
+// VerifyProblemView is one problem verify found.
+type VerifyProblemView struct {
+	Kind    string `json:"kind"`
+	Version *int64 `json:"version"`
+	Path    string `json:"path"`
+	Detail  string `json:"detail"`
+}
+
+func verifyView(uri string, r *table.VerifyReport) *VerifyView {
+	v := &VerifyView{Table: uri, OK: r.OK(), Version: r.Version, FirstCommit: r.FirstCommit, LastCommit: r.LastCommit,
+		Commits: r.Commits, Checkpoints: r.Checkpoints, CheckpointsUnchecked: r.CheckpointsUnchecked,
+		Files: r.Files, Bytes: r.Bytes, Problems: []VerifyProblemView{}}
+	for _, p := range r.Problems {
+		pv := VerifyProblemView{Kind: string(p.Kind), Path: p.Path, Detail: p.Detail}
+		if p.Version >= 0 {
+			ver := p.Version
+			pv.Version = &ver
+		}
+		v.Problems = append(v.Problems, pv)
+	}
+	return v
+}
+
+// ExactlyOnceView is the output of verify --exactly-once.
+type ExactlyOnceView struct {
+	Table       string      `json:"table"`
+	OK          bool        `json:"ok"`
+	Version     int64       `json:"version"`
+	FromVersion int64       `json:"fromVersion"`
+	Queries     []QueryView `json:"queries"`
+}
+
+// QueryView is one streaming query (txn appId) in ExactlyOnceView. Epoch
+// ranges are "a-b" (inclusive) or "a".
+type QueryView struct {
+	AppID       string          `json:"appId"`
+	OK          bool            `json:"ok"`
+	Commits     int             `json:"commits"`
+	Base        int64           `json:"baseEpoch"`
+	First       int64           `json:"firstEpoch"`
+	Last        int64           `json:"lastEpoch"`
+	LastVersion int64           `json:"lastVersion"`
+	Committed   []string        `json:"committed"`
+	Gaps        []string        `json:"gaps"`
+	Repeats     []RepeatView    `json:"repeats"`
+	Backwards   []BackwardsView `json:"backwards"`
+	Mismatches  []string        `json:"mismatches"`
+}
+
+// RepeatView is an epoch committed more than once.
+type RepeatView struct {
+	Epoch    int64   `json:"epoch"`
+	Versions []int64 `json:"versions"`
+}
+
+// BackwardsView is a commit of an epoch below one committed before.
+type BackwardsView struct {
+	Version int64 `json:"version"`
+	Epoch   int64 `json:"epoch"`
+	After   int64 `json:"after"`
+}
+
+func exactlyOnceView(uri string, r *table.ExactlyOnceReport) *ExactlyOnceView {
+	v := &ExactlyOnceView{Table: uri, OK: r.OK(), Version: r.Version, FromVersion: r.FromVersion, Queries: []QueryView{}}
+	ranges := func(rs []table.EpochRange) []string {
+		out := []string{}
+		for _, r := range rs {
+			out = append(out, r.String())
+		}
+		return out
+	}
+	for _, q := range r.Queries {
+		qv := QueryView{AppID: q.AppID, OK: q.OK(), Commits: q.Commits, Base: q.Base, First: q.First, Last: q.Last,
+			LastVersion: q.LastVersion, Committed: ranges(q.Committed), Gaps: ranges(q.Gaps),
+			Repeats: []RepeatView{}, Backwards: []BackwardsView{}, Mismatches: append([]string{}, q.Mismatches...)}
+		for _, rp := range q.Repeats {
+			qv.Repeats = append(qv.Repeats, RepeatView{Epoch: rp.Epoch, Versions: rp.Versions})
+		}
+		for _, b := range q.Backwards {
+			qv.Backwards = append(qv.Backwards, BackwardsView{Version: b.Version, Epoch: b.Epoch, After: b.After})
+		}
+		v.Queries = append(v.Queries, qv)
+	}
+	return v
+}
+
+// CleanupView is the output of cleanup.
+type CleanupView struct {
+	Table    string   `json:"table"`
+	DryRun   bool     `json:"dryRun"`
+	KeepFrom int64    `json:"keepFrom"`
+	Deleted  []string `json:"deleted"`
+}
+
+// indentJSON pretty-prints raw JSON with two spaces.
+func indentJSON(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// humanBytes formats a byte count as "12.3 MiB".
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + string("KMGTPE"[exp]) + "iB"
+}
