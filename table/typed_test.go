@@ -191,7 +191,7 @@ func TestSchemaOfErrors(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func ptrTo[T any](v T) *T { return &v }
 
 func everythingRows() []Everything {
 	ts := time.Date(2024, 3, 10, 12, 30, 45, 123456000, time.UTC)
@@ -200,18 +200,18 @@ func everythingRows() []Everything {
 		Base: Base{ID: 1}, I: math.MinInt32, S: 12, B: -3, N: 1 << 40, F: 0.25, D: math.Pi, OK: true,
 		Str: "straße", Status: "active", Bin: []byte{0xde, 0xad}, TS: ts, NTZ: ts, Day: time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC),
 		Date: parquetio.DateOf(ts), D52: parquetio.MustParseDecimal("-123.45"),
-		D3810: ptr(parquetio.MustParseDecimal("1234567890123456789012345678.0123456789")), Ptr: ptr(int64(7)), PtrStr: ptr(""),
+		D3810: ptrTo(parquetio.MustParseDecimal("1234567890123456789012345678.0123456789")), Ptr: ptrTo(int64(7)), PtrStr: ptrTo(""),
 		Addr: Address{City: "Amsterdam", Zip: &zip}, AddrPtr: &Address{City: "Utrecht"}, Tags: []string{"a", "b"},
-		Opt: []*int64{ptr(int64(1)), nil}, Addrs: []Address{{City: "x"}, {City: "y", Zip: &zip}},
+		Opt: []*int64{ptrTo(int64(1)), nil}, Addrs: []Address{{City: "x"}, {City: "y", Zip: &zip}},
 		Scores: map[string]float64{"b": 2, "a": 1}, Nested: map[int32][]string{2: {"two"}, 1: nil},
 		Days:  []time.Time{time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		ByDay: map[string]parquetio.Decimal{"mon": parquetio.MustParseDecimal("1.50")}, Untagged: "u", Skipped: "not written",
 		Matrix: [][]int64{{1, 2}, {}, nil}, Deep: map[string]map[string]*Address{"k": {"inner": {City: "z"}, "nil": nil}},
-		Wide: map[string]*parquetio.Decimal{"w": ptr(parquetio.MustParseDecimal("9999999999999999.9999")), "n": nil},
+		Wide: map[string]*parquetio.Decimal{"w": ptrTo(parquetio.MustParseDecimal("9999999999999999.9999")), "n": nil},
 		TSs:  map[string]time.Time{"t": ts}, Bools: []bool{true, false}, Bytes: [][]byte{{1}, nil, {}},
-		Empty: struct{ X *int64 }{X: ptr(int64(3))}, Dates: map[parquetio.Date]parquetio.Date{1: 2},
+		Empty: struct{ X *int64 }{X: ptrTo(int64(3))}, Dates: map[parquetio.Date]parquetio.Date{1: 2},
 		Floats: map[float64]float32{1.5: 2.5}, Statuses: map[Status]Status{"a": "b"}, PtrMap: &map[string]int64{"x": 1},
-		PtrSlice: &[]int64{5}, TimePtr: &ts, DatePtr: ptr(parquetio.Date(19000)),
+		PtrSlice: &[]int64{5}, TimePtr: &ts, DatePtr: ptrTo(parquetio.Date(19000)),
 		AnyTime: map[string][]map[string]*time.Time{"a": {{"b": &ts, "c": nil}, nil}},
 	}
 	return []Everything{full, {Base: Base{ID: 2}, D52: parquetio.MustParseDecimal("0.00")}}
@@ -353,7 +353,7 @@ func TestTypedAgainstTable(t *testing.T) {
 		{"missing NOT NULL", func() error { _, err := Append(ctx, t1, []MissingNotNull{{P: "x"}}); return err }, ErrSchemaMismatch, `NOT NULL column "id"`},
 		{"wrong type", func() error { _, err := Append(ctx, t1, []WrongType{{ID: "1", P: "x"}}); return err }, ErrSchemaMismatch, "WrongType.ID"},
 		{"nil in NOT NULL", func() error {
-			_, err := Append(ctx, t1, []NilNotNull{{ID: ptr(int32(1)), P: "x"}, {P: "x"}})
+			_, err := Append(ctx, t1, []NilNotNull{{ID: ptrTo(int32(1)), P: "x"}, {P: "x"}})
 			return err
 		}, ErrInvalidArgument, `row 1: column "id"`},
 		{"out of range", func() error {
@@ -387,7 +387,7 @@ func TestTypedAgainstTable(t *testing.T) {
 		t.Fatalf("failed typed writes left files: %d data files", n)
 	}
 	// With evolution the extra field becomes a nullable column.
-	t2, err := Append(ctx, t1, []Extra{{ID: 2, P: "y", Added: ptr(int64(9))}}, WithSchemaEvolution())
+	t2, err := Append(ctx, t1, []Extra{{ID: 2, P: "y", Added: ptrTo(int64(9))}}, WithSchemaEvolution())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,594 @@
+package table
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// Interop, write direction: tables written by deltakit are read by delta-rs
+// (Python deltalake) and every data file by pyarrow, on the local
+// filesystem and on MinIO. The interop venv comes from
+// scripts/install-interop.sh ($DELTAKIT_VENV, default <repo>/.venv).
+
+// writeInteropPython returns the venv's python, or skips (fails under CI).
+func writeInteropPython(t *testing.T) string {
+	t.Helper()
+	venv := os.Getenv("DELTAKIT_VENV")
+	if venv == "" {
+		venv = filepath.Join("..", ".venv")
+	}
+	py, err := filepath.Abs(filepath.Join(venv, "bin", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("interop venv missing under CI=true: %v", err)
+		}
+		t.Skipf("interop venv %s absent: run scripts/install-interop.sh", venv)
+	}
+	return py
+}
+
+// interopReadScript reads a Delta table with delta-rs and prints its rows
+// normalized to JSON: integers as strings, floats as numbers (non-finite as
+// "NaN"/"Infinity"/"-Infinity"), timestamps as ISO strings in UTC with
+// microseconds and "Z" (timestamp_ntz without "Z"), dates "YYYY-MM-DD",
+// decimals as plain strings at the column scale, binary as hex, structs as
+// objects, arrays as lists, maps as lists of [key, value]. It also opens
+// every data file with pyarrow.parquet, recording any warning or error, and
+// reports delta-rs's view of the add actions.
+const interopReadScript = `
+import datetime, decimal, json, math, sys, urllib.parse, warnings
+import deltalake, pyarrow as pa, pyarrow.parquet as pq, pyarrow.fs as pafs
+
+args = json.loads(sys.argv[1])
+opts = args.get("storage_options") or None
+
+def norm(v):
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v): return "NaN"
+        if math.isinf(v): return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            return v.astimezone(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+        return v.isoformat(timespec="microseconds")
+    if isinstance(v, datetime.date):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [norm(x) for x in v]
+    return "UNKNOWN:" + repr(type(v))
+
+out = {"tables": {}}
+for name, uri in args["tables"].items():
+    res = {}
+    try:
+        dt = deltalake.DeltaTable(uri, storage_options=opts)
+        res["version"] = dt.version()
+        tbl = dt.to_pyarrow_table()
+        res["columns"] = tbl.column_names
+        res["rows"] = [json.dumps(norm(r), sort_keys=True) for r in tbl.to_pylist()]
+        adds = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+        res["num_records"] = str(sum(a["num_records"] for a in adds))
+        res["files_with_min"] = sum(1 for a in adds if any(k.startswith("min.") and a[k] is not None for k in a))
+        res["nfiles"] = len(adds)
+        if "old_version" in args:
+            old = deltalake.DeltaTable(uri, storage_options=opts, version=args["old_version"])
+            res["old_rows"] = old.to_pyarrow_table().num_rows
+        fs = None
+        if uri.startswith("s3://"):
+            fs = pafs.S3FileSystem(access_key=opts["AWS_ACCESS_KEY_ID"], secret_key=opts["AWS_SECRET_ACCESS_KEY"],
+                                   region=opts["AWS_REGION"], endpoint_override=opts["AWS_ENDPOINT_URL"], scheme="http")
+        problems = []
+        nrows = 0
+        # file_uris() percent-encodes the table root but not the decoded
+        # relative path; build the paths from add.path (decoded once).
+        for a in adds:
+            rel = urllib.parse.unquote(a["path"])
+            f = uri.rstrip("/") + "/" + rel
+            path = f[len("s3://"):] if fs is not None else f
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    t = pq.read_table(path, filesystem=fs)
+                    nrows += t.num_rows
+                    md = pq.ParquetFile(path, filesystem=fs).metadata if fs is None else None
+                    if md is not None and md.num_rows != t.num_rows:
+                        problems.append(f"{f}: footer says {md.num_rows} rows, read {t.num_rows}")
+                except Exception as e:
+                    problems.append(f"{f}: {type(e).__name__}: {e}")
+            for x in w:
+                problems.append(f"{f}: warning: {x.message}")
+        res["pyarrow_rows"] = str(nrows)
+        res["problems"] = problems
+    except Exception as e:
+        import traceback
+        res["error"] = traceback.format_exc()
+    out["tables"][name] = res
+print(json.dumps(out))
+`
+
+// interopValue normalizes a parquetio value of Delta type t the way
+// interopReadScript normalizes what delta-rs returns.
+func interopValue(t schema.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch t := t.(type) {
+	case *schema.DecimalType:
+		d := v.(parquetio.Decimal)
+		r, _ := d.Rescale(int32(t.Scale))
+		return r.String()
+	case *schema.StructType:
+		row := v.(parquetio.Row)
+		m := map[string]any{}
+		for i, f := range t.Fields {
+			m[f.Name] = interopValue(f.Type, row[i])
+		}
+		return m
+	case *schema.ArrayType:
+		list := v.([]any)
+		out := make([]any, len(list))
+		for i, e := range list {
+			out[i] = interopValue(t.ElementType, e)
+		}
+		return out
+	case *schema.MapType:
+		entries := v.([]parquetio.MapEntry)
+		out := make([]any, len(entries))
+		for i, e := range entries {
+			out[i] = []any{interopValue(t.KeyType, e.Key), interopValue(t.ValueType, e.Value)}
+		}
+		return out
+	case *schema.PrimitiveType:
+		switch t.Name {
+		case schema.Long, schema.Integer, schema.Short, schema.Byte:
+			n, _ := toInt64(v)
+			return strconv.FormatInt(n, 10)
+		case schema.Float, schema.Double:
+			f, _ := toFloat64(v)
+			switch {
+			case math.IsNaN(f):
+				return "NaN"
+			case math.IsInf(f, 1):
+				return "Infinity"
+			case math.IsInf(f, -1):
+				return "-Infinity"
+			}
+			return f
+		case schema.Binary:
+			return hex.EncodeToString(v.([]byte))
+		case schema.Date:
+			switch d := v.(type) {
+			case parquetio.Date:
+				return d.String()
+			case time.Time:
+				return parquetio.DateOf(d).String()
+			}
+		case schema.Timestamp:
+			return v.(time.Time).UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000") + "Z"
+		case schema.TimestampNTZ:
+			return wallClockUTC(v.(time.Time)).Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000")
+		case schema.String:
+			if s, ok := v.(string); ok && s == "" {
+				return s
+			}
+		}
+	}
+	return v
+}
+
+// interopRow is the canonical JSON of one row.
+func interopRow(t *testing.T, sch *schema.StructType, row parquetio.Row) string {
+	m := map[string]any{}
+	for i, f := range sch.Fields {
+		m[f.Name] = interopValue(f.Type, row[i])
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// canonicalJSON re-encodes a JSON document so both sides format alike.
+func canonicalJSON(t *testing.T, s string) string {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("%v: %s", err, s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// interopTable is one table to write and its expected content.
+type interopTable struct {
+	name      string
+	tbl       *Table
+	want      []parquetio.Row // rows in schema order, partition "" as null
+	oldRows   int
+	wantFiles int
+}
+
+func interopTypesSchema() *schema.StructType {
+	return schema.NewStruct(
+		field("id", prim(schema.Long), false),
+		field("i", prim(schema.Integer), true),
+		field("s", prim(schema.Short), true),
+		field("b", prim(schema.Byte), true),
+		field("f", prim(schema.Float), true),
+		field("d", prim(schema.Double), true),
+		field("ok", prim(schema.Boolean), true),
+		field("str", prim(schema.String), true),
+		field("bin", prim(schema.Binary), true),
+		field("day", prim(schema.Date), true),
+		field("ts", prim(schema.Timestamp), true),
+		field("ntz", prim(schema.TimestampNTZ), true),
+		field("d52", &schema.DecimalType{Precision: 5, Scale: 2}, true),
+		field("d204", &schema.DecimalType{Precision: 20, Scale: 4}, true),
+		field("d3810", &schema.DecimalType{Precision: 38, Scale: 10}, true),
+		field("st", schema.NewStruct(
+			field("x", prim(schema.Long), true),
+			field("y", prim(schema.String), true),
+			field("inner", schema.NewStruct(field("z", prim(schema.Double), true)), true),
+		), true),
+		field("arr", &schema.ArrayType{ElementType: prim(schema.Long), ContainsNull: true}, true),
+		field("arr_st", &schema.ArrayType{ElementType: schema.NewStruct(field("k", prim(schema.String), true)), ContainsNull: true}, true),
+		field("m", &schema.MapType{KeyType: prim(schema.String), ValueType: prim(schema.Long), ValueContainsNull: true}, true),
+		field("m_arr", &schema.MapType{KeyType: prim(schema.Integer), ValueType: &schema.ArrayType{ElementType: prim(schema.String), ContainsNull: true}, ValueContainsNull: true}, true),
+	)
+}
+
+// interopTypesRows returns n rows of every type, with nulls and edge values.
+func interopTypesRows(start, n int) []parquetio.Row {
+	base := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
+	var rows []parquetio.Row
+	for k := start; k < start+n; k++ {
+		i := int64(k)
+		if k%5 == 4 {
+			rows = append(rows, parquetio.Row{i, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+			continue
+		}
+		ts := base.Add(time.Duration(k) * 36 * time.Hour)
+		f := float32(k) / 4
+		d := float64(k) * math.Pi
+		switch k % 7 {
+		case 1:
+			f, d = float32(math.Inf(-1)), math.NaN()
+		case 2:
+			f, d = -0.5, math.Inf(1)
+		}
+		rows = append(rows, parquetio.Row{
+			i, int32(k*1000 - 1<<31 + 5), int16(k - 300), int8(k%256 - 128), f, d, k%2 == 0,
+			fmt.Sprintf("s-%d-ünïcödé-日本-%s", k, strings.Repeat("x", k%40)), []byte{byte(k), 0, 0xff},
+			parquetio.DateOf(ts), ts, time.Date(1900+k, 1, 2, 3, 4, 5, 6000, time.FixedZone("Z+5", 5*3600)),
+			parquetio.NewDecimal(int64(k*101-99999), 2), parquetio.NewDecimal(int64(k)*1234567890123, 4),
+			parquetio.MustParseDecimal(fmt.Sprintf("%s%d%027d.%010d", []string{"", "-"}[k%2], k%9+1, k*7919, k)),
+			parquetio.Row{i * 10, fmt.Sprintf("y%d", k), parquetio.Row{float64(k) / 3}},
+			[]any{i, nil, -i},
+			[]any{parquetio.Row{"a"}, nil, parquetio.Row{nil}},
+			[]parquetio.MapEntry{{Key: "one", Value: i}, {Key: "null", Value: nil}},
+			[]parquetio.MapEntry{{Key: int32(k), Value: []any{"v", nil}}},
+		})
+	}
+	return rows
+}
+
+func interopPartSchema() *schema.StructType {
+	return schema.NewStruct(
+		field("p", prim(schema.String), true),
+		field("day", prim(schema.Date), true),
+		field("ts", prim(schema.Timestamp), true),
+		field("n", prim(schema.Integer), true),
+		field("v", prim(schema.Long), false),
+		field("note", prim(schema.String), true),
+	)
+}
+
+var interopPartValues = []any{"plain", "a b", "x/y", "50%", "k=v", "ünï©ødé 日本", "a:b?c#d*e", "tab\there", nil, ""}
+
+func interopPartRows(start int) []parquetio.Row {
+	var rows []parquetio.Row
+	for i, p := range interopPartValues {
+		k := start + i
+		var day, ts, n any
+		if k%4 != 3 {
+			day = parquetio.DateOf(time.Date(2024, 1, 1+k%3, 0, 0, 0, 0, time.UTC))
+			ts = time.Date(2024, 1, 1, 10, k%2, 30, 123456000, time.UTC)
+			n = int32(k % 3)
+		}
+		rows = append(rows, parquetio.Row{p, day, ts, n, int64(k), fmt.Sprintf("note %d", k)})
+	}
+	return rows
+}
+
+// emptyAsNull turns "" partition strings into nil, as they read back.
+func emptyAsNull(rows []parquetio.Row, col int) []parquetio.Row {
+	out := make([]parquetio.Row, len(rows))
+	for i, r := range rows {
+		out[i] = slices.Clone(r)
+		if out[i][col] == "" {
+			out[i][col] = nil
+		}
+	}
+	return out
+}
+
+// writeInteropTables writes the interop tables through newStore and
+// returns them with the expected rows.
+func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Store) []interopTable {
+	ctx := context.Background()
+	props := map[string]string{"delta.checkpointInterval": "2"}
+	var out []interopTable
+
+	// 1. Every type, several commits, an overwrite, checkpoints at 2 and 4.
+	typesTbl, err := Create(ctx, "", interopTypesSchema(), WithStore(newStore("types")), WithProperties(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := typesTbl
+	var want []parquetio.Row
+	for v := range 4 {
+		rows := interopTypesRows(v*20, 20)
+		if v == 2 {
+			if cur, err = cur.OverwriteRows(ctx, rows); err != nil {
+				t.Fatal(err)
+			}
+			want = rows
+			continue
+		}
+		if cur, err = cur.AppendRows(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rows...)
+	}
+	out = append(out, interopTable{name: "types", tbl: cur, want: want, oldRows: 20, wantFiles: 2})
+
+	// 2. Partitions with special characters, null and empty values, dates
+	// and timestamps; a replaceWhere overwrite; a rolled partition.
+	partTbl, err := Create(ctx, "", interopPartSchema(), WithStore(newStore("parts")), WithProperties(props),
+		WithPartitionColumns("p", "day", "ts", "n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur = partTbl
+	want = nil
+	for v := range 3 {
+		rows := interopPartRows(v * 10)
+		if cur, err = cur.AppendRows(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, emptyAsNull(rows, 0)...)
+	}
+	repl := []parquetio.Row{{"x/y", nil, nil, nil, int64(1000), "replaced"}}
+	if cur, err = cur.OverwriteRows(ctx, repl, WithReplaceWhere(Col("p").Eq("x/y"))); err != nil {
+		t.Fatal(err)
+	}
+	kept := want[:0:0]
+	for _, r := range want {
+		if r[0] != "x/y" {
+			kept = append(kept, r)
+		}
+	}
+	want = append(kept, repl...)
+	out = append(out, interopTable{name: "parts", tbl: cur, want: want, oldRows: 10, wantFiles: -1})
+
+	// 3. Typed rows from Go structs, rolled into several files.
+	type Flight struct {
+		Date        time.Time          `delta:"date,timestamp_ntz"`
+		Delay       int64              `delta:"delay,notnull"`
+		Distance    *int64             `delta:"distance"`
+		Origin      string             `delta:"origin"`
+		Destination string             `delta:"destination"`
+		Fare        *parquetio.Decimal `delta:"fare,decimal(20,4)"`
+		Legs        []string           `delta:"legs"`
+	}
+	sch, err := SchemaOf[Flight]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flights, err := Create(ctx, "", sch, WithStore(newStore("flights")), WithProperties(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frows []Flight
+	for i := range 5000 {
+		var dist *int64
+		if i%3 != 0 {
+			d := int64(i * 7)
+			dist = &d
+		}
+		fare := parquetio.NewDecimal(int64(i)*12345, 4)
+		frows = append(frows, Flight{Date: time.Date(2024, 6, 1, 0, i%60, 0, 0, time.UTC), Delay: int64(i%90 - 10),
+			Distance: dist, Origin: []string{"AMS", "SFO", "NRT"}[i%3], Destination: "JFK", Fare: &fare,
+			Legs: []string{"a", fmt.Sprint(i)}})
+	}
+	cur = flights
+	for c := range 2 {
+		if cur, err = Append(ctx, cur, frows[c*2500:(c+1)*2500], WithTargetFileSize(16<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = nil
+	for _, f := range frows {
+		var dist any
+		if f.Distance != nil {
+			dist = *f.Distance
+		}
+		want = append(want, parquetio.Row{f.Date, f.Delay, dist, f.Origin, f.Destination, *f.Fare, []any{f.Legs[0], f.Legs[1]}})
+	}
+	out = append(out, interopTable{name: "flights", tbl: cur, want: want, oldRows: 2500, wantFiles: -1})
+	return out
+}
+
+// checkInterop runs the Python reader over the tables and compares.
+func checkInterop(t *testing.T, py string, tables []interopTable, uris map[string]string, storageOptions map[string]string) {
+	ctx := context.Background()
+	for _, it := range tables {
+		if _, err := it.tbl.Store().Stat(ctx, txlog.CheckpointKey(2)); err != nil {
+			t.Errorf("%s: no checkpoint at version 2: %v", it.name, err)
+		}
+	}
+	args := map[string]any{"tables": uris, "old_version": 1}
+	if storageOptions != nil {
+		args["storage_options"] = storageOptions
+	}
+	argJSON, _ := json.Marshal(args)
+	cmd := exec.CommandContext(ctx, py, "-c", interopReadScript, string(argJSON))
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("python: %v\n%s\n%s", err, out, stderr)
+	}
+	var res struct {
+		Tables map[string]struct {
+			Error        string   `json:"error"`
+			Version      int64    `json:"version"`
+			Columns      []string `json:"columns"`
+			Rows         []string `json:"rows"`
+			NumRecords   string   `json:"num_records"`
+			FilesWithMin int      `json:"files_with_min"`
+			NFiles       int      `json:"nfiles"`
+			OldRows      int      `json:"old_rows"`
+			PyarrowRows  string   `json:"pyarrow_rows"`
+			Problems     []string `json:"problems"`
+		} `json:"tables"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, it := range tables {
+		t.Run(it.name, func(t *testing.T) {
+			r, ok := res.Tables[it.name]
+			if !ok || r.Error != "" {
+				t.Fatalf("delta-rs could not read %s: %s", it.name, r.Error)
+			}
+			sch := it.tbl.Schema()
+			var names []string
+			for _, f := range sch.Fields {
+				names = append(names, f.Name)
+			}
+			if r.Version != it.tbl.Version() {
+				t.Errorf("delta-rs version %d, deltakit %d", r.Version, it.tbl.Version())
+			}
+			if !slices.Equal(sortedStrings(r.Columns), sortedStrings(names)) {
+				t.Errorf("columns %v, want %v", r.Columns, names)
+			}
+			got := make([]string, len(r.Rows))
+			for i, row := range r.Rows {
+				got[i] = canonicalJSON(t, row)
+			}
+			want := make([]string, len(it.want))
+			for i, row := range it.want {
+				want[i] = canonicalJSON(t, interopRow(t, sch, row))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				n := 0
+				for i := 0; i < max(len(got), len(want)) && n < 5; i++ {
+					var g, w string
+					if i < len(got) {
+						g = got[i]
+					}
+					if i < len(want) {
+						w = want[i]
+					}
+					if g != w {
+						t.Errorf("row %d differs:\n delta-rs: %s\n deltakit: %s", i, g, w)
+						n++
+					}
+				}
+				t.Fatalf("delta-rs read %d rows, want %d", len(got), len(want))
+			}
+			if r.NumRecords != strconv.Itoa(len(it.want)) || r.PyarrowRows != strconv.Itoa(len(it.want)) {
+				t.Errorf("stats num_records %s, pyarrow rows %s, want %d", r.NumRecords, r.PyarrowRows, len(it.want))
+			}
+			if r.FilesWithMin != r.NFiles {
+				t.Errorf("delta-rs found min stats in %d of %d files", r.FilesWithMin, r.NFiles)
+			}
+			if it.wantFiles > 0 && r.NFiles != it.wantFiles {
+				t.Errorf("%d files, want %d", r.NFiles, it.wantFiles)
+			}
+			if r.OldRows != it.oldRows {
+				t.Errorf("version 1 has %d rows for delta-rs, want %d", r.OldRows, it.oldRows)
+			}
+			for _, p := range r.Problems {
+				t.Errorf("pyarrow: %s", p)
+			}
+		})
+	}
+}
+
+func sortedStrings(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func TestInteropWriteLocal(t *testing.T) {
+	py := writeInteropPython(t)
+	root := t.TempDir()
+	uris := map[string]string{}
+	tables := writeInteropTables(t, func(name string) objectstore.Store {
+		dir := filepath.Join(root, name+" dir") // a space in the table path too
+		s, err := objectstore.NewLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris[name] = dir
+		return s
+	})
+	checkInterop(t, py, tables, uris, nil)
+}
+
+func TestInteropWriteMinIO(t *testing.T) {
+	py := writeInteropPython(t)
+	m := testenv.StartMinIO(t)
+	uris := map[string]string{}
+	tables := writeInteropTables(t, func(name string) objectstore.Store {
+		s := m.NewStore(t)
+		uris[name] = s.URI()
+		return s
+	})
+	checkInterop(t, py, tables, uris, map[string]string{
+		"AWS_ENDPOINT_URL":      m.Endpoint,
+		"AWS_ACCESS_KEY_ID":     m.AccessKey,
+		"AWS_SECRET_ACCESS_KEY": m.SecretKey,
+		"AWS_REGION":            m.Region,
+		"AWS_ALLOW_HTTP":        "true",
+	})
+}
