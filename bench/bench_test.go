@@ -1,0 +1,325 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"github.com/deltakit/deltakit/testenv"
+)
+
+// The benchmarks use QuickConfig's sizes; -full uses FullConfig's:
+//
+//	go test -run '^$' -bench . ./bench -args -full
+var full = flag.Bool("full", false, "benchmark with the full sizes of FullConfig")
+
+func benchConfig() Config {
+	if *full {
+		return FullConfig()
+	}
+	return QuickConfig()
+}
+
+// s3Server starts a MinIO server for tb (skipped without one, failing in CI).
+func s3Server(tb testing.TB) *S3Server {
+	m := testenv.StartMinIO(tb)
+	return &S3Server{Endpoint: m.Endpoint, AccessKey: m.AccessKey, SecretKey: m.SecretKey, Bucket: m.Bucket, Region: m.Region}
+}
+
+// memoryChildEnv names the variable that makes TestMemoryChild the body of
+// P5's child process; its value is the table directory.
+const memoryChildEnv = "DELTABENCH_MEMORY_CHILD"
+
+// TestMemoryChild is P5's child process when run with $DELTABENCH_MEMORY_CHILD.
+func TestMemoryChild(t *testing.T) {
+	dir := os.Getenv(memoryChildEnv)
+	if dir == "" {
+		t.Skip("only P5's child process runs this")
+	}
+	if err := MemoryChild(t.Context(), dir, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testEnv returns an Env with MinIO, the venv's python (if any) and the test
+// binary as P5's child.
+func testEnv(tb testing.TB) *Env {
+	env := &Env{S3: s3Server(tb), TempDir: tb.TempDir()}
+	if wd, err := os.Getwd(); err == nil {
+		env.Python = FindPython(wd)
+	}
+	env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMemoryChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), memoryChildEnv+"="+dir)
+		return cmd
+	}
+	return env
+}
+
+// TestFigures runs every figure at tiny sizes and checks that each produced
+// its metrics and a report with stable JSON keys. It asserts no timing.
+func TestFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts MinIO and generates tables")
+	}
+	env := testEnv(t)
+	cfg := Config{Mode: "test", CommitPairs: 10, CommitWarmup: 1, AppendRows: 5_000, AppendReps: 1,
+		OpenCommits: 30, OpenFilesPerCommit: 5, OpenReps: 1, ContentionWriters: []int{1, 3}, ContentionCommits: 4,
+		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2}
+	rep, err := Run(t.Context(), env, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"P1": {"ratio_p50", "ratio_p99", "deltakit_commit_p50", "bare_put_p50"},
+		"P2": {"ratio", "deltakit_append", "raw_parquet_go"},
+		"P3": {"deltakit_open_files", "deltakit_update_10"},
+		"P4": {"commits_per_s_1w", "commits_per_s_3w", "lost_commits_3w"},
+		"P5": {"peak_rss", "heap_live"},
+		"P6": {"epochs_per_s", "skipped_epoch_p50"},
+	}
+	if env.Python != "" {
+		want["P3"] = append(want["P3"], "ratio_open", "ratio_update")
+	}
+	var ids []string
+	for _, f := range rep.Figures {
+		ids = append(ids, f.ID)
+		for _, name := range want[f.ID] {
+			if m := f.Metric(name); m == nil || m.Value <= 0 && f.ID != "P4" {
+				t.Errorf("%s: metric %s = %+v", f.ID, name, m)
+			}
+		}
+		if f.Skipped != "" && !(f.ID == "P3" && env.Python == "") {
+			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
+		}
+	}
+	if !slices.Equal(ids, FigureIDs()) {
+		t.Errorf("figures %v", ids)
+	}
+	for _, f := range rep.Figures {
+		if m := f.Metric("lost_commits_3w"); m != nil && (m.Value != 0 || !*m.Met) {
+			t.Errorf("P4 lost commits: %+v", m)
+		}
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "date", "mode", "machine", "figures", "seconds"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("report JSON lacks %q: %s", k, data)
+		}
+	}
+}
+
+func TestParseOnly(t *testing.T) {
+	ids, err := ParseOnly(" p1, P3 ,")
+	if err != nil || !slices.Equal(ids, []string{"P1", "P3"}) {
+		t.Errorf("ParseOnly = %v, %v", ids, err)
+	}
+	if _, err := ParseOnly("P1,P9"); err == nil {
+		t.Error("P9 accepted")
+	}
+}
+
+func TestGenerateFlightsDeterministic(t *testing.T) {
+	_, all := GenerateFlights(0, 100)
+	_, part := GenerateFlights(40, 10)
+	for i := range part {
+		if fmt.Sprint(part[i]) != fmt.Sprint(all[40+i]) {
+			t.Fatalf("row %d: %v vs %v", 40+i, part[i], all[40+i])
+		}
+	}
+}
+
+// BenchmarkCommit is P1: a one-file blind append commit vs a bare
+// PutIfAbsent of the same bytes, on MinIO.
+func BenchmarkCommit(b *testing.B) {
+	ctx := b.Context()
+	c, err := newCommitBench(ctx, s3Server(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.commit(ctx); err != nil { // bytes for the bare PUT
+		b.Fatal(err)
+	}
+	b.Run("deltakit", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.commit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bare-put", func(b *testing.B) {
+		for b.Loop() {
+			if err := c.put(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAppend is P2: table.AppendRows vs parquet-go + Put of the same
+// flights rows, on MinIO.
+func BenchmarkAppend(b *testing.B) {
+	ctx := b.Context()
+	cfg := benchConfig()
+	a, err := newAppendBench(ctx, s3Server(b), cfg.AppendRows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("deltakit", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.deltakit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cfg.AppendRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("raw-parquet-go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.rawWrite(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cfg.AppendRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkOpen is P3 on the local filesystem: txlog.Load + Files and
+// Snapshot.Update by 10 commits; with the interop venv also delta-rs, whose
+// time is measured inside Python and reported as ms/op-python.
+func BenchmarkOpen(b *testing.B) {
+	ctx := b.Context()
+	cfg := benchConfig()
+	spec := TableSpec{Commits: int64(cfg.OpenCommits), FilesPerCommit: cfg.OpenFilesPerCommit, CheckpointAt: int64(cfg.OpenCommits) - 10}
+	o, err := newOpenBench(ctx, b.TempDir(), spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { o.close() })
+	b.Run("deltakit-open", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := o.open(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("deltakit-update", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			base, err := o.base(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := o.update(ctx, base); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	wd, _ := os.Getwd()
+	python := FindPython(wd)
+	if python == "" {
+		b.Log("delta-rs skipped: no venv (scripts/install-interop.sh)")
+		return
+	}
+	rs, err := startDeltaRS(ctx, python, o.dir, spec.CheckpointAt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rs.close() })
+	for _, cmd := range []string{"open", "update"} {
+		b.Run("deltars-"+cmd, func(b *testing.B) {
+			var sum float64
+			for b.Loop() {
+				t, err := rs.do(cmd)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += t.OpenFiles + t.Update
+			}
+			b.ReportMetric(sum*1000/float64(b.N), "ms/op-python")
+		})
+	}
+}
+
+// BenchmarkContention is P4: each iteration runs n writers × the configured
+// commits on a new table and checks the log.
+func BenchmarkContention(b *testing.B) {
+	s3 := s3Server(b)
+	cfg := benchConfig()
+	for _, n := range cfg.ContentionWriters {
+		b.Run(fmt.Sprintf("writers=%d", n), func(b *testing.B) {
+			var commits, seconds float64
+			for b.Loop() {
+				r, err := contend(b.Context(), s3, n, cfg.ContentionCommits)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.lost != 0 {
+					b.Fatalf("%d commits lost", r.lost)
+				}
+				commits += float64(n * cfg.ContentionCommits)
+				seconds += r.wall.Seconds()
+			}
+			b.ReportMetric(commits/seconds, "commits/s")
+		})
+	}
+}
+
+// BenchmarkMemory is P5: the peak RSS of a child process (this test binary
+// running TestMemoryChild) holding a snapshot.
+func BenchmarkMemory(b *testing.B) {
+	env := &Env{TempDir: b.TempDir()}
+	env.MemoryChild = testEnv(b).MemoryChild
+	cfg := benchConfig()
+	for b.Loop() {
+		fig, err := MemoryFigure(b.Context(), env, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(fig.Metric("peak_rss").Value, "peak-RSS-MiB")
+		b.ReportMetric(fig.Metric("heap_live_per_file").Value, "heap-B/file")
+	}
+}
+
+// BenchmarkStream is P6: streamsink epochs of the configured rows, the
+// floor of the same work, and skipped (already committed) epochs.
+func BenchmarkStream(b *testing.B) {
+	ctx := b.Context()
+	cfg := benchConfig()
+	s, err := newStreamBench(ctx, s3Server(b), cfg.StreamRows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.epoch(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{{"epoch", s.epoch}, {"floor", s.floorEpoch}, {"skipped", s.skipped}, {"bare-list", s.floorList}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.fn(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
