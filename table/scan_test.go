@@ -235,12 +235,12 @@ func TestScanDeletionVectors(t *testing.T) {
 	f.commit(a, other) // v0
 	dv1 := withDV(t, a, 0, 9)
 	f.commitActions(
-		txlog.Action{Remove: &txlog.Remove{Path: a.Path, DeletionTimestamp: ptr(int64(1)), DataChange: true}},
+		txlog.Action{Remove: &txlog.Remove{Path: a.Path, DeletionTimestamp: scanPtr(int64(1)), DataChange: true}},
 		txlog.Action{Add: dv1},
 	) // v1
 	dv2 := withDV(t, a, 0, 9, 4)
 	f.commitActions(
-		txlog.Action{Remove: &txlog.Remove{Path: a.Path, DeletionTimestamp: ptr(int64(2)), DataChange: true, DeletionVector: dv1.DeletionVector}},
+		txlog.Action{Remove: &txlog.Remove{Path: a.Path, DeletionTimestamp: scanPtr(int64(2)), DataChange: true, DeletionVector: dv1.DeletionVector}},
 		txlog.Action{Add: dv2},
 	) // v2
 	values := func(rows []parquetio.Row) []int64 {
@@ -279,7 +279,7 @@ func TestScanDeletionVectors(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func scanPtr[T any](v T) *T { return &v }
 
 // TestScanColumnMapping reads files whose columns have physical names (and
 // field ids in id mode) through logical names, with partition values keyed
