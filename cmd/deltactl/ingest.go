@@ -27,6 +27,7 @@ type ingestFlags struct {
 	queryID     string
 	maxEpochs   int
 	fromEpoch   int64
+	maxRows     int64
 }
 
 func newIngestCmd(a *app) *cobra.Command {
@@ -73,6 +74,7 @@ the table would, and the sink skips the epochs the table already holds.`,
 	fl.IntVar(&f.epochRows, "epoch-rows", 0, "stream the input as epochs of this many rows through the exactly-once sink")
 	fl.StringVar(&f.queryID, "query-id", "", "streaming query id (txn appId); required with --epoch-rows, stable across restarts")
 	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
+	fl.Int64Var(&f.maxRows, "max-rows", 0, "read only the first this many rows of the input (0: all)")
 	fl.Int64Var(&f.fromEpoch, "from-epoch", -1, "replay the stream from this epoch (default: after the query's last committed epoch)")
 	return cmd
 }
@@ -91,6 +93,8 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		return usagef("--batch-rows must be > 0")
 	case f.maxEpochs < 0:
 		return usagef("--max-epochs must be >= 0")
+	case f.maxRows < 0:
+		return usagef("--max-rows must be >= 0")
 	}
 	target, err := parseSize(f.targetSize)
 	if err != nil {
@@ -160,14 +164,26 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	return out.Ingest(view)
 }
 
-// batches groups rows into slices of n, calling fn for each (the last may
-// be shorter); fn returning false stops.
-func batches(ctx context.Context, src *ingest.Source, skip int64, n int, fn func([]parquetio.Row) (bool, error)) error {
+// batches groups the input rows after the first skip into slices of n,
+// calling fn for each (the last may be shorter); fn returning false stops.
+// limit > 0 ends the input after limit rows (skipped ones included).
+func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, fn func([]parquetio.Row) (bool, error)) error {
+	if limit > 0 && skip >= limit {
+		return nil
+	}
+	left := int64(-1)
+	if limit > 0 {
+		left = limit - skip
+	}
 	batch := make([]parquetio.Row, 0, n)
 	for row, err := range src.Rows(ctx, skip) {
 		if err != nil {
 			return err
 		}
+		if left == 0 {
+			break
+		}
+		left--
 		batch = append(batch, row)
 		if len(batch) == n {
 			more, err := fn(batch)
@@ -184,11 +200,23 @@ func batches(ctx context.Context, src *ingest.Source, skip int64, n int, fn func
 	return nil
 }
 
+// inputRows returns the rows the input holds after skip, -1 when unknown.
+func inputRows(src *ingest.Source, skip, limit int64) int64 {
+	total := src.NumRows()
+	if limit > 0 && (total < 0 || limit < total) {
+		total = limit
+	}
+	if total < 0 {
+		return -1
+	}
+	return max(0, total-skip)
+}
+
 func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
-	bar := a.newProgress(src.NumRows(), "ingest", "rows")
+	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
 	defer bar.Finish()
 	var adds []*txlog.Add
-	err := batches(ctx, src, 0, f.batchRows, func(rows []parquetio.Row) (bool, error) {
+	err := batches(ctx, src, 0, f.maxRows, f.batchRows, func(rows []parquetio.Row) (bool, error) {
 		files, err := tbl.WriteFiles(ctx, rows, wopts...)
 		if err != nil {
 			return false, err
@@ -245,15 +273,12 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 		}
 	}
 	skip := start * int64(f.epochRows)
-	total := src.NumRows()
-	if total >= 0 {
-		total = max(0, total-skip)
-	}
+	total := inputRows(src, skip, f.maxRows)
 	bar := a.newProgress(total, "ingest", "rows")
 	defer bar.Finish()
 	epoch := start
 	ran := 0
-	err = batches(ctx, src, skip, f.epochRows, func(rows []parquetio.Row) (bool, error) {
+	err = batches(ctx, src, skip, f.maxRows, f.epochRows, func(rows []parquetio.Row) (bool, error) {
 		if f.maxEpochs > 0 && ran >= f.maxEpochs {
 			view.Stopped = true
 			return false, nil
@@ -283,7 +308,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	if err != nil {
 		return fmt.Errorf("ingest epoch %d: %w", epoch, err)
 	}
-	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && skip+int64(ran)*int64(f.epochRows) < src.NumRows() {
+	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && int64(ran)*int64(f.epochRows) < total {
 		view.Stopped = true
 	}
 	final := sink.Table()

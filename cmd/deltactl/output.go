@@ -193,7 +193,11 @@ func (o *textOutput) fields(fs []FieldView, indent string) error {
 		if !f.Nullable {
 			null = "not null"
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\n", indent, f.Name, f.Type, null)
+		if null == "" {
+			fmt.Fprintf(tw, "%s%s\t%s\n", indent, f.Name, f.Type)
+		} else {
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\n", indent, f.Name, f.Type, null)
+		}
 	}
 	return tw.Flush()
 }
@@ -286,7 +290,7 @@ func (o *textOutput) Epoch(v *EpochView) error {
 	case "resumed":
 		_, err = fmt.Fprintf(o.w, "epochs 0-%d: skipped, already committed by an earlier run (table version %d); resuming at epoch %d\n", v.Epoch, v.Version, v.Epoch+1)
 	case "skipped":
-		_, err = fmt.Fprintf(o.w, "epoch %d: skipped, already in the table (txn version at table version %d)\n", v.Epoch, v.Version)
+		_, err = fmt.Fprintf(o.w, "epoch %d: skipped by the sink, the table already holds it (as of version %d)\n", v.Epoch, v.Version)
 	}
 	return err
 }
@@ -298,7 +302,7 @@ func (o *textOutput) Ingest(v *IngestView) error {
 	}
 	fmt.Fprintf(o.w, "%s %s: version %d, %d rows in %d file(s), %s\n", verb, v.Table, v.Version, v.Rows, v.Files, humanBytes(v.Bytes))
 	if v.QueryID != "" {
-		fmt.Fprintf(o.w, "query %s: %d epoch(s) committed, %d skipped as already committed, %d resumed past", v.QueryID, v.Committed, v.Skipped, v.Resumed)
+		fmt.Fprintf(o.w, "query %s: %d epoch(s) committed, %d skipped by the sink, %d skipped on resume", v.QueryID, v.Committed, v.Skipped, v.Resumed)
 		if v.Stopped {
 			fmt.Fprint(o.w, "; stopped by --max-epochs before the end of the input")
 		}
