@@ -697,3 +697,64 @@ func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
 	}
 	return p.outSch, nil
 }
+
+// ScanAs is Scan with every row converted into a value of the Go struct
+// type T (or *T, then a new struct per row), mapped as Append maps it (see
+// SchemaOf): each exported field takes the column of its `delta` tag name
+// (exact, then case-insensitive match), and a null read into a non-pointer
+// field leaves its zero value. Without WithColumns, the scan reads only the
+// columns T has fields for; with it, T binds to that projection.
+//
+// Errors are yielded once, as (zero T, err), and end the iteration: Scan's
+// errors, and ErrSchemaMismatch (or ErrInvalidArgument for an unsupported
+// Go type) when a field of T has no column or cannot hold the column's
+// type, naming the field.
+func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		if !newScanConfig(opts).columnsSet {
+			sch, err := SchemaOf[T]()
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			tsch := t.Schema()
+			var cols []string
+			seen := map[int]bool{}
+			for _, f := range sch.Fields {
+				i := fieldByName(tsch, f.Name)
+				if i < 0 {
+					yield(zero, fmt.Errorf("table: scan %s version %d: %w: %T has a field for column %q, which the table does not have",
+						t.URI(), t.Version(), ErrSchemaMismatch, zero, f.Name))
+					return
+				}
+				if !seen[i] {
+					seen[i] = true
+					cols = append(cols, tsch.Fields[i].Name)
+				}
+			}
+			opts = append(slices.Clone(opts), WithColumns(cols...))
+		}
+		p, err := t.plan(ctx, opts)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		dec, err := rowDecoder[T](p.outSch)
+		if err != nil {
+			yield(zero, p.errorf("", err))
+			return
+		}
+		p.rows(ctx, func(r parquetio.Row, err error) bool {
+			if err != nil {
+				return yield(zero, err)
+			}
+			v, err := dec(r)
+			if err != nil {
+				yield(zero, p.errorf("", err))
+				return false
+			}
+			return yield(v, nil)
+		})
+	}
+}
