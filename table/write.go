@@ -487,8 +487,61 @@ func outOfRange(v any, t schema.Type) error {
 }
 
 // maxTimestampYear keeps microseconds since the epoch inside an int64, as
-// parquetio requires.
+// parquetio requires; timestampRange is the same bound in Unix seconds.
 const maxTimestampYear = 290000
+
+var (
+	minTimestampUnix = time.Date(-maxTimestampYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxTimestampUnix = time.Date(maxTimestampYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - 1
+)
+
+// timestampInRange reports whether t's year is within ±maxTimestampYear
+// (Unix seconds compared, cheaper than Year; the wall clock of a
+// timestamp_ntz may shift by the zone offset, well inside the margin).
+func timestampInRange(t time.Time) bool {
+	u := t.Unix()
+	return u >= minTimestampUnix+86400 && u <= maxTimestampUnix-86400
+}
+
+// fieldChecker returns checkField specialised for f: the common primitive
+// types get a direct type assertion before the general path.
+func fieldChecker(f *schema.StructField) func(any) (int64, error) {
+	var fast func(any) (int64, bool)
+	switch primName(f.Type) {
+	case schema.Long:
+		fast = func(v any) (int64, bool) {
+			switch v.(type) {
+			case int64, int:
+				return 8, true
+			}
+			return 0, false
+		}
+	case schema.Integer:
+		fast = func(v any) (int64, bool) { _, ok := v.(int32); return 4, ok }
+	case schema.Double:
+		fast = func(v any) (int64, bool) { _, ok := v.(float64); return 8, ok }
+	case schema.Boolean:
+		fast = func(v any) (int64, bool) { _, ok := v.(bool); return 1, ok }
+	case schema.String:
+		fast = func(v any) (int64, bool) {
+			s, ok := v.(string)
+			return int64(len(s)) + 4, ok
+		}
+	case schema.Timestamp, schema.TimestampNTZ:
+		fast = func(v any) (int64, bool) {
+			t, ok := v.(time.Time)
+			return 8, ok && timestampInRange(t)
+		}
+	default:
+		return func(v any) (int64, error) { return checkField(f, v) }
+	}
+	return func(v any) (int64, error) {
+		if n, ok := fast(v); ok {
+			return n, nil
+		}
+		return checkField(f, v)
+	}
+}
 
 // checkValue checks that non-nil v fits Delta type t, in the parquetio
 // value model, and returns its approximate encoded size in bytes.
@@ -571,7 +624,7 @@ func checkValue(t schema.Type, v any) (int64, error) {
 			}
 		case schema.Timestamp, schema.TimestampNTZ:
 			if ts, ok := v.(time.Time); ok {
-				if ts.Year() > maxTimestampYear || ts.Year() < -maxTimestampYear {
+				if !timestampInRange(ts) {
 					return 0, outOfRange(v, t)
 				}
 				return 8, nil
@@ -728,6 +781,10 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 	}
 
 	// Validate every row and split by partition before writing anything.
+	checkers := make([]func(any) (int64, error), len(dIdx))
+	for c, j := range dIdx {
+		checkers[c] = fieldChecker(sch.Fields[j])
+	}
 	sizes := make([]int64, len(p.rows))
 	groups := map[string]*group{}
 	var order []*group
@@ -744,8 +801,8 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 				Err: fmt.Errorf("%w: row has %d values, table schema has %d columns", ErrInvalidArgument, len(row), len(sch.Fields))})
 		}
 		var size int64
-		for _, j := range dIdx {
-			n, err := checkField(sch.Fields[j], row[j])
+		for c, j := range dIdx {
+			n, err := checkers[c](row[j])
 			if err != nil {
 				return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
 			}
