@@ -117,7 +117,6 @@ var (
 	timeType    = reflect.TypeFor[time.Time]()
 	dateType    = reflect.TypeFor[parquetio.Date]()
 	decimalType = reflect.TypeFor[parquetio.Decimal]()
-	bytesType   = reflect.TypeFor[[]byte]()
 )
 
 // SchemaOf returns the Delta schema of the Go struct type T (or *T), as

@@ -57,7 +57,7 @@ type Everything struct {
 	ByDay    map[string]parquetio.Decimal       `delta:"by_day,decimal(10,2)"`
 	Untagged string                             // column "Untagged"
 	Skipped  string                             `delta:"-"`
-	private  int                                //nolint:unused
+	private  int                                // not a column
 	Matrix   [][]int64                          `delta:"matrix"`
 	Deep     map[string]map[string]*Address     `delta:"deep"`
 	Wide     map[string]*parquetio.Decimal      `delta:"wide,decimal(20,4)"`
@@ -76,6 +76,7 @@ type Everything struct {
 }
 
 func TestSchemaOf(t *testing.T) {
+	_ = Everything{private: 1} // unexported fields are not columns
 	sch, err := SchemaOf[Everything]()
 	if err != nil {
 		t.Fatal(err)

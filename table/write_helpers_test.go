@@ -196,16 +196,6 @@ func newMemTable(t testing.TB, sch *schema.StructType, opts ...Option) *Table {
 	return tbl
 }
 
-func newLocalTable(t testing.TB, sch *schema.StructType, opts ...Option) (*Table, string) {
-	t.Helper()
-	dir := t.TempDir()
-	tbl, err := Create(context.Background(), dir, sch, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl, dir
-}
-
 func field(name string, typ schema.Type, nullable bool) *schema.StructField {
 	return schema.NewField(name, typ, nullable)
 }

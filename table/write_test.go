@@ -50,7 +50,7 @@ func allTypesRows() []parquetio.Row {
 			parquetio.Row{int64(5), "five"}, []any{int64(1), nil, int64(3)},
 			[]parquetio.MapEntry{{Key: "a", Value: 1.0}, {Key: "b", Value: nil}}},
 		{int64(2), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
-		{int64(3), int32(math.MaxInt32), int16(math.MinInt16), int8(127), float32(-0.0), math.Inf(1), false, "", []byte{},
+		{int64(3), int32(math.MaxInt32), int16(math.MinInt16), int8(127), float32(math.Copysign(0, -1)), math.Inf(1), false, "", []byte{},
 			parquetio.Date(-1), time.Unix(0, 0).UTC(), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), parquetio.MustParseDecimal("0.01"),
 			parquetio.MustParseDecimal("-0.0001"), parquetio.MustParseDecimal("0E-10"[:1]),
 			parquetio.Row{nil, nil}, []any{}, []parquetio.MapEntry{}},
