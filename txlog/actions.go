@@ -231,13 +231,23 @@ type Add struct {
 	ClusteringProvider string `json:"clusteringProvider,omitempty"`
 }
 
-// MarshalJSON writes partitionValues always ({} when nil) with "" as null.
+// MarshalJSON writes the fields in the spec's order, partitionValues always
+// ({} when nil) with "" as null.
 func (a Add) MarshalJSON() ([]byte, error) {
-	type plain Add
 	return json.Marshal(struct {
-		plain
-		PartitionValues map[string]*string `json:"partitionValues"`
-	}{plain(a), nullablePartitionValues(a.PartitionValues, true)})
+		Path                    string                    `json:"path"`
+		PartitionValues         map[string]*string        `json:"partitionValues"`
+		Size                    int64                     `json:"size"`
+		ModificationTime        int64                     `json:"modificationTime"`
+		DataChange              bool                      `json:"dataChange"`
+		Stats                   string                    `json:"stats,omitempty"`
+		Tags                    map[string]string         `json:"tags,omitempty"`
+		DeletionVector          *DeletionVectorDescriptor `json:"deletionVector,omitempty"`
+		BaseRowID               *int64                    `json:"baseRowId,omitempty"`
+		DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
+		ClusteringProvider      string                    `json:"clusteringProvider,omitempty"`
+	}{a.Path, nullablePartitionValues(a.PartitionValues, true), a.Size, a.ModificationTime, a.DataChange, a.Stats,
+		a.Tags, a.DeletionVector, a.BaseRowID, a.DefaultRowCommitVersion, a.ClusteringProvider})
 }
 
 // NumRecords returns stats.numRecords, and false when the stats are absent,
@@ -271,13 +281,23 @@ type Remove struct {
 	DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
 }
 
-// MarshalJSON writes partitionValues when non-nil, with "" as null.
+// MarshalJSON writes the fields in the spec's order, partitionValues when
+// non-nil, with "" as null.
 func (r Remove) MarshalJSON() ([]byte, error) {
-	type plain Remove
 	return json.Marshal(struct {
-		plain
-		PartitionValues map[string]*string `json:"partitionValues,omitzero"`
-	}{plain(r), nullablePartitionValues(r.PartitionValues, false)})
+		Path                    string                    `json:"path"`
+		DeletionTimestamp       *int64                    `json:"deletionTimestamp,omitempty"`
+		DataChange              bool                      `json:"dataChange"`
+		ExtendedFileMetadata    *bool                     `json:"extendedFileMetadata,omitempty"`
+		PartitionValues         map[string]*string        `json:"partitionValues,omitzero"`
+		Size                    *int64                    `json:"size,omitempty"`
+		Stats                   string                    `json:"stats,omitempty"`
+		Tags                    map[string]string         `json:"tags,omitempty"`
+		DeletionVector          *DeletionVectorDescriptor `json:"deletionVector,omitempty"`
+		BaseRowID               *int64                    `json:"baseRowId,omitempty"`
+		DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
+	}{r.Path, r.DeletionTimestamp, r.DataChange, r.ExtendedFileMetadata, nullablePartitionValues(r.PartitionValues, false),
+		r.Size, r.Stats, r.Tags, r.DeletionVector, r.BaseRowID, r.DefaultRowCommitVersion})
 }
 
 // Key returns the file's reconciliation key, as Add.Key.
@@ -297,13 +317,16 @@ type AddCDCFile struct {
 // CDC is a short name for AddCDCFile.
 type CDC = AddCDCFile
 
-// MarshalJSON writes partitionValues always, with "" as null.
+// MarshalJSON writes the fields in the spec's order, partitionValues always,
+// with "" as null.
 func (c AddCDCFile) MarshalJSON() ([]byte, error) {
-	type plain AddCDCFile
 	return json.Marshal(struct {
-		plain
+		Path            string             `json:"path"`
 		PartitionValues map[string]*string `json:"partitionValues"`
-	}{plain(c), nullablePartitionValues(c.PartitionValues, true)})
+		Size            int64              `json:"size"`
+		DataChange      bool               `json:"dataChange"`
+		Tags            map[string]string  `json:"tags,omitempty"`
+	}{c.Path, nullablePartitionValues(c.PartitionValues, true), c.Size, c.DataChange, c.Tags})
 }
 
 // Txn is the txn action (spec "Transaction Identifiers"): the latest
