@@ -39,6 +39,7 @@ type RowError struct {
 	Err error
 }
 
+// Error returns "row N: cause".
 func (e *RowError) Error() string { return fmt.Sprintf("row %d: %v", e.Row, e.Err) }
 
 // Unwrap returns the cause.

@@ -830,3 +830,45 @@ func TestCheckpointAfterWrites(t *testing.T) {
 	}
 	assertRows(t, readAllRows(t, reopened), want)
 }
+
+func TestWriteFailureCleansUp(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("p", prim(schema.Long), true), field("v", prim(schema.String), true))
+	faulty := objectstore.NewFaulty(objectstore.NewMem(t.Name()))
+	tbl, err := Create(ctx, "", sch, WithStore(faulty), WithPartitionColumns("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetio.Row
+	for p := range 6 {
+		rows = append(rows, parquetio.Row{int64(p), "x"})
+	}
+	// The third data file's Put fails: no commit, and the files already
+	// written are deleted.
+	faulty.Inject(objectstore.Fault{Op: objectstore.OpPut, Nth: 3, Kind: objectstore.FaultFail})
+	_, err = tbl.AppendRows(ctx, rows, WithWriteConcurrency(1))
+	if !errors.Is(err, objectstore.ErrInjected) {
+		t.Fatalf("err %v, want the injected fault", err)
+	}
+	if keys := dataKeys(t, faulty.Inner()); len(keys) != 0 {
+		t.Errorf("data files left after a failed write: %v", keys)
+	}
+	if latest, _ := tbl.Refresh(ctx); latest.Version() != 0 {
+		t.Errorf("failed write committed version %d", latest.Version())
+	}
+	// A cancelled context writes and commits nothing.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tbl.AppendRows(cctx, rows); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if keys := dataKeys(t, faulty.Inner()); len(keys) != 0 {
+		t.Errorf("data files left after a cancelled write: %v", keys)
+	}
+	// The table is still writable afterwards.
+	t1, err := tbl.AppendRows(ctx, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRows(t, readAllRows(t, t1), rows)
+}
