@@ -212,7 +212,7 @@ func BenchmarkOpen(b *testing.B) {
 	b.Run("deltakit-open", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := o.open(ctx); err != nil {
+			if _, _, _, err := o.open(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -226,7 +226,7 @@ func BenchmarkOpen(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			if _, err := o.update(ctx, base); err != nil {
+			if _, _, err := o.update(ctx, base); err != nil {
 				b.Fatal(err)
 			}
 		}

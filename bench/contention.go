@@ -22,8 +22,9 @@ type contentionResult struct {
 // contend runs writers concurrent writers, each with its own S3 client and
 // snapshot, committing commits one-file blind appends each to one new table,
 // then checks the log: versions 1..writers*commits contiguous and every
-// reported commit's txnId there exactly once.
-func contend(ctx context.Context, s3 *S3Server, writers, commits int) (*contentionResult, error) {
+// reported commit's txnId there exactly once. opts configure every
+// transaction.
+func contend(ctx context.Context, s3 *S3Server, writers, commits int, opts ...txlog.TxnOption) (*contentionResult, error) {
 	prefix := uniquePrefix(fmt.Sprintf("p4-%dw", writers))
 	admin, err := s3.NewStore(ctx, prefix)
 	if err != nil {
@@ -57,7 +58,7 @@ func contend(ctx context.Context, s3 *S3Server, writers, commits int) (*contenti
 		wg.Go(func() {
 			<-start
 			for i := range commits {
-				tx := txlog.NewTransaction(w.snap, "WRITE")
+				tx := txlog.NewTransaction(w.snap, "WRITE", opts...)
 				tx.Add(txlog.Action{Add: genAdd(int64(wi*1_000_000+i+1), wi, time.Now().UnixMilli())})
 				t0 := time.Now()
 				res, err := tx.Commit(ctx)

@@ -52,20 +52,20 @@ func newOpenBench(ctx context.Context, tmpDir string, spec TableSpec) (*openBenc
 func (o *openBench) close() error { return os.RemoveAll(o.dir) }
 
 // open loads the latest snapshot and lists its files.
-func (o *openBench) open(ctx context.Context) (load, total time.Duration, err error) {
-	t0 := time.Now()
+func (o *openBench) open(ctx context.Context) (load, total, cpu time.Duration, err error) {
+	t0, c0 := time.Now(), cpuTime()
 	snap, err := txlog.Load(ctx, o.store)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	load = time.Since(t0)
 	files := snap.Files()
-	total = time.Since(t0)
+	total, cpu = time.Since(t0), cpuTime()-c0
 	if len(files) != o.files || snap.Version() != o.spec.Commits {
-		return 0, 0, fmt.Errorf("bench: loaded version %d with %d files, want %d with %d",
+		return 0, 0, 0, fmt.Errorf("bench: loaded version %d with %d files, want %d with %d",
 			snap.Version(), len(files), o.spec.Commits, o.files)
 	}
-	return load, total, nil
+	return load, total, cpu, nil
 }
 
 // base loads the snapshot of the checkpoint version, the start of update.
@@ -74,18 +74,18 @@ func (o *openBench) base(ctx context.Context) (*txlog.Snapshot, error) {
 }
 
 // update refreshes base to the latest version incrementally.
-func (o *openBench) update(ctx context.Context, base *txlog.Snapshot) (time.Duration, error) {
-	t0 := time.Now()
+func (o *openBench) update(ctx context.Context, base *txlog.Snapshot) (wall, cpu time.Duration, err error) {
+	t0, c0 := time.Now(), cpuTime()
 	snap, err := base.Update(ctx)
-	d := time.Since(t0)
+	wall, cpu = time.Since(t0), cpuTime()-c0
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if snap.Version() != o.spec.Commits || snap.NumFiles() != o.files {
-		return 0, fmt.Errorf("bench: updated to version %d with %d files, want %d with %d",
+		return 0, 0, fmt.Errorf("bench: updated to version %d with %d files, want %d with %d",
 			snap.Version(), snap.NumFiles(), o.spec.Commits, o.files)
 	}
-	return d, nil
+	return wall, cpu, nil
 }
 
 // deltaRS is a running delta-rs timing script.
@@ -103,6 +103,7 @@ type deltaRSTiming struct {
 	OpenFiles  float64 `json:"open_files"`
 	AddActions float64 `json:"add_actions"`
 	Update     float64 `json:"update"`
+	CPU        float64 `json:"cpu"` // process CPU time of open_files or update
 	Files      int     `json:"files"`
 	Version    int64   `json:"version"`
 	Deltalake  string  `json:"deltalake"` // the package version, in the answer to hello
@@ -191,10 +192,11 @@ func OpenFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	}
 
 	var dkLoad, dkOpen, dkUpdate, rsOpen, rsOpenFiles, rsAdd, rsUpdate []time.Duration
+	var dkOpenCPU, dkUpdateCPU, rsOpenCPU, rsUpdateCPU []time.Duration
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	for i := -1; i < cfg.OpenReps; i++ { // i == -1 warms both up
 		runtime.GC()
-		load, total, err := o.open(ctx)
+		load, total, openCPU, err := o.open(ctx)
 		if err != nil {
 			return fig, err
 		}
@@ -203,13 +205,14 @@ func OpenFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			return fig, err
 		}
 		runtime.GC()
-		upd, err := o.update(ctx, base)
+		upd, updCPU, err := o.update(ctx, base)
 		if err != nil {
 			return fig, err
 		}
 		base = nil
 		if i >= 0 {
 			dkLoad, dkOpen, dkUpdate = append(dkLoad, load), append(dkOpen, total), append(dkUpdate, upd)
+			dkOpenCPU, dkUpdateCPU = append(dkOpenCPU, openCPU), append(dkUpdateCPU, updCPU)
 		}
 		if rs == nil {
 			continue
@@ -231,18 +234,26 @@ func OpenFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		if i >= 0 {
 			rsOpen, rsOpenFiles, rsAdd = append(rsOpen, sec(t.Open)), append(rsOpenFiles, sec(t.OpenFiles)), append(rsAdd, sec(t.AddActions))
 			rsUpdate = append(rsUpdate, sec(u.Update))
+			rsOpenCPU, rsUpdateCPU = append(rsOpenCPU, sec(t.CPU)), append(rsUpdateCPU, sec(u.CPU))
 		}
 	}
 	fig.add("deltakit_load", ms(median(dkLoad)), "ms")
 	fig.add("deltakit_open_files", ms(median(dkOpen)), "ms")
 	fig.add("deltakit_update_10", ms(median(dkUpdate)), "ms")
+	fig.add("deltakit_open_files_cpu", ms(median(dkOpenCPU)), "ms")
+	fig.add("deltakit_update_10_cpu", ms(median(dkUpdateCPU)), "ms")
 	if rs != nil {
 		fig.add("deltars_open", ms(median(rsOpen)), "ms")
 		fig.add("deltars_open_files", ms(median(rsOpenFiles)), "ms")
 		fig.add("deltars_get_add_actions", ms(median(rsAdd)), "ms")
 		fig.add("deltars_update_10", ms(median(rsUpdate)), "ms")
+		fig.add("deltars_open_files_cpu", ms(median(rsOpenCPU)), "ms")
+		fig.add("deltars_update_10_cpu", ms(median(rsUpdateCPU)), "ms")
 		fig.add("ratio_open", ratio(median(dkOpen), median(rsOpenFiles)), "x").goal("<", 1)
 		fig.add("ratio_update", ratio(median(dkUpdate), median(rsUpdate)), "x").goal("<", 1)
+		fig.add("ratio_open_cpu", ratio(median(dkOpenCPU), median(rsOpenCPU)), "x")
+		fig.add("ratio_update_cpu", ratio(median(dkUpdateCPU), median(rsUpdateCPU)), "x")
+		fig.note("ratios are wall time; the _cpu figures are process CPU time (getrusage in Go, time.process_time in Python), all threads")
 	}
 	fig.add("files", float64(files), "count")
 	return fig, nil
