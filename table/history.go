@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -44,27 +43,20 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 	if limit > 0 {
 		start = max(0, end-int64(limit)+1)
 	}
+	ls, err := scanLog(ctx, t.store)
+	if err != nil {
+		return nil, err
+	}
+	// Older commits may have been cleaned up: start at the oldest one left.
+	if i, _ := slices.BinarySearch(ls.commits, start); i < len(ls.commits) {
+		start = max(start, ls.commits[i])
+	}
 	var out []HistoryEntry
-	for attempt := 0; ; attempt++ {
-		out = out[:0]
-		var err error
-		for c, cerr := range txlog.Commits(ctx, t.store, start, end) {
-			if cerr != nil {
-				err = cerr
-				break
-			}
-			out = append(out, historyEntry(c))
-		}
-		var vnf *txlog.VersionNotFoundError
-		if err != nil && attempt == 0 && errors.As(err, &vnf) && vnf.Earliest > start {
-			// Older commits were cleaned up: start at the oldest one left.
-			start = vnf.Earliest
-			continue
-		}
+	for c, err := range txlog.Commits(ctx, t.store, start, end) {
 		if err != nil {
 			return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
 		}
-		break
+		out = append(out, historyEntry(c))
 	}
 	slices.Reverse(out)
 	return out, nil

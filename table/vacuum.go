@@ -142,17 +142,13 @@ func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult
 	res := &VacuumResult{Version: snap.Version(), Retention: retention, DeleteBefore: now.Add(-retention), DryRun: cfg.dryRun}
 	deleteBefore := res.DeleteBefore.UnixMilli()
 
-	// Tombstones that are younger than the retention. The snapshot forgets
-	// removes older than the table's retention; for a longer retention load
-	// the same version with a clock moved back, so that it remembers them.
-	tombSnap := snap
-	if retention > configured {
-		shift := configured - retention
-		tombSnap, err = txlog.Load(ctx, t.store, txlog.AtVersion(snap.Version()),
-			txlog.WithClock(func() time.Time { return now.Add(shift) }))
-		if err != nil {
-			return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-		}
+	// Every remove action the log still holds, whatever its age: the
+	// snapshot forgets removes older than the table's retention, so load the
+	// same version with a clock at the epoch, which expires none.
+	tombSnap, err := txlog.Load(ctx, t.store, txlog.AtVersion(snap.Version()),
+		txlog.WithClock(func() time.Time { return time.Unix(0, 0) }))
+	if err != nil {
+		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
 	}
 	keep := liveKeys(snap)
 	removedAt := map[string]int64{}

@@ -1,0 +1,199 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// vacuumFixture builds a partitioned table whose latest version has two live
+// files (after an overwrite), four removed files (removed now), an orphan
+// data file never committed (written now) and files vacuum must never touch
+// (hidden ones, the log).
+type vacuumFixture struct {
+	tbl     *Table
+	mem     *objectstore.Mem
+	live    []string
+	removed []string
+	orphan  string
+	hidden  []string
+	rows    []string
+}
+
+func newVacuumFixture(t *testing.T, props map[string]string) *vacuumFixture {
+	t.Helper()
+	ctx := context.Background()
+	tbl, mem := maintTable(t, true, props)
+	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams", "ber"))
+	tbl = maintAppend(t, tbl, maintRowsFor(10, 10, "ams", "ber"))
+	removed := maintLiveKeys(tbl)
+	tbl, err := tbl.OverwriteRows(ctx, maintRowsFor(100, 5, "ams", "ber"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &vacuumFixture{tbl: tbl, mem: mem, live: maintLiveKeys(tbl), removed: removed,
+		orphan: "city=ams/part-00000-orphan-c000.snappy.parquet",
+		hidden: []string{"_hidden/part-0.parquet", "city=ams/.part-0.parquet.crc", "_change_data/cdc-0.parquet"}}
+	for _, k := range append([]string{f.orphan}, f.hidden...) {
+		if err := mem.Put(ctx, k, []byte("PAR1 not really PAR1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.live) != 2 || len(f.removed) != 4 {
+		t.Fatalf("fixture: %d live, %d removed files", len(f.live), len(f.removed))
+	}
+	f.rows = maintScan(t, tbl)
+	return f
+}
+
+func TestVacuum(t *testing.T) {
+	const day = 24 * time.Hour
+	type want int
+	const (
+		none want = iota
+		removedAndOrphan
+	)
+	cases := []struct {
+		name    string
+		props   map[string]string
+		opts    []VacuumOption
+		wantErr error
+		want    want
+	}{
+		{name: "within default retention", opts: []VacuumOption{WithVacuumClock(maintAt(time.Hour))}, want: none},
+		{name: "after default retention", opts: []VacuumOption{WithVacuumClock(maintAt(8 * day))}, want: removedAndOrphan},
+		{name: "dry run deletes nothing", opts: []VacuumOption{WithVacuumClock(maintAt(8 * day)), WithVacuumDryRun(true)}, want: removedAndOrphan},
+		{name: "retention below the table's is refused", opts: []VacuumOption{WithVacuumRetention(time.Hour), WithVacuumClock(maintAt(2 * time.Hour))}, wantErr: ErrRetentionTooShort},
+		{name: "retention below the table's with force", opts: []VacuumOption{WithVacuumRetention(time.Hour), WithVacuumForce(true), WithVacuumClock(maintAt(2 * time.Hour))}, want: removedAndOrphan},
+		{name: "zero retention with force", opts: []VacuumOption{WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Second))}, want: removedAndOrphan},
+		{name: "longer retention keeps files removed 8 days ago", opts: []VacuumOption{WithVacuumRetention(30 * day), WithVacuumClock(maintAt(8 * day))}, want: none},
+		{name: "longer retention after it passed", opts: []VacuumOption{WithVacuumRetention(30 * day), WithVacuumClock(maintAt(31 * day))}, want: removedAndOrphan},
+		{name: "table property 1 day, 12 hours later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumClock(maintAt(12 * time.Hour))}, want: none},
+		{name: "table property 1 day, 2 days later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumClock(maintAt(2 * day))}, want: removedAndOrphan},
+		{name: "table property 1 day, retention 1 hour refused", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumRetention(time.Hour)}, wantErr: ErrRetentionTooShort},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newVacuumFixture(t, tc.props)
+			before := maintKeys(t, f.mem)
+			res, err := f.tbl.Vacuum(ctx, tc.opts...)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !errors.Is(err, ErrInvalidArgument) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				if got := maintKeys(t, f.mem); !slices.Equal(got, before) {
+					t.Errorf("a refused vacuum changed the store: %v -> %v", before, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantPaths []string
+			if tc.want == removedAndOrphan {
+				wantPaths = append(slices.Clone(f.removed), f.orphan)
+				slices.Sort(wantPaths)
+			}
+			var got []string
+			for _, vf := range res.Files {
+				got = append(got, vf.Path)
+				isRemoved := slices.Contains(f.removed, vf.Path)
+				if isRemoved == vf.Removed.IsZero() {
+					t.Errorf("%s: Removed = %v, want set only for removed files", vf.Path, vf.Removed)
+				}
+			}
+			if !slices.Equal(got, wantPaths) {
+				t.Errorf("vacuum files = %v, want %v", got, wantPaths)
+			}
+			after := maintKeys(t, f.mem)
+			dry := res.DryRun
+			for _, k := range before {
+				deleted := !slices.Contains(after, k)
+				shouldGo := !dry && slices.Contains(wantPaths, k)
+				if deleted != shouldGo {
+					t.Errorf("%s: deleted = %v, want %v", k, deleted, shouldGo)
+				}
+			}
+			for _, k := range append(slices.Clone(f.hidden), f.live...) {
+				if !slices.Contains(after, k) {
+					t.Errorf("vacuum deleted %s", k)
+				}
+			}
+			for _, k := range before {
+				if len(k) > len(txlog.LogPrefix) && k[:len(txlog.LogPrefix)] == txlog.LogPrefix && !slices.Contains(after, k) {
+					t.Errorf("vacuum deleted log file %s", k)
+				}
+			}
+			maintAssertLive(t, f.tbl)
+			if rows := maintScan(t, f.tbl); !slices.Equal(rows, f.rows) {
+				t.Errorf("rows after vacuum = %v, want %v", rows, f.rows)
+			}
+			if res.Version != f.tbl.Version() {
+				t.Errorf("Version = %d, want %d", res.Version, f.tbl.Version())
+			}
+		})
+	}
+}
+
+// TestVacuumNeverDeletesLiveFiles ages every object by 100 days and vacuums
+// with zero retention: the files of the latest snapshot must all survive,
+// also when vacuum is called on an older version of the table.
+func TestVacuumNeverDeletesLiveFiles(t *testing.T) {
+	ctx := context.Background()
+	f := newVacuumFixture(t, nil)
+	for _, k := range maintKeys(t, f.mem) {
+		if err := f.mem.SetModTime(k, time.Now().Add(-100*24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, err := Open(ctx, "", WithStore(f.mem), AtVersion(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := old.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != f.tbl.Version() {
+		t.Errorf("vacuum worked on version %d, want the latest %d", res.Version, f.tbl.Version())
+	}
+	if len(res.Files) != len(f.removed)+1 {
+		t.Errorf("deleted %d files, want %d", len(res.Files), len(f.removed)+1)
+	}
+	maintAssertLive(t, f.tbl)
+	if rows := maintScan(t, f.tbl); !slices.Equal(rows, f.rows) {
+		t.Errorf("rows after vacuum = %v, want %v", rows, f.rows)
+	}
+	rep, err := Verify(ctx, f.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Errorf("verify after vacuum: %v", rep.Problems)
+	}
+}
+
+func TestHiddenKey(t *testing.T) {
+	for key, want := range map[string]bool{
+		"part-0.parquet":                 false,
+		"city=ams/part-0.parquet":        false,
+		"_city=ams/part-0.parquet":       false,
+		"_delta_log/00000.json":          true,
+		"_change_data/x.parquet":         true,
+		"city=ams/.part-0.parquet.crc":   true,
+		".hidden/part-0.parquet":         true,
+		"deletion_vector_0000.bin":       false,
+		"city=ams/_SUCCESS":              true,
+		"a=1/b=_x/part-0.snappy.parquet": false,
+	} {
+		if got := hiddenKey(key); got != want {
+			t.Errorf("hiddenKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
