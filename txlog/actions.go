@@ -1,11 +1,3 @@
-// Package txlog reads and writes the Delta transaction log: the typed actions
-// and their JSON (spec "Actions"), log segment discovery in "_delta_log/"
-// (spec "Delta Log Entries", "Checkpoints", "Last Checkpoint File"), log
-// replay into an immutable Snapshot (spec "Action Reconciliation"), the
-// protocol gate (spec "Table Features"), checkpoint files and deletion
-// vectors (spec "Deletion Vectors").
-//
-// The spec referred to throughout is delta-io/delta PROTOCOL.md.
 package txlog
 
 import (

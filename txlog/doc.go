@@ -1,0 +1,37 @@
+// Package txlog reads and writes the Delta transaction log (delta-io/delta
+// PROTOCOL.md, "the spec" in this package's comments).
+//
+// Reading:
+//
+//   - Actions: Protocol, Metadata, Add, Remove, AddCDCFile, Txn, CommitInfo,
+//     DomainMetadata, CheckpointMetadata, Sidecar, wrapped one per log line in
+//     Action; DecodeCommit and EncodeCommit convert a commit file (spec
+//     "Actions"). Required fields are always written, optional ones only
+//     when set; unknown actions and fields are ignored on read.
+//   - Load lists "_delta_log/" once (from the _last_checkpoint hint when it
+//     is usable), picks the newest complete checkpoint at or before the
+//     wanted version (classic, multi-part, or UUID-named v2 with sidecars),
+//     checks that the commits after it are contiguous, and replays them into
+//     an immutable Snapshot (spec "Action Reconciliation"). AtVersion and
+//     AtTimestamp select older versions; Snapshot.Update reads only newer
+//     commits. ReadCommit and Commits read single commits and version ranges.
+//   - The protocol gate (CheckReadable, CheckWritable, CheckWritableTable)
+//     refuses tables whose reader or writer features deltakit does not
+//     implement, naming them (spec "Table Features").
+//   - LoadDeletionVector reads a deletion vector, inline or from its file
+//     (spec "Deletion Vectors", "Deletion Vector Format").
+//
+// Writing: WriteCheckpoint writes a classic V1 checkpoint and
+// _last_checkpoint; the commit path (Transaction) builds on the same types.
+//
+// Logical files are keyed by their URI-decoded path and deletion vector
+// unique id (FileKey), so an add and a remove that spell one path with
+// different percent-encodings still reconcile, as in Spark, which compares
+// canonicalized paths. Replay never parses per-file statistics; Add.NumRecords
+// does when asked.
+//
+// Errors wrap the sentinels of errors.go (ErrCorruptLog, ErrVersionNotFound,
+// ErrUnsupportedFeature, ErrUnsupportedProtocol, ErrNoMetadata, ...) inside
+// typed errors that name the file, version or feature; match them with
+// errors.Is and errors.As.
+package txlog
