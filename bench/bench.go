@@ -50,9 +50,13 @@ type Config struct {
 	// Mode names the configuration: "quick" or "full".
 	Mode string
 
-	// P1: interleaved commit/PUT pairs measured, after CommitWarmup pairs.
-	CommitPairs  int
-	CommitWarmup int
+	// P1: interleaved commit/PUT pairs measured, after CommitWarmup pairs,
+	// on a new table; then CommitLargePairs on a table of CommitLargeFiles
+	// live files (none when 0).
+	CommitPairs      int
+	CommitWarmup     int
+	CommitLargeFiles int
+	CommitLargePairs int
 
 	// P2: rows per append, repetitions per side (the median counts).
 	AppendRows int
@@ -81,7 +85,7 @@ type Config struct {
 func QuickConfig() Config {
 	return Config{
 		Mode:        "quick",
-		CommitPairs: 150, CommitWarmup: 10,
+		CommitPairs: 150, CommitWarmup: 10, CommitLargeFiles: 20_000, CommitLargePairs: 30,
 		AppendRows: 200_000, AppendReps: 3,
 		OpenCommits: 1_000, OpenFilesPerCommit: 10, OpenReps: 5,
 		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 15,
@@ -95,7 +99,7 @@ func QuickConfig() Config {
 func FullConfig() Config {
 	return Config{
 		Mode:        "full",
-		CommitPairs: 500, CommitWarmup: 20,
+		CommitPairs: 500, CommitWarmup: 20, CommitLargeFiles: 100_000, CommitLargePairs: 100,
 		AppendRows: 1_000_000, AppendReps: 3,
 		OpenCommits: 10_000, OpenFilesPerCommit: 10, OpenReps: 7,
 		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 50,

@@ -145,7 +145,7 @@ func TestGenerateFlightsDeterministic(t *testing.T) {
 // PutIfAbsent of the same bytes, on MinIO.
 func BenchmarkCommit(b *testing.B) {
 	ctx := b.Context()
-	c, err := newCommitBench(ctx, s3Server(b))
+	c, err := newCommitBench(ctx, s3Server(b), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,10 @@ type commitBench struct {
 	puts  int64 // bare PUTs so far
 }
 
-func newCommitBench(ctx context.Context, s3 *S3Server, opts ...txlog.TxnOption) (*commitBench, error) {
+// newCommitBench creates the table: empty when files is 0, else generated
+// with that many live files (10,000 per commit) and a checkpoint of its
+// latest version, as a table that has been written for a while.
+func newCommitBench(ctx context.Context, s3 *S3Server, files int, opts ...txlog.TxnOption) (*commitBench, error) {
 	prefix := uniquePrefix("p1")
 	store, err := s3.NewStore(ctx, prefix+"/table")
 	if err != nil {
@@ -42,11 +45,20 @@ func newCommitBench(ctx context.Context, s3 *S3Server, opts ...txlog.TxnOption) 
 	if err != nil {
 		return nil, err
 	}
-	c := &commitBench{rec: &recordingStore{Store: store}, bare: bare, opts: opts}
-	if c.snap, err = createTable(ctx, c.rec); err != nil {
+	// Committed files are numbered from 10,000,000: no path of a generated
+	// table (commit version, file index) is ever reused.
+	c := &commitBench{rec: &recordingStore{Store: store}, bare: bare, opts: opts, files: 10_000_000}
+	if files == 0 {
+		c.snap, err = createTable(ctx, c.rec)
+		return c, err
+	}
+	perCommit := min(files, 10_000)
+	commits := int64(files / perCommit)
+	if err := GenerateTable(ctx, store, TableSpec{Commits: commits, FilesPerCommit: perCommit, CheckpointAt: commits}); err != nil {
 		return nil, err
 	}
-	return c, nil
+	c.snap, err = txlog.Load(ctx, c.rec)
+	return c, err
 }
 
 // createTable commits version 0 of a flights table through txlog and
@@ -108,33 +120,13 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		fig.Skipped = "no MinIO server"
 		return fig, nil
 	}
-	c, err := newCommitBench(ctx, env.S3)
+	c, err := newCommitBench(ctx, env.S3, 0)
 	if err != nil {
 		return fig, err
 	}
-	var dk, dkPlain, put []time.Duration
-	checkpoints := 0
-	for i := range cfg.CommitWarmup + cfg.CommitPairs {
-		t0 := time.Now()
-		cp, err := c.commit(ctx)
-		d := time.Since(t0)
-		if err != nil {
-			return fig, err
-		}
-		t0 = time.Now()
-		if err := c.put(ctx); err != nil {
-			return fig, err
-		}
-		p := time.Since(t0)
-		if i < cfg.CommitWarmup {
-			continue
-		}
-		dk, put = append(dk, d), append(put, p)
-		if cp {
-			checkpoints++
-		} else {
-			dkPlain = append(dkPlain, d)
-		}
+	dk, dkPlain, put, checkpoints, err := c.pairs(ctx, cfg.CommitWarmup, cfg.CommitPairs)
+	if err != nil {
+		return fig, err
 	}
 	for _, q := range []struct {
 		name string
@@ -151,7 +143,58 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig.add("commit_bytes", float64(len(c.rec.lastPutIfAbsent())), "B")
 	fig.note("every 10th commit also writes a checkpoint (delta.checkpointInterval default) inside Commit; "+
 		"%d of %d measured commits did, which is what p99 shows; ratio_p99_no_checkpoint leaves them out", checkpoints, len(dk))
+
+	if cfg.CommitLargeFiles <= 0 {
+		return fig, nil
+	}
+	t0 := time.Now()
+	c, err = newCommitBench(ctx, env.S3, cfg.CommitLargeFiles)
+	if err != nil {
+		return fig, err
+	}
+	env.logf("P1: table of %d files generated in %v", cfg.CommitLargeFiles, time.Since(t0).Round(time.Millisecond))
+	dk, dkPlain, put, checkpoints, err = c.pairs(ctx, 2, cfg.CommitLargePairs)
+	if err != nil {
+		return fig, err
+	}
+	fig.add("large_deltakit_commit_p50", ms(quantile(dk, 0.5)), "ms")
+	fig.add("large_bare_put_p50", ms(quantile(put, 0.5)), "ms")
+	fig.add("large_deltakit_commit_p99", ms(quantile(dk, 0.99)), "ms")
+	fig.add("large_deltakit_commit_p99_no_checkpoint", ms(quantile(dkPlain, 0.99)), "ms")
+	fig.add("large_ratio_p50", ratio(quantile(dk, 0.5), quantile(put, 0.5)), "x")
+	fig.add("large_ratio_p99_no_checkpoint", ratio(quantile(dkPlain, 0.99), quantile(put, 0.99)), "x")
+	fig.note("large_*: the same %d pairs on a table that already holds %d live files (generated, with a checkpoint); %d commits wrote a checkpoint of all its files",
+		len(dk), cfg.CommitLargeFiles, checkpoints)
 	return fig, nil
+}
+
+// pairs runs warmup+n interleaved commit/PUT pairs and returns the measured
+// latencies: every commit, the commits that wrote no checkpoint, the PUTs,
+// and how many commits wrote a checkpoint.
+func (c *commitBench) pairs(ctx context.Context, warmup, n int) (dk, dkPlain, put []time.Duration, checkpoints int, err error) {
+	for i := range warmup + n {
+		t0 := time.Now()
+		cp, err := c.commit(ctx)
+		d := time.Since(t0)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		t0 = time.Now()
+		if err := c.put(ctx); err != nil {
+			return nil, nil, nil, 0, err
+		}
+		p := time.Since(t0)
+		if i < warmup {
+			continue
+		}
+		dk, put = append(dk, d), append(put, p)
+		if cp {
+			checkpoints++
+		} else {
+			dkPlain = append(dkPlain, d)
+		}
+	}
+	return dk, dkPlain, put, checkpoints, nil
 }
 
 // isCommitKey reports whether key is a commit file of the log.
