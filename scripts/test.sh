@@ -33,4 +33,6 @@ if grep -q 'func FuzzDecodeCommit' txlog/*_test.go 2>/dev/null; then
   echo "== fuzz FuzzDecodeCommit (${FUZZTIME:-10s})"
   go test -run='^$' -fuzz='^FuzzDecodeCommit$' -fuzztime="${FUZZTIME:-10s}" ./txlog
 fi
+echo "== benchmarks, quick sizes (figures only, no thresholds; BENCHMARKS.md)"
+go run ./cmd/deltabench --quick -o table
 echo "== all tests passed"
