@@ -122,11 +122,11 @@ func SerializePartitionValue(t schema.Type, v any) (string, bool, error) {
 			}
 		case schema.Float:
 			if f, ok := toFloat64(v); ok {
-				return strconv.FormatFloat(f, 'g', -1, 32), true, nil
+				return formatPartitionFloat(f, 32), true, nil
 			}
 		case schema.Double:
 			if f, ok := toFloat64(v); ok {
-				return strconv.FormatFloat(f, 'g', -1, 64), true, nil
+				return formatPartitionFloat(f, 64), true, nil
 			}
 		case schema.Date:
 			switch d := v.(type) {
@@ -147,6 +147,22 @@ func SerializePartitionValue(t schema.Type, v any) (string, bool, error) {
 		}
 	}
 	return "", false, typeErr(v, t)
+}
+
+// formatPartitionFloat formats a float partition value so that Java's
+// Double.parseDouble (Spark) and Go's strconv.ParseFloat both read it:
+// shortest round-trip digits, and "Infinity"/"-Infinity"/"NaN" as Java
+// spells them (Go would write "+Inf").
+func formatPartitionFloat(f float64, bits int) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	return strconv.FormatFloat(f, 'g', -1, bits)
 }
 
 func typeErr(v any, t schema.Type) error {

@@ -264,10 +264,27 @@ func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 // operation "WRITE", mode "Append", plus the txn action of WithTxn (which
 // then makes it not blind: it records the appId read) and the parameters of
 // WithOperationParameters. Unlike AppendRows it does not skip an already
-// committed WithTxn version: the caller checks TxnVersion itself. Returns
-// the table at the new version; errors are txlog's.
+// committed WithTxn version: the caller checks TxnVersion itself. Adds
+// whose partition values do not name exactly the table's partition columns
+// are refused with ErrInvalidArgument. Returns the table at the new
+// version; other errors are txlog's.
 func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
+	parts := t.PartitionColumns()
+	for i, a := range adds {
+		if a == nil || a.Path == "" {
+			return nil, fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
+		}
+		ok := len(a.PartitionValues) == len(parts)
+		for _, c := range parts {
+			_, has := a.PartitionValues[c]
+			ok = ok && has
+		}
+		if !ok {
+			return nil, fmt.Errorf("table: %w: add %s has partition values for %v, the table is partitioned by %v",
+				ErrInvalidArgument, a.Path, slices.Sorted(maps.Keys(a.PartitionValues)), parts)
+		}
+	}
 	tx := t.NewTransaction("WRITE")
 	if cfg.txnSet {
 		tx.TxnVersion(cfg.txnAppID)

@@ -872,3 +872,43 @@ func TestWriteFailureCleansUp(t *testing.T) {
 	}
 	assertRows(t, readAllRows(t, t1), rows)
 }
+
+func TestFloatPartitionValues(t *testing.T) {
+	for _, c := range []struct {
+		typ  schema.Type
+		v    any
+		want string
+	}{
+		{prim(schema.Double), math.Inf(1), "Infinity"},
+		{prim(schema.Double), math.Inf(-1), "-Infinity"},
+		{prim(schema.Double), math.NaN(), "NaN"},
+		{prim(schema.Double), 0.1, "0.1"},
+		{prim(schema.Float), float32(0.1), "0.1"},
+		{prim(schema.Double), 1e21, "1e+21"},
+	} {
+		s, ok, err := SerializePartitionValue(c.typ, c.v)
+		if err != nil || !ok || s != c.want {
+			t.Errorf("%v: %q %v %v, want %q", c.v, s, ok, err, c.want)
+			continue
+		}
+		back, err := ParsePartitionValue(c.typ, s)
+		if err != nil || fmt.Sprint(back) != fmt.Sprint(c.v) {
+			t.Errorf("%q parses to %v (%v), want %v", s, back, err, c.v)
+		}
+	}
+}
+
+func TestAppendFilesRefusesForeignAdds(t *testing.T) {
+	ctx := context.Background()
+	tbl := newMemTable(t, schema.NewStruct(field("p", prim(schema.Long), true), field("v", prim(schema.String), true)), WithPartitionColumns("p"))
+	for _, adds := range [][]*txlog.Add{
+		{nil},
+		{{Path: "a.parquet", PartitionValues: map[string]string{}}},
+		{{Path: "a.parquet", PartitionValues: map[string]string{"q": "1"}}},
+		{{Path: "a.parquet", PartitionValues: map[string]string{"p": "1", "q": "1"}}},
+	} {
+		if _, err := tbl.AppendFiles(ctx, adds); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("AppendFiles(%v): %v", adds, err)
+		}
+	}
+}
