@@ -231,6 +231,23 @@ func (l *listing) newestCheckpoint(v int64) (checkpointRef, bool) {
 	return checkpointRef{}, false
 }
 
+// incompleteCheckpoints describes the multi-part checkpoints at or before v
+// that lack parts, e.g. "5 (1 of 2 parts)".
+func (l *listing) incompleteCheckpoints(v int64) []string {
+	var out []string
+	for _, cv := range slices.Sorted(maps.Keys(l.checkpoints)) {
+		if cv > v {
+			break
+		}
+		if _, ok := l.completeCheckpoint(cv); ok {
+			continue
+		}
+		f := l.checkpoints[cv][0]
+		out = append(out, fmt.Sprintf("%d (%d of %d parts)", cv, len(l.checkpoints[cv]), f.parts))
+	}
+	return out
+}
+
 // earliest returns the oldest reconstructable version in the listing (when
 // the listing started at the beginning): 0 with commit 0, else the oldest
 // complete checkpoint; -1 when none.
@@ -301,7 +318,11 @@ func (l *listing) segment(target int64) (*logSegment, error) {
 		if explicit {
 			return nil, &VersionNotFoundError{Version: target, Earliest: l.earliest(), Latest: latest}
 		}
-		return nil, corrupt(LogPrefix, -1, nil, "log starts at version %d without a checkpoint: commit 0 is missing", first)
+		reason := fmt.Sprintf("log starts at version %d without a usable checkpoint: commit 0 is missing", first)
+		if inc := l.incompleteCheckpoints(target); len(inc) > 0 {
+			reason += "; incomplete checkpoints (missing parts): " + strings.Join(inc, ", ")
+		}
+		return nil, corrupt(LogPrefix, -1, nil, "%s", reason)
 	}
 	want := start
 	for ; i < len(l.commits) && l.commits[i].version <= target; i++ {

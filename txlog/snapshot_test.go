@@ -487,6 +487,27 @@ func TestCheckpointDiscovery(t *testing.T) {
 			t.Errorf("version 2 from its checkpoint: %d files", s.NumFiles())
 		}
 	})
+	t.Run("only checkpoint incomplete", func(t *testing.T) {
+		m := build(t)
+		data, _, err := EncodeCheckpoint(m.mustLoad(AtVersion(5)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.put("_delta_log/00000000000000000005.checkpoint.0000000002.0000000003.parquet", data)
+		for v := range int64(5) {
+			if err := m.mem.Delete(ctx, CommitKey(v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := m.mem.Delete(ctx, CheckpointKey(2)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.load()
+		var ce *CorruptLogError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "5 (1 of 3 parts)") {
+			t.Fatalf("err = %v, want a corrupt log naming the incomplete checkpoint", err)
+		}
+	})
 	t.Run("checkpoint not parquet", func(t *testing.T) {
 		m := build(t)
 		m.put(CheckpointKey(2), []byte("PAR1 but not really"))
