@@ -1,0 +1,39 @@
+package table
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// RowsOf converts rows of the Go struct type T (or *T) into untyped Rows
+// aligned with sch (usually a table's Schema()), field by field as Append
+// matches them (the delta tag, exact then case-insensitive), without
+// schema evolution: every field needs a column of a type it can be written
+// as, and columns without a field must be nullable. It is the conversion
+// Append uses, for callers that commit the rows themselves (the streaming
+// sink's typed epochs). Errors wrap ErrSchemaMismatch or ErrInvalidArgument;
+// a bad row is a *RowError naming its index.
+func RowsOf[T any](sch *schema.StructType, rows []T) ([]parquetio.Row, error) {
+	if sch == nil {
+		return nil, fmt.Errorf("table: %w: RowsOf needs a schema", ErrInvalidArgument)
+	}
+	info, err := planOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := mergeSchemas(sch, info.schema(true), false); err != nil {
+		return nil, err
+	}
+	enc, err := bindStructEncoder(info, sch, "")
+	if err != nil {
+		return nil, err
+	}
+	out, err := encodeRows(reflect.ValueOf(rows), enc)
+	if err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,78 @@
+package table_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table"
+)
+
+func TestRowsOf(t *testing.T) {
+	sch := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Long), false),
+		schema.NewField("name", schema.Primitive(schema.String), true),
+		schema.NewField("score", schema.Primitive(schema.Double), true),
+	)
+	type full struct {
+		Name  *string `delta:"name"`
+		ID    int64   `delta:"id"`
+		Score float64 `delta:"score"`
+	}
+	type partial struct {
+		ID int32 `delta:"ID"` // case-insensitive match, narrower int
+	}
+	type extra struct {
+		ID    int64  `delta:"id"`
+		Other string `delta:"other"`
+	}
+	type noID struct {
+		Name string `delta:"name"`
+	}
+	type wrongType struct {
+		ID string `delta:"id"`
+	}
+	bob := "bob"
+
+	got, err := table.RowsOf(sch, []full{{Name: &bob, ID: 7, Score: 1.5}, {ID: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []parquetio.Row{{int64(7), "bob", 1.5}, {int64(8), nil, 0.0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("full: got %#v, want %#v", got, want)
+	}
+	got, err = table.RowsOf(sch, []*partial{{ID: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0]) != 3 || got[0][1] != nil || got[0][2] != nil {
+		t.Fatalf("partial: got %#v, want id then two nulls", got)
+	}
+	if id, ok := got[0][0].(int64); ok && id != 3 || !ok && got[0][0] != int32(3) {
+		t.Fatalf("partial: id %#v, want 3", got[0][0])
+	}
+
+	for _, tc := range []struct {
+		name string
+		conv func() error
+		want error
+	}{
+		{"column not in schema", func() error { _, err := table.RowsOf(sch, []extra{{}}); return err }, table.ErrSchemaMismatch},
+		{"NOT NULL column without field", func() error { _, err := table.RowsOf(sch, []noID{{}}); return err }, table.ErrSchemaMismatch},
+		{"wrong type", func() error { _, err := table.RowsOf(sch, []wrongType{{}}); return err }, table.ErrSchemaMismatch},
+		{"nil pointer row", func() error { _, err := table.RowsOf(sch, []*partial{nil}); return err }, table.ErrInvalidArgument},
+		{"nil schema", func() error { _, err := table.RowsOf[full](nil, nil); return err }, table.ErrInvalidArgument},
+		{"not a struct", func() error { _, err := table.RowsOf(sch, []int{1}); return err }, table.ErrInvalidArgument},
+	} {
+		if err := tc.conv(); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	var re *table.RowError
+	if _, err := table.RowsOf(sch, []*partial{{ID: 1}, nil}); !errors.As(err, &re) || re.Row != 1 {
+		t.Errorf("nil second row: err %v, want a *RowError for row 1", err)
+	}
+}
