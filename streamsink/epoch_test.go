@@ -1,0 +1,195 @@
+package streamsink
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// commitTxns returns the txn actions of commit version v by appId.
+func commitTxns(t *testing.T, store objectstore.Store, v int64) map[string]*txlog.Txn {
+	t.Helper()
+	actions, err := txlog.ReadCommit(context.Background(), store, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*txlog.Txn{}
+	for _, a := range actions {
+		if a.Txn != nil {
+			out[a.Txn.AppID] = a.Txn
+		}
+	}
+	return out
+}
+
+func TestWriteEpochWithExtraTxns(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	clock := time.UnixMilli(1_700_000_000_000)
+	sink, err := New(newTable(t, mem), "q", WithClock(func() time.Time { return clock }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := int64(42)
+	res, err := sink.WriteEpochWith(ctx, 0, epochRows(0, 5),
+		txlog.Txn{AppID: "q-topic-0", Version: 17},
+		txlog.Txn{AppID: "q-topic-1", Version: 3, LastUpdated: &given})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped || res.Version != 1 || res.Rows != 5 || res.Files != 1 {
+		t.Fatalf("result %+v, want version 1, 5 rows in 1 file", res)
+	}
+	txns := commitTxns(t, mem, 1)
+	for _, want := range []struct {
+		app          string
+		version, upd int64
+	}{{"q", 0, clock.UnixMilli()}, {"q-topic-0", 17, clock.UnixMilli()}, {"q-topic-1", 3, 42}} {
+		got := txns[want.app]
+		if got == nil || got.Version != want.version || got.LastUpdated == nil || *got.LastUpdated != want.upd {
+			t.Errorf("txn %s = %+v, want version %d lastUpdated %d", want.app, got, want.version, want.upd)
+		}
+	}
+	if len(txns) != 3 {
+		t.Errorf("commit has %d txn actions, want 3", len(txns))
+	}
+
+	// A replayed epoch is skipped together with its extra txns.
+	res, err = sink.WriteEpochWith(ctx, 0, epochRows(0, 5), txlog.Txn{AppID: "q-topic-0", Version: 99})
+	if err != nil || !res.Skipped {
+		t.Fatalf("replay: %+v, %v; want skipped", res, err)
+	}
+	snap, err := txlog.Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version() != 1 || snap.TxnVersion("q-topic-0") != 17 {
+		t.Fatalf("after replay: version %d, q-topic-0 at %d; want 1 and 17", snap.Version(), snap.TxnVersion("q-topic-0"))
+	}
+
+	// An epoch without rows still records its txns.
+	res, err = sink.WriteEpochWith(ctx, 1, nil, txlog.Txn{AppID: "q-topic-0", Version: 18})
+	if err != nil || res.Skipped || res.Files != 0 || res.Version != 2 {
+		t.Fatalf("empty epoch: %+v, %v; want version 2 with no files", res, err)
+	}
+	if got := commitTxns(t, mem, 2)["q-topic-0"]; got == nil || got.Version != 18 {
+		t.Fatalf("empty epoch txn %+v, want version 18", got)
+	}
+}
+
+func TestWriteEpochWithBadTxns(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	sink, _ := New(newTable(t, mem), "q")
+	for _, tc := range []struct {
+		name  string
+		extra []txlog.Txn
+	}{
+		{"empty appId", []txlog.Txn{{AppID: "", Version: 1}}},
+		{"query's own appId", []txlog.Txn{{AppID: "q", Version: 1}}},
+		{"appId twice", []txlog.Txn{{AppID: "a", Version: 1}, {AppID: "a", Version: 2}}},
+	} {
+		if _, err := sink.WriteEpochWith(ctx, 0, epochRows(0, 1), tc.extra...); !errors.Is(err, ErrInvalidTxn) {
+			t.Errorf("%s: %v, want ErrInvalidTxn", tc.name, err)
+		}
+	}
+	if got := liveRows(t, mem); got != 0 {
+		t.Fatalf("bad txns wrote %d rows", got)
+	}
+}
+
+// Two queries that both claim one extra appId (two ingest runs reading the
+// same Kafka partition under different query ids): the later commit is
+// fenced, the first one's offsets stand.
+func TestWriteEpochWithExtraTxnFences(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	tbl := newTable(t, mem)
+	slow := objectstore.NewFaulty(mem)
+	slowTbl, err := table.Open(ctx, "", table.WithStore(slow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := New(tbl, "qa")
+	b, _ := New(slowTbl, "qb")
+	slow.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: objectstore.FaultLatency, Latency: 300 * time.Millisecond})
+	var wg sync.WaitGroup
+	var errB error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, errB = b.WriteEpochWith(ctx, 0, epochRows(1, 10), txlog.Txn{AppID: "shared-partition", Version: 20})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := a.WriteEpochWith(ctx, 0, epochRows(0, 10), txlog.Txn{AppID: "shared-partition", Version: 10}); err != nil {
+		t.Fatalf("a: %v", err)
+	}
+	wg.Wait()
+	if !errors.Is(errB, txlog.ErrConcurrentTransaction) {
+		t.Fatalf("b: %v, want ErrConcurrentTransaction", errB)
+	}
+	snap, err := txlog.Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := snap.TxnVersion("shared-partition"); v != 10 {
+		t.Fatalf("shared-partition at %d, want a's 10", v)
+	}
+	if got := liveRows(t, mem); got != 10 {
+		t.Fatalf("table holds %d rows, want 10", got)
+	}
+}
+
+type event struct {
+	ID      int64   `delta:"id"`
+	Epoch   int64   `delta:"epoch"`
+	Payload *string `delta:"payload"`
+}
+
+type badEvent struct {
+	ID    string `delta:"id"` // a string for a long column
+	Epoch int64  `delta:"epoch"`
+}
+
+func TestWriteEpochOf(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	sink, _ := New(newTable(t, mem), "q")
+	p := "hello"
+	res, err := WriteEpochOf(ctx, sink, 0, []event{{ID: 1, Epoch: 0, Payload: &p}, {ID: 2, Epoch: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped || res.Rows != 2 || res.Version != 1 {
+		t.Fatalf("result %+v, want 2 rows at version 1", res)
+	}
+	var got [][3]any
+	for row, err := range sink.Table().Scan(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, [3]any{row[0], row[1], row[2]})
+	}
+	if len(got) != 2 || got[0] != [3]any{int64(1), int64(0), "hello"} || got[1] != [3]any{int64(2), int64(0), nil} {
+		t.Fatalf("scan %v, want [1 0 hello] [2 0 <nil>]", got)
+	}
+	// A replay is skipped before any conversion: even rows that could not
+	// be converted are fine.
+	res, err = WriteEpochOf(ctx, sink, 0, []badEvent{{ID: "x"}})
+	if err != nil || !res.Skipped {
+		t.Fatalf("replay: %+v, %v; want skipped", res, err)
+	}
+	// A Go type that does not fit the table is refused; nothing is written.
+	if _, err := WriteEpochOf(ctx, sink, 1, []badEvent{{ID: "x"}}); !errors.Is(err, table.ErrSchemaMismatch) {
+		t.Fatalf("bad type: %v, want ErrSchemaMismatch", err)
+	}
+	if last, _ := sink.LastCommittedEpoch(ctx); last != 0 {
+		t.Fatalf("LastCommittedEpoch %d after a refused epoch, want 0", last)
+	}
+}
