@@ -1,0 +1,644 @@
+package streamsink
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// The crash matrix: exactly-once proven by crashing a writer at every
+// object-store call it makes.
+//
+// For each write path (the table's idempotent append, the sink's epochs,
+// the sink's epochs with automatic and explicit checkpoints) one run of a
+// 6-epoch stream on a Faulty store enumerates every call the writer makes,
+// table open included. Then, for each call i and each phase (before the
+// call is made, after it is made), a fresh scenario runs: the writer
+// crashes at call i (FaultCrash: that call and every later one fail and
+// its context ends, as a dead process does); a restarted writer on a
+// fault-free view of the same store asks the table for its last committed
+// epoch, deliberately replays the two epochs up to it (a source without
+// proof of what landed) and finishes the stream. checkTable then proves
+// the table holds every epoch exactly once, every acknowledged epoch
+// survived the crash, and nothing the log references is missing.
+
+const (
+	crashQuery        = "crash-query"
+	crashEpochs       = 6
+	crashRowsPerEpoch = 20
+	// crashCheckpointAfter is the epoch after which the checkpoint path
+	// writes an explicit checkpoint (txlog.WriteCheckpoint).
+	crashCheckpointAfter = 2
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// epochWriter is one way of writing a stream of epochs.
+type epochWriter interface {
+	// write writes epoch e; skipped reports that the table already held it.
+	write(ctx context.Context, e int64, rows []parquetio.Row) (skipped bool, err error)
+	// last returns the newest epoch the table holds, -1 when none, after
+	// reading the newest commits.
+	last(ctx context.Context) (int64, error)
+	// table returns the writer's current table version.
+	table() *table.Table
+}
+
+// tableOpts are the options of every table a crash scenario opens: fast
+// retries, no logs, one file written at a time (a deterministic sequence
+// of calls).
+func tableOpts(store objectstore.Store) []table.Option {
+	return []table.Option{
+		table.WithStore(store),
+		table.WithLogger(quiet),
+		table.WithTxnOptions(txlog.WithBackoff(time.Millisecond, 5*time.Millisecond), txlog.WithLogger(quiet)),
+	}
+}
+
+// appendWriter writes epochs with table.AppendRows and WithTxn: the
+// table's own idempotent write.
+type appendWriter struct{ tbl *table.Table }
+
+func (w *appendWriter) write(ctx context.Context, e int64, rows []parquetio.Row) (bool, error) {
+	tbl, err := w.tbl.Refresh(ctx)
+	if err != nil {
+		return false, err
+	}
+	nt, err := tbl.AppendRows(ctx, rows, table.WithTxn(crashQuery, e), table.WithWriteConcurrency(1))
+	if err != nil {
+		w.tbl = tbl
+		return false, err
+	}
+	w.tbl = nt
+	return nt == tbl, nil
+}
+
+func (w *appendWriter) last(ctx context.Context) (int64, error) {
+	tbl, err := w.tbl.Refresh(ctx)
+	if err != nil {
+		return -1, err
+	}
+	w.tbl = tbl
+	return tbl.Snapshot().TxnVersion(crashQuery), nil
+}
+
+func (w *appendWriter) table() *table.Table { return w.tbl }
+
+// sinkWriter writes epochs with Sink.WriteEpoch.
+type sinkWriter struct{ s *Sink }
+
+func (w *sinkWriter) write(ctx context.Context, e int64, rows []parquetio.Row) (bool, error) {
+	res, err := w.s.WriteEpoch(ctx, e, rows)
+	if err != nil {
+		return false, err
+	}
+	return res.Skipped, nil
+}
+
+func (w *sinkWriter) last(ctx context.Context) (int64, error) { return w.s.LastCommittedEpoch(ctx) }
+
+func (w *sinkWriter) table() *table.Table { return w.s.Table() }
+
+// crashPath is one write path of the matrix.
+type crashPath struct {
+	name string
+	// props are the table properties.
+	props map[string]string
+	// open starts a writer (a process start: it opens the table).
+	open func(ctx context.Context, store objectstore.Store) (epochWriter, error)
+	// explicitCheckpoint writes a checkpoint after epoch
+	// crashCheckpointAfter.
+	explicitCheckpoint bool
+}
+
+func openAppendWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
+	tbl, err := table.Open(ctx, "", tableOpts(store)...)
+	if err != nil {
+		return nil, err
+	}
+	return &appendWriter{tbl: tbl}, nil
+}
+
+func openSinkWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
+	tbl, err := table.Open(ctx, "", tableOpts(store)...)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(tbl, crashQuery, WithLogger(quiet), WithWriteOptions(table.WithWriteConcurrency(1)))
+	if err != nil {
+		return nil, err
+	}
+	return &sinkWriter{s: s}, nil
+}
+
+var crashPaths = []crashPath{
+	{name: "append", open: openAppendWriter},
+	{name: "epoch", open: openSinkWriter},
+	{name: "checkpoint", open: openSinkWriter, explicitCheckpoint: true,
+		props: map[string]string{txlog.PropCheckpointInterval: "2"}},
+}
+
+// crashEnv is a storage backend for the matrix.
+type crashEnv struct {
+	name string
+	// newStore returns an empty store for one scenario.
+	newStore func(t *testing.T) objectstore.Store
+	// reopen returns a fresh, fault-free view of the same stored objects:
+	// what a restarted process gets.
+	reopen func(t *testing.T, s objectstore.Store) (objectstore.Store, error)
+}
+
+var memEnv = crashEnv{
+	name:     "memory",
+	newStore: func(t *testing.T) objectstore.Store { return objectstore.NewMem(t.Name()) },
+	reopen:   func(_ *testing.T, s objectstore.Store) (objectstore.Store, error) { return s, nil },
+}
+
+func minioEnv(m *testenv.MinIO) crashEnv {
+	return crashEnv{
+		name:     "MinIO",
+		newStore: func(t *testing.T) objectstore.Store { return m.NewStore(t) },
+		reopen: func(t *testing.T, s objectstore.Store) (objectstore.Store, error) {
+			// A new client (its own connections) on the same prefix.
+			prefix := strings.TrimPrefix(s.URI(), "s3://"+m.Bucket+"/")
+			return objectstore.NewS3(t.Context(), m.Bucket, prefix, m.S3Options()...)
+		},
+	}
+}
+
+// scenario is one run of the stream: a first writer with faults, then a
+// restarted writer that finishes the stream.
+type scenario struct {
+	env    crashEnv
+	path   crashPath
+	faults []objectstore.Fault
+	// retries is how often the first writer retries an epoch that failed
+	// without a crash (lost replies).
+	retries int
+}
+
+// outcome is what a scenario did and what its check found.
+type outcome struct {
+	calls   []objectstore.Call // the first writer's calls
+	crashed bool
+	acked   []int64 // epochs the first writer saw succeed
+	errors  int     // failed epoch writes of the first writer without a crash
+	// resumedAfter is the restarted writer's LastCommittedEpoch.
+	resumedAfter int64
+	check        *tableCheck
+}
+
+func rowsOf(e int64) []parquetio.Row { return epochRows(e, crashRowsPerEpoch) }
+
+// run runs the scenario on a new store. It may run on any goroutine: it
+// reports through the outcome, never with t.Fatal.
+func (sc scenario) run(t *testing.T) *outcome {
+	ctx := t.Context()
+	out := &outcome{check: &tableCheck{}}
+	base := sc.env.newStore(t)
+	if _, err := table.Create(ctx, "", eventSchema, append(tableOpts(base), table.WithProperties(sc.path.props))...); err != nil {
+		out.check.addf("create: %v", err)
+		return out
+	}
+
+	// The first writer: dies at the injected crash, or finishes.
+	wctx, kill := context.WithCancel(ctx)
+	defer kill()
+	f := objectstore.NewFaulty(base, objectstore.WithCrashHook(kill))
+	f.Inject(sc.faults...)
+	sc.firstWriter(wctx, f, out)
+	kill()
+	out.calls, out.crashed = f.Calls(), f.Crashed()
+
+	// The restarted writer on a fault-free view of the same store.
+	store, err := sc.env.reopen(t, base)
+	if err != nil {
+		out.check.addf("reopen: %v", err)
+		return out
+	}
+	sc.restart(ctx, store, out)
+	if len(out.check.problems) > 0 {
+		return out
+	}
+	final := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, crashEpochs)
+	out.check.problems = append(out.check.problems, final.problems...)
+	out.check.lost += final.lost
+	out.check.duplicated += final.duplicated
+	out.check.orphans = final.orphans
+	return out
+}
+
+func (sc scenario) firstWriter(ctx context.Context, f *objectstore.Faulty, out *outcome) {
+	w, err := sc.path.open(ctx, f)
+	if err != nil {
+		if !f.Crashed() {
+			out.check.addf("first writer: open: %v", err)
+		}
+		return
+	}
+	for e := range int64(crashEpochs) {
+		done := false
+		for attempt := 0; attempt <= sc.retries && !done; attempt++ {
+			skipped, err := w.write(ctx, e, rowsOf(e))
+			switch {
+			case f.Crashed():
+				if err == nil {
+					// The crash struck after the commit (while writing its
+					// checkpoint): the epoch is committed and acknowledged.
+					out.acked = append(out.acked, e)
+				}
+				return
+			case err != nil:
+				out.errors++
+			case skipped && attempt == 0:
+				out.check.addf("first writer: epoch %d skipped on its first write", e)
+				return
+			default:
+				// A skip on a retry: the failed attempt had landed.
+				out.acked = append(out.acked, e)
+				done = true
+			}
+		}
+		if !done {
+			out.check.addf("first writer: epoch %d failed %d times without a crash", e, sc.retries+1)
+			return
+		}
+		if sc.path.explicitCheckpoint && e == crashCheckpointAfter {
+			// Checkpoints are optional: a failed one is not an epoch failure.
+			if err := txlog.WriteCheckpoint(ctx, w.table().Snapshot()); err != nil && f.Crashed() {
+				return
+			}
+		}
+	}
+}
+
+func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *outcome) {
+	c := out.check
+	w, err := sc.path.open(ctx, store)
+	if err != nil {
+		c.addf("restart: open: %v", err)
+		return
+	}
+	last, err := w.last(ctx)
+	if err != nil {
+		c.addf("restart: last committed epoch: %v", err)
+		return
+	}
+	out.resumedAfter = last
+	// No acknowledged epoch may be lost; what the table says it holds, it
+	// holds, whole.
+	if n := len(out.acked); n > 0 && out.acked[n-1] > last {
+		c.lost += int(out.acked[n-1]-last) * crashRowsPerEpoch
+		c.addf("restart: table's last epoch %d, but epoch %d was acknowledged", last, out.acked[n-1])
+	}
+	counts, err := epochCounts(ctx, w.table())
+	if err != nil {
+		c.addf("restart: %v", err)
+		return
+	}
+	var held []int64
+	for e := int64(0); e <= last; e++ {
+		held = append(held, e)
+	}
+	checkEpochRows(c, counts, held, crashRowsPerEpoch)
+	if len(c.problems) > 0 {
+		return
+	}
+	// Replay the last two committed epochs (a source without proof), then
+	// the rest of the stream.
+	for e := max(0, last-1); e < crashEpochs; e++ {
+		skipped, err := w.write(ctx, e, rowsOf(e))
+		if err != nil {
+			c.addf("restart: epoch %d: %v", e, err)
+			return
+		}
+		if want := e <= last; skipped != want {
+			c.addf("restart: epoch %d skipped=%v, want %v (last committed %d)", e, skipped, want, last)
+		}
+		if sc.path.explicitCheckpoint && e == crashCheckpointAfter && !skipped {
+			if err := txlog.WriteCheckpoint(ctx, w.table().Snapshot()); err != nil {
+				c.addf("restart: checkpoint: %v", err)
+			}
+		}
+	}
+}
+
+// callString names a call for messages, data file names shortened.
+func callString(c objectstore.Call) string {
+	key := c.Key
+	if i := strings.Index(key, "part-"); i >= 0 {
+		key = key[:i] + "part-…"
+	}
+	return fmt.Sprintf("%s %s", c.Op, key)
+}
+
+// enumerate runs the path's stream without faults, twice, and returns the
+// calls of the first writer; both runs must make the same calls, or the
+// crash points would not name what they claim to.
+func enumerate(t *testing.T, env crashEnv, path crashPath) []objectstore.Call {
+	t.Helper()
+	var runs [2][]string
+	var calls []objectstore.Call
+	for i := range runs {
+		out := scenario{env: env, path: path}.run(t)
+		if len(out.check.problems) > 0 || out.crashed || len(out.acked) != crashEpochs || out.resumedAfter != crashEpochs-1 {
+			t.Fatalf("%s: fault-free run: crashed %v, acked %v, resumed after %d, problems:\n%s",
+				path.name, out.crashed, out.acked, out.resumedAfter, strings.Join(out.check.problems, "\n"))
+		}
+		for _, c := range out.calls {
+			runs[i] = append(runs[i], callString(c))
+		}
+		calls = out.calls
+	}
+	if strings.Join(runs[0], "\n") != strings.Join(runs[1], "\n") {
+		t.Fatalf("%s: two fault-free runs made different calls:\n%s\n---\n%s", path.name, strings.Join(runs[0], "\n"), strings.Join(runs[1], "\n"))
+	}
+	return calls
+}
+
+// matrixStats accumulates the results of a matrix run.
+type matrixStats struct {
+	points     atomic.Int64
+	lost       atomic.Int64
+	duplicated atomic.Int64
+	orphans    atomic.Int64
+}
+
+// pickFunc selects the crash points of a matrix run: call i (1-based) of
+// the enumerated calls.
+type pickFunc func(i int, c objectstore.Call) bool
+
+func everyCall(int, objectstore.Call) bool { return true }
+
+// writesAndEveryThirdRead picks every call that writes, and every third of
+// the others.
+func writesAndEveryThirdRead(i int, c objectstore.Call) bool {
+	return c.Op == objectstore.OpPut || c.Op == objectstore.OpPutIfAbsent || i%3 == 0
+}
+
+// checkpointPuts picks the writes of checkpoint files.
+func checkpointPuts(_ int, c objectstore.Call) bool {
+	return c.Op == objectstore.OpPut && strings.HasSuffix(c.Key, ".checkpoint.parquet")
+}
+
+// runMatrix crashes path's writer at every picked call (before and after
+// it) with up to parallel scenarios at once, and reports each failing
+// scenario. It returns the number of crash points run.
+func runMatrix(t *testing.T, env crashEnv, path crashPath, pick pickFunc, parallel int, st *matrixStats) int {
+	calls := enumerate(t, env, path)
+	var (
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, parallel)
+		n   atomic.Int64
+	)
+	for i := 1; i <= len(calls); i++ {
+		if !pick(i, calls[i-1]) {
+			continue
+		}
+		for _, phase := range []objectstore.Phase{objectstore.Before, objectstore.After} {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				name := fmt.Sprintf("%s crash %s call %d (%s)", path.name, phaseName(phase), i, callString(calls[i-1]))
+				sc := scenario{env: env, path: path, faults: []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}}
+				out := sc.run(t)
+				n.Add(1)
+				st.points.Add(1)
+				st.lost.Add(int64(out.check.lost))
+				st.duplicated.Add(int64(out.check.duplicated))
+				st.orphans.Add(int64(out.check.orphans))
+				if !out.crashed {
+					t.Errorf("%s: the crash never struck (%d calls made)", name, len(out.calls))
+				} else if got := callString(out.calls[i-1]); got != callString(calls[i-1]) {
+					t.Errorf("%s: call %d was %s this time", name, i, got)
+				}
+				if len(out.check.problems) > 0 {
+					t.Errorf("%s: acked %v, resumed after %d:\n  %s", name, out.acked, out.resumedAfter, strings.Join(out.check.problems, "\n  "))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return int(n.Load())
+}
+
+func phaseName(p objectstore.Phase) string {
+	if p == objectstore.After {
+		return "after"
+	}
+	return "before"
+}
+
+// TestCrashMatrix crashes every write path at every object-store call on
+// the memory store, and at a selection of calls on MinIO (the streaming
+// path at every write and every third read, the checkpoint path at every
+// checkpoint file write; S3 calls under the race detector are costly), and
+// prints how many crash points it covered.
+func TestCrashMatrix(t *testing.T) {
+	var mem, s3 matrixStats
+	var mu sync.Mutex
+	memCounts, s3Counts := map[string]int{}, map[string]int{}
+	memRan := false
+	t.Run("memory", func(t *testing.T) {
+		memRan = true
+		for _, p := range crashPaths {
+			t.Run(p.name, func(t *testing.T) {
+				t.Parallel()
+				n := runMatrix(t, memEnv, p, everyCall, 2, &mem)
+				mu.Lock()
+				memCounts[p.name] = n
+				mu.Unlock()
+			})
+		}
+	})
+	if memRan && mem.points.Load() < 100 {
+		t.Errorf("only %d crash points ran on the memory store", mem.points.Load())
+	}
+	t.Run("MinIO", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("short: MinIO crash points")
+		}
+		env := minioEnv(testenv.StartMinIO(t))
+		s3Counts["epoch"] = runMatrix(t, env, crashPaths[1], writesAndEveryThirdRead, 4, &s3)
+		s3Counts["checkpoint"] = runMatrix(t, env, crashPaths[2], checkpointPuts, 4, &s3)
+	})
+	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d), MinIO: %d points (epoch %d, checkpoint %d); %d lost, %d duplicated, %d orphan files never referenced",
+		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"],
+		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"],
+		mem.lost.Load()+s3.lost.Load(), mem.duplicated.Load()+s3.duplicated.Load(), mem.orphans.Load()+s3.orphans.Load())
+	t.Log(summary)
+	fmt.Println(summary)
+}
+
+// Lost replies: the call took effect but the writer never heard. The
+// writer must not double-write: the commit PUT's lost reply is resolved by
+// reading the version back (its own txnId), so the epoch succeeds once; a
+// lost reply the writer cannot resolve fails the epoch, and the writer's
+// retry of it is skipped or lands once.
+func TestLostReplies(t *testing.T) {
+	commitPut := func(v int64, kind objectstore.FaultKind) objectstore.Fault {
+		return objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(v), Nth: 1, Phase: objectstore.After, Kind: kind}
+	}
+	tests := []struct {
+		name        string
+		path        crashPath
+		faults      []objectstore.Fault
+		wantErrors  int // failed epoch writes the writer retried
+		wantOrphans int
+	}{
+		{name: "epoch: commit reply lost at version 1", path: crashPaths[1], faults: []objectstore.Fault{commitPut(1, objectstore.FaultDropReply)}},
+		{name: "epoch: commit reply lost at version 4", path: crashPaths[1], faults: []objectstore.Fault{commitPut(4, objectstore.FaultDropReply)}},
+		{name: "epoch: commit reply lost at every version", path: crashPaths[1], faults: []objectstore.Fault{
+			commitPut(1, objectstore.FaultDropReply), commitPut(2, objectstore.FaultDropReply), commitPut(3, objectstore.FaultDropReply),
+			commitPut(4, objectstore.FaultDropReply), commitPut(5, objectstore.FaultDropReply), commitPut(6, objectstore.FaultDropReply)}},
+		{name: "epoch: commit reply lost twice at one version", path: crashPaths[1], faults: []objectstore.Fault{
+			commitPut(3, objectstore.FaultDropReply),
+			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(3), Nth: 2, Kind: objectstore.FaultDropReply}}},
+		{name: "epoch: commit answered 503 after it landed", path: crashPaths[1], faults: []objectstore.Fault{
+			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultStatus, Status: 503}}},
+		{name: "epoch: commit refused 503 before it landed", path: crashPaths[1], faults: []objectstore.Fault{
+			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
+		{name: "epoch: commit reply lost, then its read-back fails", path: crashPaths[1], wantErrors: 1, faults: []objectstore.Fault{
+			commitPut(3, objectstore.FaultDropReply),
+			{Op: objectstore.OpGet, KeyPrefix: txlog.CommitKey(3), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
+		// The failed write deletes its files, the one whose reply was lost
+		// included: no orphan is left.
+		{name: "epoch: data file reply lost", path: crashPaths[1], wantErrors: 1, faults: []objectstore.Fault{
+			{Op: objectstore.OpPut, KeyPrefix: "part-", Nth: 2, Phase: objectstore.After, Kind: objectstore.FaultDropReply}}},
+		{name: "append: commit reply lost", path: crashPaths[0], faults: []objectstore.Fault{commitPut(3, objectstore.FaultDropReply)}},
+		{name: "append: commit reply lost, then its read-back fails", path: crashPaths[0], wantErrors: 1, faults: []objectstore.Fault{
+			commitPut(2, objectstore.FaultDropReply),
+			{Op: objectstore.OpGet, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
+		{name: "checkpoint: reply lost on the commit that checkpoints", path: crashPaths[2], faults: []objectstore.Fault{commitPut(2, objectstore.FaultDropReply)}},
+		{name: "checkpoint: checkpoint file reply lost", path: crashPaths[2], faults: []objectstore.Fault{
+			{Op: objectstore.OpPut, KeyPrefix: txlog.CheckpointKey(4), Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply}}},
+		{name: "checkpoint: _last_checkpoint write fails", path: crashPaths[2], faults: []objectstore.Fault{
+			{Op: objectstore.OpPut, KeyPrefix: txlog.LastCheckpointKey, Nth: 1, Kind: objectstore.FaultFail}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := scenario{env: memEnv, path: tc.path, faults: tc.faults, retries: 2}.run(t)
+			if len(out.check.problems) > 0 {
+				t.Fatalf("problems:\n  %s", strings.Join(out.check.problems, "\n  "))
+			}
+			if out.crashed {
+				t.Fatal("crashed")
+			}
+			if len(out.acked) != crashEpochs || out.resumedAfter != crashEpochs-1 {
+				t.Fatalf("acked %v, restart resumed after %d; want every epoch acknowledged", out.acked, out.resumedAfter)
+			}
+			if out.errors != tc.wantErrors {
+				t.Errorf("%d failed epoch writes, want %d", out.errors, tc.wantErrors)
+			}
+			if out.check.orphans != tc.wantOrphans {
+				t.Errorf("%d orphan data files, want %d", out.check.orphans, tc.wantOrphans)
+			}
+		})
+	}
+}
+
+// The checker must catch what a broken writer leaves: a test that cannot
+// fail proves nothing.
+func TestCrashCheckerFindsViolations(t *testing.T) {
+	ctx := context.Background()
+	// build writes epochs with plain appends (no txn) in the given order.
+	build := func(t *testing.T, epochs ...int64) (*objectstore.Mem, *table.Table) {
+		mem := objectstore.NewMem(t.Name())
+		tbl, err := table.Create(ctx, "", eventSchema, tableOpts(mem)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range epochs {
+			if tbl, err = tbl.AppendRows(ctx, rowsOf(e), table.WithTxn(crashQuery, e)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return mem, tbl
+	}
+	tests := []struct {
+		name        string
+		setup       func(t *testing.T) objectstore.Store
+		wantLost    int
+		wantDup     int
+		wantProblem string
+	}{
+		{"correct table", func(t *testing.T) objectstore.Store {
+			mem, _ := build(t, 0, 1, 2, 3, 4, 5)
+			return mem
+		}, 0, 0, ""},
+		{"epoch written twice (a naive writer resuming after a lost ack)", func(t *testing.T) objectstore.Store {
+			mem, tbl := build(t, 0, 1, 2, 3, 4, 5)
+			if _, err := tbl.AppendRows(ctx, rowsOf(4)); err != nil { // no txn: not skipped
+				t.Fatal(err)
+			}
+			return mem
+		}, 0, crashRowsPerEpoch, "present 2 times"},
+		{"epoch missing", func(t *testing.T) objectstore.Store {
+			mem, _ := build(t, 0, 1, 2, 4, 5)
+			return mem
+		}, crashRowsPerEpoch, 0, "epoch 3: no rows"},
+		{"referenced data file deleted", func(t *testing.T) objectstore.Store {
+			mem, tbl := build(t, 0, 1, 2, 3, 4, 5)
+			if err := mem.Delete(ctx, txlog.DecodePath(tbl.Snapshot().Files()[0].Path)); err != nil {
+				t.Fatal(err)
+			}
+			return mem
+		}, -1, 0, "does not exist"},
+		{"log gap", func(t *testing.T) objectstore.Store {
+			mem, _ := build(t, 0, 1, 2, 3, 4, 5)
+			// Move commit 6 to 7: the log skips version 6.
+			data, err := mem.Get(ctx, txlog.CommitKey(6), objectstore.FullObject)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = mem.Put(ctx, txlog.CommitKey(7), data)
+			_ = mem.Delete(ctx, txlog.CommitKey(6))
+			return mem
+		}, -1, 0, "not contiguous"},
+		{"orphan that a commit once referenced", func(t *testing.T) objectstore.Store {
+			mem, tbl := build(t, 0, 1, 2, 3, 4, 5)
+			f := tbl.Snapshot().Files()[0]
+			tx := tbl.NewTransaction("DELETE")
+			tx.Add(txlog.Action{Remove: f.RemoveAt(time.Now().UnixMilli())})
+			if _, _, err := tbl.Commit(ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			return mem
+		}, -1, 0, "was referenced by a commit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := tc.setup(t)
+			wantVersion := int64(crashEpochs)
+			c := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, wantVersion)
+			got := strings.Join(c.problems, "\n")
+			if tc.wantProblem == "" {
+				if got != "" {
+					t.Fatalf("problems in a correct table:\n%s", got)
+				}
+				return
+			}
+			if !strings.Contains(got, tc.wantProblem) {
+				t.Fatalf("problems do not mention %q:\n%s", tc.wantProblem, got)
+			}
+			if tc.wantLost >= 0 && c.lost != tc.wantLost {
+				t.Errorf("lost %d, want %d", c.lost, tc.wantLost)
+			}
+			if c.duplicated != tc.wantDup {
+				t.Errorf("duplicated %d, want %d", c.duplicated, tc.wantDup)
+			}
+		})
+	}
+}
