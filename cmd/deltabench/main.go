@@ -54,8 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	format := fs.String("o", "table", "output format: table or json")
 	tmp := fs.String("tmp", "", "directory for generated tables and MinIO data (default: a new temporary directory)")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	jsonFile := fs.String("json", "", "also write the JSON report to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: deltabench [--quick] [--only P1,P3] [-o table|json] [--tmp dir] [-q]")
+		fmt.Fprintln(stderr, "usage: deltabench [--quick] [--only P1,P3] [-o table|json] [--json file] [--tmp dir] [-q]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +123,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "deltabench:", err)
 		return 1
 	}
+	if *jsonFile != "" {
+		if err := writeJSON(*jsonFile, rep); err != nil {
+			fmt.Fprintln(stderr, "deltabench:", err)
+			return 1
+		}
+	}
 	if runErr != nil {
 		fmt.Fprintln(stderr, "deltabench:", runErr)
 		return 1
@@ -130,6 +137,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeJSON writes the report as JSON to file.
+func writeJSON(file string, rep *bench.Report) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := (jsonOutput{f}).Report(rep); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // needsS3 reports whether figure id runs on MinIO.
