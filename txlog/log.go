@@ -152,6 +152,9 @@ func listLog(ctx context.Context, store objectstore.Store, startAfter string, ma
 		if err != nil {
 			return nil, fmt.Errorf("txlog: listing %s: %w", LogPrefix, err)
 		}
+		if name := strings.TrimPrefix(info.Key, LogPrefix); name != "" && name[0] > '9' {
+			break // past the digit-named files: _commits/, _last_checkpoint, _sidecars/, ...
+		}
 		f, ok := parseLogKey(info.Key)
 		if !ok {
 			continue
