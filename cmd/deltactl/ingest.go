@@ -242,7 +242,11 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Sou
 }
 
 func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
-	sink, err := streamsink.New(tbl, f.queryID, streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...))
+	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...)}
+	if a.now != nil {
+		sopts = append(sopts, streamsink.WithClock(a.now))
+	}
+	sink, err := streamsink.New(tbl, f.queryID, sopts...)
 	if err != nil {
 		return err
 	}

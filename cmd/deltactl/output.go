@@ -288,7 +288,11 @@ func (o *textOutput) Epoch(v *EpochView) error {
 	case "committed":
 		_, err = fmt.Fprintf(o.w, "epoch %d: committed as version %d (%d rows, %d file(s))\n", v.Epoch, v.Version, v.Rows, v.Files)
 	case "resumed":
-		_, err = fmt.Fprintf(o.w, "epochs 0-%d: skipped, already committed by an earlier run (table version %d); resuming at epoch %d\n", v.Epoch, v.Version, v.Epoch+1)
+		span := "epoch 0"
+		if v.Epoch > 0 {
+			span = fmt.Sprintf("epochs 0-%d", v.Epoch)
+		}
+		_, err = fmt.Fprintf(o.w, "%s: skipped, already committed by an earlier run (table version %d); resuming at epoch %d\n", span, v.Version, v.Epoch+1)
 	case "skipped":
 		_, err = fmt.Fprintf(o.w, "epoch %d: skipped by the sink, the table already holds it (as of version %d)\n", v.Epoch, v.Version)
 	}

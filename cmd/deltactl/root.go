@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
 )
 
 // Exit codes of deltactl.
@@ -29,6 +31,9 @@ type env struct {
 	stdout, stderr io.Writer
 	tty            bool // stdout and stderr are terminals: progress bars may show
 	getenv         func(string) string
+	// now, when set, is the clock of commits, file modification times and
+	// txn actions (tests pin it); nil means time.Now.
+	now func() time.Time
 }
 
 // usageError marks an error in the command line: exit code 2.
@@ -229,6 +234,9 @@ func (a *app) storeOptions() []objectstore.OpenOption {
 // tableOptions returns the table options of the global flags plus opts.
 func (a *app) tableOptions(opts ...table.Option) []table.Option {
 	base := []table.Option{table.WithLogger(a.logger)}
+	if a.now != nil {
+		base = append(base, table.WithClock(a.now), table.WithTxnOptions(txlog.WithTxnClock(a.now)))
+	}
 	if so := a.storeOptions(); len(so) > 0 {
 		base = append(base, table.WithStoreOptions(so...))
 	}
