@@ -41,30 +41,35 @@ type checkpointRowV1 struct {
 	DomainMetadata *CheckpointDomainMetadata `parquet:"domainMetadata,optional"`
 }
 
+// Inside a non-null action column, fields that always have a value are
+// written as required Parquet fields: parquet-go writes the zero value of an
+// "optional" non-pointer field as null, and Spark fails on a null dataChange,
+// size or txn version. Readers accept both.
+
 // CheckpointTxn is the txn column.
 type CheckpointTxn struct {
-	AppID       string `parquet:"appId,optional"`
-	Version     int64  `parquet:"version,optional"`
+	AppID       string `parquet:"appId"`
+	Version     int64  `parquet:"version"`
 	LastUpdated *int64 `parquet:"lastUpdated,optional"`
 }
 
 // CheckpointDeletionVector is the deletionVector struct inside add/remove.
 type CheckpointDeletionVector struct {
-	StorageType    string `parquet:"storageType,optional"`
-	PathOrInlineDv string `parquet:"pathOrInlineDv,optional"`
+	StorageType    string `parquet:"storageType"`
+	PathOrInlineDv string `parquet:"pathOrInlineDv"`
 	Offset         *int32 `parquet:"offset,optional"`
-	SizeInBytes    int32  `parquet:"sizeInBytes,optional"`
-	Cardinality    int64  `parquet:"cardinality,optional"`
+	SizeInBytes    int32  `parquet:"sizeInBytes"`
+	Cardinality    int64  `parquet:"cardinality"`
 }
 
 // CheckpointAdd is the add column. Stats is the JSON statistics string
 // (delta.checkpoint.writeStatsAsJson).
 type CheckpointAdd struct {
-	Path                    string                    `parquet:"path,optional"`
-	PartitionValues         map[string]string         `parquet:"partitionValues,optional"`
-	Size                    int64                     `parquet:"size,optional"`
-	ModificationTime        int64                     `parquet:"modificationTime,optional"`
-	DataChange              bool                      `parquet:"dataChange,optional"`
+	Path                    string                    `parquet:"path"`
+	PartitionValues         map[string]string         `parquet:"partitionValues"`
+	Size                    int64                     `parquet:"size"`
+	ModificationTime        int64                     `parquet:"modificationTime"`
+	DataChange              bool                      `parquet:"dataChange"`
 	Stats                   *string                   `parquet:"stats,optional"`
 	Tags                    map[string]string         `parquet:"tags,optional"`
 	DeletionVector          *CheckpointDeletionVector `parquet:"deletionVector,optional"`
@@ -75,9 +80,9 @@ type CheckpointAdd struct {
 
 // CheckpointRemove is the remove column (no stats or tags in checkpoints).
 type CheckpointRemove struct {
-	Path                    string                    `parquet:"path,optional"`
+	Path                    string                    `parquet:"path"`
 	DeletionTimestamp       *int64                    `parquet:"deletionTimestamp,optional"`
-	DataChange              bool                      `parquet:"dataChange,optional"`
+	DataChange              bool                      `parquet:"dataChange"`
 	ExtendedFileMetadata    *bool                     `parquet:"extendedFileMetadata,optional"`
 	PartitionValues         map[string]string         `parquet:"partitionValues,optional"`
 	Size                    *int64                    `parquet:"size,optional"`
@@ -88,49 +93,49 @@ type CheckpointRemove struct {
 
 // CheckpointFormat is metaData.format.
 type CheckpointFormat struct {
-	Provider string            `parquet:"provider,optional"`
-	Options  map[string]string `parquet:"options,optional"`
+	Provider string            `parquet:"provider"`
+	Options  map[string]string `parquet:"options"`
 }
 
 // CheckpointMetaData is the metaData column.
 type CheckpointMetaData struct {
-	ID               string            `parquet:"id,optional"`
+	ID               string            `parquet:"id"`
 	Name             *string           `parquet:"name,optional"`
 	Description      *string           `parquet:"description,optional"`
 	Format           *CheckpointFormat `parquet:"format,optional"`
-	SchemaString     string            `parquet:"schemaString,optional"`
-	PartitionColumns []string          `parquet:"partitionColumns,optional,list"`
-	Configuration    map[string]string `parquet:"configuration,optional"`
+	SchemaString     string            `parquet:"schemaString"`
+	PartitionColumns []string          `parquet:"partitionColumns,list"`
+	Configuration    map[string]string `parquet:"configuration"`
 	CreatedTime      *int64            `parquet:"createdTime,optional"`
 }
 
 // CheckpointProtocol is the protocol column. The feature lists are kept for
 // (3, 7) tables (delta-rs#2288 lost them once).
 type CheckpointProtocol struct {
-	MinReaderVersion int32    `parquet:"minReaderVersion,optional"`
-	MinWriterVersion int32    `parquet:"minWriterVersion,optional"`
+	MinReaderVersion int32    `parquet:"minReaderVersion"`
+	MinWriterVersion int32    `parquet:"minWriterVersion"`
 	ReaderFeatures   []string `parquet:"readerFeatures,optional,list"`
 	WriterFeatures   []string `parquet:"writerFeatures,optional,list"`
 }
 
 // CheckpointDomainMetadata is the domainMetadata column.
 type CheckpointDomainMetadata struct {
-	Domain        string `parquet:"domain,optional"`
-	Configuration string `parquet:"configuration,optional"`
-	Removed       bool   `parquet:"removed,optional"`
+	Domain        string `parquet:"domain"`
+	Configuration string `parquet:"configuration"`
+	Removed       bool   `parquet:"removed"`
 }
 
 // CheckpointCheckpointMetadata is the checkpointMetadata column (v2 spec).
 type CheckpointCheckpointMetadata struct {
-	Version int64             `parquet:"version,optional"`
+	Version int64             `parquet:"version"`
 	Tags    map[string]string `parquet:"tags,optional"`
 }
 
 // CheckpointSidecar is the sidecar column (v2 spec).
 type CheckpointSidecar struct {
-	Path             string            `parquet:"path,optional"`
-	SizeInBytes      int64             `parquet:"sizeInBytes,optional"`
-	ModificationTime int64             `parquet:"modificationTime,optional"`
+	Path             string            `parquet:"path"`
+	SizeInBytes      int64             `parquet:"sizeInBytes"`
+	ModificationTime int64             `parquet:"modificationTime"`
 	Tags             map[string]string `parquet:"tags,optional"`
 }
 

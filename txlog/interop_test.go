@@ -70,13 +70,16 @@ func TestCheckpointReadByDeltaRS(t *testing.T) {
 				pv = "" // null partition
 			}
 			actions = append(actions, Action{Add: &Add{Path: fmt.Sprintf("p=%s/part-%d-%d.parquet", pv, v, i),
-				PartitionValues: map[string]string{"p": pv}, Size: 1000 + int64(i), ModificationTime: now, DataChange: true,
+				PartitionValues: map[string]string{"p": pv}, Size: 1000 * int64(i), ModificationTime: now, DataChange: i != 3,
 				Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":1},"maxValues":{"id":9},"nullCount":{"id":0}}`, 10*v+int64(i))}})
 		}
 		if v == 3 {
 			actions = append(actions, Action{Remove: &Remove{Path: "p=v0/part-1-0.parquet", DeletionTimestamp: &now, DataChange: true}})
 		}
 		actions = append(actions, Action{Txn: &Txn{AppID: "stream-1", Version: v, LastUpdated: &now}})
+		if v == 1 {
+			actions = append(actions, Action{Txn: &Txn{AppID: "stream-0", Version: 0, LastUpdated: &now}})
+		}
 		commit(v, actions...)
 	}
 	snap, err := Load(ctx, store)
@@ -99,15 +102,26 @@ import pyarrow as pa
 adds = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
 p = dt.protocol()
 sch = pq.read_schema(sys.argv[1] + "/_delta_log/00000000000000000003.checkpoint.parquet")
+def nulls_in_required():
+    tbl = pq.read_table(sys.argv[1] + "/_delta_log/00000000000000000003.checkpoint.parquet")
+    n = 0
+    for c, f in [("add", "size"), ("add", "dataChange"), ("add", "modificationTime"), ("add", "partitionValues"),
+                 ("txn", "version"), ("metaData", "configuration"), ("metaData", "partitionColumns")]:
+        col = tbl.column(c).combine_chunks()
+        child = col.field(f)
+        n += sum(1 for i in range(len(col)) if col[i].is_valid and not child[i].is_valid)
+    return n
 print(json.dumps({
   "version": dt.version(),
   "files": sorted(a["path"] for a in adds),
   "records": sum(a["num_records"] for a in adds),
   "nulls": sum(1 for a in adds if a["partition.p"] is None),
   "txn": dt.transaction_version("stream-1"),
+  "txn0": dt.transaction_version("stream-0"),
   "reader": p.min_reader_version, "writer": p.min_writer_version,
   "readerFeatures": p.reader_features, "writerFeatures": p.writer_features,
   "columns": sch.names, "schema": str(sch),
+  "nulls_in_required": nulls_in_required(),
 }))
 `
 	out, err := exec.CommandContext(ctx, py, "-c", script, dir).CombinedOutput()
@@ -120,11 +134,13 @@ print(json.dumps({
 		Records        int64    `json:"records"`
 		Nulls          int      `json:"nulls"`
 		Txn            int64    `json:"txn"`
+		Txn0           *int64   `json:"txn0"`
 		Reader, Writer int32
 		ReaderFeatures []string `json:"readerFeatures"`
 		WriterFeatures []string `json:"writerFeatures"`
 		Columns        []string `json:"columns"`
 		Schema         string   `json:"schema"`
+		NullsRequired  int      `json:"nulls_in_required"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -147,6 +163,12 @@ print(json.dumps({
 	}
 	if want := []string{"txn", "add", "remove", "metaData", "protocol", "domainMetadata"}; !slices.Equal(got.Columns, want) {
 		t.Errorf("checkpoint columns %v, want %v", got.Columns, want)
+	}
+	if got.Txn0 == nil || *got.Txn0 != 0 {
+		t.Errorf("delta-rs txn version of stream-0 = %v, want 0", got.Txn0)
+	}
+	if got.NullsRequired != 0 {
+		t.Errorf("%d nulls in fields that must have a value (size, dataChange, txn version, ...)", got.NullsRequired)
 	}
 	t.Logf("checkpoint schema (pyarrow): %s", got.Schema)
 }
