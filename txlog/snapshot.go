@@ -460,12 +460,17 @@ func (s *Snapshot) DomainMetadata(domain string) (*DomainMetadata, bool) {
 // caller's.
 func (s *Snapshot) Domains() map[string]*DomainMetadata { return maps.Clone(s.domains) }
 
+// maxIncrementalCommits is how many new commits Update applies to a copy of
+// its state before it prefers a newer checkpoint, when there is one.
+const maxIncrementalCommits = 1000
+
 // Update returns the snapshot of the table's latest version, reading only
 // what is new: it lists "_delta_log/" after its own commit, reads the newer
 // commits and applies them to a copy of its state. It returns s itself when
-// there is no newer commit. When the commits right after s were cleaned up it
-// replays from the newest checkpoint in that listing. Errors are those of
-// Load.
+// there is no newer commit. When the commits right after s were cleaned up,
+// or more than 1,000 commits are new and a newer checkpoint exists, it
+// replays from the newest checkpoint in that listing instead. Errors are
+// those of Load.
 func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	l, err := listLog(ctx, s.store, CommitKey(s.version), -1)
 	if err != nil {
@@ -475,7 +480,11 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	if latest <= s.version {
 		return s, nil
 	}
-	if len(l.commits) > 0 && l.commits[0].version == s.version+1 {
+	// Far behind and a newer checkpoint exists: reading it is cheaper than
+	// applying every commit.
+	cp, hasCP := l.newestCheckpoint(latest)
+	farBehind := hasCP && cp.version > s.version && latest-s.version > maxIncrementalCommits
+	if len(l.commits) > 0 && l.commits[0].version == s.version+1 && !farBehind {
 		seg := &logSegment{version: latest}
 		want := s.version + 1
 		for i := range l.commits {

@@ -558,6 +558,35 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
+// TestUpdateFarBehindUsesCheckpoint: with more than maxIncrementalCommits new
+// commits and a newer checkpoint, Update reads the checkpoint, not every commit.
+func TestUpdateFarBehindUsesCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	m := newMemTable(t)
+	m.commit(0, protocolAction(1, 2), metadataAction(nil), addAction("f0", nil))
+	old := m.mustLoad()
+	n := int64(maxIncrementalCommits + 10)
+	for v := int64(1); v <= n; v++ {
+		m.commit(v, addAction(fmt.Sprintf("f%d", v), nil))
+		if v == n-5 {
+			if err := WriteCheckpoint(ctx, m.mustLoad()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m.store.reset()
+	s, err := old.Update(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version() != n || s.NumFiles() != int(n)+1 || s.CheckpointVersion() != n-5 {
+		t.Errorf("version %d, %d files, checkpoint %d", s.Version(), s.NumFiles(), s.CheckpointVersion())
+	}
+	if len(m.store.lists) != 1 || len(m.store.gets) != 6 {
+		t.Errorf("%d listings and %d reads, want 1 and 6 (checkpoint + 5 commits)", len(m.store.lists), len(m.store.gets))
+	}
+}
+
 // TestConcurrentReaders shares one snapshot between goroutines (run with -race).
 func TestConcurrentReaders(t *testing.T) {
 	m := newMemTable(t)
