@@ -623,6 +623,15 @@ func removeDV(r *Remove) *DeletionVectorDescriptor {
 // truncated JSON, a field of the wrong type, or an add/remove without path.
 // It never panics.
 func DecodeCommit(version int64, data []byte) ([]Action, error) {
+	return decodeCommit(version, data, true)
+}
+
+var commitInfoPrefix = []byte(`{"commitInfo":`)
+
+// decodeCommit is DecodeCommit; with keepCommitInfo false it only checks that
+// lines starting with {"commitInfo": are valid JSON and drops them (replay
+// needs the commitInfo of the snapshot's own version only).
+func decodeCommit(version int64, data []byte, keepCommitInfo bool) ([]Action, error) {
 	file := CommitKey(version)
 	if version < 0 {
 		file = ""
@@ -646,6 +655,15 @@ func DecodeCommit(version int64, data []byte) ([]Action, error) {
 		}
 		if line[0] != '{' {
 			return nil, corrupt(file, version, nil, "line %d is not a JSON object", lineNo)
+		}
+		if !keepCommitInfo && bytes.HasPrefix(line, commitInfoPrefix) {
+			if !json.Valid(line) {
+				if len(data) == 0 {
+					return nil, corrupt(file, version, nil, "truncated or invalid JSON on line %d (last line)", lineNo)
+				}
+				return nil, corrupt(file, version, nil, "invalid action on line %d", lineNo)
+			}
+			continue
 		}
 		var a Action
 		if err := json.Unmarshal(line, &a); err != nil {

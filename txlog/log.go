@@ -463,7 +463,7 @@ func Commits(ctx context.Context, store objectstore.Store, start, end int64) ite
 				}
 				return
 			}
-			actions, err := readCommitFile(ctx, store, f)
+			actions, err := readCommitFile(ctx, store, f, true)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -479,7 +479,9 @@ func Commits(ctx context.Context, store objectstore.Store, start, end int64) ite
 	}
 }
 
-func readCommitFile(ctx context.Context, store objectstore.Store, f logFile) ([]Action, error) {
+// readCommitFile reads and decodes commit file f; keepCommitInfo false drops
+// its commitInfo actions (after checking their JSON).
+func readCommitFile(ctx context.Context, store objectstore.Store, f logFile, keepCommitInfo bool) ([]Action, error) {
 	data, err := store.Get(ctx, f.key, objectstore.FullObject)
 	if err != nil {
 		if errors.Is(err, objectstore.ErrNotExist) {
@@ -487,5 +489,5 @@ func readCommitFile(ctx context.Context, store objectstore.Store, f logFile) ([]
 		}
 		return nil, fmt.Errorf("txlog: reading commit %d: %w", f.version, err)
 	}
-	return DecodeCommit(f.version, data)
+	return decodeCommit(f.version, data, keepCommitInfo)
 }

@@ -188,7 +188,7 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 		}
 	}
 	metadataChanged := false
-	err := fetchCommits(ctx, store, seg.commits, o.concurrency, func(f logFile, actions []Action) error {
+	err := fetchCommits(ctx, store, seg.commits, seg.version, o.concurrency, func(f logFile, actions []Action) error {
 		for i := range actions {
 			a := &actions[i]
 			if a.Metadata != nil {
@@ -280,7 +280,7 @@ func (s *Snapshot) setCommitTime(ctx context.Context, seg *logSegment) error {
 	if s.ictActiveAt(s.version) {
 		ci := s.commitInfo
 		if ci == nil && seg.versionFile != nil {
-			actions, err := readCommitFile(ctx, s.store, *seg.versionFile)
+			actions, err := readCommitFile(ctx, s.store, *seg.versionFile, true)
 			if err != nil {
 				return err
 			}
@@ -517,14 +517,15 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 }
 
 // fetchCommits reads and decodes files with up to conc in flight and calls fn
-// for each, in order.
-func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile, conc int, fn func(logFile, []Action) error) error {
+// for each, in order. Only the commit of version keepInfoOf keeps its
+// commitInfo.
+func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile, keepInfoOf int64, conc int, fn func(logFile, []Action) error) error {
 	if len(files) == 0 {
 		return nil
 	}
 	if conc <= 1 || len(files) == 1 {
 		for _, f := range files {
-			actions, err := readCommitFile(ctx, store, f)
+			actions, err := readCommitFile(ctx, store, f, f.version == keepInfoOf)
 			if err != nil {
 				return err
 			}
@@ -564,7 +565,7 @@ func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile,
 				return
 			}
 			wg.Go(func() {
-				results[i].actions, results[i].err = readCommitFile(ctx, store, files[i])
+				results[i].actions, results[i].err = readCommitFile(ctx, store, files[i], files[i].version == keepInfoOf)
 				close(results[i].done)
 			})
 		}

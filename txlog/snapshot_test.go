@@ -321,6 +321,17 @@ func TestLoadErrors(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("broken commitInfo in an earlier commit", func(t *testing.T) {
+		m := newMemTable(t)
+		m.commit(0, protocolAction(1, 2), metadataAction(nil))
+		m.put(CommitKey(1), []byte(`{"commitInfo":{"operation":"WRITE",`+"\n"+`{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`))
+		m.commit(2, Action{CommitInfo: &CommitInfo{Operation: "DELETE"}}, addAction("b", nil))
+		_, err := m.load()
+		var ce *CorruptLogError
+		if !errors.As(err, &ce) || ce.Version != 1 {
+			t.Fatalf("err = %v, want corrupt commit 1", err)
+		}
+	})
 	t.Run("unsupported reader version", func(t *testing.T) {
 		m := newMemTable(t)
 		m.commit(0, protocolAction(4, 7), metadataAction(nil))

@@ -104,7 +104,7 @@ func loadVersionFrom(ctx context.Context, store objectstore.Store, o loadOptions
 // commitICT reads the inCommitTimestamp (ms) of a commit; a commit without one
 // is a corrupt log for a table with in-commit timestamps.
 func commitICT(ctx context.Context, store objectstore.Store, f logFile) (int64, error) {
-	actions, err := readCommitFile(ctx, store, f)
+	actions, err := readCommitFile(ctx, store, f, true)
 	if err != nil {
 		return 0, err
 	}
