@@ -1,0 +1,469 @@
+// Package kafkasink ingests Kafka topics into a Delta table exactly once,
+// the way kafka-delta-ingest does: the consumed offsets live in the table,
+// not in a consumer group.
+//
+// Each poll batch becomes one epoch of a streamsink.Sink. Its commit holds
+// the batch's rows, the query's epoch (txn{appId: queryId, version: epoch})
+// and, for every partition in the batch, the next offset to consume
+// (txn{appId: "<queryId>-<topic>-<partition>", version: offset}), all in one
+// atomic Delta commit. On start the Ingester reads those offsets from the
+// table and seeks every partition to them exactly (kgo.ConsumePartitions),
+// so whatever happened before (a crash after the data files were written,
+// a commit whose reply was lost, a kill between two batches), the table
+// holds each consumed record once and the stream resumes after the last
+// one it holds. Records are read with isolation level read_committed: the
+// records of aborted Kafka transactions never reach the table.
+//
+// Two runs of one query (or two queries claiming a partition) fence each
+// other through the txn actions they read: the later commit fails with
+// txlog.ErrConcurrentTransaction and its run stops.
+package kafkasink
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/deltakit/deltakit/ingest"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/streamsink"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// DefaultMaxBatchRecords is how many records one poll batch (one epoch)
+// holds at most when WithMaxBatchRecords is not given.
+const DefaultMaxBatchRecords = 10_000
+
+// ErrFenced is returned by Run when the epoch it was about to write was
+// already in the table: another run of the same query is writing it.
+var ErrFenced = errors.New("kafkasink: another run of the query committed first")
+
+// ErrUnknownTopic is returned (wrapped) by Run for a topic the cluster does
+// not have.
+var ErrUnknownTopic = errors.New("kafkasink: unknown topic")
+
+// Decoder turns one Kafka record into a row aligned with schema, the schema
+// of the table the row is written to. A nil row with a nil error drops the
+// record (its offset still counts as consumed).
+type Decoder func(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error)
+
+// JSONDecoder decodes a record's value as one JSON object, by column name
+// (see ingest.JSONRow). It is the default decoder.
+func JSONDecoder(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error) {
+	return ingest.JSONRow(sch, rec.Value)
+}
+
+// BadRecordFunc decides what happens to a record that cannot be decoded or
+// written (err says why; for a row the table refuses, it is a
+// *table.RowError). Returning nil drops the record, returning an error
+// stops the run with it.
+type BadRecordFunc func(rec *kgo.Record, err error) error
+
+// Batch reports one committed epoch to WithBatchHook.
+type Batch struct {
+	Epoch int64
+	// Version is the table version of the commit.
+	Version int64
+	// Records is how many records the batch consumed; Rows how many rows it
+	// wrote (fewer when bad records were dropped) in Files data files.
+	Records int
+	Rows    int64
+	Files   int
+	// Offsets are the next offsets to consume after the batch, of the
+	// partitions it read.
+	Offsets map[TopicPartition]int64
+}
+
+// TopicPartition names one Kafka partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Partition)) }
+
+func compareTP(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
+}
+
+// StopReason says why Run returned without an error.
+type StopReason string
+
+// The reasons Run stops without an error.
+const (
+	StopMaxBatches StopReason = "max-batches" // WithMaxBatches batches were committed
+	StopIdle       StopReason = "idle"        // no record arrived for WithIdleTimeout
+)
+
+// Stats reports what Run did.
+type Stats struct {
+	// StartEpoch is the first epoch id of this run (the query's last
+	// committed epoch + 1); Batches counts the epochs it committed.
+	StartEpoch int64
+	Batches    int
+	// Records counts consumed records, Rows written rows, DroppedRecords the
+	// records a BadRecordFunc or the decoder dropped.
+	Records, Rows, DroppedRecords int64
+	// StartOffsets are the offsets each partition started at (-2: the
+	// start of the partition, -1: its end, for partitions the table had no
+	// offset for); Offsets the next offsets to consume after the run, as
+	// the table records them.
+	StartOffsets, Offsets map[TopicPartition]int64
+	// Version is the table version after the run.
+	Version int64
+	// Stopped says why Run returned without an error ("" when it failed).
+	Stopped StopReason
+}
+
+// Option configures an Ingester.
+type Option func(*config)
+
+type config struct {
+	decoder    Decoder
+	badRecord  BadRecordFunc
+	maxBatches int
+	idle       time.Duration
+	maxRecords int
+	startAtEnd bool
+	clientOpts []kgo.Opt
+	logger     *slog.Logger
+	onBatch    func(Batch)
+}
+
+// WithDecoder sets how records become rows (default JSONDecoder).
+func WithDecoder(d Decoder) Option { return func(c *config) { c.decoder = d } }
+
+// WithBadRecords sets what happens to records that cannot be decoded or
+// written (default: the run stops with the error, naming the record's
+// topic, partition and offset; the next run meets the same record).
+func WithBadRecords(fn BadRecordFunc) Option { return func(c *config) { c.badRecord = fn } }
+
+// WithMaxBatches stops Run after n committed batches (default 0: no
+// limit).
+func WithMaxBatches(n int) Option { return func(c *config) { c.maxBatches = max(0, n) } }
+
+// WithIdleTimeout stops Run when no record arrived for d (default 0: run
+// until ctx ends or WithMaxBatches is reached).
+func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = max(0, d) } }
+
+// WithMaxBatchRecords bounds the records of one batch (one epoch, one
+// commit); default DefaultMaxBatchRecords.
+func WithMaxBatchRecords(n int) Option { return func(c *config) { c.maxRecords = n } }
+
+// WithStartAtEnd makes partitions without an offset in the table start at
+// their end (only records produced from now on) instead of their start.
+func WithStartAtEnd() Option { return func(c *config) { c.startAtEnd = true } }
+
+// WithClientOptions adds options to the Kafka client (TLS, SASL, client id,
+// fetch sizes, ...). Options that choose what to consume or the isolation
+// level are overridden: the Ingester consumes its partitions from the
+// table's offsets with read_committed.
+func WithClientOptions(opts ...kgo.Opt) Option {
+	return func(c *config) { c.clientOpts = append(c.clientOpts, opts...) }
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithBatchHook calls fn after each committed batch, for progress output.
+func WithBatchHook(fn func(Batch)) Option { return func(c *config) { c.onBatch = fn } }
+
+// Ingester consumes Kafka topics into the table of a streamsink.Sink. Run it
+// once at a time per query; a second concurrent run is fenced.
+type Ingester struct {
+	sink    *streamsink.Sink
+	brokers []string
+	topics  []string
+	cfg     config
+}
+
+// New returns an Ingester that reads topics from the cluster at brokers
+// ("host:port" seeds) into sink's table. The sink's query id names the
+// offsets in the table: keep it stable across restarts.
+func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Ingester, error) {
+	switch {
+	case sink == nil:
+		return nil, errors.New("kafkasink: nil sink")
+	case len(brokers) == 0:
+		return nil, errors.New("kafkasink: no brokers")
+	case len(topics) == 0:
+		return nil, errors.New("kafkasink: no topics")
+	}
+	for _, t := range topics {
+		if t == "" {
+			return nil, errors.New("kafkasink: empty topic name")
+		}
+	}
+	cfg := config{decoder: JSONDecoder, maxRecords: DefaultMaxBatchRecords}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if cfg.decoder == nil {
+		cfg.decoder = JSONDecoder
+	}
+	if cfg.maxRecords <= 0 {
+		return nil, fmt.Errorf("kafkasink: max batch records %d must be > 0", cfg.maxRecords)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
+	return &Ingester{sink: sink, brokers: slices.Clone(brokers), topics: topics, cfg: cfg}, nil
+}
+
+// AppID returns the txn appId under which the table records the next
+// offset of a partition for the query: "<queryID>-<topic>-<partition>".
+func AppID(queryID, topic string, partition int32) string {
+	return queryID + "-" + topic + "-" + strconv.Itoa(int(partition))
+}
+
+// Offsets returns the next offset to consume of each given partition as
+// snap records it for the query, or -1 for a partition it has none for.
+func Offsets(snap *txlog.Snapshot, queryID string, partitions []TopicPartition) map[TopicPartition]int64 {
+	out := make(map[TopicPartition]int64, len(partitions))
+	for _, tp := range partitions {
+		out[tp] = snap.TxnVersion(AppID(queryID, tp.Topic, tp.Partition))
+	}
+	return out
+}
+
+// Run consumes until ctx ends (returning ctx's error), WithMaxBatches
+// batches are committed or WithIdleTimeout passes without a record. Each
+// non-empty poll batch is committed as the next epoch with the offsets of
+// its partitions. On an error nothing uncommitted counts: run again, and
+// the Ingester resumes from what the table holds.
+//
+// The partitions of the topics are listed once, at the start; partitions
+// added later are picked up by the next run.
+func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
+	q := in.sink.QueryID()
+	last, err := in.sink.LastCommittedEpoch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: query %s: %w", q, err)
+	}
+	st := &Stats{StartEpoch: last + 1, StartOffsets: map[TopicPartition]int64{}, Offsets: map[TopicPartition]int64{}}
+	parts, err := in.partitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	committed := Offsets(in.sink.Table().Snapshot(), q, parts)
+	start := map[string]map[int32]kgo.Offset{}
+	for _, tp := range parts {
+		o := kgo.NewOffset().AtStart()
+		st.StartOffsets[tp] = -2
+		if in.cfg.startAtEnd {
+			o, st.StartOffsets[tp] = kgo.NewOffset().AtEnd(), -1
+		}
+		if v := committed[tp]; v >= 0 {
+			o, st.StartOffsets[tp] = kgo.NewOffset().At(v), v
+			st.Offsets[tp] = v
+		}
+		if start[tp.Topic] == nil {
+			start[tp.Topic] = map[int32]kgo.Offset{}
+		}
+		start[tp.Topic][tp.Partition] = o
+	}
+	in.cfg.logger.Info("kafkasink: starting", "query", q, "epoch", st.StartEpoch, "partitions", len(parts))
+	opts := append(slices.Clone(in.cfg.clientOpts),
+		kgo.SeedBrokers(in.brokers...),
+		kgo.ConsumePartitions(start),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: %w", err)
+	}
+	defer cl.Close()
+
+	epoch := st.StartEpoch
+	for in.cfg.maxBatches == 0 || st.Batches < in.cfg.maxBatches {
+		recs, idle, err := in.poll(ctx, cl)
+		if err != nil {
+			return in.finish(st, err)
+		}
+		if idle {
+			st.Stopped = StopIdle
+			return in.finish(st, nil)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		b, err := in.writeBatch(ctx, epoch, recs, st)
+		if err != nil {
+			return in.finish(st, err)
+		}
+		st.Batches++
+		maps.Copy(st.Offsets, b.Offsets)
+		if in.cfg.onBatch != nil {
+			in.cfg.onBatch(*b)
+		}
+		epoch++
+	}
+	st.Stopped = StopMaxBatches
+	return in.finish(st, nil)
+}
+
+func (in *Ingester) finish(st *Stats, err error) (*Stats, error) {
+	st.Version = in.sink.Table().Version()
+	if err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// partitions lists the partitions of the topics.
+func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
+	cl, err := kgo.NewClient(append(slices.Clone(in.cfg.clientOpts), kgo.SeedBrokers(in.brokers...))...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: %w", err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range in.topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: listing partitions of %v: %w", in.topics, err)
+	}
+	var out []TopicPartition
+	for _, t := range resp.Topics {
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			if errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return nil, fmt.Errorf("%w %q", ErrUnknownTopic, name)
+			}
+			return nil, fmt.Errorf("kafkasink: topic %q: %w", name, err)
+		}
+		for _, p := range t.Partitions {
+			out = append(out, TopicPartition{Topic: name, Partition: p.Partition})
+		}
+	}
+	slices.SortFunc(out, compareTP)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no partitions in %v", ErrUnknownTopic, in.topics)
+	}
+	return out, nil
+}
+
+// poll returns the next batch of records; idle is true when none arrived
+// within the idle timeout.
+func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Record, idle bool, err error) {
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if in.cfg.idle > 0 {
+		pctx, cancel = context.WithTimeout(ctx, in.cfg.idle)
+	}
+	defer cancel()
+	fetches := cl.PollRecords(pctx, in.cfg.maxRecords)
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	var ferr error
+	fetches.EachError(func(topic string, partition int32, err error) {
+		if ferr != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return
+		}
+		ferr = fmt.Errorf("kafkasink: fetching %s/%d: %w", topic, partition, err)
+	})
+	if ferr != nil {
+		return nil, false, ferr
+	}
+	recs = fetches.Records()
+	return recs, len(recs) == 0 && pctx.Err() != nil, nil
+}
+
+// writeBatch decodes recs and commits them as epoch with their offsets.
+func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, st *Stats) (*Batch, error) {
+	sch := in.sink.Table().Schema()
+	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
+	rows := make([]parquetio.Row, 0, len(recs))
+	src := make([]*kgo.Record, 0, len(recs)) // the record of each row
+	var dropped int64
+	for _, r := range recs {
+		tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		b.Offsets[tp] = max(b.Offsets[tp], r.Offset+1)
+		row, err := in.cfg.decoder(r, sch)
+		if err != nil {
+			if err := in.bad(r, err); err != nil {
+				return nil, err
+			}
+			dropped++
+			continue
+		}
+		if row == nil {
+			dropped++
+			continue
+		}
+		rows = append(rows, row)
+		src = append(src, r)
+	}
+	txns := make([]txlog.Txn, 0, len(b.Offsets))
+	for _, tp := range slices.SortedFunc(maps.Keys(b.Offsets), compareTP) {
+		txns = append(txns, txlog.Txn{AppID: AppID(in.sink.QueryID(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
+	}
+	for {
+		res, err := in.sink.WriteEpochWith(ctx, epoch, rows, txns...)
+		var re *table.RowError
+		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) {
+			// The table refused one row before writing anything: drop its
+			// record if the bad-record policy says so, and write again.
+			if err := in.bad(src[re.Row], err); err != nil {
+				return nil, err
+			}
+			rows = slices.Delete(rows, re.Row, re.Row+1)
+			src = slices.Delete(src, re.Row, re.Row+1)
+			dropped++
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
+		}
+		if res.Skipped {
+			return nil, fmt.Errorf("%w: epoch %d is already in the table (version %d)", ErrFenced, epoch, res.Version)
+		}
+		b.Version, b.Rows, b.Files = res.Version, res.Rows, res.Files
+		break
+	}
+	st.Records += int64(len(recs))
+	st.Rows += b.Rows
+	st.DroppedRecords += dropped
+	in.cfg.logger.Debug("kafkasink: batch committed", "query", in.sink.QueryID(), "epoch", epoch,
+		"version", b.Version, "records", len(recs), "rows", b.Rows)
+	return b, nil
+}
+
+// bad applies the bad-record policy to rec.
+func (in *Ingester) bad(rec *kgo.Record, err error) error {
+	err = fmt.Errorf("kafkasink: record %s/%d offset %d: %w", rec.Topic, rec.Partition, rec.Offset, err)
+	if in.cfg.badRecord == nil {
+		return err
+	}
+	if herr := in.cfg.badRecord(rec, err); herr != nil {
+		return herr
+	}
+	in.cfg.logger.Warn("kafkasink: dropped a bad record", "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", err)
+	return nil
+}

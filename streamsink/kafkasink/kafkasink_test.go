@@ -1,0 +1,443 @@
+package kafkasink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/streamsink"
+	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+const (
+	topic      = "events"
+	partitions = 3
+	query      = "ingest-events"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// The table: the message's JSON fields id and txn, plus where the record
+// came from, filled in by recordDecoder.
+var eventSchema = schema.NewStruct(
+	schema.NewField("id", schema.Primitive(schema.Long), false),
+	schema.NewField("txn", schema.Primitive(schema.Long), true),
+	schema.NewField("kpartition", schema.Primitive(schema.Integer), true),
+	schema.NewField("koffset", schema.Primitive(schema.Long), true),
+)
+
+// recordDecoder decodes the JSON value and records the partition and offset.
+func recordDecoder(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error) {
+	row, err := JSONDecoder(rec, sch)
+	if err != nil {
+		return nil, err
+	}
+	row[2], row[3] = rec.Partition, rec.Offset
+	return row, nil
+}
+
+func startCluster(t *testing.T, topics ...string) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// producer writes JSON records {"id": n, "txn": k} in Kafka transactions.
+type producer struct {
+	t      *testing.T
+	cl     *kgo.Client
+	nextID int64
+	round  int64
+	// committed maps each committed record's id to its partition and offset.
+	committed map[int64][2]int64
+	aborted   int
+}
+
+func newProducer(t *testing.T, brokers []string) *producer {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.TransactionalID("test-producer"),
+		kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &producer{t: t, cl: cl, committed: map[int64][2]int64{}}
+}
+
+// txn produces n records spread over the partitions in one transaction and
+// commits or aborts it.
+func (p *producer) txn(ctx context.Context, n int, commit bool) {
+	p.t.Helper()
+	if err := p.cl.BeginTransaction(); err != nil {
+		p.t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range n {
+		v, _ := json.Marshal(map[string]int64{"id": p.nextID, "txn": p.round})
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "k%d", p.nextID), Value: v, Partition: int32((int(p.nextID) + i) % partitions)})
+		p.nextID++
+	}
+	res := p.cl.ProduceSync(ctx, recs...)
+	if err := res.FirstErr(); err != nil {
+		p.t.Fatal(err)
+	}
+	end := kgo.TryAbort
+	if commit {
+		end = kgo.TryCommit
+	}
+	if err := p.cl.EndTransaction(ctx, end); err != nil {
+		p.t.Fatal(err)
+	}
+	for _, r := range res {
+		var v struct{ ID int64 }
+		if err := json.Unmarshal(r.Record.Value, &v); err != nil {
+			p.t.Fatal(err)
+		}
+		if commit {
+			p.committed[v.ID] = [2]int64{int64(r.Record.Partition), r.Record.Offset}
+		} else {
+			p.aborted++
+		}
+	}
+	p.round++
+}
+
+// produceRounds produces rounds transactions of 6 records; every third is
+// aborted.
+func (p *producer) produceRounds(ctx context.Context, rounds int) {
+	for range rounds {
+		p.txn(ctx, 6, p.round%3 != 1)
+	}
+}
+
+func newSink(t *testing.T, store objectstore.Store) *streamsink.Sink {
+	t.Helper()
+	tbl, err := table.Open(t.Context(), "", table.WithStore(store), table.WithLogger(quiet),
+		table.WithTxnOptions(txlog.WithBackoff(time.Millisecond, 5*time.Millisecond), txlog.WithLogger(quiet)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := streamsink.New(tbl, query, streamsink.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tableRows returns id → (partition, offset) of every row, failing on a
+// repeated id or a repeated partition/offset.
+func tableRows(t *testing.T, store objectstore.Store) map[int64][2]int64 {
+	t.Helper()
+	tbl, err := table.Open(t.Context(), "", table.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][2]int64{}
+	seen := map[[2]int64]int64{}
+	for row, err := range tbl.Scan(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := row[0].(int64)
+		po := [2]int64{int64(row[2].(int32)), row[3].(int64)}
+		if _, dup := out[id]; dup {
+			t.Errorf("record id %d is in the table twice", id)
+		}
+		if other, dup := seen[po]; dup {
+			t.Errorf("partition %d offset %d is in the table twice (ids %d and %d)", po[0], po[1], other, id)
+		}
+		out[id], seen[po] = po, id
+	}
+	return out
+}
+
+// checkIngested checks that the table holds exactly the committed records,
+// once, and records as each partition's next offset the one after its last
+// committed record.
+func checkIngested(t *testing.T, store objectstore.Store, p *producer) {
+	t.Helper()
+	got := tableRows(t, store)
+	if !maps.Equal(got, p.committed) {
+		var missing, extra []int64
+		for id := range p.committed {
+			if _, ok := got[id]; !ok {
+				missing = append(missing, id)
+			}
+		}
+		for id := range got {
+			if _, ok := p.committed[id]; !ok {
+				extra = append(extra, id)
+			}
+		}
+		slices.Sort(missing)
+		slices.Sort(extra)
+		t.Fatalf("table holds %d records, want the %d committed ones: missing ids %v, unexpected ids %v (aborted records: %d)",
+			len(got), len(p.committed), missing, extra, p.aborted)
+	}
+	snap, err := txlog.Load(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[int64]int64{}
+	for _, po := range p.committed {
+		last[po[0]] = max(last[po[0]], po[1])
+	}
+	for part, off := range last {
+		// The transaction's commit marker follows the last record: the next
+		// offset is at least last+1 and at most the marker's offset + 1.
+		got := snap.TxnVersion(AppID(query, topic, int32(part)))
+		if got < off+1 || got > off+2 {
+			t.Errorf("partition %d: table records next offset %d, want %d (after the last committed record)", part, got, off+1)
+		}
+	}
+	rep, err := table.VerifyExactlyOnce(t.Context(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range rep.Queries {
+		if q.AppID == query && !q.OK() {
+			t.Errorf("query epochs not exactly once: %+v", *q)
+		}
+	}
+}
+
+func createTable(t *testing.T, store objectstore.Store) {
+	t.Helper()
+	if _, err := table.Create(t.Context(), "", eventSchema, table.WithStore(store)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Transactions with aborts, a run stopped after two batches, a run that
+// crashes at a commit, and a final run until idle: the table ends with
+// exactly the committed records, once.
+func TestIngestExactlyOnceAcrossCrashes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		phase objectstore.Phase
+	}{
+		{"crash before the commit lands", objectstore.Before},
+		{"crash after the commit lands", objectstore.After},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			brokers := startCluster(t, topic)
+			p := newProducer(t, brokers)
+			mem := objectstore.NewMem(t.Name())
+			createTable(t, mem)
+
+			p.produceRounds(ctx, 5)
+			// Run 1: two batches of at most 7 records, then stop.
+			in, err := New(newSink(t, mem), brokers, []string{topic}, WithDecoder(recordDecoder),
+				WithMaxBatches(2), WithMaxBatchRecords(7), WithLogger(quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := in.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Stopped != StopMaxBatches || st.Batches != 2 || st.StartEpoch != 0 || st.Records == 0 || st.Records > 14 {
+				t.Fatalf("run 1: %+v, want 2 batches of at most 7 records from epoch 0", st)
+			}
+
+			p.produceRounds(ctx, 5)
+			// Run 2: the writer dies at its second commit.
+			wctx, kill := context.WithCancel(ctx)
+			defer kill()
+			f := objectstore.NewFaulty(mem, objectstore.WithCrashHook(kill))
+			f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 2, Phase: tc.phase, Kind: objectstore.FaultCrash})
+			in, _ = New(newSink(t, f), brokers, []string{topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(5), WithLogger(quiet))
+			st, err = in.Run(wctx)
+			if err == nil || !f.Crashed() {
+				t.Fatalf("run 2: %+v, %v; want the crash", st, err)
+			}
+			if st.StartEpoch != 2 || st.Batches != 1 {
+				t.Fatalf("run 2: %+v, want one batch committed from epoch 2 before the crash", st)
+			}
+
+			p.produceRounds(ctx, 3)
+			// Run 3: a restarted process reads until idle.
+			in, _ = New(newSink(t, mem), brokers, []string{topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(5),
+				WithIdleTimeout(300*time.Millisecond), WithLogger(quiet))
+			st, err = in.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStart := int64(3) // run 2's second commit was lost...
+			if tc.phase == objectstore.After {
+				wantStart = 4 // ...or landed without an acknowledgement
+			}
+			if st.Stopped != StopIdle || st.StartEpoch != wantStart || st.Batches == 0 {
+				t.Fatalf("run 3: %+v, want a resume at epoch %d until idle", st, wantStart)
+			}
+			for tp, off := range st.StartOffsets {
+				if off < 0 {
+					t.Errorf("run 3: %s started at %d, not at an offset from the table", tp, off)
+				}
+			}
+			checkIngested(t, mem, p)
+			if p.aborted == 0 || len(p.committed) == 0 {
+				t.Fatalf("producer: %d committed, %d aborted records; want both", len(p.committed), p.aborted)
+			}
+		})
+	}
+}
+
+// A run that finds nothing new commits nothing; a restart after the end
+// reads nothing twice.
+func TestIngestIdleAndRestart(t *testing.T) {
+	ctx := t.Context()
+	brokers := startCluster(t, topic)
+	p := newProducer(t, brokers)
+	mem := objectstore.NewMem(t.Name())
+	createTable(t, mem)
+	p.produceRounds(ctx, 4)
+	for run := range 3 {
+		var batches []Batch
+		in, _ := New(newSink(t, mem), brokers, []string{topic}, WithDecoder(recordDecoder),
+			WithIdleTimeout(200*time.Millisecond), WithLogger(quiet), WithBatchHook(func(b Batch) { batches = append(batches, b) }))
+		st, err := in.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run > 0 && (st.Batches != 0 || st.Records != 0) {
+			t.Fatalf("run %d: %+v, want nothing new", run, st)
+		}
+		if run == 0 {
+			var recs int
+			for _, b := range batches {
+				recs += b.Records
+			}
+			if st.Batches == 0 || len(batches) != st.Batches || int64(recs) != st.Records || st.Records != int64(len(p.committed)) {
+				t.Fatalf("run 0: %+v, hooks %d batches of %d records; want all %d committed records", st, len(batches), recs, len(p.committed))
+			}
+		}
+	}
+	checkIngested(t, mem, p)
+}
+
+// Records that do not decode or that the table refuses stop the run by
+// default, naming the record; WithBadRecords can drop them instead.
+func TestIngestBadRecords(t *testing.T) {
+	ctx := t.Context()
+	brokers := startCluster(t, topic)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	values := []string{`{"id": 1}`, `not json`, `{"id": 2}`, `{"txn": 5}` /* id is NOT NULL */, `{"id": 3}`}
+	for _, v := range values {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sch := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Long), false),
+		schema.NewField("txn", schema.Primitive(schema.Long), true),
+	)
+	mem := objectstore.NewMem(t.Name())
+	if _, err := table.Create(ctx, "", sch, table.WithStore(mem)); err != nil {
+		t.Fatal(err)
+	}
+
+	in, _ := New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(200*time.Millisecond), WithLogger(quiet))
+	if _, err := in.Run(ctx); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s/0 offset 1", topic)) {
+		t.Fatalf("default policy: %v, want an error naming %s/0 offset 1", err, topic)
+	}
+
+	var dropped []int64
+	in, _ = New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(200*time.Millisecond), WithLogger(quiet),
+		WithBadRecords(func(rec *kgo.Record, err error) error {
+			dropped = append(dropped, rec.Offset)
+			return nil
+		}))
+	st, err := in.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dropped, []int64{1, 3}) || st.DroppedRecords != 2 || st.Rows != 3 || st.Offsets[TopicPartition{topic, 0}] != 5 {
+		t.Fatalf("dropped offsets %v, stats %+v; want offsets 1 and 3 dropped, 3 rows, next offset 5", dropped, st)
+	}
+	tbl, err := table.Open(ctx, "", table.WithStore(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for row, err := range tbl.Scan(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, row[0].(int64))
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []int64{1, 2, 3}) {
+		t.Fatalf("table ids %v, want [1 2 3]", ids)
+	}
+}
+
+func TestIngestBadInput(t *testing.T) {
+	ctx := t.Context()
+	brokers := startCluster(t, topic)
+	mem := objectstore.NewMem(t.Name())
+	createTable(t, mem)
+	s := newSink(t, mem)
+	for _, tc := range []struct {
+		name    string
+		brokers []string
+		topics  []string
+		opts    []Option
+	}{
+		{"no brokers", nil, []string{topic}, nil},
+		{"no topics", brokers, nil, nil},
+		{"empty topic", brokers, []string{""}, nil},
+		{"bad batch size", brokers, []string{topic}, []Option{WithMaxBatchRecords(-1)}},
+	} {
+		if _, err := New(s, tc.brokers, tc.topics, tc.opts...); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	if _, err := New(nil, brokers, []string{topic}); err == nil {
+		t.Error("nil sink accepted")
+	}
+	in, _ := New(s, brokers, []string{"no-such-topic"}, WithIdleTimeout(100*time.Millisecond), WithLogger(quiet))
+	if _, err := in.Run(ctx); !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("unknown topic: %v, want ErrUnknownTopic", err)
+	}
+}
+
+func TestAppIDAndOffsets(t *testing.T) {
+	if got := AppID("q", "a-b", 7); got != "q-a-b-7" {
+		t.Fatalf("AppID = %q", got)
+	}
+	ctx := t.Context()
+	mem := objectstore.NewMem(t.Name())
+	createTable(t, mem)
+	s := newSink(t, mem)
+	if _, err := s.WriteEpochWith(ctx, 0, nil, txlog.Txn{AppID: AppID(query, topic, 1), Version: 42}); err != nil {
+		t.Fatal(err)
+	}
+	got := Offsets(s.Table().Snapshot(), query, []TopicPartition{{topic, 0}, {topic, 1}})
+	if want := map[TopicPartition]int64{{topic, 0}: -1, {topic, 1}: 42}; !maps.Equal(got, want) {
+		t.Fatalf("Offsets = %v, want %v", got, want)
+	}
+}
