@@ -52,6 +52,7 @@ type VerifyProblem struct {
 	Detail string
 }
 
+// String returns the problem in one line: kind, version, path, detail.
 func (p VerifyProblem) String() string {
 	var b strings.Builder
 	b.WriteString(string(p.Kind))
@@ -158,18 +159,6 @@ func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
 	slices.Sort(ls.commits)
 	ls.checkpoints = slices.Sorted(maps.Keys(cps))
 	return ls, nil
-}
-
-// latest returns the newest version the log names, -1 when none.
-func (ls *logScan) latest() int64 {
-	v := int64(-1)
-	if n := len(ls.commits); n > 0 {
-		v = ls.commits[n-1]
-	}
-	if n := len(ls.checkpoints); n > 0 {
-		v = max(v, ls.checkpoints[n-1])
-	}
-	return v
 }
 
 // Verify checks the table in store for consistency and returns what it
@@ -678,6 +667,7 @@ type EpochRange struct {
 	From, To int64
 }
 
+// String returns "a-b", or "a" for a range of one epoch.
 func (r EpochRange) String() string {
 	if r.From == r.To {
 		return strconv.FormatInt(r.From, 10)
