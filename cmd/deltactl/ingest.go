@@ -167,10 +167,12 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 // batches groups the input rows after the first skip into slices of n,
 // calling fn for each (the last may be shorter); fn returning false stops.
 // limit > 0 ends the input after limit rows (skipped ones included).
-func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, fn func([]parquetio.Row) (bool, error)) error {
+func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, bar progress, fn func([]parquetio.Row) (bool, error)) error {
 	if limit > 0 && skip >= limit {
 		return nil
 	}
+	const tick = 8192
+	read := 0
 	left := int64(-1)
 	if limit > 0 {
 		left = limit - skip
@@ -185,6 +187,10 @@ func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, 
 		}
 		left--
 		batch = append(batch, row)
+		if read++; read == tick {
+			bar.Add(tick)
+			read = 0
+		}
 		if len(batch) == n {
 			more, err := fn(batch)
 			if err != nil || !more {
@@ -193,6 +199,7 @@ func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, 
 			batch = make([]parquetio.Row, 0, n)
 		}
 	}
+	bar.Add(int64(read))
 	if len(batch) > 0 {
 		_, err := fn(batch)
 		return err
@@ -216,14 +223,13 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Sou
 	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
 	defer bar.Finish()
 	var adds []*txlog.Add
-	err := batches(ctx, src, 0, f.maxRows, f.batchRows, func(rows []parquetio.Row) (bool, error) {
+	err := batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []parquetio.Row) (bool, error) {
 		files, err := tbl.WriteFiles(ctx, rows, wopts...)
 		if err != nil {
 			return false, err
 		}
 		adds = append(adds, files...)
 		view.Rows += int64(len(rows))
-		bar.Add(int64(len(rows)))
 		return true, nil
 	})
 	if err != nil {
@@ -282,7 +288,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	defer bar.Finish()
 	epoch := start
 	ran := 0
-	err = batches(ctx, src, skip, f.maxRows, f.epochRows, func(rows []parquetio.Row) (bool, error) {
+	err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []parquetio.Row) (bool, error) {
 		if f.maxEpochs > 0 && ran >= f.maxEpochs {
 			view.Stopped = true
 			return false, nil
@@ -301,7 +307,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 			view.Files += res.Files
 		}
 		view.Epochs = append(view.Epochs, ev)
-		bar.Add(int64(len(rows)))
+		bar.Clear()
 		if err := out.Epoch(&ev); err != nil {
 			return false, err
 		}

@@ -15,7 +15,10 @@ type progress interface {
 	Set(done int64)
 	// Add adds n to the amount done.
 	Add(n int64)
-	// Finish completes the bar and moves to the next line.
+	// Clear erases the bar from the terminal until the next update, so that
+	// a line can be printed.
+	Clear()
+	// Finish completes the bar and erases it.
 	Finish()
 }
 
@@ -23,6 +26,7 @@ type silentProgress struct{}
 
 func (silentProgress) Set(int64) {}
 func (silentProgress) Add(int64) {}
+func (silentProgress) Clear()    {}
 func (silentProgress) Finish()   {}
 
 type barProgress struct {
@@ -40,6 +44,12 @@ func (p *barProgress) Add(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.bar.Add64(n)
+}
+
+func (p *barProgress) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.bar.Clear()
 }
 
 func (p *barProgress) Finish() {
