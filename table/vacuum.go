@@ -109,6 +109,12 @@ type VacuumResult struct {
 // "_" or ".", such as _change_data, unless they are partition directories
 // "col=value").
 //
+// A removed file's removal time comes from the remove actions the log still
+// holds (commits and the checkpoint it replays from); for a file whose
+// remove action is gone (a checkpoint dropped the expired tombstone, or log
+// cleanup deleted the commit), its modification time decides, as for a file
+// the log never referenced.
+//
 // The retention defaults to the table's delta.deletedFileRetentionDuration
 // (one week); a shorter one is refused with ErrRetentionTooShort unless
 // WithVacuumForce. Vacuum works on the latest version, whatever version t
