@@ -120,7 +120,7 @@ func TestCleanupLog(t *testing.T) {
 func TestCrashBetweenCheckpointAndLastCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")
-	snap := createTestTable(t, mem, map[string]string{"delta.checkpointInterval": "5"})
+	createTestTable(t, mem, map[string]string{"delta.checkpointInterval": "5"})
 	store := objectstore.NewFaulty(mem)
 	snap, err := Load(ctx, store)
 	if err != nil {

@@ -245,11 +245,17 @@ func CheckWritableTable(p *Protocol, m *Metadata) error {
 	if m == nil {
 		return ErrNoMetadata
 	}
-	features := p.EffectiveWriterFeatures()
 	st, err := m.Schema()
 	if err != nil {
 		return err
 	}
+	return checkActiveFeatures(p, m, st)
+}
+
+// checkActiveFeatures is the part of CheckWritableTable after the protocol
+// check, with the schema of m already parsed.
+func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error {
+	features := p.EffectiveWriterFeatures()
 	fieldMeta := map[string]bool{}
 	collectFieldMetadataKeys(st, fieldMeta)
 	active := map[string]bool{

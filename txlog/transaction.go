@@ -45,7 +45,6 @@ type txnConfig struct {
 	noCheckpoint  bool
 	sleep         func(ctx context.Context, d time.Duration) error
 	rand          func() float64
-	checkpointErr func(error)
 }
 
 // WithMaxAttempts bounds how many times Commit tries to create a version file
@@ -55,9 +54,10 @@ func WithMaxAttempts(n int) TxnOption {
 	return func(c *txnConfig) { c.maxAttempts = max(1, n) }
 }
 
-// WithBackoff sets the exponential backoff between attempts: the n-th retry
-// waits a uniformly random time in [0, min(maxWait, minWait*2^n)] (full
-// jitter). Default 5 ms and 2 s.
+// WithBackoff sets the exponential backoff before a retry: after n
+// consecutive attempts with an unknown outcome (or n+2 consecutive lost
+// races), Commit waits a uniformly random time in [0, min(maxWait,
+// minWait*2^(n-1))] (full jitter). Default 5 ms and 2 s.
 func WithBackoff(minWait, maxWait time.Duration) TxnOption {
 	return func(c *txnConfig) { c.minBackoff, c.maxBackoff = minWait, maxWait }
 }
@@ -311,7 +311,15 @@ func (t *Transaction) validate() error {
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
 	}
-	if err := CheckWritableTable(p, m); err != nil {
+	if t.snap != nil && m == t.snap.metadata && t.snap.schema != nil {
+		// Unchanged metadata: reuse the snapshot's parsed schema.
+		if err := CheckWritable(p); err != nil {
+			return err
+		}
+		if err := checkActiveFeatures(p, m, t.snap.schema); err != nil {
+			return err
+		}
+	} else if err := CheckWritableTable(p, m); err != nil {
 		return err
 	}
 	files := map[FileKey]bool{}
@@ -379,9 +387,14 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	version := readVersion + 1
 	var winners []versionedActions
 	var lastErr error
+	failures := 0 // consecutive attempts with an unknown outcome
+	lost := 0     // consecutive lost races
 	for attempt := 1; attempt <= t.cfg.maxAttempts; attempt++ {
-		if attempt > 1 {
-			if err := t.cfg.sleep(ctx, t.backoff(attempt-1)); err != nil {
+		// The first lost races are retried at once: the winners were read
+		// and the next version is known. Unknown outcomes, and a writer that
+		// keeps losing under contention, back off with jitter first.
+		if n := max(failures, lost-2); n > 0 {
+			if err := t.cfg.sleep(ctx, t.backoff(n)); err != nil {
 				return nil, fmt.Errorf("txlog: commit of version %d: %w", version, err)
 			}
 		}
@@ -397,6 +410,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			// Unknown outcome (timeout, reset, 5xx): try the same version
 			// again; if it landed, the next try finds our own txnId there.
 			lastErr = err
+			failures, lost = failures+1, 0
 			t.cfg.logger.Debug("txlog: commit attempt failed, retrying", "version", version, "attempt", attempt, "err", err)
 			continue
 		}
@@ -425,6 +439,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
 			version++
 		}
+		failures, lost = 0, lost+1
 	}
 	return nil, fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v",
 		ErrCommitFailed, version, t.cfg.maxAttempts, lastErr)

@@ -303,7 +303,7 @@ func TestCommitUnknownOutcome(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("t")
-			snap := createTestTable(t, mem, nil)
+			createTestTable(t, mem, nil)
 			store := objectstore.NewFaulty(mem)
 			snap, err := Load(ctx, store)
 			if err != nil {
@@ -332,7 +332,7 @@ func TestCommitUnknownOutcome(t *testing.T) {
 
 func TestCommitGivesUp(t *testing.T) {
 	mem := objectstore.NewMem("t")
-	snap := createTestTable(t, mem, nil)
+	createTestTable(t, mem, nil)
 	store := objectstore.NewFaulty(mem, objectstore.WithRandomFaults(1, 1.0))
 	snap, err := Load(context.Background(), mem)
 	if err != nil {
