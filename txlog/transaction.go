@@ -37,14 +37,14 @@ var ErrTransactionDone = errors.New("transaction already committed")
 type TxnOption func(*txnConfig)
 
 type txnConfig struct {
-	maxAttempts   int
-	minBackoff    time.Duration
-	maxBackoff    time.Duration
-	now           func() time.Time
-	logger        *slog.Logger
-	noCheckpoint  bool
-	sleep         func(ctx context.Context, d time.Duration) error
-	rand          func() float64
+	maxAttempts  int
+	minBackoff   time.Duration
+	maxBackoff   time.Duration
+	now          func() time.Time
+	logger       *slog.Logger
+	noCheckpoint bool
+	sleep        func(ctx context.Context, d time.Duration) error
+	rand         func() float64
 }
 
 // WithMaxAttempts bounds how many times Commit tries to create a version file
