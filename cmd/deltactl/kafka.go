@@ -142,6 +142,19 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	for _, ad := range tbl.Snapshot().Files() {
 		before[ad.Path] = true
 	}
+	last, err := sink.LastCommittedEpoch(ctx)
+	if err != nil {
+		return err
+	}
+	if last >= 0 {
+		view.Resumed = int(last + 1)
+		for e := int64(0); e <= last; e++ {
+			view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
+		}
+		if err := out.Epoch(&EpochView{Epoch: last, Status: "resumed", Version: sink.Table().Version()}); err != nil {
+			return err
+		}
+	}
 	st, err := in.Run(ctx)
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -152,9 +165,6 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	}
 	if hookErr != nil {
 		return hookErr
-	}
-	if st.StartEpoch > 0 {
-		view.Resumed = int(st.StartEpoch)
 	}
 	view.Stopped = st.Stopped == kafkasink.StopMaxBatches
 	final := sink.Table()
