@@ -94,7 +94,7 @@ step "read back with delta-rs"
 venv=${DELTAKIT_VENV:-$repo/.venv}
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import deltalake' 2>/dev/null; then
   "$venv/bin/python" - "$ft" "$rows" "$wt" 1461 <<'PY'
-import sys
+import os, sys
 import deltalake
 ok = True
 for path, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]))):
@@ -103,7 +103,10 @@ for path, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4
     status = "ok" if n == want else "MISMATCH"
     ok = ok and n == want
     print(f"delta-rs {deltalake.__version__}: {path} version {t.version()}: {n:,} rows (expected {want:,}) {status}")
-sys.exit(0 if ok else 1)
+sys.stdout.flush()
+# os._exit: pyarrow/deltalake threads sometimes abort ("terminate called
+# without an active exception") during interpreter shutdown.
+os._exit(0 if ok else 1)
 PY
 else
   echo "delta-rs check skipped: no deltalake in $venv (run ./scripts/install-interop.sh)"
