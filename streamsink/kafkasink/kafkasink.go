@@ -159,7 +159,9 @@ func WithBadRecords(fn BadRecordFunc) Option { return func(c *config) { c.badRec
 func WithMaxBatches(n int) Option { return func(c *config) { c.maxBatches = max(0, n) } }
 
 // WithIdleTimeout stops Run when no record arrived for d (default 0: run
-// until ctx ends or WithMaxBatches is reached).
+// until ctx ends or WithMaxBatches is reached). It also shortens the
+// client's fetch long poll (FetchMaxWait) to d/4, so that records waiting
+// on a partition are not mistaken for silence.
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = max(0, d) } }
 
 // WithMaxBatchRecords bounds the records of one batch (one epoch, one
@@ -282,7 +284,17 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		start[tp.Topic][tp.Partition] = o
 	}
 	in.cfg.logger.Info("kafkasink: starting", "query", q, "epoch", st.StartEpoch, "partitions", len(parts))
-	opts := append(slices.Clone(in.cfg.clientOpts),
+	var opts []kgo.Opt
+	if in.cfg.idle > 0 {
+		// A fetch long-polls a broker for up to FetchMaxWait (5 s by
+		// default), and partitions that become ready meanwhile (their start
+		// offset just resolved) join only the next fetch: a poll can see
+		// nothing for that long while records wait. Keep the long poll well
+		// under the idle timeout, so idle means no records. The caller's
+		// client options may still override it.
+		opts = append(opts, kgo.FetchMaxWait(min(max(in.cfg.idle/4, 10*time.Millisecond), 5*time.Second)))
+	}
+	opts = append(append(opts, in.cfg.clientOpts...),
 		kgo.SeedBrokers(in.brokers...),
 		kgo.ConsumePartitions(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),

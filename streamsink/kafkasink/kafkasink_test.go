@@ -441,3 +441,48 @@ func TestAppIDAndOffsets(t *testing.T) {
 		t.Fatalf("Offsets = %v, want %v", got, want)
 	}
 }
+
+// One partition resumes at an offset from the table, the others start at
+// their beginning (their start offsets resolve while the first fetch
+// long-polls the broker): a short idle timeout must still see every
+// record, not stop at the first quiet poll. (Before the fetch long poll was
+// tied to the idle timeout, most runs stopped after the first partition's
+// records.)
+func TestIngestIdleTimeoutSeesEveryPartition(t *testing.T) {
+	for run := range 3 {
+		ctx := t.Context()
+		brokers := startCluster(t, topic)
+		p := newProducer(t, brokers)
+		p.produceRounds(ctx, 4)
+		mem := objectstore.NewMem(fmt.Sprint(t.Name(), run))
+		createTable(t, mem)
+		s := newSink(t, mem)
+		// Partition 0 already ingested up to its second-to-last committed
+		// record.
+		var p0 []int64
+		for _, po := range p.committed {
+			if po[0] == 0 {
+				p0 = append(p0, po[1])
+			}
+		}
+		slices.Sort(p0)
+		resume := p0[len(p0)-2]
+		if _, err := s.WriteEpochWith(ctx, 0, nil, txlog.Txn{AppID: AppID(query, topic, 0), Version: resume}); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		for _, po := range p.committed {
+			if po[0] != 0 || po[1] >= resume {
+				want++
+			}
+		}
+		in, _ := New(s, brokers, []string{topic}, WithDecoder(recordDecoder), WithIdleTimeout(300*time.Millisecond), WithLogger(quiet))
+		st, err := in.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Records != want || st.StartOffsets[TopicPartition{topic, 0}] != resume || st.StartOffsets[TopicPartition{topic, 1}] != -2 {
+			t.Fatalf("run %d: stats %+v, want %d records, partition 0 from offset %d, the others from their start", run, st, want, resume)
+		}
+	}
+}
