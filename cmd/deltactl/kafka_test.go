@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/deltakit/deltakit/table"
+)
+
+// runKafkaCLI runs "deltactl ingest kafka args..." in-process (adding the
+// subcommand to ingest when the tree does not have it yet) and returns
+// stdout, stderr and the error.
+func runKafkaCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{env: env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}}
+	root := newRootCmd(a)
+	ingest, _, err := root.Find([]string{"ingest"})
+	if err != nil || ingest.Name() != "ingest" {
+		t.Fatalf("no ingest command: %v", err)
+	}
+	if !slices.ContainsFunc(ingest.Commands(), func(c *cobra.Command) bool { return c.Name() == "kafka" }) {
+		ingest.AddCommand(newKafkaCmd(a))
+	}
+	root.SetArgs(append([]string{"ingest", "kafka"}, args...))
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err = root.ExecuteContext(t.Context())
+	return out.String(), errb.String(), err
+}
+
+func TestIngestKafkaCmd(t *testing.T) {
+	ctx := t.Context()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	brokers := strings.Join(cluster.ListenAddrs(), ",")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.TransactionalID("cli-test"), kgo.DefaultProduceTopic("events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	produce := func(first, n int, commit bool) {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := first; i < first+n; i++ {
+			rec := &kgo.Record{Key: fmt.Appendf(nil, "%d", i), Value: fmt.Appendf(nil, `{"id": %d, "msg": "m%d"}`, i, i)}
+			if err := prod.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(0, 10, true)
+	produce(100, 5, false) // aborted: never ingested
+	produce(10, 10, true)
+
+	dir := filepath.Join(t.TempDir(), "events")
+	if code := run(context.Background(), []string{"create", dir, "--schema", "id long not null, msg string"},
+		env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}); code != 0 {
+		t.Fatalf("create: exit %d", code)
+	}
+
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		wantErr   string
+		wantJSON  bool
+		check     func(t *testing.T, v *IngestView)
+		wantInOut string
+	}{
+		{name: "no brokers", args: []string{dir, "--topic", "events", "--query-id", "q"}, wantErr: "--brokers is required"},
+		{name: "no topic", args: []string{dir, "--brokers", brokers, "--query-id", "q"}, wantErr: "--topic is required"},
+		{name: "no query id", args: []string{dir, "--brokers", brokers, "--topic", "events"}, wantErr: "--query-id is required"},
+		{name: "bad batch size", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--batch-records", "0"}, wantErr: "--batch-records"},
+		// Two batches of at most 4 records, then stop.
+		{name: "two batches", args: []string{"-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--batch-records", "4", "--max-batches", "2"},
+			wantJSON: true, check: func(t *testing.T, v *IngestView) {
+				if v.Committed != 2 || !v.Stopped || v.Rows == 0 || v.Rows > 8 || v.Format != "kafka" || v.QueryID != "q" || v.Resumed != 0 {
+					t.Errorf("first run: %+v, want 2 committed epochs of at most 4 rows, stopped", *v)
+				}
+			}},
+		// The rest, until idle; text output.
+		{name: "resume until idle", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--idle-timeout", "300ms"},
+			wantInOut: "2 skipped on resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, err := runKafkaCLI(t, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !isUsageError(err) {
+					t.Fatalf("err %v, want a usage error mentioning %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errs)
+			}
+			if tc.wantJSON {
+				var v IngestView
+				if err := json.Unmarshal([]byte(out), &v); err != nil {
+					t.Fatalf("output is not one JSON document: %v\n%s", err, out)
+				}
+				tc.check(t, &v)
+			}
+			t.Logf("output:\n%s", out)
+			if !strings.Contains(out, tc.wantInOut) {
+				t.Fatalf("output lacks %q:\n%s", tc.wantInOut, out)
+			}
+		})
+	}
+
+	tbl, err := table.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for row, err := range tbl.Scan(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, row[0].(int64))
+	}
+	slices.Sort(ids)
+	want := make([]int64, 20)
+	for i := range want {
+		want[i] = int64(i)
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("table ids %v, want 0..19 once each (no aborted record)", ids)
+	}
+}
