@@ -409,6 +409,10 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 
 // writeBatch decodes recs and commits them as epoch with their offsets.
 func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, st *Stats) (*Batch, error) {
+	// Decode against the table's current schema.
+	if _, err := in.sink.LastCommittedEpoch(ctx); err != nil {
+		return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
+	}
 	sch := in.sink.Table().Schema()
 	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
 	rows := make([]parquetio.Row, 0, len(recs))
@@ -439,7 +443,7 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 	for {
 		res, err := in.sink.WriteEpochWith(ctx, epoch, rows, txns...)
 		var re *table.RowError
-		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) {
+		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) && sameSchema(sch, in.sink.Table().Schema()) {
 			// The table refused one row before writing anything: drop its
 			// record if the bad-record policy says so, and write again.
 			if err := in.bad(src[re.Row], err); err != nil {
@@ -465,6 +469,18 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 	in.cfg.logger.Debug("kafkasink: batch committed", "query", in.sink.QueryID(), "epoch", epoch,
 		"version", b.Version, "records", len(recs), "rows", b.Rows)
 	return b, nil
+}
+
+// sameSchema reports whether the table schema is still the one the batch
+// was decoded with; after a concurrent schema change a refused row says
+// nothing about its record, and the run stops instead of dropping it.
+func sameSchema(a, b *schema.StructType) bool {
+	if a == b {
+		return true
+	}
+	ja, err1 := schema.Marshal(a)
+	jb, err2 := schema.Marshal(b)
+	return err1 == nil && err2 == nil && ja == jb
 }
 
 // bad applies the bad-record policy to rec.
