@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -443,3 +444,48 @@ func TestCorpusGolden(t *testing.T) {
 }
 
 var reSnapshotTime = regexp.MustCompile(`"timestamp": "[^"]*"`)
+
+// TestProgressOnlyOnTerminal: with a terminal the bar goes to stderr and
+// stdout keeps only the report; without one (every other test) nothing is
+// drawn; --progress=false and -o json turn it off too.
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	runTTY := func(args ...string) (string, string) {
+		t.Helper()
+		var out, errb strings.Builder
+		code := run(context.Background(), args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, tty: true,
+			getenv: func(string) string { return "" }})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	var csv strings.Builder
+	csv.WriteString("id,v\n")
+	for i := range 40000 {
+		fmt.Fprintf(&csv, "%d,%d.5\n", i, i)
+	}
+	big := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(big, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs := runTTY("ingest", big, filepath.Join(dir, "a"))
+	if !strings.Contains(errs, "ingest") || !strings.Contains(errs, "%") || strings.Contains(out, "%") {
+		t.Errorf("tty: stdout %q, stderr %q", out, errs)
+	}
+	if _, errs := runTTY("ingest", "testdata/people.csv", filepath.Join(dir, "b"), "--progress=false"); errs != "" {
+		t.Errorf("--progress=false drew on stderr: %q", errs)
+	}
+	if _, errs := runTTY("ingest", "testdata/people.csv", filepath.Join(dir, "c"), "-o", "json"); errs != "" {
+		t.Errorf("-o json drew on stderr: %q", errs)
+	}
+	for range 3 {
+		runTTY("ingest", big, filepath.Join(dir, "a"), "--progress=false")
+	}
+	if _, errs := runTTY("optimize", filepath.Join(dir, "a")); !strings.Contains(errs, "optimize") {
+		t.Errorf("optimize drew no bar: %q", errs)
+	}
+	if _, errs := runTTY("vacuum", filepath.Join(dir, "a"), "--retain", "0h", "--force"); !strings.Contains(errs, "vacuum") {
+		t.Errorf("vacuum drew no bar: %q", errs)
+	}
+}
