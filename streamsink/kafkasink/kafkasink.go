@@ -93,6 +93,7 @@ type TopicPartition struct {
 	Partition int32
 }
 
+// String returns "topic/partition".
 func (tp TopicPartition) String() string { return tp.Topic + "/" + strconv.Itoa(int(tp.Partition)) }
 
 func compareTP(a, b TopicPartition) int {
