@@ -489,3 +489,21 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 		t.Errorf("vacuum drew no bar: %q", errs)
 	}
 }
+
+// FuzzParseInput: the --where and --schema parsers return errors for bad
+// input and never panic.
+func FuzzParseInput(f *testing.F) {
+	for _, s := range []string{"delay > 10 AND origin = 'SFO'", "x IN (1,2)", "y IS NULL", "a.b BETWEEN 1 AND 2", "NOT (a = 'it''s')",
+		"id long not null, m map<string, array<struct<a:int>>>", "`a b` decimal(3,1) comment 'x'", "(((", "'", "`"} {
+		f.Add(s)
+	}
+	sch := schema.NewStruct(schema.NewField("delay", schema.Primitive(schema.Long), true), schema.NewField("p", &schema.DecimalType{Precision: 5, Scale: 2}, true))
+	f.Fuzz(func(t *testing.T, s string) {
+		if e, err := parseWhere(s, sch); err == nil && e == nil {
+			t.Errorf("%q: nil expression without error", s)
+		}
+		if st, err := parseDDL(s); err == nil && st == nil {
+			t.Errorf("%q: nil schema without error", s)
+		}
+	})
+}
