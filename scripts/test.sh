@@ -17,16 +17,32 @@ export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
 echo "== go vet"
 go vet ./...
 
+# gotest runs go test -v, keeps the whole output in a log and prints the
+# package results, skips, failures and the summary lines tests print (MinIO
+# conformance, corpus, crash matrix), so CI output shows what ran.
+logdir=$(mktemp -d)
+gotest() {
+  local log="$logdir/$1.log"
+  shift
+  if go test -v -count=1 -timeout 30m "$@" > "$log" 2>&1; then
+    grep -E '^(ok|FAIL|panic:)|^--- SKIP|^    --- SKIP|^--- PASS: Test[^ /]*(MinIO|S3|Local|Mem|Faulty|Corpus|Interop|Crash|Kafka|Demo|Conformance)|^(crash matrix|corpus):' "$log" || true
+  else
+    echo "---- failures (full log: $log) ----"
+    grep -n -B3 -A40 -E -- '--- FAIL|^panic:|^FAIL' "$log" | head -600
+    return 1
+  fi
+}
+
 # Packages whose correctness depends on concurrency run under the race detector.
 race_pkgs=(./objectstore/... ./txlog/... ./streamsink/...)
 echo "== go test -race ${race_pkgs[*]}"
-go test -race -count=1 -timeout 30m "${race_pkgs[@]}"
+gotest race -race "${race_pkgs[@]}"
 
 others=$(go list ./... | grep -v -E '/(objectstore|txlog|streamsink)(/|$)' || true)
 if [ -n "$others" ]; then
   echo "== go test (other packages)"
   # shellcheck disable=SC2086
-  go test -count=1 -timeout 30m $others
+  gotest others $others
 fi
 
 if grep -q 'func FuzzDecodeCommit' txlog/*_test.go 2>/dev/null; then
