@@ -10,7 +10,9 @@
 #   3. ingests the flights into a Delta table as a stream of epochs through the
 #      exactly-once sink, stops mid-stream, restarts with the source replaying
 #      two already committed epochs, and shows that they are skipped;
-#   4. prints history, snapshot and a few rows, and verifies the log;
+#   4. prints history, snapshot and a few rows, verifies the log and the
+#      exactly-once record, compacts the files with optimize and lists what
+#      vacuum would delete;
 #   5. ingests the weather CSV into a table partitioned by weather;
 #   6. reads both tables back with delta-rs (when the interop venv exists).
 #
@@ -83,6 +85,11 @@ step "a few rows"
 run deltactl cat "$ft" --limit 5 --where "delay > 60 AND origin = 'SFO'" --columns date,delay,distance,origin,destination
 step "exactly once?"
 run deltactl verify --exactly-once "$ft"
+run deltactl verify "$ft"
+
+step "maintenance: compact the small files (one OPTIMIZE commit, rows unchanged); what vacuum would delete"
+run deltactl optimize "$ft"
+run deltactl vacuum "$ft" --retain 0h --force --dry-run
 run deltactl verify "$ft"
 
 step "seattle-weather.csv into a table partitioned by weather"
