@@ -81,6 +81,7 @@ type writeConfig struct {
 	stringPrefix   int
 	tightBounds    bool
 	createdBy      string
+	rowShred       bool // tests: shred every field value by value (no typed column loops)
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -300,13 +301,9 @@ func (w *Writer) Write(rows []Row) (err error) {
 		for c := range w.cols {
 			w.cols[c] = w.cols[c][:0]
 		}
-		var size int64
-		for i, row := range chunk {
-			sz, err := w.plan.shredRow(row, w.cols)
-			if err != nil {
-				return fmt.Errorf("row %d: %w", w.numRows+int64(i), err)
-			}
-			size += sz
+		size, bad, err := w.plan.shredBatch(chunk, w.cols)
+		if err != nil {
+			return fmt.Errorf("row %d: %w", w.numRows+int64(bad), err)
 		}
 		cws := w.pw.ColumnWriters()
 		for c, vals := range w.cols {

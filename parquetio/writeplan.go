@@ -31,8 +31,9 @@ type wnode struct {
 	def      int // definition level when this node is non-null
 
 	// leaf
-	col int
-	enc leafEncoder
+	col  int
+	enc  leafEncoder
+	fast fastKind // typed column loop of a top-level field, see shredBatch
 
 	// struct
 	fields []*wnode
@@ -70,6 +71,9 @@ func buildWritePlan(sch *schema.StructType, cfg writeConfig, sel *statsSelection
 			return nil, err
 		}
 		root.fields = append(root.fields, &namedField{Node: node, name: f.PhysicalName(cfg.mappingMode)})
+		if wn.kind == asmLeaf && !cfg.rowShred {
+			wn.fast = fastKindOf(f.Type)
+		}
 		plan.fields = append(plan.fields, wn)
 		if st != nil {
 			b.stats.fields = append(b.stats.fields, st)
@@ -542,23 +546,6 @@ func decimalEncoder(t *schema.DecimalType, flba int) leafEncoder {
 			return parquet.Int64Value(u.Int64()), 8, nil
 		}
 	}
-}
-
-// shredRow appends the values of one row to cols (one slice per leaf
-// column) and returns their approximate size in bytes.
-func (p *writePlan) shredRow(row Row, cols [][]parquet.Value) (int64, error) {
-	if len(row) != len(p.fields) {
-		return 0, fmt.Errorf("%w: row has %d values, schema has %d fields", ErrInvalidValue, len(row), len(p.fields))
-	}
-	var size int64
-	for i, f := range p.fields {
-		n, err := f.shred(row[i], 0, 0, cols)
-		if err != nil {
-			return 0, err
-		}
-		size += n
-	}
-	return size, nil
 }
 
 // nulls emits, for every leaf column below n, one entry with repetition
