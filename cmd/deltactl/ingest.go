@@ -76,6 +76,7 @@ the table would, and the sink skips the epochs the table already holds.`,
 	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
 	fl.Int64Var(&f.maxRows, "max-rows", 0, "read only the first this many rows of the input (0: all)")
 	fl.Int64Var(&f.fromEpoch, "from-epoch", -1, "replay the stream from this epoch (default: after the query's last committed epoch)")
+	cmd.AddCommand(newKafkaCmd(a))
 	return cmd
 }
 
