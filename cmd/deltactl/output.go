@@ -368,8 +368,12 @@ func (o *textOutput) Verify(v *VerifyView) error {
 	if !v.OK {
 		status = fmt.Sprintf("FAILED (%d problem(s))", len(v.Problems))
 	}
-	_, err := fmt.Fprintf(o.w, "verify %s: %s; version %d, commits %d-%d (%d read), %d checkpoint(s) checked (%d older than the log), %d file(s) (%s) present\n",
-		v.Table, status, v.Version, v.FirstCommit, v.LastCommit, v.Commits, v.Checkpoints, v.CheckpointsUnchecked, v.Files, humanBytes(v.Bytes))
+	unchecked := ""
+	if v.CheckpointsUnchecked > 0 {
+		unchecked = fmt.Sprintf(" (%d more could not be: the commits before them were cleaned up)", v.CheckpointsUnchecked)
+	}
+	_, err := fmt.Fprintf(o.w, "verify %s: %s; version %d, commits %d-%d (%d read), %d checkpoint(s) compared with the commits%s, %d file(s) (%s) present\n",
+		v.Table, status, v.Version, v.FirstCommit, v.LastCommit, v.Commits, v.Checkpoints, unchecked, v.Files, humanBytes(v.Bytes))
 	return err
 }
 
