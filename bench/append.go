@@ -13,6 +13,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/testenv"
 )
 
 // appendBench is the state of P2: a flights table on S3 that each deltakit
@@ -26,13 +27,13 @@ type appendBench struct {
 	rawN    int
 }
 
-func newAppendBench(ctx context.Context, s3 *S3Server, n int) (*appendBench, error) {
+func newAppendBench(ctx context.Context, s3 *testenv.MinIO, n int) (*appendBench, error) {
 	prefix := uniquePrefix("p2")
-	store, err := s3.NewStore(ctx, prefix+"/table")
+	store, err := s3.StoreAt(ctx, prefix+"/table")
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s3.NewStore(ctx, prefix+"/raw")
+	raw, err := s3.StoreAt(ctx, prefix+"/raw")
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deltakit/deltakit/testenv"
 )
 
 // Figure ids, in the order Run measures them.
@@ -111,7 +113,7 @@ func FullConfig() Config {
 // Env is what the figures run against.
 type Env struct {
 	// S3 is the MinIO server of P1, P2, P4 and P6; nil skips them.
-	S3 *S3Server
+	S3 *testenv.MinIO
 	// TempDir holds generated tables; it must exist. Run removes what it
 	// writes there.
 	TempDir string

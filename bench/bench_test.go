@@ -25,12 +25,6 @@ func benchConfig() Config {
 	return QuickConfig()
 }
 
-// s3Server starts a MinIO server for tb (skipped without one, failing in CI).
-func s3Server(tb testing.TB) *S3Server {
-	m := testenv.StartMinIO(tb)
-	return &S3Server{Endpoint: m.Endpoint, AccessKey: m.AccessKey, SecretKey: m.SecretKey, Bucket: m.Bucket, Region: m.Region}
-}
-
 // memoryChildEnv names the variable that makes TestMemoryChild the body of
 // P5's child process; its value is the table directory.
 const memoryChildEnv = "DELTABENCH_MEMORY_CHILD"
@@ -49,7 +43,7 @@ func TestMemoryChild(t *testing.T) {
 // testEnv returns an Env with MinIO, the venv's python (if any) and the test
 // binary as P5's child.
 func testEnv(tb testing.TB) *Env {
-	env := &Env{S3: s3Server(tb), TempDir: tb.TempDir()}
+	env := &Env{S3: testenv.StartMinIO(tb), TempDir: tb.TempDir()}
 	if wd, err := os.Getwd(); err == nil {
 		env.Python = FindPython(wd)
 	}
@@ -145,7 +139,7 @@ func TestGenerateFlightsDeterministic(t *testing.T) {
 // PutIfAbsent of the same bytes, on MinIO.
 func BenchmarkCommit(b *testing.B) {
 	ctx := b.Context()
-	c, err := newCommitBench(ctx, s3Server(b), 0)
+	c, err := newCommitBench(ctx, testenv.StartMinIO(b), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,7 +167,7 @@ func BenchmarkCommit(b *testing.B) {
 func BenchmarkAppend(b *testing.B) {
 	ctx := b.Context()
 	cfg := benchConfig()
-	a, err := newAppendBench(ctx, s3Server(b), cfg.AppendRows)
+	a, err := newAppendBench(ctx, testenv.StartMinIO(b), cfg.AppendRows)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -260,7 +254,7 @@ func BenchmarkOpen(b *testing.B) {
 // BenchmarkContention is P4: each iteration runs n writers × the configured
 // commits on a new table and checks the log.
 func BenchmarkContention(b *testing.B) {
-	s3 := s3Server(b)
+	s3 := testenv.StartMinIO(b)
 	cfg := benchConfig()
 	for _, n := range cfg.ContentionWriters {
 		b.Run(fmt.Sprintf("writers=%d", n), func(b *testing.B) {
@@ -302,7 +296,7 @@ func BenchmarkMemory(b *testing.B) {
 func BenchmarkStream(b *testing.B) {
 	ctx := b.Context()
 	cfg := benchConfig()
-	s, err := newStreamBench(ctx, s3Server(b), cfg.StreamRows)
+	s, err := newStreamBench(ctx, testenv.StartMinIO(b), cfg.StreamRows)
 	if err != nil {
 		b.Fatal(err)
 	}

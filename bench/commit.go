@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -35,13 +36,13 @@ type commitBench struct {
 // newCommitBench creates the table: empty when files is 0, else generated
 // with that many live files (10,000 per commit) and a checkpoint of its
 // latest version, as a table that has been written for a while.
-func newCommitBench(ctx context.Context, s3 *S3Server, files int, opts ...txlog.TxnOption) (*commitBench, error) {
+func newCommitBench(ctx context.Context, s3 *testenv.MinIO, files int, opts ...txlog.TxnOption) (*commitBench, error) {
 	prefix := uniquePrefix("p1")
-	store, err := s3.NewStore(ctx, prefix+"/table")
+	store, err := s3.StoreAt(ctx, prefix+"/table")
 	if err != nil {
 		return nil, err
 	}
-	bare, err := s3.NewStore(ctx, prefix+"/bare")
+	bare, err := s3.StoreAt(ctx, prefix+"/bare")
 	if err != nil {
 		return nil, err
 	}

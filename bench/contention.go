@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -24,9 +25,9 @@ type contentionResult struct {
 // then checks the log: versions 1..writers*commits contiguous and every
 // reported commit's txnId there exactly once. opts configure every
 // transaction.
-func contend(ctx context.Context, s3 *S3Server, writers, commits int, opts ...txlog.TxnOption) (*contentionResult, error) {
+func contend(ctx context.Context, s3 *testenv.MinIO, writers, commits int, opts ...txlog.TxnOption) (*contentionResult, error) {
 	prefix := uniquePrefix(fmt.Sprintf("p4-%dw", writers))
-	admin, err := s3.NewStore(ctx, prefix)
+	admin, err := s3.StoreAt(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func contend(ctx context.Context, s3 *S3Server, writers, commits int, opts ...tx
 	}
 	ws := make([]*writer, writers)
 	for i := range ws {
-		store, err := s3.NewStore(ctx, prefix) // its own client
+		store, err := s3.StoreAt(ctx, prefix) // its own client
 		if err != nil {
 			return nil, err
 		}

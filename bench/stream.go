@@ -12,6 +12,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -31,13 +32,13 @@ type streamBench struct {
 	floorN  int64
 }
 
-func newStreamBench(ctx context.Context, s3 *S3Server, rowsPerEpoch int) (*streamBench, error) {
+func newStreamBench(ctx context.Context, s3 *testenv.MinIO, rowsPerEpoch int) (*streamBench, error) {
 	prefix := uniquePrefix("p6")
-	store, err := s3.NewStore(ctx, prefix+"/table")
+	store, err := s3.StoreAt(ctx, prefix+"/table")
 	if err != nil {
 		return nil, err
 	}
-	floor, err := s3.NewStore(ctx, prefix+"/floor")
+	floor, err := s3.StoreAt(ctx, prefix+"/floor")
 	if err != nil {
 		return nil, err
 	}

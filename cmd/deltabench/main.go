@@ -28,6 +28,7 @@ import (
 	"slices"
 
 	"github.com/deltakit/deltakit/bench"
+	"github.com/deltakit/deltakit/testenv"
 )
 
 // memoryChildCmd is the hidden subcommand that runs P5's child process.
@@ -97,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	env.TempDir = dir
 
 	if slices.ContainsFunc(ids, needsS3) {
-		m, err := bench.StartMinIO(ctx, dir)
+		m, err := testenv.StartServer(ctx, dir)
 		if err != nil {
 			if os.Getenv("CI") == "true" {
 				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
@@ -106,7 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
 		} else {
 			defer m.Close()
-			env.S3 = &m.S3Server
+			env.S3 = m
 		}
 	}
 	if wd, err := os.Getwd(); err == nil {
