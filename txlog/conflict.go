@@ -85,7 +85,7 @@ type winnerSummary struct {
 	domains     []string
 	appIDs      []string
 	added       []*Add    // dataChange adds
-	removed     []*Remove // dataChange removes
+	removed     []*Remove // all removes
 }
 
 func summarize(version int64, actions []Action) winnerSummary {
@@ -107,7 +107,11 @@ func summarize(version int64, actions []Action) winnerSummary {
 			w.appIDs = append(w.appIDs, a.Txn.AppID)
 		case a.Add != nil && a.Add.DataChange:
 			w.added = append(w.added, a.Add)
-		case a.Remove != nil && a.Remove.DataChange:
+		case a.Remove != nil:
+			// Every remove counts, dataChange or not: a compaction
+			// (OPTIMIZE, dataChange=false) that removed a file we read or
+			// remove conflicts as much as a delete does (Spark checks all
+			// removed files).
 			w.removed = append(w.removed, a.Remove)
 		}
 	}

@@ -29,6 +29,12 @@ const DefaultCheckpointInterval = 10
 // conflict: too many attempts, or store errors that never resolved.
 var ErrCommitFailed = errors.New("commit failed")
 
+// ErrCommitOutcomeUnknown is wrapped when Commit gives up after an attempt
+// whose outcome it could not learn (the reply was lost and reading the
+// version back failed too). The commit may exist: reload the table and look
+// for the txnId named in the error before writing the same data again.
+var ErrCommitOutcomeUnknown = errors.New("commit outcome unknown")
+
 // ErrTransactionDone is returned by Commit when the transaction was already
 // committed (a Transaction commits at most once).
 var ErrTransactionDone = errors.New("transaction already committed")
@@ -173,9 +179,7 @@ func (t *Transaction) TxnVersion(appID string) int64 {
 func (t *Transaction) ReadWholeTable() {
 	t.reads.wholeTable = true
 	if t.snap != nil {
-		for k := range t.snap.files {
-			t.reads.files[k] = true
-		}
+		t.snap.files.each(func(k FileKey, _ *Add) { t.reads.files[k] = true })
 	}
 }
 
@@ -387,15 +391,16 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	version := readVersion + 1
 	var winners []versionedActions
 	var lastErr error
-	failures := 0 // consecutive attempts with an unknown outcome
-	lost := 0     // consecutive lost races
+	failures := 0    // consecutive attempts with an unknown outcome
+	lost := 0        // consecutive lost races
+	pending := false // an attempt at version had an unknown outcome: it may have landed
 	for attempt := 1; attempt <= t.cfg.maxAttempts; attempt++ {
 		// The first lost races are retried at once: the winners were read
 		// and the next version is known. Unknown outcomes, and a writer that
 		// keeps losing under contention, back off with jitter first.
 		if n := max(failures, lost-2); n > 0 {
 			if err := t.cfg.sleep(ctx, t.backoff(n)); err != nil {
-				return nil, fmt.Errorf("txlog: commit of version %d: %w", version, err)
+				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
 			}
 		}
 		key := CommitKey(version)
@@ -403,25 +408,29 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		if err == nil {
 			return t.finish(ctx, version, attempt, txnID, winners, actions), nil
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("txlog: commit of version %d after %d attempt(s): %w", version, attempt, err)
-		}
 		if !errors.Is(err, objectstore.ErrAlreadyExists) {
 			// Unknown outcome (timeout, reset, 5xx): try the same version
 			// again; if it landed, the next try finds our own txnId there.
-			lastErr = err
+			lastErr, pending = err, true
 			failures, lost = failures+1, 0
+			if ctx.Err() != nil {
+				return t.settle(ctx, pending, version, attempt, txnID, winners, actions, err)
+			}
 			t.cfg.logger.Debug("txlog: commit attempt failed, retrying", "version", version, "attempt", attempt, "err", err)
 			continue
 		}
 		// Someone holds this version: read winners until a free version.
+		readFailed := false
 		for {
 			won, err := ReadCommit(ctx, t.store, version)
 			if errors.Is(err, objectstore.ErrNotExist) {
 				break // version is free again: try it
 			}
 			if err != nil {
-				return nil, fmt.Errorf("txlog: reading winning commit %d: %w", version, err)
+				// Unknown whether it is ours: retry the PUT, which finds
+				// the version taken again, and read once more.
+				lastErr, readFailed = fmt.Errorf("reading commit %d: %w", version, err), true
+				break
 			}
 			if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
 				// An earlier attempt of ours landed and its reply was lost.
@@ -438,11 +447,50 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			winners = append(winners, versionedActions{version: version, actions: won})
 			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
 			version++
+			pending = false // our earlier attempts were at lower versions, and not ours
+		}
+		if readFailed {
+			failures, lost = failures+1, 0
+			if ctx.Err() != nil {
+				return t.settle(ctx, pending, version, attempt, txnID, winners, actions, lastErr)
+			}
+			continue
 		}
 		failures, lost = 0, lost+1
 	}
-	return nil, fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v",
-		ErrCommitFailed, version, t.cfg.maxAttempts, lastErr)
+	return t.settle(ctx, pending, version, t.cfg.maxAttempts, txnID, winners, actions,
+		fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v", ErrCommitFailed, version, t.cfg.maxAttempts, lastErr))
+}
+
+// settle ends a commit that is giving up with cause. When an attempt at
+// version had an unknown outcome (pending), it reads version back once (also
+// after ctx ended, for a few seconds): our txnId there means the commit
+// landed and settle reports success. When that cannot be decided it returns
+// an error wrapping ErrCommitOutcomeUnknown and cause, so that callers do not
+// blindly write the same data again.
+func (t *Transaction) settle(ctx context.Context, pending bool, version int64, attempts int, txnID string,
+	winners []versionedActions, ours []Action, cause error) (*CommitResult, error) {
+	if !pending {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("txlog: commit of version %d after %d attempt(s): %w", version, attempts, cause)
+		}
+		return nil, cause
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	won, err := ReadCommit(rctx, t.store, version)
+	switch {
+	case err == nil:
+		if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
+			return t.finish(rctx, version, attempts, txnID, winners, ours), nil
+		}
+		return nil, cause // the version is someone else's: ours did not land
+	case errors.Is(err, objectstore.ErrNotExist):
+		return nil, cause
+	default:
+		return nil, fmt.Errorf("txlog: %w: commit %s (txnId %s) may have landed at version %d; reading it back failed: %v; %w",
+			ErrCommitOutcomeUnknown, CommitKey(version), txnID, version, err, cause)
+	}
 }
 
 // backoff returns the wait before retry n (1-based): full jitter over an
@@ -515,15 +563,15 @@ func advance(store objectstore.Store, base *Snapshot, commits []versionedActions
 	if base != nil {
 		s.opts = base.opts
 		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
-		s.files = maps.Clone(base.files)
-		s.tombstones = maps.Clone(base.tombstones)
+		s.files = base.files.derive()
+		s.tombstones = base.tombstones.derive()
 		s.txns = maps.Clone(base.txns)
 		s.domains = maps.Clone(base.domains)
 		s.checkpointVersion = base.checkpointVersion
 	} else {
 		s.opts = loadOptions{version: -1, now: time.Now, concurrency: 8}
-		s.files = map[FileKey]*Add{}
-		s.tombstones = map[FileKey]*Remove{}
+		s.files = newFileSet((*Add).Key)
+		s.tombstones = newFileSet((*Remove).Key)
 		s.txns = map[string]*Txn{}
 		s.domains = map[string]*DomainMetadata{}
 	}
@@ -539,6 +587,8 @@ func advance(store objectstore.Store, base *Snapshot, commits []versionedActions
 		s.version = c.version
 		s.commitInfo = firstCommitInfo(c.actions)
 	}
+	s.files.seal()
+	s.tombstones.seal()
 	if s.protocol == nil || s.metadata == nil {
 		return nil, fmt.Errorf("txlog: version %d: %w", s.version, ErrNoMetadata)
 	}

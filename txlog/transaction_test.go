@@ -453,3 +453,100 @@ func TestContendingBlindAppendsMem(t *testing.T) {
 	mem := objectstore.NewMem("t")
 	contend(t, func() objectstore.Store { return mem }, 8, 20)
 }
+
+// Commits whose last attempts have unknown outcomes are settled by reading
+// the version back: success when it is ours, ErrCommitOutcomeUnknown when
+// that cannot be learned.
+func TestCommitSettlesUnknownOutcome(t *testing.T) {
+	putFault := func(nth int, kind objectstore.FaultKind, phase objectstore.Phase) objectstore.Fault {
+		return objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: nth, Phase: phase, Kind: kind, Status: 503}
+	}
+	getFault := func(nth int) objectstore.Fault {
+		return objectstore.Fault{Op: objectstore.OpGet, KeyPrefix: LogPrefix, Nth: nth, Kind: objectstore.FaultStatus, Status: 503}
+	}
+	tests := []struct {
+		name    string
+		faults  []objectstore.Fault
+		wantErr error // nil: success at version 1
+		landed  bool
+	}{
+		{"503, 503, then the last attempt lands but its reply is lost",
+			[]objectstore.Fault{putFault(1, objectstore.FaultStatus, objectstore.Before), putFault(1, objectstore.FaultStatus, objectstore.Before),
+				putFault(1, objectstore.FaultDropReply, objectstore.After)}, nil, true},
+		{"reply lost, then the read-back fails once",
+			[]objectstore.Fault{putFault(1, objectstore.FaultDropReply, objectstore.After), getFault(1)}, nil, true},
+		{"reply lost, every read-back fails",
+			[]objectstore.Fault{putFault(1, objectstore.FaultDropReply, objectstore.After), getFault(1), getFault(1), getFault(1), getFault(1)},
+			ErrCommitOutcomeUnknown, true},
+		{"three attempts fail before reaching the store",
+			[]objectstore.Fault{putFault(1, objectstore.FaultStatus, objectstore.Before), putFault(1, objectstore.FaultStatus, objectstore.Before),
+				putFault(1, objectstore.FaultStatus, objectstore.Before)}, ErrCommitFailed, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := objectstore.NewMem("t")
+			createTestTable(t, mem, nil)
+			store := objectstore.NewFaulty(mem)
+			snap, err := Load(ctx, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Faults strike in order: each is armed after the previous one.
+			for _, f := range tc.faults {
+				store.Inject(f)
+			}
+			tx := NewTransaction(snap, "WRITE", WithMaxAttempts(3), WithBackoff(time.Millisecond, time.Millisecond))
+			tx.Add(addFile("a.parquet", "a"))
+			res, err := tx.Commit(ctx)
+			if tc.wantErr == nil {
+				if err != nil || res.Version != 1 {
+					t.Fatalf("commit: %v %+v, want success at version 1", err, res)
+				}
+			} else if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("commit: %v, want %v", err, tc.wantErr)
+			}
+			_, statErr := mem.Stat(ctx, CommitKey(1))
+			if landed := statErr == nil; landed != tc.landed {
+				t.Fatalf("version 1 exists: %v, want %v", landed, tc.landed)
+			}
+			if _, err := mem.Stat(ctx, CommitKey(2)); !errors.Is(err, objectstore.ErrNotExist) {
+				t.Fatalf("a second commit was written: %v", err)
+			}
+		})
+	}
+}
+
+// A compaction (removes with dataChange=false) conflicts with a transaction
+// that read or removes the same files, like Spark's checker.
+func TestCompactionConflicts(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	snap := createTestTable(t, mem, nil)
+	seed := NewTransaction(snap, "WRITE")
+	seed.Add(addFile("a0.parquet", "a"), addFile("a1.parquet", "a"))
+	res, err := seed.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact := func(tx *Transaction, out string) {
+		for _, f := range tx.ReadFiles(partIs("a")) {
+			r := f.RemoveAt(1700000000000)
+			r.DataChange = false
+			tx.Add(Action{Remove: r})
+		}
+		a := addFile(out, "a")
+		a.Add.DataChange = false
+		tx.Add(a)
+	}
+	first, second := NewTransaction(res.Snapshot, "OPTIMIZE"), NewTransaction(res.Snapshot, "OPTIMIZE")
+	compact(first, "c1.parquet")
+	compact(second, "c2.parquet")
+	if _, err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = second.Commit(ctx)
+	if !errors.Is(err, ErrConcurrentDeleteRead) || !errors.Is(err, ErrConcurrentDeleteDelete) {
+		t.Fatalf("second compaction: %v, want delete-read and delete-delete conflicts", err)
+	}
+}
