@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -155,11 +156,15 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 }
 
 // Create creates a Delta table at uri with schema sch and commits version 0
-// (protocol and metaData). The protocol is the lowest the schema needs: (1,2)
-// without features, (3,7) with timestampNtz when a column is timestamp_ntz.
-// Returns ErrTableExists when a table is already there (also when another
-// writer created it concurrently), ErrInvalidArgument for bad partition
-// columns or properties.
+// (protocol and metaData). The protocol is the lowest the schema and
+// properties need: (1,2) without features, (3,7) with timestampNtz when a
+// column is timestamp_ntz and with deletionVectors when
+// delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
+// already there (also when another writer created it concurrently, or when
+// log cleanup removed its first commits), ErrInvalidArgument for bad
+// partition columns, and an *txlog.UnsupportedFeatureError for properties
+// that turn on a feature deltakit cannot write (change data feed, column
+// mapping, row tracking, in-commit timestamps, type widening).
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
@@ -171,6 +176,17 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	}
 	if err := checkColumnNames(sch); err != nil {
 		return nil, err
+	}
+	p, err := protocolFor(sch, cfg.properties)
+	if err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	if exists, err := hasLog(ctx, store); err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	} else if exists {
+		// Also after log cleanup removed commit 0: version 0 must not be
+		// written again over a table whose later versions exist.
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
 	}
 	schemaString, err := schema.Marshal(sch)
 	if err != nil {
@@ -193,7 +209,6 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	if m.Configuration == nil {
 		m.Configuration = map[string]string{}
 	}
-	p := MinimalProtocol(sch)
 	tx := txlog.CreateTransaction(store, p, m, cfg.txnOpts...)
 	tx.SetOperationParameters(map[string]string{
 		"isManaged":   "false",
@@ -209,6 +224,88 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
 	}
 	return &Table{store: store, snap: res.Snapshot, cfg: cfg}, nil
+}
+
+// hasLog reports whether store holds any commit or checkpoint file.
+func hasLog(ctx context.Context, store objectstore.Store) (bool, error) {
+	for info, err := range store.List(ctx, txlog.LogPrefix, "") {
+		if err != nil {
+			return false, err
+		}
+		name := strings.TrimPrefix(info.Key, txlog.LogPrefix)
+		if name != "" && name[0] >= '0' && name[0] <= '9' {
+			return true, nil
+		}
+		if name > "9" {
+			break // sorted: no versioned file follows
+		}
+	}
+	return false, nil
+}
+
+// unwritableProperties maps table properties that switch on a feature
+// deltakit cannot honour when writing to that feature's name.
+var unwritableProperties = []struct{ key, feature string }{
+	{txlog.PropEnableChangeDataFeed, txlog.FeatureChangeDataFeed},
+	{txlog.PropEnableRowTracking, txlog.FeatureRowTracking},
+	{txlog.PropEnableInCommitTimestamps, txlog.FeatureInCommitTimestamp},
+	{"delta.enableTypeWidening", txlog.FeatureTypeWidening},
+}
+
+// protocolFor returns the protocol of a new table with this schema and these
+// properties: MinimalProtocol, plus deletionVectors when
+// delta.enableDeletionVectors is true and the features named by
+// "delta.feature.<name>" properties. Properties that turn on a feature
+// deltakit cannot write (change data feed, column mapping, row tracking,
+// in-commit timestamps, type widening) return an *txlog.UnsupportedFeatureError
+// naming it, rather than a table other engines would misread.
+func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
+	p := MinimalProtocol(sch)
+	var refused []string
+	for _, u := range unwritableProperties {
+		if strings.EqualFold(props[u.key], "true") {
+			refused = append(refused, u.feature)
+		}
+	}
+	if m := props[txlog.PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
+		refused = append(refused, txlog.FeatureColumnMapping)
+	}
+	var extra []string
+	if strings.EqualFold(props[txlog.PropEnableDeletionVectors], "true") {
+		extra = append(extra, txlog.FeatureDeletionVectors)
+	}
+	for k, v := range props {
+		name, ok := strings.CutPrefix(k, "delta.feature.")
+		if !ok || !strings.EqualFold(v, "supported") && !strings.EqualFold(v, "enabled") {
+			continue
+		}
+		if !slices.Contains(txlog.SupportedWriterFeatures(), name) {
+			refused = append(refused, name)
+			continue
+		}
+		extra = append(extra, name)
+	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		return nil, &txlog.UnsupportedFeatureError{Features: refused}
+	}
+	if len(extra) == 0 {
+		return p, nil
+	}
+	if p.MinReaderVersion < 3 {
+		p = &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{}}
+	}
+	for _, f := range extra {
+		if !slices.Contains(p.WriterFeatures, f) {
+			p.WriterFeatures = append(p.WriterFeatures, f)
+		}
+		if slices.Contains(txlog.SupportedReaderFeatures(), f) && !slices.Contains(p.ReaderFeatures, f) {
+			p.ReaderFeatures = append(p.ReaderFeatures, f)
+		}
+	}
+	slices.Sort(p.ReaderFeatures)
+	slices.Sort(p.WriterFeatures)
+	return p, nil
 }
 
 // MinimalProtocol returns the lowest protocol a new table with this schema

@@ -1,0 +1,97 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+func TestCreateProtocolFromProperties(t *testing.T) {
+	flat := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
+	ntz := schema.NewStruct(schema.NewField("ts", schema.Primitive(schema.TimestampNTZ), true))
+	tests := []struct {
+		name    string
+		sch     *schema.StructType
+		props   map[string]string
+		reader  int32
+		writer  int32
+		rFeat   []string
+		wFeat   []string
+		refused []string
+	}{
+		{"plain", flat, nil, 1, 2, nil, nil, nil},
+		{"appendOnly stays legacy", flat, map[string]string{"delta.appendOnly": "true"}, 1, 2, nil, nil, nil},
+		{"timestamp_ntz", ntz, nil, 3, 7, []string{"timestampNtz"}, []string{"timestampNtz"}, nil},
+		{"deletion vectors", flat, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7, []string{"deletionVectors"}, []string{"deletionVectors"}, nil},
+		{"ntz and DVs", ntz, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7,
+			[]string{"deletionVectors", "timestampNtz"}, []string{"deletionVectors", "timestampNtz"}, nil},
+		{"change data feed", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 0, 0, nil, nil, []string{"changeDataFeed"}},
+		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 0, 0, nil, nil, []string{"columnMapping"}},
+		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},
+		{"in-commit timestamps and row tracking", flat, map[string]string{"delta.enableInCommitTimestamps": "true", "delta.enableRowTracking": "true"},
+			0, 0, nil, nil, []string{"inCommitTimestamp", "rowTracking"}},
+		{"unknown delta.feature", flat, map[string]string{"delta.feature.fancy": "supported"}, 0, 0, nil, nil, []string{"fancy"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := objectstore.NewMem("t")
+			tbl, err := Create(context.Background(), "", tc.sch, WithStore(mem), WithProperties(tc.props))
+			if tc.refused != nil {
+				var ufe *txlog.UnsupportedFeatureError
+				if !errors.As(err, &ufe) || !slices.Equal(ufe.Features, tc.refused) {
+					t.Fatalf("create: %v, want features %v refused", err, tc.refused)
+				}
+				if exists, _ := hasLog(context.Background(), mem); exists {
+					t.Fatal("a refused create wrote to the log")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := tbl.Snapshot().Protocol()
+			if p.MinReaderVersion != tc.reader || p.MinWriterVersion != tc.writer ||
+				!slices.Equal(p.ReaderFeatures, tc.rFeat) || !slices.Equal(p.WriterFeatures, tc.wFeat) {
+				t.Fatalf("protocol %+v, want (%d,%d) %v %v", p, tc.reader, tc.writer, tc.rFeat, tc.wFeat)
+			}
+		})
+	}
+}
+
+// Create refuses a location that holds a table, also once log cleanup has
+// removed its first commits (writing version 0 again would lose data).
+func TestCreateOverCleanedTable(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
+	tbl, err := Create(ctx, "", sch, WithStore(mem), WithProperties(map[string]string{"delta.checkpointInterval": "5"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := txlog.CleanupLog(ctx, tbl.Snapshot(), time.Now().Add(60*24*time.Hour), false)
+	if err != nil || res.KeepFrom != 10 {
+		t.Fatalf("cleanup: %+v %v", res, err)
+	}
+	if _, err := mem.Stat(ctx, txlog.CommitKey(0)); !errors.Is(err, objectstore.ErrNotExist) {
+		t.Fatalf("commit 0 still there: %v", err)
+	}
+	if _, err := Create(ctx, "", sch, WithStore(mem)); !errors.Is(err, ErrTableExists) {
+		t.Fatalf("create over a cleaned table: %v, want ErrTableExists", err)
+	}
+	again, err := Open(ctx, "", WithStore(mem))
+	if err != nil || again.Version() != 12 {
+		t.Fatalf("reopen: %v", err)
+	}
+}
