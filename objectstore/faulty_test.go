@@ -3,6 +3,7 @@ package objectstore_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -91,5 +92,27 @@ func TestFaultyRandomIsDeterministic(t *testing.T) {
 	}
 	if failures < 5 || failures > 30 {
 		t.Errorf("%d failures of 50 at rate 0.3", failures)
+	}
+}
+
+// Opening a local store on a missing directory creates nothing; the first
+// put does.
+func TestLocalDoesNotCreateRootOnOpen(t *testing.T) {
+	root := t.TempDir() + "/a/b"
+	s, err := objectstore.Open(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range s.List(context.Background(), "", "") {
+		t.Fatalf("list of a missing root: %v", err)
+	}
+	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("root exists after open: %v", err)
+	}
+	if err := s.PutIfAbsent(context.Background(), "_delta_log/x.json", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(root + "/_delta_log/x.json"); err != nil {
+		t.Fatal(err)
 	}
 }
