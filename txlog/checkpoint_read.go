@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -56,6 +57,12 @@ type rowAsm struct {
 	domain  DomainMetadata
 	cpMeta  CheckpointMetadata
 	sidecar Sidecar
+	// add.path and add.stats, valid until the next ReadRows: emit copies
+	// both into one allocation (they live and die together).
+	addPath, addStats []byte
+	// out is the action passed to emit's callback, reused from row to row
+	// (the callback must not keep it).
+	out Action
 	// maps and lists under construction, by slot
 	keys   [numMapSlots][]string
 	vals   [numMapSlots][]string
@@ -130,6 +137,29 @@ func valueString(a *rowAsm, v parquet.Value) string {
 	}
 	a.fail("string column holds %s", v.Kind())
 	return ""
+}
+
+func valueBytes(a *rowAsm, v parquet.Value) []byte {
+	switch v.Kind() {
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return v.ByteArray()
+	}
+	a.fail("string column holds %s", v.Kind())
+	return nil
+}
+
+// twoStrings returns x and y as strings sharing one allocation.
+func twoStrings(x, y []byte) (string, string) {
+	switch {
+	case len(x) == 0:
+		return "", string(y)
+	case len(y) == 0:
+		return string(x), ""
+	}
+	buf := make([]byte, len(x)+len(y))
+	copy(buf, x)
+	copy(buf[len(x):], y)
+	return unsafe.String(&buf[0], len(x)), unsafe.String(&buf[len(x)], len(y))
 }
 
 func valueInt64(a *rowAsm, v parquet.Value) int64 {
@@ -323,7 +353,7 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 		case !plain:
 			return nil
 		case field == "path":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.Path = valueString(a, v) })
+			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.addPath = valueBytes(a, v) })
 		case field == "size":
 			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.Size = valueInt64(a, v) })
 		case field == "modificationTime":
@@ -331,7 +361,7 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 		case field == "dataChange":
 			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.DataChange = valueBool(a, v) })
 		case field == "stats":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.Stats = valueString(a, v) })
+			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.addStats = valueBytes(a, v) })
 		case field == "baseRowId":
 			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.BaseRowID = int64Ptr(a, v) })
 		case field == "defaultRowCommitVersion":
@@ -504,6 +534,7 @@ func (a *rowAsm) buildList(slot int) []string {
 func (a *rowAsm) emit(fn func(*Action)) {
 	if a.present[colAdd] {
 		add := a.add
+		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
 		add.PartitionValues = a.buildMap(mapAddPartitionValues)
 		if add.PartitionValues == nil {
 			add.PartitionValues = map[string]string{}
@@ -513,7 +544,8 @@ func (a *rowAsm) emit(fn func(*Action)) {
 			dv := a.addDV
 			add.DeletionVector = &dv
 		}
-		fn(&Action{Add: &add})
+		a.out = Action{Add: &add}
+		fn(&a.out)
 	}
 	if a.present[colRemove] {
 		r := a.remove
@@ -522,7 +554,8 @@ func (a *rowAsm) emit(fn func(*Action)) {
 			dv := a.remDV
 			r.DeletionVector = &dv
 		}
-		fn(&Action{Remove: &r})
+		a.out = Action{Remove: &r}
+		fn(&a.out)
 	}
 	if a.present[colMetaData] {
 		m := a.meta
@@ -535,31 +568,37 @@ func (a *rowAsm) emit(fn func(*Action)) {
 		if m.PartitionColumns == nil {
 			m.PartitionColumns = []string{}
 		}
-		fn(&Action{Metadata: &m})
+		a.out = Action{Metadata: &m}
+		fn(&a.out)
 	}
 	if a.present[colProtocol] {
 		p := a.proto
 		p.ReaderFeatures = a.buildList(listReaderFeatures)
 		p.WriterFeatures = a.buildList(listWriterFeatures)
-		fn(&Action{Protocol: &p})
+		a.out = Action{Protocol: &p}
+		fn(&a.out)
 	}
 	if a.present[colTxn] {
 		t := a.txn
-		fn(&Action{Txn: &t})
+		a.out = Action{Txn: &t}
+		fn(&a.out)
 	}
 	if a.present[colDomainMetadata] {
 		d := a.domain
-		fn(&Action{DomainMetadata: &d})
+		a.out = Action{DomainMetadata: &d}
+		fn(&a.out)
 	}
 	if a.present[colCheckpointMetadata] {
 		c := a.cpMeta
 		c.Tags = a.buildMap(mapCheckpointMetadataTags)
-		fn(&Action{CheckpointMetadata: &c})
+		a.out = Action{CheckpointMetadata: &c}
+		fn(&a.out)
 	}
 	if a.present[colSidecar] {
 		s := a.sidecar
 		s.Tags = a.buildMap(mapSidecarTags)
-		fn(&Action{Sidecar: &s})
+		a.out = Action{Sidecar: &s}
+		fn(&a.out)
 	}
 }
 
@@ -614,6 +653,16 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		out[i] = make(chan []Action, 4)
 	}
 	done := make(chan struct{})
+	// free recycles the batches the consumer is done with.
+	free := make(chan []Action, workers*5)
+	newBatch := func() []Action {
+		select {
+		case b := <-free:
+			return b[:0]
+		default:
+			return make([]Action, 0, batchSize)
+		}
+	}
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for range workers {
@@ -623,7 +672,7 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 				if i >= len(groups) {
 					return
 				}
-				batch := make([]Action, 0, batchSize)
+				batch := newBatch()
 				stopped := false
 				errs[i] = safeDecode(groups[i], plans, func(a *Action) {
 					if stopped {
@@ -633,7 +682,7 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 					if len(batch) == batchSize {
 						select {
 						case out[i] <- batch:
-							batch = make([]Action, 0, batchSize)
+							batch = newBatch()
 						case <-done:
 							stopped = true
 						}
@@ -657,6 +706,11 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		for batch := range out[i] {
 			for j := range batch {
 				fn(&batch[j])
+			}
+			clear(batch)
+			select {
+			case free <- batch:
+			default:
 			}
 		}
 		if errs[i] != nil {

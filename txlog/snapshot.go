@@ -1,8 +1,8 @@
 package txlog
 
 import (
-	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -96,8 +96,8 @@ type Snapshot struct {
 	metadata *Metadata
 	schema   *schema.StructType
 
-	files      map[FileKey]*Add
-	tombstones map[FileKey]*Remove
+	files      fileSet[Add]
+	tombstones fileSet[Remove]
 	txns       map[string]*Txn
 	domains    map[string]*DomainMetadata
 
@@ -170,14 +170,14 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	s := &Snapshot{store: store, opts: o, version: seg.version, checkpointVersion: -1}
 	if base != nil {
 		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
-		s.files = maps.Clone(base.files)
-		s.tombstones = maps.Clone(base.tombstones)
+		s.files = base.files.derive()
+		s.tombstones = base.tombstones.derive()
 		s.txns = maps.Clone(base.txns)
 		s.domains = maps.Clone(base.domains)
 		s.checkpointVersion = base.checkpointVersion
 	} else {
-		s.files = map[FileKey]*Add{}
-		s.tombstones = map[FileKey]*Remove{}
+		s.files = newFileSet((*Add).Key)
+		s.tombstones = newFileSet((*Remove).Key)
 		s.txns = map[string]*Txn{}
 		s.domains = map[string]*DomainMetadata{}
 	}
@@ -188,11 +188,17 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 		}
 	}
 	metadataChanged := false
+	var pv pvInterner
 	err := fetchCommits(ctx, store, seg.commits, seg.version, o.concurrency, func(f logFile, actions []Action) error {
 		for i := range actions {
 			a := &actions[i]
 			if a.Metadata != nil {
 				metadataChanged = true
+			}
+			if a.Add != nil {
+				// The actions were decoded for this replay only: equal
+				// partitionValues maps can be shared.
+				a.Add.PartitionValues = pv.intern(a.Add.PartitionValues)
 			}
 			s.apply(a)
 		}
@@ -204,6 +210,8 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	if err != nil {
 		return nil, err
 	}
+	s.files.seal()
+	s.tombstones.seal()
 	if s.protocol == nil {
 		return nil, fmt.Errorf("%w (version %d)", ErrNoProtocol, s.version)
 	}
@@ -226,6 +234,54 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	return s, nil
 }
 
+// pvInterner shares equal partitionValues maps between the adds decoded by
+// one replay (files of one partition, and the empty map of every file of an
+// unpartitioned table), as the checkpoint reader does.
+type pvInterner struct {
+	maps map[string]map[string]string
+	key  []byte
+}
+
+// emptyPartitionValues is the shared partitionValues of unpartitioned
+// tables' files decoded by replay (never modified: snapshot values are
+// read-only).
+var emptyPartitionValues = map[string]string{}
+
+func (p *pvInterner) intern(m map[string]string) map[string]string {
+	switch {
+	case m == nil:
+		return nil
+	case len(m) == 0:
+		return emptyPartitionValues
+	case len(m) > 8:
+		return m
+	}
+	var ks [8]string
+	keys := ks[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	p.key = p.key[:0]
+	for _, k := range keys {
+		v := m[k]
+		p.key = binary.AppendUvarint(p.key, uint64(len(k)))
+		p.key = append(p.key, k...)
+		p.key = binary.AppendUvarint(p.key, uint64(len(v)))
+		p.key = append(p.key, v...)
+	}
+	if shared, ok := p.maps[string(p.key)]; ok {
+		return shared
+	}
+	if p.maps == nil {
+		p.maps = map[string]map[string]string{}
+	}
+	if len(p.maps) < 4096 {
+		p.maps[string(p.key)] = m
+	}
+	return m
+}
+
 func firstCommitInfo(actions []Action) *CommitInfo {
 	for i := range actions {
 		if actions[i].CommitInfo != nil {
@@ -240,12 +296,12 @@ func (s *Snapshot) apply(a *Action) {
 	switch {
 	case a.Add != nil:
 		k := a.Add.Key()
-		s.files[k] = a.Add
-		delete(s.tombstones, k)
+		s.files.put(k, a.Add)
+		s.tombstones.del(k)
 	case a.Remove != nil:
 		k := a.Remove.Key()
-		delete(s.files, k)
-		s.tombstones[k] = a.Remove
+		s.files.del(k)
+		s.tombstones.put(k, a.Remove)
 	case a.Metadata != nil:
 		s.metadata = a.Metadata
 	case a.Protocol != nil:
@@ -267,9 +323,9 @@ func (s *Snapshot) apply(a *Action) {
 func (s *Snapshot) applyCheckpointAction(a *Action) {
 	switch {
 	case a.Add != nil:
-		s.files[a.Add.Key()] = a.Add
+		s.files.putNew(a.Add.Key(), a.Add)
 	case a.Remove != nil:
-		s.tombstones[a.Remove.Key()] = a.Remove
+		s.tombstones.putNew(a.Remove.Key(), a.Remove)
 	default:
 		s.apply(a)
 	}
@@ -351,31 +407,20 @@ func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
 func (s *Snapshot) CommitInfo() *CommitInfo { return s.commitInfo }
 
 // NumFiles returns the number of live logical files.
-func (s *Snapshot) NumFiles() int { return len(s.files) }
+func (s *Snapshot) NumFiles() int { return s.files.len() }
 
 // Files returns the live files (add actions), sorted by decoded path and then
 // deletion vector id. The slice is the caller's; the actions are shared.
 func (s *Snapshot) Files() []*Add {
-	s.sortOnce.Do(func() {
-		keys := slices.Collect(maps.Keys(s.files))
-		slices.SortFunc(keys, func(a, b FileKey) int {
-			if c := strings.Compare(a.Path, b.Path); c != 0 {
-				return c
-			}
-			return strings.Compare(a.DV, b.DV)
-		})
-		s.sorted = make([]*Add, len(keys))
-		for i, k := range keys {
-			s.sorted[i] = s.files[k]
-		}
-	})
+	// One level: the level's sorted values are shared (between snapshots,
+	// too); otherwise the merge with the overlay is kept per snapshot.
+	s.sortOnce.Do(func() { s.sorted = s.files.sortedValues() })
 	return slices.Clone(s.sorted)
 }
 
 // File returns the live add action with this key, if any.
 func (s *Snapshot) File(k FileKey) (*Add, bool) {
-	a, ok := s.files[k]
-	return a, ok
+	return s.files.get(k)
 }
 
 // Tombstones returns the unexpired remove actions, sorted by key: those whose
@@ -384,18 +429,16 @@ func (s *Snapshot) File(k FileKey) (*Add, bool) {
 func (s *Snapshot) Tombstones() []*Remove {
 	retention := s.durationProp(PropDeletedFileRetentionDuration, 7*24*time.Hour)
 	cutoff := s.opts.now().Add(-retention).UnixMilli()
-	keys := make([]FileKey, 0, len(s.tombstones))
-	for k, r := range s.tombstones {
+	var live []fileEntry[Remove]
+	s.tombstones.each(func(k FileKey, r *Remove) {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
-			keys = append(keys, k)
+			live = append(live, fileEntry[Remove]{k, r})
 		}
-	}
-	slices.SortFunc(keys, func(a, b FileKey) int {
-		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.DV, b.DV))
 	})
-	out := make([]*Remove, len(keys))
-	for i, k := range keys {
-		out[i] = s.tombstones[k]
+	slices.SortFunc(live, func(a, b fileEntry[Remove]) int { return compareFileKeys(a.k, b.k) })
+	out := make([]*Remove, len(live))
+	for i, e := range live {
+		out[i] = e.v
 	}
 	return out
 }

@@ -1,0 +1,99 @@
+package txlog
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestFileSetMatchesMap checks the layered set against plain maps over
+// random chains of derived sets, and that deriving never changes a sealed
+// set (snapshots share levels).
+func TestFileSetMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	type state struct {
+		set  fileSet[Add]
+		want map[FileKey]*Add
+	}
+	check := func(st state) {
+		t.Helper()
+		if st.set.len() != len(st.want) {
+			t.Fatalf("len %d, want %d", st.set.len(), len(st.want))
+		}
+		for k, v := range st.want {
+			if got, ok := st.set.get(k); !ok || got != v {
+				t.Fatalf("get(%v) = %v, %v", k, got, ok)
+			}
+		}
+		got := map[FileKey]*Add{}
+		st.set.each(func(k FileKey, v *Add) {
+			if _, dup := got[k]; dup {
+				t.Fatalf("each visits %v twice", k)
+			}
+			got[k] = v
+		})
+		if !maps.Equal(got, st.want) {
+			t.Fatalf("each: %d entries, want %d", len(got), len(st.want))
+		}
+		keys := slices.SortedFunc(maps.Keys(st.want), compareFileKeys)
+		sorted := st.set.sortedValues()
+		if len(sorted) != len(keys) {
+			t.Fatalf("sortedValues: %d, want %d", len(sorted), len(keys))
+		}
+		for i, k := range keys {
+			if sorted[i] != st.want[k] {
+				t.Fatalf("sortedValues[%d] is not %v", i, k)
+			}
+		}
+	}
+	// newAdd returns a random add; one in ten has a deletion vector, and
+	// one in ten a path with an escape.
+	newAdd := func() *Add {
+		a := &Add{Path: fmt.Sprintf("p%04d", r.IntN(3000))}
+		if r.IntN(10) == 0 {
+			a.Path += "%20x"
+		}
+		if r.IntN(10) == 0 {
+			a.DeletionVector = &DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: fmt.Sprint(r.IntN(3))}
+		}
+		return a
+	}
+	cur := state{set: newFileSet((*Add).Key), want: map[FileKey]*Add{}}
+	var history []state
+	for step := range 400 {
+		next := state{set: cur.set.derive(), want: maps.Clone(cur.want)}
+		if step == 0 {
+			next.set = newFileSet((*Add).Key)
+		}
+		n := 1 + r.IntN(20)
+		if step%50 == 0 {
+			n = 500
+		}
+		for range n {
+			a := newAdd()
+			k := a.Key()
+			if r.IntN(3) == 0 {
+				next.set.del(k)
+				delete(next.want, k)
+			} else {
+				next.set.put(k, a)
+				next.want[k] = a
+			}
+		}
+		next.set.seal()
+		if len(next.set.levels) > 8 {
+			t.Fatalf("%d levels", len(next.set.levels))
+		}
+		check(next)
+		history = append(history, next)
+		cur = next
+		if r.IntN(20) == 0 && len(history) > 1 {
+			cur = history[r.IntN(len(history))] // branch from an older set
+		}
+	}
+	for _, st := range history {
+		check(st)
+	}
+}
