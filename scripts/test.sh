@@ -21,6 +21,7 @@ go vet ./...
 # package results, skips, failures and the summary lines tests print (MinIO
 # conformance, corpus, crash matrix), so CI output shows what ran.
 logdir=$(mktemp -d)
+trap 'status=$?; if [ "$status" = 0 ]; then rm -rf "$logdir"; fi' EXIT
 gotest() {
   local log="$logdir/$1.log"
   shift
