@@ -179,9 +179,7 @@ func (t *Transaction) TxnVersion(appID string) int64 {
 func (t *Transaction) ReadWholeTable() {
 	t.reads.wholeTable = true
 	if t.snap != nil {
-		for k := range t.snap.files {
-			t.reads.files[k] = true
-		}
+		t.snap.files.each(func(k FileKey, _ *Add) { t.reads.files[k] = true })
 	}
 }
 
@@ -565,15 +563,15 @@ func advance(store objectstore.Store, base *Snapshot, commits []versionedActions
 	if base != nil {
 		s.opts = base.opts
 		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
-		s.files = maps.Clone(base.files)
-		s.tombstones = maps.Clone(base.tombstones)
+		s.files = base.files.derive()
+		s.tombstones = base.tombstones.derive()
 		s.txns = maps.Clone(base.txns)
 		s.domains = maps.Clone(base.domains)
 		s.checkpointVersion = base.checkpointVersion
 	} else {
 		s.opts = loadOptions{version: -1, now: time.Now, concurrency: 8}
-		s.files = map[FileKey]*Add{}
-		s.tombstones = map[FileKey]*Remove{}
+		s.files = newFileSet((*Add).Key)
+		s.tombstones = newFileSet((*Remove).Key)
 		s.txns = map[string]*Txn{}
 		s.domains = map[string]*DomainMetadata{}
 	}
@@ -589,6 +587,8 @@ func advance(store objectstore.Store, base *Snapshot, commits []versionedActions
 		s.version = c.version
 		s.commitInfo = firstCommitInfo(c.actions)
 	}
+	s.files.seal()
+	s.tombstones.seal()
 	if s.protocol == nil || s.metadata == nil {
 		return nil, fmt.Errorf("txlog: version %d: %w", s.version, ErrNoMetadata)
 	}
