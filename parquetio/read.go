@@ -354,7 +354,7 @@ func (f *File) openRowGroup(ctx context.Context, g int) (rr *rowReader, err erro
 		if src == nil {
 			src = f.ra
 		}
-		if err := checkChunkPages(src, off, n); err != nil {
+		if err := checkChunkPages(src, off, n, f.pf.Metadata().RowGroups[g].Columns[col].MetaData.Codec); err != nil {
 			return nil, fmt.Errorf("column chunk %d: %w", col, err)
 		}
 	}

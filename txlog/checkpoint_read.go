@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/parquetio"
 )
 
 // This file decodes checkpoint Parquet files row by row on the file's own
@@ -619,6 +621,11 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return corrupt(file, version, err, "not a Parquet file")
+	}
+	// A damaged page header must not make the decoder allocate gigabytes
+	// (a fatal out-of-memory error cannot be recovered).
+	if err := parquetio.CheckPages(pf, bytes.NewReader(data)); err != nil {
+		return corrupt(file, version, err, "damaged checkpoint Parquet")
 	}
 	schema := pf.Schema()
 	cols := map[string]bool{}
