@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,76 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
 )
 
-// corpusDir returns the conformance corpus folder: $DELTAKIT_CORPUS, else
-// ../shared/corpus beside the repository root.
-func corpusDir() string {
-	if d := os.Getenv("DELTAKIT_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "shared", "corpus")
-}
-
-// corpusExpect is the part of a corpus table's expected.json the scan
-// tests use.
-type corpusExpect struct {
-	Table         string `json:"table"`
-	Root          string `json:"root"`
-	Expect        string `json:"expect"`
-	LatestVersion int64  `json:"latest_version"`
-	Protocol      struct {
-		ReaderFeatures []string `json:"readerFeatures"`
-	} `json:"protocol"`
-	RowsLatest    *int64           `json:"rows_latest"`
-	RowsSource    string           `json:"rows_latest_source"`
-	RowsByVersion map[string]int64 `json:"rows_by_version"`
-}
-
-// corpusTables lists the corpus tables with their expectations, skipping t
-// when the corpus is absent.
-func corpusTables(t *testing.T) (string, []corpusExpect) {
-	t.Helper()
-	dir := corpusDir()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("corpus folder %s is absent; set DELTAKIT_CORPUS", dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []corpusExpect
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "expected.json"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var exp corpusExpect
-		if err := json.Unmarshal(raw, &exp); err != nil {
-			t.Fatalf("%s/expected.json: %v", e.Name(), err)
-		}
-		exp.Table = e.Name()
-		if exp.Root == "" {
-			exp.Root = "."
-		}
-		out = append(out, exp)
-	}
-	return dir, out
-}
-
 // openCorpus opens a corpus table (read-only: nothing is written).
 func openCorpus(t *testing.T, name string, opts ...Option) *Table {
 	t.Helper()
-	dir := filepath.Join(corpusDir(), name)
+	dir := filepath.Join(testsupport.CorpusDir(t), name)
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("corpus table %s is absent: %v", name, err)
 	}
@@ -174,7 +113,8 @@ func (s *dvPrefixStore) Get(ctx context.Context, key string, r objectstore.Range
 // count) and at every version of rows_by_version (time travel), expected
 // refusals and errors.
 func TestCorpusScan(t *testing.T) {
-	dir, tables := corpusTables(t)
+	dir := testsupport.CorpusDir(t)
+	tables := testsupport.CorpusTables(t, dir)
 	var mu sync.Mutex
 	var read, refused, failed, logOnlyTables []string
 	for _, exp := range tables {
@@ -577,7 +517,7 @@ func TestCorpusValues(t *testing.T) {
 		})
 	}
 	t.Run("spark__table-with-dv-large", func(t *testing.T) {
-		root := filepath.Join(corpusDir(), "spark__table-with-dv-large")
+		root := filepath.Join(testsupport.CorpusDir(t), "spark__table-with-dv-large")
 		if _, err := os.Stat(root); err != nil {
 			t.Skip(err)
 		}

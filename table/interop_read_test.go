@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/testenv"
@@ -214,28 +213,6 @@ var readInteropFilters = map[string]map[string]Expr{
 	},
 }
 
-// readInteropPython returns the interop venv's python: $DELTAKIT_VENV or
-// <repo>/.venv. It fails the test when CI=true and the venv is missing,
-// else skips with a hint.
-func readInteropPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("DELTAKIT_VENV")
-	if venv == "" {
-		venv = filepath.Join("..", ".venv")
-	}
-	py, err := filepath.Abs(filepath.Join(venv, "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("interop venv missing in CI (%v): scripts/install-interop.sh must run first", err)
-		}
-		t.Skipf("interop venv %s absent: run scripts/install-interop.sh", venv)
-	}
-	return py
-}
-
 type readInteropResult map[string]struct {
 	Versions map[string][]json.RawMessage `json:"versions"`
 	Filters  map[string][]json.RawMessage `json:"filters"`
@@ -248,15 +225,7 @@ func runReadInterop(t *testing.T, py, base string, storageOptions map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", readInteropScript, base, string(so))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("delta-rs script: %v\n%s", err, stderr.String())
-	}
+	out := testsupport.RunPython(t, py, readInteropScript, base, string(so))
 	var res readInteropResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("script output: %v\n%s", err, out)
@@ -464,7 +433,7 @@ func checkReadInterop(t *testing.T, res readInteropResult, open func(name string
 // primitive type, nested types) into a temp dir and checks that Scan reads
 // every version exactly as delta-rs/pyarrow do, also with filters.
 func TestInteropReadDeltaRS(t *testing.T) {
-	py := readInteropPython(t)
+	py := testsupport.Python(t)
 	dir := t.TempDir()
 	res := runReadInterop(t, py, dir, nil)
 	checkReadInterop(t, res, func(name string, opts ...Option) (*Table, error) {
@@ -475,7 +444,7 @@ func TestInteropReadDeltaRS(t *testing.T) {
 // TestInteropReadDeltaRSMinIO is TestInteropReadDeltaRS with the tables on
 // S3 (MinIO).
 func TestInteropReadDeltaRSMinIO(t *testing.T) {
-	py := readInteropPython(t)
+	py := testsupport.Python(t)
 	m := testenv.StartMinIO(t)
 	base := m.URI("interop-read")
 	res := runReadInterop(t, py, base, map[string]string{

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -26,26 +25,6 @@ import (
 // (Python deltalake) and every data file by pyarrow, on the local
 // filesystem and on MinIO. The interop venv comes from
 // scripts/install-interop.sh ($DELTAKIT_VENV, default <repo>/.venv).
-
-// writeInteropPython returns the venv's python, or skips (fails under CI).
-func writeInteropPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("DELTAKIT_VENV")
-	if venv == "" {
-		venv = filepath.Join("..", ".venv")
-	}
-	py, err := filepath.Abs(filepath.Join(venv, "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("interop venv missing under CI=true: %v", err)
-		}
-		t.Skipf("interop venv %s absent: run scripts/install-interop.sh", venv)
-	}
-	return py
-}
 
 // interopReadScript reads a Delta table with delta-rs and prints its rows
 // normalized to JSON: integers as strings, floats as numbers (non-finite as
@@ -473,15 +452,7 @@ func checkInterop(t *testing.T, py string, tables []interopTable, uris map[strin
 		args["storage_options"] = storageOptions
 	}
 	argJSON, _ := json.Marshal(args)
-	cmd := exec.CommandContext(ctx, py, "-c", interopReadScript, string(argJSON))
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("python: %v\n%s\n%s", err, out, stderr)
-	}
+	out := testsupport.RunPython(t, py, interopReadScript, string(argJSON))
 	var res struct {
 		Tables map[string]struct {
 			Error        string   `json:"error"`
@@ -569,7 +540,7 @@ func sortedStrings(s []string) []string {
 }
 
 func TestInteropWriteLocal(t *testing.T) {
-	py := writeInteropPython(t)
+	py := testsupport.Python(t)
 	root := t.TempDir()
 	uris := map[string]string{}
 	tables := writeInteropTables(t, func(name string) objectstore.Store {
@@ -585,7 +556,7 @@ func TestInteropWriteLocal(t *testing.T) {
 }
 
 func TestInteropWriteMinIO(t *testing.T) {
-	py := writeInteropPython(t)
+	py := testsupport.Python(t)
 	m := testenv.StartMinIO(t)
 	uris := map[string]string{}
 	tables := writeInteropTables(t, func(name string) objectstore.Store {

@@ -2,7 +2,6 @@ package txlog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,33 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 )
-
-// corpusDir returns the conformance corpus folder: $DELTAKIT_CORPUS, else
-// ../shared/corpus relative to the repository root.
-func corpusDir() string {
-	if d := os.Getenv("DELTAKIT_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "shared", "corpus")
-}
-
-type corpusExpect struct {
-	Table         string `json:"table"`
-	Root          string `json:"root"`
-	Expect        string `json:"expect"`
-	LatestVersion int64  `json:"latest_version"`
-	Protocol      struct {
-		MinReaderVersion int32    `json:"minReaderVersion"`
-		MinWriterVersion int32    `json:"minWriterVersion"`
-		ReaderFeatures   []string `json:"readerFeatures"`
-		WriterFeatures   []string `json:"writerFeatures"`
-	} `json:"protocol"`
-	CheckpointVersions []int64          `json:"checkpoint_versions"`
-	RowsLatest         *int64           `json:"rows_latest"`
-	RowsByVersion      map[string]int64 `json:"rows_by_version"`
-}
 
 // liveRows returns sum(numRecords) minus DV cardinalities, and false when a
 // file lacks numRecords. With checkDV it loads every DV and checks that its
@@ -90,31 +65,12 @@ func sortedCopy(s []string) []string {
 // the latest version and per version (time travel), incremental Update, and
 // the expected failures.
 func TestCorpus(t *testing.T) {
-	dir := corpusDir()
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("corpus folder %s is absent; set DELTAKIT_CORPUS", dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := testsupport.CorpusDir(t)
 	var mu sync.Mutex
 	var read, refused, failedAsExpected, rowChecks, rowSkips []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "expected.json"))
-		if err != nil {
-			continue
-		}
-		var exp corpusExpect
-		if err := json.Unmarshal(raw, &exp); err != nil {
-			t.Errorf("%s/expected.json: %v", e.Name(), err)
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			root := filepath.Join(dir, e.Name(), exp.Root)
+	for _, exp := range testsupport.CorpusTables(t, dir) {
+		t.Run(exp.Table, func(t *testing.T) {
+			root := filepath.Join(dir, exp.Table, exp.Root)
 			store, err := objectstore.NewLocal(root)
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +87,7 @@ func TestCorpus(t *testing.T) {
 				}
 				t.Logf("fails as expected: %v", err)
 				mu.Lock()
-				failedAsExpected = append(failedAsExpected, e.Name())
+				failedAsExpected = append(failedAsExpected, exp.Table)
 				mu.Unlock()
 				return
 			case "refuse":
@@ -141,7 +97,7 @@ func TestCorpus(t *testing.T) {
 				}
 				checkRefusal(t, fe, exp.Protocol.ReaderFeatures)
 				mu.Lock()
-				refused = append(refused, e.Name())
+				refused = append(refused, exp.Table)
 				mu.Unlock()
 				return
 			}
@@ -151,14 +107,14 @@ func TestCorpus(t *testing.T) {
 					checkRefusal(t, fe, exp.Protocol.ReaderFeatures)
 					t.Logf("REFUSED (allowed, gap): %v", err)
 					mu.Lock()
-					refused = append(refused, e.Name()+" ("+strings.Join(fe.Features, ",")+")")
+					refused = append(refused, exp.Table+" ("+strings.Join(fe.Features, ",")+")")
 					mu.Unlock()
 					return
 				}
 				t.Fatalf("Load: %v", err)
 			}
 			mu.Lock()
-			read = append(read, e.Name())
+			read = append(read, exp.Table)
 			mu.Unlock()
 
 			if snap.Version() != exp.LatestVersion {
@@ -199,14 +155,14 @@ func TestCorpus(t *testing.T) {
 			switch {
 			case !ok:
 				mu.Lock()
-				rowSkips = append(rowSkips, e.Name())
+				rowSkips = append(rowSkips, exp.Table)
 				mu.Unlock()
 			case exp.RowsLatest != nil:
 				if rows != *exp.RowsLatest {
 					t.Errorf("live rows at latest = %d, want %d", rows, *exp.RowsLatest)
 				}
 				mu.Lock()
-				rowChecks = append(rowChecks, e.Name())
+				rowChecks = append(rowChecks, exp.Table)
 				mu.Unlock()
 			}
 
@@ -362,11 +318,8 @@ func copyLogToMem(t *testing.T, root string) *objectstore.Mem {
 // AtTimestamp at each commit's time selects that commit, and that a time
 // before the first commit is not found.
 func TestCorpusTimeTravelByTimestamp(t *testing.T) {
-	dir := corpusDir()
+	dir := testsupport.CorpusDir(t)
 	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("corpus folder %s is absent; set DELTAKIT_CORPUS", dir)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

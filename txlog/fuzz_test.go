@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 )
 
@@ -43,11 +44,12 @@ func FuzzLoad(f *testing.F) {
 // FuzzReadCheckpointParquet feeds mutated checkpoint files to the checkpoint
 // reader: it must return actions or a *CorruptLogError, never panic.
 func FuzzReadCheckpointParquet(f *testing.F) {
+	dir, _ := testsupport.LookupCorpus() // no corpus: the other seeds remain
 	for _, p := range []string{
 		"deltars__simple_table_with_checkpoint/_delta_log/00000000000000000010.checkpoint.parquet",
 		"golden__multi-part-checkpoint/_delta_log/00000000000000000001.checkpoint.0000000001.0000000002.parquet",
 	} {
-		if data, err := os.ReadFile(filepath.Join(corpusDir(), p)); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, p)); err == nil {
 			f.Add(data)
 		}
 	}

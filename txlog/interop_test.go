@@ -4,42 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 )
-
-// interopPython returns the Python of the interop virtualenv (deltalake and
-// pyarrow, installed by scripts/install-interop.sh), or skips the test.
-func interopPython(t *testing.T) string {
-	t.Helper()
-	venv := os.Getenv("DELTAKIT_VENV")
-	if venv == "" {
-		venv = filepath.Join("..", ".venv")
-	}
-	py, err := filepath.Abs(filepath.Join(venv, "bin", "python"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop venv missing in CI: %v", err)
-		}
-		t.Skipf("interop venv %s absent (run scripts/install-interop.sh)", venv)
-	}
-	return py
-}
 
 // TestCheckpointReadByDeltaRS writes a classic checkpoint with WriteCheckpoint,
 // deletes the commits before it, and has delta-rs (and pyarrow) read the table
 // from the checkpoint: same version, files, partition values, stats, txns and
 // protocol features.
 func TestCheckpointReadByDeltaRS(t *testing.T) {
-	py := interopPython(t)
+	py := testsupport.Python(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	store, err := objectstore.NewLocal(dir)
@@ -124,10 +101,7 @@ print(json.dumps({
   "nulls_in_required": nulls_in_required(),
 }))
 `
-	out, err := exec.CommandContext(ctx, py, "-c", script, dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("delta-rs failed: %v\n%s", err, out)
-	}
+	out := testsupport.RunPython(t, py, script, dir)
 	var got struct {
 		Version        int64    `json:"version"`
 		Files          []string `json:"files"`

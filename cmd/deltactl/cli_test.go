@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
@@ -290,59 +291,33 @@ func TestParseSizeAndRetention(t *testing.T) {
 	}
 }
 
-// corpusDir returns the conformance corpus (../shared/corpus beside the
-// repository, or DELTAKIT_CORPUS), or "" when it is absent.
+// corpusDir returns the absolute path of the conformance corpus (see
+// testsupport.LookupCorpus). Unlike testsupport.CorpusDir it fails t under
+// CI=true when the corpus is missing; elsewhere it skips t.
 func corpusDir(t *testing.T) string {
-	dir := os.Getenv("DELTAKIT_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "corpus")
+	t.Helper()
+	dir, err := testsupport.LookupCorpus()
+	if err == nil {
+		_, err = os.Stat(filepath.Join(dir, "README.md"))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("corpus not found at %s (set DELTAKIT_CORPUS)", dir)
 		}
 		t.Skipf("corpus not found at %s (set DELTAKIT_CORPUS)", dir)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
-
-type corpusExpected struct {
-	Table         string `json:"table"`
-	Root          string `json:"root"`
-	Expect        string `json:"expect"`
-	LatestVersion int64  `json:"latest_version"`
-	Protocol      struct {
-		MinReaderVersion int32 `json:"minReaderVersion"`
-		MinWriterVersion int32 `json:"minWriterVersion"`
-	} `json:"protocol"`
-	RowsLatest *int64 `json:"rows_latest"`
+	return dir
 }
 
 // TestCorpus runs the read-only commands on every corpus table (read-only:
 // nothing is written there) and checks them against expected.json.
 func TestCorpus(t *testing.T) {
 	dir := corpusDir(t)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, e := range entries {
-		raw, err := os.ReadFile(filepath.Join(dir, e.Name(), "expected.json"))
-		if err != nil {
-			continue
-		}
-		var exp corpusExpected
-		if err := json.Unmarshal(raw, &exp); err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
-		}
-		root := filepath.Join(dir, e.Name(), exp.Root)
+	for _, exp := range testsupport.CorpusTables(t, dir) {
+		root := filepath.Join(dir, exp.Table, exp.Root)
 		n++
-		t.Run(e.Name(), func(t *testing.T) {
+		t.Run(exp.Table, func(t *testing.T) {
 			out, errs, code := runCLI(t, "snapshot", root, "-o", "json")
 			if exp.Expect != "read" {
 				if code != 1 {

@@ -1,0 +1,60 @@
+package testsupport
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRepoRoot(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Errorf("RepoRoot() = %s, which has no go.mod: %v", root, err)
+	}
+	if wd, _ := os.Getwd(); filepath.Join(root, "internal", "testsupport") != wd {
+		t.Errorf("RepoRoot() = %s from %s", root, wd)
+	}
+}
+
+func TestLookupCorpus(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(CorpusEnv, dir)
+	if got, err := LookupCorpus(); err != nil || got != dir {
+		t.Errorf("LookupCorpus() = %q, %v; want %q", got, err, dir)
+	}
+	if got := CorpusTables(t, dir); len(got) != 0 {
+		t.Errorf("CorpusTables of an empty folder = %v", got)
+	}
+	missing := filepath.Join(dir, "missing")
+	t.Setenv(CorpusEnv, missing)
+	if got, err := LookupCorpus(); !errors.Is(err, os.ErrNotExist) || got != missing {
+		t.Errorf("LookupCorpus() = %q, %v; want %q and ErrNotExist", got, err, missing)
+	}
+}
+
+func TestCorpusTables(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"a": `{"table": "x", "expect": "read", "latest_version": 3}`,
+		"b": `{"root": "sub", "expect": "refuse"}`,
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name, "expected.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "no-expectations"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got := CorpusTables(t, dir)
+	if len(got) != 2 || got[0].Table != "a" || got[0].Root != "." || got[0].LatestVersion != 3 ||
+		got[1].Table != "b" || got[1].Root != "sub" || got[1].Expect != "refuse" {
+		t.Errorf("CorpusTables = %+v", got)
+	}
+}
