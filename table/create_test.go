@@ -38,6 +38,7 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 		{"in-commit timestamps and row tracking", flat, map[string]string{"delta.enableInCommitTimestamps": "true", "delta.enableRowTracking": "true"},
 			0, 0, nil, nil, []string{"inCommitTimestamp", "rowTracking"}},
 		{"unknown delta.feature", flat, map[string]string{"delta.feature.fancy": "supported"}, 0, 0, nil, nil, []string{"fancy"}},
+		{"valid values", flat, map[string]string{"delta.checkpointInterval": "5", "delta.logRetentionDuration": "interval 2 days", "delta.appendOnly": "false"}, 1, 2, nil, nil, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,6 +63,23 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 				t.Fatalf("protocol %+v, want (%d,%d) %v %v", p, tc.reader, tc.writer, tc.rFeat, tc.wFeat)
 			}
 		})
+	}
+}
+
+func TestCreateRefusesBadPropertyValues(t *testing.T) {
+	flat := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
+	for _, props := range []map[string]string{
+		{"delta.checkpointInterval": "abc"},
+		{"delta.checkpointInterval": "0"},
+		{"delta.appendOnly": "yes please"},
+		{"delta.logRetentionDuration": "thirty days"},
+		{"delta.deletedFileRetentionDuration": "interval 1 month"},
+		{"delta.dataSkippingNumIndexedCols": "-2"},
+	} {
+		_, err := Create(context.Background(), "", flat, WithStore(objectstore.NewMem("t")), WithProperties(props))
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("properties %v: %v, want ErrInvalidArgument", props, err)
+		}
 	}
 }
 

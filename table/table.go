@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -260,6 +261,9 @@ var unwritableProperties = []struct{ key, feature string }{
 // in-commit timestamps, type widening) return an *txlog.UnsupportedFeatureError
 // naming it, rather than a table other engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
+	if err := checkPropertyValues(props); err != nil {
+		return nil, err
+	}
 	p := MinimalProtocol(sch)
 	var refused []string
 	for _, u := range unwritableProperties {
@@ -306,6 +310,36 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 	slices.Sort(p.ReaderFeatures)
 	slices.Sort(p.WriterFeatures)
 	return p, nil
+}
+
+// checkPropertyValues refuses table properties whose values deltakit and
+// other engines would fail to parse later: numbers, booleans and intervals
+// of the delta.* properties it interprets.
+func checkPropertyValues(props map[string]string) error {
+	for k, v := range props {
+		var err error
+		switch k {
+		case txlog.PropCheckpointInterval:
+			var n int64
+			if n, err = strconv.ParseInt(v, 10, 64); err == nil && n <= 0 {
+				err = errors.New("must be a positive number of commits")
+			}
+		case "delta.dataSkippingNumIndexedCols":
+			var n int64
+			if n, err = strconv.ParseInt(v, 10, 32); err == nil && n < -1 {
+				err = errors.New("must be -1 or more")
+			}
+		case txlog.PropAppendOnly, txlog.PropEnableChangeDataFeed, txlog.PropEnableDeletionVectors,
+			txlog.PropEnableRowTracking, txlog.PropEnableInCommitTimestamps:
+			_, err = strconv.ParseBool(v)
+		case txlog.PropLogRetentionDuration, txlog.PropDeletedFileRetentionDuration, txlog.PropSetTransactionRetentionDuration:
+			_, err = txlog.ParseInterval(v)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: table property %s=%q: %v", ErrInvalidArgument, k, v, err)
+		}
+	}
+	return nil
 }
 
 // MinimalProtocol returns the lowest protocol a new table with this schema
