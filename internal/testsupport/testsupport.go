@@ -161,6 +161,12 @@ func Python(t testing.TB) string {
 // pythonTimeout bounds one RunPython call.
 const pythonTimeout = 5 * time.Minute
 
+// exitNow ends a script that ran to its end without the interpreter's
+// teardown: native libraries (delta-rs's runtime) sometimes abort there
+// ("terminate called without an active exception") after the output is
+// complete, which would fail a correct run.
+const exitNow = "\nimport os as _os, sys as _sys\n_sys.stdout.flush()\n_sys.stderr.flush()\n_os._exit(0)\n"
+
 // RunPython runs script with python py (from Python) as `py -c script
 // args...` and returns its standard output. It fails t, showing both
 // outputs, when the script fails or runs longer than five minutes.
@@ -168,7 +174,7 @@ func RunPython(t testing.TB, py, script string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), pythonTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, py, append([]string{"-c", script}, args...)...)
+	cmd := exec.CommandContext(ctx, py, append([]string{"-c", script + exitNow}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
