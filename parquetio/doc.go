@@ -81,8 +81,11 @@
 //   - parquet-go v0.32.0 orders FIXED_LEN_BYTE_ARRAY decimals as unsigned
 //     bytes (parquet-go issue #592), so their footer min/max and column
 //     index would be inverted for mixed signs and make Spark skip matching
-//     row groups: the writer drops those bounds and unlinks that column
-//     index. INT32/INT64 decimals keep correct bounds.
+//     row groups: the writer drops those bounds and that column index,
+//     and writes the remaining page index as one contiguous block, as
+//     parquet-go's own reader requires (no column index at all when such a
+//     decimal is the first column). INT32/INT64 decimals keep correct
+//     bounds.
 //
 // parquet-go also annotates plain INT32/INT64 columns as INT(32|64, signed)
 // and records type_length for non-FIXED types; readers accept both.

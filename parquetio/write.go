@@ -359,7 +359,7 @@ func (w *Writer) Close() (st *Stats, err error) {
 	if err := w.pw.Close(); err != nil {
 		return nil, fmt.Errorf("parquetio: close: %w", err)
 	}
-	tail, err := fixFooter(w.out.tail.Bytes(), w.plan.flbaDecimalPaths)
+	tail, err := fixFooter(w.out.tail.Bytes(), w.out.n, w.plan.flbaDecimalPaths)
 	if err != nil {
 		return nil, err
 	}
@@ -373,9 +373,11 @@ func (w *Writer) Close() (st *Stats, err error) {
 	return w.result, nil
 }
 
-// tailWriter passes bytes on until capture is set, then keeps them.
+// tailWriter passes bytes on until capture is set, then keeps them; n
+// counts the bytes passed on, so the kept tail starts at offset n.
 type tailWriter struct {
 	w       *bufio.Writer
+	n       int64
 	capture bool
 	tail    bytes.Buffer
 }
@@ -384,7 +386,9 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 	if t.capture {
 		return t.tail.Write(p)
 	}
-	return t.w.Write(p)
+	m, err := t.w.Write(p)
+	t.n += int64(m)
+	return m, err
 }
 
 // WrittenFile describes a data file written by WriteFile.

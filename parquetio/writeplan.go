@@ -254,7 +254,8 @@ func (b *planWriter) leaf(t schema.Type, path []string) (parquet.Node, leafEncod
 		if b.cfg.dictionary {
 			return parquet.Encoded(n, &parquet.RLEDictionary)
 		}
-		return n
+		// parquet-go's own default for BYTE_ARRAY is DELTA_LENGTH_BYTE_ARRAY.
+		return parquet.Encoded(n, &parquet.Plain)
 	}
 	switch p.Name {
 	case schema.Long:
