@@ -3,13 +3,14 @@
 # installing what the figures need: the MinIO server (P1, P2, P4, P6) and the
 # Python venv with deltalake (the delta-rs side of P3). See BENCHMARKS.md.
 #
-#   ./scripts/bench.sh                      full sizes (about 5 minutes on 2 cores)
-#   ./scripts/bench.sh --quick              CI sizes (about a minute)
+#   ./scripts/bench.sh                      full sizes (2-4 minutes on 2 cores)
+#   ./scripts/bench.sh --quick              quick sizes, as CI runs them (10-30 s plus compiling)
 #   ./scripts/bench.sh --only P1,P3 -o json
 #   GOTEST=1 ./scripts/bench.sh             also go test -bench ./bench (same code, quick sizes)
 #
 # Arguments go to deltabench. No figure is compared with a threshold: the exit
-# status is non-zero only when a figure fails to run.
+# status is non-zero only when a figure fails to run. scripts/test.sh (CI) does
+# not call this script; it runs go run ./cmd/deltabench --quick -o table itself.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
