@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ type Sink struct {
 	now     func() time.Time
 	retries int
 	wopts   []table.WriteOption
+	params  map[string]string // extra commitInfo.operationParameters
 
 	mu  sync.Mutex
 	tbl *table.Table
@@ -282,11 +284,12 @@ func (s *Sink) commit(ctx context.Context, tbl *table.Table, tx *txlog.Transacti
 		}
 		tx.Add(txlog.Action{Txn: &t})
 	}
-	tx.SetOperationParameters(map[string]string{
-		"outputMode": string(s.mode),
-		"queryId":    s.queryID,
-		"epochId":    strconv.FormatInt(epochID, 10),
-	})
+	params := make(map[string]string, len(s.params)+3)
+	maps.Copy(params, s.params)
+	params["outputMode"] = string(s.mode)
+	params["queryId"] = s.queryID
+	params["epochId"] = strconv.FormatInt(epochID, 10)
+	tx.SetOperationParameters(params)
 	var bytes int64
 	for _, a := range adds {
 		bytes += a.Size

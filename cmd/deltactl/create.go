@@ -54,7 +54,7 @@ gives the table the timestampNtz feature (protocol 3/7).`,
 			if desc != "" {
 				opts = append(opts, table.WithDescription(desc))
 			}
-			t, err := table.Create(cmd.Context(), args[0], sch, a.tableOptions(opts...)...)
+			t, err := a.createTable(cmd.Context(), args[0], sch, opts...)
 			if err != nil {
 				return err
 			}

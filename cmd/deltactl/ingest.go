@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/ingest"
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
@@ -17,17 +22,18 @@ import (
 )
 
 type ingestFlags struct {
-	format      string
-	delimiter   string
-	partitionBy []string
-	props       []string
-	batchRows   int
-	targetSize  string
-	epochRows   int
-	queryID     string
-	maxEpochs   int
-	fromEpoch   int64
-	maxRows     int64
+	format       string
+	delimiter    string
+	partitionBy  []string
+	props        []string
+	batchRows    int
+	targetSize   string
+	epochRows    int
+	queryID      string
+	maxEpochs    int
+	fromEpoch    int64
+	fromEpochSet bool
+	maxRows      int64
 }
 
 func newIngestCmd(a *app) *cobra.Command {
@@ -75,7 +81,7 @@ the table would, and the sink skips the epochs the table already holds.`,
 	fl.StringVar(&f.queryID, "query-id", "", "streaming query id (txn appId); required with --epoch-rows, stable across restarts")
 	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
 	fl.Int64Var(&f.maxRows, "max-rows", 0, "read only the first this many rows of the input (0: all)")
-	fl.Int64Var(&f.fromEpoch, "from-epoch", -1, "replay the stream from this epoch (default: after the query's last committed epoch)")
+	fl.Int64Var(&f.fromEpoch, "from-epoch", 0, "replay the stream from this epoch (default: after the query's last committed epoch)")
 	cmd.AddCommand(newKafkaCmd(a))
 	return cmd
 }
@@ -96,7 +102,10 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		return usagef("--max-epochs must be >= 0")
 	case f.maxRows < 0:
 		return usagef("--max-rows must be >= 0")
+	case f.fromEpoch < 0:
+		return usagef("--from-epoch must be >= 0")
 	}
+	f.fromEpochSet = cmd.Flags().Changed("from-epoch")
 	target, err := parseSize(f.targetSize)
 	if err != nil {
 		return usagef("--target-size: %v", err)
@@ -143,7 +152,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		if len(props) > 0 {
 			opts = append(opts, table.WithProperties(props))
 		}
-		tbl, err = table.Create(ctx, uri, src.Schema(), a.tableOptions(opts...)...)
+		tbl, err = a.createTable(ctx, uri, src.Schema(), opts...)
 		if err != nil {
 			return err
 		}
@@ -249,7 +258,11 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Sou
 }
 
 func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
-	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...)}
+	params, err := streamParams(src, f.epochRows)
+	if err != nil {
+		return err
+	}
+	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...), streamsink.WithOperationParameters(params)}
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))
 	}
@@ -267,8 +280,13 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	if err != nil {
 		return err
 	}
+	if last >= 0 {
+		if err := a.checkResume(ctx, sink.Table(), f.queryID, last, params); err != nil {
+			return err
+		}
+	}
 	start := last + 1
-	if f.fromEpoch >= 0 {
+	if f.fromEpochSet {
 		if f.fromEpoch > last+1 {
 			return usagef("--from-epoch %d would leave epochs %d-%d uncommitted (the query's last committed epoch is %d)", f.fromEpoch, last+1, f.fromEpoch-1, last)
 		}
@@ -330,4 +348,129 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 		}
 	}
 	return nil
+}
+
+// Operation parameters of the STREAMING UPDATE commits of a streaming
+// ingest, next to the sink's outputMode, queryId and epochId: what defines
+// the epoch boundaries, so that a restart can check it resumes the same
+// stream (epoch E starts at row E × epochRows of the input).
+const (
+	paramEpochRows = "epochRows"
+	paramInput     = "inputFiles"
+)
+
+// inputFile is one input file in the inputFiles parameter.
+type inputFile struct {
+	Name string `json:"name"` // base name
+	Size int64  `json:"size"`
+}
+
+// streamParams returns the operation parameters recorded with each epoch.
+func streamParams(src *ingest.Source, epochRows int) (map[string]string, error) {
+	files := []inputFile{}
+	for _, p := range src.Files() {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, inputFile{Name: filepath.Base(p), Size: fi.Size()})
+	}
+	raw, err := json.Marshal(files)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{paramEpochRows: strconv.Itoa(epochRows), paramInput: string(raw)}, nil
+}
+
+// checkResume refuses to resume query queryID, whose last committed epoch is
+// last, when the epoch commit recorded other epoch boundaries than params: a
+// different --epoch-rows, or an input that is not the recorded one (the same
+// files by name, in order, each at least as large: files may grow and new
+// files may follow). Resuming would start at the wrong row and duplicate or
+// lose rows while the txn versions still look exactly-once. Epochs
+// committed before the parameters were recorded, or whose commit was
+// removed by log cleanup, are not checked.
+func (a *app) checkResume(ctx context.Context, tbl *table.Table, queryID string, last int64, params map[string]string) error {
+	ci, version, err := epochCommitInfo(ctx, tbl, queryID, last)
+	if err != nil {
+		return err
+	}
+	if ci == nil {
+		a.logger.Warn("cannot check the epoch boundaries: the commit of the query's last epoch is not in the log", "query", queryID, "epoch", last)
+		return nil
+	}
+	param := func(k string) (string, bool) {
+		v, ok := ci.OperationParameters[k].(string)
+		return v, ok
+	}
+	rec, ok := param(paramEpochRows)
+	if !ok {
+		a.logger.Warn("cannot check --epoch-rows: the query's last epoch commit does not record it", "query", queryID, "epoch", last, "version", version)
+	} else if rec != params[paramEpochRows] {
+		return fmt.Errorf("--epoch-rows %s differs from the %s rows per epoch recorded for query %s (its last epoch %d, version %d): resuming would misalign the epochs and duplicate or skip rows; rerun with --epoch-rows %s",
+			params[paramEpochRows], rec, queryID, last, version, rec)
+	}
+	recIn, ok := param(paramInput)
+	if !ok {
+		return nil
+	}
+	var was, now []inputFile
+	if err := json.Unmarshal([]byte(recIn), &was); err != nil {
+		a.logger.Warn("cannot check the input: unreadable "+paramInput+" parameter", "query", queryID, "version", version, "err", err)
+		return nil
+	}
+	if err := json.Unmarshal([]byte(params[paramInput]), &now); err != nil {
+		return err
+	}
+	same := len(now) >= len(was)
+	for i := 0; same && i < len(was); i++ {
+		same = was[i].Name == now[i].Name && was[i].Size <= now[i].Size
+	}
+	if !same {
+		return fmt.Errorf("the input (%s) is not the one query %s committed its epochs from (%s, recorded with its last epoch %d, version %d): resuming would not continue that stream; a different input needs a new --query-id",
+			describeInput(now), queryID, describeInput(was), last, version)
+	}
+	return nil
+}
+
+func describeInput(files []inputFile) string {
+	parts := make([]string, len(files))
+	for i, f := range files {
+		parts[i] = fmt.Sprintf("%s, %d bytes", f.Name, f.Size)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// epochCommitInfo finds the commit that recorded txn {appId: queryID,
+// version: epoch}, reading the log backwards from tbl's version, and
+// returns its commitInfo and version; nil when the commit is no longer in
+// the log (cleaned up).
+func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoch int64) (*txlog.CommitInfo, int64, error) {
+	store := tbl.Store()
+	for v := tbl.Version(); v >= 0; v-- {
+		actions, err := txlog.ReadCommit(ctx, store, v)
+		if errors.Is(err, objectstore.ErrNotExist) {
+			return nil, -1, nil
+		}
+		if err != nil {
+			return nil, -1, err
+		}
+		var ci *txlog.CommitInfo
+		found := false
+		for i := range actions {
+			if c := actions[i].CommitInfo; c != nil && ci == nil {
+				ci = c
+			}
+			if t := actions[i].Txn; t != nil && t.AppID == queryID && t.Version == epoch {
+				found = true
+			}
+		}
+		if found {
+			if ci == nil {
+				ci = &txlog.CommitInfo{}
+			}
+			return ci, v, nil
+		}
+	}
+	return nil, -1, nil
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
@@ -19,7 +22,7 @@ type timeTravel struct {
 }
 
 func (tt *timeTravel) register(cmd *cobra.Command) {
-	cmd.Flags().Int64Var(&tt.version, "version", -1, "table version to show (default: the latest)")
+	cmd.Flags().Int64Var(&tt.version, "version", 0, "table version to show (default: the latest)")
 	cmd.Flags().StringVar(&tt.timestamp, "timestamp", "", "show the latest version committed at or before this time (RFC 3339, \"2006-01-02 15:04:05\" or \"2006-01-02\", UTC unless a zone is given)")
 }
 
@@ -108,6 +111,9 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 				return usagef("--version must be >= 0")
 			}
 			actions, err := txlog.ReadCommit(ctx, store, ver)
+			if errors.Is(err, objectstore.ErrNotExist) {
+				err = commitNotFound(ctx, store, ver, err)
+			}
 			if err != nil {
 				return err
 			}
@@ -122,8 +128,20 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 			return a.out().Log(v)
 		},
 	}
-	cmd.Flags().Int64Var(&ver, "version", -1, "commit version (default: the latest)")
+	cmd.Flags().Int64Var(&ver, "version", 0, "commit version (default: the latest)")
 	return cmd
+}
+
+// commitNotFound explains why commit ver, which ReadCommit did not find
+// (notExist), cannot be shown: a *txlog.VersionNotFoundError naming the
+// earliest and latest versions, as snapshot --version gives, or a note that
+// log cleanup removed the commit of a version a checkpoint still holds.
+func commitNotFound(ctx context.Context, store objectstore.Store, ver int64, notExist error) error {
+	_, err := txlog.Load(ctx, store, txlog.AtVersion(ver))
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("commit %d is no longer in the log (removed by log cleanup; the version is still reconstructable from a checkpoint): %w", ver, notExist)
 }
 
 func newSnapshotCmd(a *app) *cobra.Command {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -96,6 +97,9 @@ readers of older versions and writers in flight may still need the files.
 			vopts = append(vopts, table.WithVacuumDryRun(dryRun), table.WithVacuumForce(force))
 			res, err := t.Vacuum(cmd.Context(), vopts...)
 			bar.Finish()
+			if errors.Is(err, table.ErrRetentionTooShort) {
+				return fmt.Errorf("%w; pass --force to vacuum with --retain %s anyway (only when no reader or writer still needs the older files)", err, retain)
+			}
 			if err != nil {
 				return err
 			}
@@ -187,8 +191,9 @@ With --exactly-once it reads the log instead and reports, per streaming
 query (txn appId), the epochs committed by STREAMING UPDATE commits and txn
 actions, with gaps, repeats and epochs that went backwards.
 
-Exit code 0 when the table is clean, 3 when a problem was found, 1 when the
-check itself failed.`,
+Exit code 0 when the table is clean, 3 when a problem was found (with
+--exactly-once too: a gap in the log or a commit that does not decode), 1
+when the check itself failed (no table, an I/O error).`,
 		Example: "  deltactl verify ./demo-data/flights\n  deltactl verify --exactly-once ./demo-data/flights -o json",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -200,7 +205,16 @@ check itself failed.`,
 			if exactlyOnce {
 				rep, err := table.VerifyExactlyOnce(ctx, store)
 				if err != nil {
-					return err
+					// A gap or a corrupt file in the log is what verify is
+					// for: a failed verification (3), not an error (1).
+					v := exactlyOnceLogProblem(store.URI(), err)
+					if v == nil {
+						return err
+					}
+					if err := a.out().ExactlyOnce(v); err != nil {
+						return err
+					}
+					return errVerifyFailed
 				}
 				if err := a.out().ExactlyOnce(exactlyOnceView(store.URI(), rep)); err != nil {
 					return err

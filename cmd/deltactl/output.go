@@ -34,6 +34,7 @@ type Output interface {
 	Verify(*VerifyView) error
 	ExactlyOnce(*ExactlyOnceView) error
 	Cleanup(*CleanupView) error
+	Version(*VersionView) error
 }
 
 // jsonOutput writes each view as one indented JSON document.
@@ -63,6 +64,7 @@ func (o *jsonOutput) Optimize(v *OptimizeView) error       { return o.write(v) }
 func (o *jsonOutput) Verify(v *VerifyView) error           { return o.write(v) }
 func (o *jsonOutput) ExactlyOnce(v *ExactlyOnceView) error { return o.write(v) }
 func (o *jsonOutput) Cleanup(v *CleanupView) error         { return o.write(v) }
+func (o *jsonOutput) Version(v *VersionView) error         { return o.write(v) }
 
 // textOutput writes aligned tables and short reports for people.
 type textOutput struct{ w io.Writer }
@@ -353,8 +355,8 @@ func (o *textOutput) Optimize(v *OptimizeView) error {
 	return err
 }
 
-func (o *textOutput) Verify(v *VerifyView) error {
-	for _, p := range v.Problems {
+func (o *textOutput) problems(ps []VerifyProblemView) {
+	for _, p := range ps {
 		where := ""
 		if p.Version != nil {
 			where = fmt.Sprintf(" at version %d", *p.Version)
@@ -364,6 +366,10 @@ func (o *textOutput) Verify(v *VerifyView) error {
 		}
 		fmt.Fprintf(o.w, "PROBLEM %s%s: %s\n", p.Kind, where, p.Detail)
 	}
+}
+
+func (o *textOutput) Verify(v *VerifyView) error {
+	o.problems(v.Problems)
 	status := "OK"
 	if !v.OK {
 		status = fmt.Sprintf("FAILED (%d problem(s))", len(v.Problems))
@@ -378,6 +384,11 @@ func (o *textOutput) Verify(v *VerifyView) error {
 }
 
 func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
+	if len(v.Problems) > 0 {
+		o.problems(v.Problems)
+		_, err := fmt.Fprintf(o.w, "verify --exactly-once %s: FAILED (%d problem(s) in the log; the epochs cannot be checked)\n", v.Table, len(v.Problems))
+		return err
+	}
 	if len(v.Queries) == 0 {
 		fmt.Fprintf(o.w, "no streaming query (txn appId) in versions %d-%d\n", v.FromVersion, v.Version)
 	}
@@ -409,6 +420,11 @@ func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
 		status = "FAILED"
 	}
 	_, err := fmt.Fprintf(o.w, "verify --exactly-once %s: %s (versions %d-%d)\n", v.Table, status, v.FromVersion, v.Version)
+	return err
+}
+
+func (o *textOutput) Version(v *VersionView) error {
+	_, err := fmt.Fprintln(o.w, "deltactl", v.Version)
 	return err
 }
 

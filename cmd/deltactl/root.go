@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -178,8 +179,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print the deltactl version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintln(a.stdout, "deltactl", version)
-			return err
+			return a.out().Version(&VersionView{Version: version})
 		},
 	}
 }
@@ -245,10 +245,27 @@ func (a *app) tableOptions(opts ...table.Option) []table.Option {
 
 // openTable opens the table at uri with the global flags.
 func (a *app) openTable(ctx context.Context, uri string, opts ...table.Option) (*table.Table, error) {
-	return table.Open(ctx, uri, a.tableOptions(opts...)...)
+	t, err := table.Open(ctx, uri, a.tableOptions(opts...)...)
+	return t, storeError(err)
+}
+
+// createTable creates the table at uri with the global flags.
+func (a *app) createTable(ctx context.Context, uri string, sch *schema.StructType, opts ...table.Option) (*table.Table, error) {
+	t, err := table.Create(ctx, uri, sch, a.tableOptions(opts...)...)
+	return t, storeError(err)
 }
 
 // openStore opens the store rooted at the table uri.
 func (a *app) openStore(ctx context.Context, uri string) (objectstore.Store, error) {
-	return objectstore.Open(ctx, uri, a.storeOptions()...)
+	s, err := objectstore.Open(ctx, uri, a.storeOptions()...)
+	return s, storeError(err)
+}
+
+// storeError names deltactl's flag in an S3 configuration error that names
+// only the library's option (objectstore.WithRegion).
+func storeError(err error) error {
+	if err != nil && strings.Contains(err.Error(), "no AWS region") {
+		return fmt.Errorf("%w (deltactl: pass --region, e.g. --region us-east-1, or set AWS_REGION)", err)
+	}
+	return err
 }

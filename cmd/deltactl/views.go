@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -424,6 +425,9 @@ type ExactlyOnceView struct {
 	Version     int64       `json:"version"`
 	FromVersion int64       `json:"fromVersion"`
 	Queries     []QueryView `json:"queries"`
+	// Problems are problems of the log itself (a gap, a corrupt commit)
+	// that stopped the check; Queries is then empty.
+	Problems []VerifyProblemView `json:"problems"`
 }
 
 // QueryView is one streaming query (txn appId) in ExactlyOnceView. Epoch
@@ -457,7 +461,7 @@ type BackwardsView struct {
 }
 
 func exactlyOnceView(uri string, r *table.ExactlyOnceReport) *ExactlyOnceView {
-	v := &ExactlyOnceView{Table: uri, OK: r.OK(), Version: r.Version, FromVersion: r.FromVersion, Queries: []QueryView{}}
+	v := &ExactlyOnceView{Table: uri, OK: r.OK(), Version: r.Version, FromVersion: r.FromVersion, Queries: []QueryView{}, Problems: []VerifyProblemView{}}
 	ranges := func(rs []table.EpochRange) []string {
 		out := []string{}
 		for _, r := range rs {
@@ -478,6 +482,42 @@ func exactlyOnceView(uri string, r *table.ExactlyOnceReport) *ExactlyOnceView {
 		v.Queries = append(v.Queries, qv)
 	}
 	return v
+}
+
+// exactlyOnceLogProblem returns the verify --exactly-once report of a log
+// that VerifyExactlyOnce could not read through (a gap, a corrupt commit or
+// checkpoint, a truncated log), or nil when err is not such a problem (no
+// table, an I/O error).
+func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
+	kind := table.ProblemLoad
+	pv := VerifyProblemView{Detail: err.Error()}
+	var ce *txlog.CorruptLogError
+	switch {
+	case errors.As(err, &ce):
+		pv.Path = ce.File
+		if ce.Version >= 0 {
+			ver := ce.Version
+			pv.Version = &ver
+		}
+		switch {
+		case strings.Contains(ce.Reason, "not contiguous"):
+			kind = table.ProblemLogGap
+		case strings.HasSuffix(ce.File, ".json"):
+			kind = table.ProblemCorruptCommit
+		}
+	case errors.Is(err, txlog.ErrVersionNotFound):
+		kind = table.ProblemLogGap
+	case errors.Is(err, txlog.ErrNoMetadata), errors.Is(err, txlog.ErrNoProtocol):
+	default:
+		return nil
+	}
+	pv.Kind = string(kind)
+	return &ExactlyOnceView{Table: uri, Version: -1, FromVersion: -1, Queries: []QueryView{}, Problems: []VerifyProblemView{pv}}
+}
+
+// VersionView is the output of version.
+type VersionView struct {
+	Version string `json:"version"`
 }
 
 // CleanupView is the output of cleanup.
