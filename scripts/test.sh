@@ -26,7 +26,7 @@ gotest() {
   local log="$logdir/$1.log"
   shift
   if go test -v -count=1 -timeout 30m "$@" > "$log" 2>&1; then
-    grep -E '^(ok|FAIL|panic:)|^--- SKIP|^    --- SKIP|^--- PASS: Test[^ /]*(MinIO|S3|Local|Mem|Faulty|Corpus|Interop|Crash|Kafka|Demo|Conformance)|^(crash matrix|corpus):' "$log" || true
+    grep -E '^(ok|FAIL|panic:)|^--- SKIP|^    --- SKIP|^--- PASS: Test[^ /]*(MinIO|S3|Local|Mem|Faulty|Corpus|Interop|Crash|Kafka|Demo|Conformance)|^(crash matrix|corpus|corpus scan):' "$log" || true
   else
     echo "---- failures (full log: $log) ----"
     grep -n -B3 -A40 -E -- '--- FAIL|^panic:|^FAIL' "$log" | head -600
