@@ -501,10 +501,7 @@ func (a *rowAsm) buildMap(slot int) map[string]string {
 	if shared {
 		a.mapKey = a.mapKey[:0]
 		for i, k := range keys {
-			a.mapKey = append(a.mapKey, k...)
-			a.mapKey = append(a.mapKey, 0)
-			a.mapKey = append(a.mapKey, vals[i]...)
-			a.mapKey = append(a.mapKey, 0)
+			a.mapKey = appendPVKey(a.mapKey, k, vals[i])
 		}
 		if m, ok := a.maps[string(a.mapKey)]; ok {
 			return m

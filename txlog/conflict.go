@@ -130,23 +130,10 @@ func summarize(version int64, actions []Action) winnerSummary {
 //  5. the winner removed a file we read;
 //  6. the winner removed a file we remove;
 //  7. the winner wrote a txn for an appId whose version we read.
-func checkConflicts(rs *readSet, ours []Action, w winnerSummary) (kinds []error, details []string) {
+func checkConflicts(rs *readSet, ours *ownWrites, w winnerSummary) (kinds []error, details []string) {
 	add := func(kind error, format string, args ...any) {
 		kinds = append(kinds, kind)
 		details = append(details, fmt.Sprintf(format, args...))
-	}
-	var ourMetadata bool
-	ourDomains := map[string]bool{}
-	ourRemoves := map[FileKey]bool{}
-	for _, a := range ours {
-		switch {
-		case a.Metadata != nil:
-			ourMetadata = true
-		case a.DomainMetadata != nil:
-			ourDomains[a.DomainMetadata.Domain] = true
-		case a.Remove != nil:
-			ourRemoves[a.Remove.Key()] = true
-		}
 	}
 	if w.protocol {
 		add(ErrProtocolChanged, "version %d changed the protocol", w.version)
@@ -155,11 +142,11 @@ func checkConflicts(rs *readSet, ours []Action, w winnerSummary) (kinds []error,
 		add(ErrMetadataChanged, "version %d changed the metadata", w.version)
 	}
 	for _, d := range w.domains {
-		if ourDomains[d] {
+		if ours.domains[d] {
 			add(ErrConcurrentDomain, "version %d changed metadata domain %q", w.version, d)
 		}
 	}
-	if !w.blindAppend || ourMetadata {
+	if !w.blindAppend || ours.metadata {
 		for _, f := range w.added {
 			if rs.wholeTable || rs.matches(f.PartitionValues) {
 				add(ErrConcurrentAppend, "version %d added %s", w.version, f.Path)
@@ -174,7 +161,7 @@ func checkConflicts(rs *readSet, ours []Action, w winnerSummary) (kinds []error,
 		}
 	}
 	for _, f := range w.removed {
-		if ourRemoves[f.Key()] {
+		if ours.removes[f.Key()] {
 			add(ErrConcurrentDeleteDelete, "version %d also removed %s", w.version, f.Path)
 			break
 		}
@@ -185,6 +172,29 @@ func checkConflicts(rs *readSet, ours []Action, w winnerSummary) (kinds []error,
 		}
 	}
 	return kinds, details
+}
+
+// ownWrites is what the transaction's own actions change, for conflict
+// checks; computed once per commit, not per winning commit.
+type ownWrites struct {
+	metadata bool
+	domains  map[string]bool
+	removes  map[FileKey]bool
+}
+
+func newOwnWrites(actions []Action) *ownWrites {
+	o := &ownWrites{domains: map[string]bool{}, removes: map[FileKey]bool{}}
+	for _, a := range actions {
+		switch {
+		case a.Metadata != nil:
+			o.metadata = true
+		case a.DomainMetadata != nil:
+			o.domains[a.DomainMetadata.Domain] = true
+		case a.Remove != nil:
+			o.removes[a.Remove.Key()] = true
+		}
+	}
+	return o
 }
 
 func (rs *readSet) matches(pv map[string]string) bool {

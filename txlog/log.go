@@ -418,14 +418,7 @@ type Commit struct {
 }
 
 // CommitInfo returns the commit's first commitInfo action, or nil.
-func (c *Commit) CommitInfo() *CommitInfo {
-	for i := range c.Actions {
-		if ci := c.Actions[i].CommitInfo; ci != nil {
-			return ci
-		}
-	}
-	return nil
-}
+func (c *Commit) CommitInfo() *CommitInfo { return firstCommitInfo(c.Actions) }
 
 // Commits lists "_delta_log/" once and yields the commits with versions in
 // [start, end], in ascending order; end < 0 means up to the latest commit.

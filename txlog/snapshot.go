@@ -221,7 +221,7 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	if s.metadata == nil {
 		return nil, fmt.Errorf("%w (version %d)", ErrNoMetadata, s.version)
 	}
-	if s.schema == nil || metadataChanged || base == nil {
+	if s.schema == nil || metadataChanged {
 		st, err := s.metadata.Schema()
 		if err != nil {
 			return nil, corrupt("", s.version, err, "metaData.schemaString does not parse")
@@ -247,6 +247,16 @@ type pvInterner struct {
 // read-only).
 var emptyPartitionValues = map[string]string{}
 
+// appendPVKey appends one key/value pair of a partitionValues map to a
+// sharing key, length-prefixed so that no two different maps give the same
+// key.
+func appendPVKey(buf []byte, k, v string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(k)))
+	buf = append(buf, k...)
+	buf = binary.AppendUvarint(buf, uint64(len(v)))
+	return append(buf, v...)
+}
+
 func (p *pvInterner) intern(m map[string]string) map[string]string {
 	switch {
 	case m == nil:
@@ -264,11 +274,7 @@ func (p *pvInterner) intern(m map[string]string) map[string]string {
 	slices.Sort(keys)
 	p.key = p.key[:0]
 	for _, k := range keys {
-		v := m[k]
-		p.key = binary.AppendUvarint(p.key, uint64(len(k)))
-		p.key = append(p.key, k...)
-		p.key = binary.AppendUvarint(p.key, uint64(len(v)))
-		p.key = append(p.key, v...)
+		p.key = appendPVKey(p.key, k, m[k])
 	}
 	if shared, ok := p.maps[string(p.key)]; ok {
 		return shared

@@ -177,10 +177,9 @@ func (t *Transaction) TxnVersion(appID string) int64 {
 // ReadWholeTable records that the transaction depends on every file of the
 // table (e.g. a full overwrite): any concurrent data change conflicts.
 func (t *Transaction) ReadWholeTable() {
+	// The conflict checks test wholeTable before the set of read files, so
+	// nothing per file needs recording.
 	t.reads.wholeTable = true
-	if t.snap != nil {
-		t.snap.files.each(func(k FileKey, _ *Add) { t.reads.files[k] = true })
-	}
 }
 
 // ReadFiles returns the live files whose partition values match pred, and
@@ -389,6 +388,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	}
 	readVersion := t.ReadVersion()
 	version := readVersion + 1
+	own := newOwnWrites(actions)
 	var winners []versionedActions
 	var lastErr error
 	failures := 0    // consecutive attempts with an unknown outcome
@@ -436,7 +436,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 				// An earlier attempt of ours landed and its reply was lost.
 				return t.finish(ctx, version, attempt, txnID, winners, actions), nil
 			}
-			if kinds, details := checkConflicts(&t.reads, actions, summarize(version, won)); len(kinds) > 0 {
+			if kinds, details := checkConflicts(&t.reads, own, summarize(version, won)); len(kinds) > 0 {
 				op := ""
 				if ci := firstCommitInfo(won); ci != nil {
 					op = ci.Operation
