@@ -583,22 +583,18 @@ func referencedFiles(snap *txlog.Snapshot) []fileRef {
 
 // storeKey turns a decoded data file path (relative to the table root, or
 // an absolute URI) into a key of the store rooted at uri; ok is false for
-// an absolute path outside it.
+// an absolute path outside it. Equivalent spellings of the root
+// (file:/x, file://localhost/x, s3a://) match as they do for the scan
+// (normalizeURI), so vacuum keeps every file a scan reads.
 func storeKey(uri, p string) (string, bool) {
-	if !strings.Contains(p, "://") && !strings.HasPrefix(p, "/") {
+	if !schemeRE.MatchString(p) && !strings.HasPrefix(p, "/") {
 		return p, p != ""
 	}
-	root := strings.TrimSuffix(uri, "/") + "/"
-	if k, ok := strings.CutPrefix(p, root); ok && k != "" {
-		return k, true
+	if strings.HasPrefix(p, "/") {
+		p = "file://" + p
 	}
-	// file:/abs and file:///abs spell the same file; so do /abs and file:///abs.
-	norm := func(s string) string {
-		s = strings.TrimPrefix(s, "file://")
-		s = strings.TrimPrefix(s, "file:")
-		return s
-	}
-	if k, ok := strings.CutPrefix(norm(p), norm(root)); ok && k != "" && strings.HasPrefix(root, "file:") {
+	root := normalizeURI(strings.TrimSuffix(uri, "/")) + "/"
+	if k, ok := strings.CutPrefix(normalizeURI(p), root); ok && k != "" {
 		return k, true
 	}
 	return "", false
