@@ -704,7 +704,12 @@ type QueryEpochs struct {
 	LastVersion int64
 	// Committed are the committed epochs as ranges, ascending.
 	Committed []EpochRange
-	// Gaps are epochs between Base+1 (or First) and Last that no commit wrote.
+	// Streaming is true when a STREAMING UPDATE commit names AppID as its
+	// queryId. Only such appIds count epochs one by one; other txn appIds
+	// (e.g. Kafka offsets stored as txn versions) may advance by any step.
+	Streaming bool
+	// Gaps are epochs between Base+1 (or First) and Last that no commit
+	// wrote; reported for streaming queries only.
 	Gaps []EpochRange
 	// Repeats are epochs committed more than once.
 	Repeats []EpochRepeat
@@ -798,6 +803,7 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOn
 			qid, _ := ci.OperationParameters["queryId"].(string)
 			epoch, hasEpoch := paramInt(ci.OperationParameters["epochId"])
 			if qid != "" && hasEpoch {
+				track(qid).Streaming = true
 				v, ok := txns[qid]
 				switch {
 				case !ok:
@@ -864,6 +870,9 @@ func (q *queryTrack) finish() *QueryEpochs {
 		} else {
 			out.Committed = append(out.Committed, EpochRange{From: e, To: e})
 		}
+	}
+	if !q.Streaming {
+		return &out
 	}
 	// Gaps: from the base (when known) or the first epoch up to the last.
 	next := out.First
