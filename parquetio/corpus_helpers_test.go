@@ -10,23 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 )
 
-// corpusDir returns the conformance corpus folder: $DELTAKIT_CORPUS, else
-// ../shared/corpus beside the repository root. Tests skip when it is absent.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("DELTAKIT_CORPUS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "corpus")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("corpus not found at %s (set DELTAKIT_CORPUS)", dir)
-	}
-	return dir
-}
+// corpusDir returns the conformance corpus folder (testsupport.CorpusDir:
+// $DELTAKIT_CORPUS, else ../shared/corpus beside the repository root).
+func corpusDir(t testing.TB) string { return testsupport.CorpusDir(t) }
 
 // corpusTable is what the tests need from a table's version-0 log: the data
 // schema (partition columns removed), the column mapping mode, the add
@@ -47,7 +38,7 @@ func loadCorpusTable(t testing.TB, name string) *corpusTable {
 	dir := filepath.Join(corpusDir(t), name)
 	f, err := os.Open(filepath.Join(dir, "_delta_log", "00000000000000000000.json"))
 	if err != nil {
-		t.Skipf("table %s not in corpus: %v", name, err)
+		testsupport.Absent(t, "table %s not in corpus: %v", name, err)
 	}
 	defer f.Close()
 	tbl := &corpusTable{dir: dir, mode: "none", stats: map[string]string{}, partition: map[string]map[string]*string{}}

@@ -27,7 +27,7 @@ func openCorpus(t *testing.T, name string, opts ...Option) *Table {
 	t.Helper()
 	dir := filepath.Join(testsupport.CorpusDir(t), name)
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("corpus table %s is absent: %v", name, err)
+		testsupport.Absent(t, "corpus table %s is absent: %v", name, err)
 	}
 	tbl, err := Open(context.Background(), dir, opts...)
 	if err != nil {
@@ -519,7 +519,7 @@ func TestCorpusValues(t *testing.T) {
 	t.Run("spark__table-with-dv-large", func(t *testing.T) {
 		root := filepath.Join(testsupport.CorpusDir(t), "spark__table-with-dv-large")
 		if _, err := os.Stat(root); err != nil {
-			t.Skip(err)
+			testsupport.Absent(t, "corpus table: %v", err)
 		}
 		store, err := objectstore.NewLocal(root)
 		if err != nil {

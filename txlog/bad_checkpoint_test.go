@@ -5,20 +5,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/deltakit/deltakit/internal/testsupport"
 )
 
 // A checkpoint whose page header claims a huge page is refused as corrupt
 // before the Parquet decoder allocates anything (one changed byte once made
 // parquet-go ask for 32 GB and kill the process).
 func TestCheckpointWithDamagedPageHeader(t *testing.T) {
-	corpus := os.Getenv("DELTAKIT_CORPUS")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "shared", "corpus")
-	}
-	file := filepath.Join(corpus, "deltars__simple_table_with_checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet")
+	file := filepath.Join(testsupport.CorpusDir(t), "deltars__simple_table_with_checkpoint", "_delta_log", "00000000000000000010.checkpoint.parquet")
 	data, err := os.ReadFile(file)
 	if err != nil {
-		t.Skipf("corpus file not found: %v", err)
+		testsupport.Absent(t, "corpus file: %v", err)
 	}
 	if err := ReadCheckpointParquet(file, 10, data, true, func(*Action) {}); err != nil {
 		t.Fatalf("intact checkpoint: %v", err)

@@ -63,14 +63,25 @@ func LookupCorpus() (string, error) {
 	return abs, nil
 }
 
+// Absent ends t because something a test needs is not there: a failure
+// with CI=true (where .ci/run must have provided it), a skip with the
+// message otherwise.
+func Absent(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // CorpusDir returns the absolute path of the conformance corpus folder (see
-// LookupCorpus). It skips t when the folder is absent and fails t on any
-// other error.
+// LookupCorpus). When the folder is absent it ends t with Absent (a failure
+// under CI=true, a skip elsewhere); it fails t on any other error.
 func CorpusDir(t testing.TB) string {
 	t.Helper()
 	dir, err := LookupCorpus()
 	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("corpus folder %s is absent; set %s", dir, CorpusEnv)
+		Absent(t, "corpus folder %s is absent; set %s", dir, CorpusEnv)
 	}
 	if err != nil {
 		t.Fatal(err)
