@@ -47,6 +47,9 @@ func testEnv(tb testing.TB) *Env {
 	if wd, err := os.Getwd(); err == nil {
 		env.Python = FindPython(wd)
 	}
+	if env.Python == "" && os.Getenv("CI") == "true" {
+		tb.Fatal("CI=true: no python with deltalake for P3; scripts/test.sh runs scripts/install-interop.sh")
+	}
 	env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMemoryChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), memoryChildEnv+"="+dir)

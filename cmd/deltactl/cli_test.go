@@ -291,23 +291,9 @@ func TestParseSizeAndRetention(t *testing.T) {
 	}
 }
 
-// corpusDir returns the absolute path of the conformance corpus (see
-// testsupport.LookupCorpus). Unlike testsupport.CorpusDir it fails t under
-// CI=true when the corpus is missing; elsewhere it skips t.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir, err := testsupport.LookupCorpus()
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "README.md"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("corpus not found at %s (set DELTAKIT_CORPUS)", dir)
-		}
-		t.Skipf("corpus not found at %s (set DELTAKIT_CORPUS)", dir)
-	}
-	return dir
-}
+// corpusDir returns the conformance corpus (testsupport.CorpusDir: a
+// failure under CI=true when it is missing, a skip elsewhere).
+func corpusDir(t *testing.T) string { return testsupport.CorpusDir(t) }
 
 // TestCorpus runs the read-only commands on every corpus table (read-only:
 // nothing is written there) and checks them against expected.json.
