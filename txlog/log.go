@@ -422,7 +422,8 @@ func (c *Commit) CommitInfo() *CommitInfo { return firstCommitInfo(c.Actions) }
 
 // Commits lists "_delta_log/" once and yields the commits with versions in
 // [start, end], in ascending order; end < 0 means up to the latest commit.
-// The commit path uses it to read the commits that won a race. It yields an
+// History, verify and the CLI use it (the commit loop reads single versions
+// with ReadCommit). It yields an
 // error (and stops) when a version in the range is missing (a
 // *CorruptLogError for a gap, a *VersionNotFoundError when start is not
 // listed), when a commit cannot be read or decoded, or when ctx ends. An

@@ -373,7 +373,7 @@ func (p *whereParser) predicate() (table.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := table.And(c.Ge(lo), c.Le(hi))
+		e := c.Between(lo, hi)
 		if negate {
 			return table.Not(e), nil
 		}
