@@ -14,8 +14,14 @@ go mod download
 ./scripts/install-interop.sh
 export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
 
-echo "== go vet"
+echo "== gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed on:"; echo "$unformatted"; exit 1
+fi
 go vet ./...
+# Pinned, run from the module proxy (no install step, nothing added to go.mod).
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # gotest runs go test -v, keeps the whole output in a log and prints the
 # package results, skips, failures and the summary lines tests print (MinIO
