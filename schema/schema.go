@@ -241,11 +241,16 @@ func parseType(raw []byte, path string) (Type, error) {
 	switch c.Type {
 	case "struct":
 		st := &StructType{Fields: make([]*StructField, 0, len(c.Fields))}
+		seen := make(map[string]bool, len(c.Fields))
 		for _, jf := range c.Fields {
 			fp := jf.Name
 			if path != "" {
 				fp = path + "." + jf.Name
 			}
+			if seen[jf.Name] {
+				return nil, fmt.Errorf("%w: duplicate field %q", ErrInvalidSchema, fp)
+			}
+			seen[jf.Name] = true
 			ft, err := parseType(jf.Type, fp)
 			if err != nil {
 				return nil, err

@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -55,9 +56,16 @@ func TestParseErrors(t *testing.T) {
 		"decimal too wide": `{"type":"struct","fields":[{"name":"a","type":"decimal(39,2)","nullable":true,"metadata":{}}]}`,
 		"missing type":     `{"type":"struct","fields":[{"name":"a","nullable":true,"metadata":{}}]}`,
 		"empty":            ``,
+		"duplicate field":  `{"type":"struct","fields":[{"name":"a","type":"long","nullable":true,"metadata":{}},{"name":"a","type":"string","nullable":true,"metadata":{}}]}`,
+		"duplicate nested": `{"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}},{"name":"x","type":"long","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}`,
 	} {
 		if _, err := Parse(in); !errors.Is(err, ErrInvalidSchema) {
 			t.Errorf("%s: err = %v, want ErrInvalidSchema", name, err)
 		}
+	}
+	_, err := Parse(`{"type":"struct","fields":[{"name":"s","type":{"type":"struct","fields":[` +
+		`{"name":"x","type":"long","nullable":true,"metadata":{}},{"name":"x","type":"long","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}`)
+	if err == nil || !strings.Contains(err.Error(), `duplicate field "s.x"`) {
+		t.Errorf("duplicate nested field: err = %v, want it to name s.x", err)
 	}
 }
