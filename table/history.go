@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -43,22 +44,37 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 	if limit > 0 {
 		start = max(0, end-int64(limit)+1)
 	}
-	ls, err := scanLog(ctx, t.store)
+	out, err := t.history(ctx, start, end)
+	var nf *txlog.VersionNotFoundError
+	if errors.As(err, &nf) && nf.Version == start {
+		// Log cleanup deleted start: list the whole log once to find the
+		// oldest commit left, and start there.
+		ls, lerr := scanLog(ctx, t.store)
+		if lerr != nil {
+			return nil, lerr
+		}
+		out, err = nil, nil // no commit of [start, end] is left: an empty history
+		if i, _ := slices.BinarySearch(ls.commits, start); i < len(ls.commits) && ls.commits[i] <= end {
+			out, err = t.history(ctx, ls.commits[i], end)
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
 	}
-	// Older commits may have been cleaned up: start at the oldest one left.
-	if i, _ := slices.BinarySearch(ls.commits, start); i < len(ls.commits) {
-		start = max(start, ls.commits[i])
-	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// history reads the commits [start, end] in ascending order; it lists the
+// log from start only, so a short history of a long log stays cheap.
+func (t *Table) history(ctx context.Context, start, end int64) ([]HistoryEntry, error) {
 	var out []HistoryEntry
 	for c, err := range txlog.Commits(ctx, t.store, start, end) {
 		if err != nil {
-			return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
+			return nil, err
 		}
 		out = append(out, historyEntry(c))
 	}
-	slices.Reverse(out)
 	return out, nil
 }
 

@@ -71,4 +71,11 @@ func TestHistory(t *testing.T) {
 	if len(h) != 3 || h[2].Version != 3 {
 		t.Errorf("history after cleanup: %d entries, oldest %d", len(h), h[len(h)-1].Version)
 	}
+	// A limit reaching past the oldest commit left starts there too.
+	if h, err = tbl.History(ctx, 4); err != nil || len(h) != 3 || h[0].Version != 5 || h[2].Version != 3 {
+		t.Errorf("history(4) after cleanup: %+v, %v", h, err)
+	}
+	if h, err = tbl.History(ctx, 2); err != nil || len(h) != 2 || h[0].Version != 5 || h[1].Version != 4 {
+		t.Errorf("history(2) after cleanup: %+v, %v", h, err)
+	}
 }
