@@ -49,6 +49,7 @@ type txnConfig struct {
 	now          func() time.Time
 	logger       *slog.Logger
 	noCheckpoint bool
+	checkpointer *Checkpointer
 	sleep        func(ctx context.Context, d time.Duration) error
 	rand         func() float64
 }
@@ -82,6 +83,16 @@ func WithLogger(l *slog.Logger) TxnOption {
 // version is a multiple of delta.checkpointInterval.
 func WithoutAutoCheckpoint() TxnOption {
 	return func(c *txnConfig) { c.noCheckpoint = true }
+}
+
+// WithCheckpointer hands the post-commit snapshot to cp when a checkpoint is
+// due, instead of writing the checkpoint inside Commit: the commit returns
+// without waiting for it (CommitResult.CheckpointQueued). For long-running
+// writers, whose commit latency should not include a checkpoint of the
+// whole table every delta.checkpointInterval commits. A nil cp keeps the
+// synchronous default; WithoutAutoCheckpoint wins over it.
+func WithCheckpointer(cp *Checkpointer) TxnOption {
+	return func(c *txnConfig) { c.checkpointer = cp }
 }
 
 // Transaction is an optimistic transaction (spec "Optimistic Concurrency
@@ -241,10 +252,15 @@ type CommitResult struct {
 	// with every winning commit and this one applied.
 	Snapshot *Snapshot
 	// Checkpointed is true when a checkpoint of Version was written after
-	// the commit. CheckpointErr holds why writing it failed; the commit
-	// itself succeeded either way.
+	// the commit, inside Commit (the default). CheckpointErr holds why
+	// writing or queueing it failed; the commit itself succeeded either way.
 	Checkpointed  bool
 	CheckpointErr error
+	// CheckpointQueued is true when a checkpoint of Version was due and
+	// handed to the transaction's Checkpointer (WithCheckpointer), which
+	// writes it in the background; its outcome is in the Checkpointer's
+	// Stats and Close.
+	CheckpointQueued bool
 }
 
 // isBlindAppend reports whether the commit only adds files and read nothing.
@@ -372,7 +388,8 @@ func (t *Transaction) validate() error {
 // ErrCommitFailed that says how many attempts were made and why.
 //
 // After the commit, a checkpoint is written when the version is a multiple
-// of delta.checkpointInterval (default 10); its failure is reported in
+// of delta.checkpointInterval (default 10), or queued on the Checkpointer
+// given WithCheckpointer; a failure to write or queue it is reported in
 // CommitResult.CheckpointErr, never as a commit failure.
 func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	if t.done {
@@ -522,7 +539,8 @@ type versionedActions struct {
 	actions []Action
 }
 
-// finish builds the post-commit snapshot and writes a checkpoint when due.
+// finish builds the post-commit snapshot and writes (or queues) a
+// checkpoint when due.
 func (t *Transaction) finish(ctx context.Context, version int64, attempts int, txnID string,
 	winners []versionedActions, ours []Action) *CommitResult {
 	t.done = true
@@ -536,13 +554,23 @@ func (t *Transaction) finish(ctx context.Context, version int64, attempts int, t
 		return res
 	}
 	res.Snapshot = snap
-	if !t.cfg.noCheckpoint && version > 0 && version%snap.checkpointInterval() == 0 {
-		if err := WriteCheckpoint(ctx, snap); err != nil {
+	if t.cfg.noCheckpoint || version == 0 || version%snap.checkpointInterval() != 0 {
+		return res
+	}
+	if cp := t.cfg.checkpointer; cp != nil {
+		if err := cp.Enqueue(snap); err != nil {
 			res.CheckpointErr = err
-			t.cfg.logger.Warn("txlog: checkpoint failed", "version", version, "err", err)
+			t.cfg.logger.Warn("txlog: checkpoint not queued", "version", version, "err", err)
 		} else {
-			res.Checkpointed = true
+			res.CheckpointQueued = true
 		}
+		return res
+	}
+	if err := WriteCheckpoint(ctx, snap); err != nil {
+		res.CheckpointErr = err
+		t.cfg.logger.Warn("txlog: checkpoint failed", "version", version, "err", err)
+	} else {
+		res.Checkpointed = true
 	}
 	return res
 }
