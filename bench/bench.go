@@ -7,7 +7,8 @@
 //
 //	P1 commit       p50/p99 latency of a one-file blind append commit on MinIO
 //	                vs a bare PutIfAbsent of the same bytes, interleaved
-//	P2 append       rows of the flights schema through table.AppendRows vs
+//	P2 append       flights structs through table.Append[Flight] (and rows
+//	                through table.AppendRows) vs
 //	                parquet-go's GenericWriter + Put, on MinIO
 //	P3 open         latest snapshot (and an incremental refresh) of a table
 //	                with many commits, a checkpoint and many live files:

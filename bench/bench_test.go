@@ -74,7 +74,7 @@ func TestFigures(t *testing.T) {
 	}
 	want := map[string][]string{
 		"P1": {"ratio_p50", "ratio_p99", "deltakit_commit_p50", "bare_put_p50"},
-		"P2": {"ratio", "deltakit_append", "raw_parquet_go"},
+		"P2": {"ratio", "deltakit_append", "raw_parquet_go", "append_rows", "ratio_append_rows"},
 		"P3": {"deltakit_open_files", "deltakit_update_10"},
 		"P4": {"commits_per_s_1w", "commits_per_s_3w", "lost_commits_3w"},
 		"P5": {"peak_rss", "heap_live"},
@@ -165,8 +165,9 @@ func BenchmarkCommit(b *testing.B) {
 	})
 }
 
-// BenchmarkAppend is P2: table.AppendRows vs parquet-go + Put of the same
-// flights rows, on MinIO.
+// BenchmarkAppend is P2: table.Append[Flight] ("deltakit"), table.AppendRows
+// of the same rows as parquetio rows ("deltakit-rows") and parquet-go +
+// Put of the same []Flight ("raw-parquet-go"), on MinIO.
 func BenchmarkAppend(b *testing.B) {
 	ctx := b.Context()
 	cfg := benchConfig()
@@ -178,6 +179,15 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := a.deltakit(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cfg.AppendRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("deltakit-rows", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.deltakitRows(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}

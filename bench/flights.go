@@ -10,15 +10,17 @@ import (
 )
 
 // Flight is one row of the flights schema as a plain Go struct, the input of
-// parquet-go's GenericWriter (the raw floor of P2 and P6). The tags give the
-// layout deltakit writes: optional columns, microsecond timestamps,
-// dictionary-encoded strings.
+// parquet-go's GenericWriter (the raw floor of P2 and P6) and of
+// table.Append[Flight] (P2). The parquet tags give the layout deltakit
+// writes: optional columns, microsecond timestamps, dictionary-encoded
+// strings; the delta tags map the fields to FlightsSchema (Date holds
+// microseconds since the epoch of a timestamp_ntz).
 type Flight struct {
-	Date        int64  `parquet:"date,optional,timestamp(microsecond)"`
-	Delay       int64  `parquet:"delay,optional"`
-	Distance    int64  `parquet:"distance,optional"`
-	Origin      string `parquet:"origin,optional,dict"`
-	Destination string `parquet:"destination,optional,dict"`
+	Date        int64  `parquet:"date,optional,timestamp(microsecond)" delta:"date,timestamp_ntz"`
+	Delay       int64  `parquet:"delay,optional" delta:"delay"`
+	Distance    int64  `parquet:"distance,optional" delta:"distance"`
+	Origin      string `parquet:"origin,optional,dict" delta:"origin"`
+	Destination string `parquet:"destination,optional,dict" delta:"destination"`
 }
 
 // FlightsSchema returns the Delta schema of the flights table: {date

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -436,6 +437,64 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		want = append(want, parquetio.Row{f.Date, f.Delay, dist, f.Origin, f.Destination, *f.Fare, []any{f.Legs[0], f.Legs[1]}})
 	}
 	out = append(out, interopTable{name: "flights", tbl: cur, want: want, oldRows: 2500, wantFiles: -1})
+
+	// 4. Typed rows of primitive fields: Append's columnar path.
+	type Reading struct {
+		At      int64     `delta:"at,timestamp_ntz"` // microseconds
+		Seen    time.Time `delta:"seen"`
+		Day     time.Time `delta:"day,date"`
+		Sensor  string    `delta:"sensor,notnull"`
+		Value   *float64  `delta:"value"`
+		Gain    float32   `delta:"gain"`
+		Count   *int64    `delta:"count"`
+		Small   int16     `delta:"small"`
+		Tiny    int8      `delta:"tiny"`
+		Mid     int32     `delta:"mid"`
+		OK      bool      `delta:"ok"`
+		Payload []byte    `delta:"payload"`
+		Note    *string   `delta:"note"`
+	}
+	rsch, err := SchemaOf[Reading]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	readings, err := Create(ctx, "", rsch, WithStore(newStore("readings")), WithProperties(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := time.FixedZone("Z-3", -3*3600)
+	var rrows []Reading
+	for i := range 4000 {
+		at := time.Date(2024, 2, 29, 23, 0, 0, 0, time.UTC).Add(time.Duration(i) * 1234567 * time.Microsecond)
+		r := Reading{At: at.UnixMicro(), Seen: at.In(zone), Day: at.In(zone), Sensor: fmt.Sprintf("sensor-ü-%d", i%17),
+			Gain: float32(i) / 8, Small: int16(i - 2000), Tiny: int8(i), Mid: int32(i) * 1e5, OK: i%3 == 0}
+		if i%4 != 0 {
+			v, c, n := float64(i)*math.Pi, int64(i)<<40, strings.Repeat("日本", i%20)
+			r.Value, r.Count, r.Note, r.Payload = &v, &c, &n, []byte{byte(i), 0, 0xff}
+		}
+		rrows = append(rrows, r)
+	}
+	if !columnarTaken(t, rsch, rrows, false) {
+		t.Fatal("Append of Reading does not take the columnar path")
+	}
+	cur = readings
+	for c := range 2 {
+		if cur, err = Append(ctx, cur, rrows[c*2000:(c+1)*2000], WithTargetFileSize(16<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := planOf(reflect.TypeFor[Reading]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := bindStructEncoder(info, rsch, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = encodeRows(reflect.ValueOf(rrows), enc); err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, interopTable{name: "readings", tbl: cur, want: want, oldRows: 2000, wantFiles: -1})
 	return out
 }
 

@@ -35,7 +35,10 @@ import (
 //     slice or map in such a field is an error when writing.
 //   - timestamp (the default for time.Time), timestamp_ntz, date: the Delta
 //     type of a time.Time field (also of the elements of a []time.Time or
-//     the values of a map).
+//     the values of a map). timestamp and timestamp_ntz also apply to an
+//     int64 or int field, which then holds microseconds since 1970-01-01
+//     00:00:00 (UTC for timestamp; the wall clock for timestamp_ntz), the
+//     values Delta stores.
 //   - decimal(p,s): the Delta type of a parquetio.Decimal field (required
 //     for them).
 //
@@ -96,6 +99,7 @@ const (
 	kSlice
 	kMap
 	kPtr
+	kMicros // int64 or int holding microseconds since the epoch, tagged timestamp or timestamp_ntz
 )
 
 // typeNode is the shape of one Go type and the Delta type it declares.
@@ -289,7 +293,7 @@ func (b *planBuilder) addFields(info *typeInfo, rt reflect.Type, index []int, pa
 // leafUsed reports whether a type override reached a time.Time or Decimal.
 func leafUsed(n *typeNode) bool {
 	switch n.kind {
-	case kTime, kDecimal:
+	case kTime, kDecimal, kMicros:
 		return true
 	case kPtr, kSlice:
 		return leafUsed(n.elem)
@@ -326,6 +330,9 @@ func (b *planBuilder) node(rt reflect.Type, leaf schema.Type, path string) (*typ
 	}
 	switch rt.Kind() {
 	case reflect.Int64, reflect.Int:
+		if n := primName(leaf); n == schema.Timestamp || n == schema.TimestampNTZ {
+			return &typeNode{kind: kMicros, rt: rt, delta: leaf}, nil
+		}
 		return &typeNode{kind: kInt, rt: rt, delta: schema.Primitive(schema.Long)}, nil
 	case reflect.Int32:
 		return &typeNode{kind: kInt, rt: rt, delta: schema.Primitive(schema.Integer)}, nil
@@ -614,6 +621,11 @@ func bindEncoder(n *typeNode, t schema.Type, col, goName string) (encFn, error) 
 		if primName(t) == schema.Date {
 			return func(v reflect.Value) (any, error) { return parquetio.Date(v.Int()), nil }, nil
 		}
+	case kMicros:
+		switch primName(t) {
+		case schema.Timestamp, schema.TimestampNTZ:
+			return func(v reflect.Value) (any, error) { return time.UnixMicro(v.Int()).UTC(), nil }, nil
+		}
 	case kDecimal:
 		if _, ok := t.(*schema.DecimalType); ok {
 			return func(v reflect.Value) (any, error) { return v.Interface().(parquetio.Decimal), nil }, nil
@@ -692,7 +704,7 @@ func bindEncoder(n *typeNode, t schema.Type, col, goName string) (encFn, error) 
 // sortKeys orders map keys so that files are deterministic.
 func sortKeys(keys []reflect.Value, kind nodeKind) {
 	switch kind {
-	case kInt:
+	case kInt, kMicros:
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.Int(), b.Int()) })
 	case kFloat:
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.Float(), b.Float()) })
@@ -984,6 +996,23 @@ func bindDecoder(n *typeNode, t schema.Type, col, goName string) (decFn, error) 
 			}
 			return nil
 		}, nil
+	case kMicros:
+		switch primName(t) {
+		case schema.Timestamp, schema.TimestampNTZ:
+		default:
+			return incompatible()
+		}
+		return func(x any, dst reflect.Value) error {
+			switch v := x.(type) {
+			case nil:
+				dst.SetZero()
+			case time.Time:
+				dst.SetInt(v.UnixMicro())
+			default:
+				return badValue(x, dst)
+			}
+			return nil
+		}, nil
 	case kDate:
 		if primName(t) != schema.Date {
 			return incompatible()
@@ -1128,6 +1157,12 @@ func Overwrite[T any](ctx context.Context, t *Table, rows []T, opts ...WriteOpti
 }
 
 func writeTyped[T any](ctx context.Context, t *Table, rows []T, mode writeMode, opts []WriteOption) (*Table, error) {
+	return writeTypedPath(ctx, t, rows, mode, opts, true)
+}
+
+// writeTypedPath is writeTyped; columnar false always takes the row path
+// (encodeRows), which tests compare the columnar path with.
+func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMode, opts []WriteOption, columnar bool) (*Table, error) {
 	info, err := planOf(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
@@ -1145,7 +1180,13 @@ func writeTyped[T any](ctx context.Context, t *Table, rows []T, mode writeMode, 
 	if err != nil {
 		return nil, err
 	}
-	prows, err := encodeRows(reflect.ValueOf(rows), enc)
+	rv := reflect.ValueOf(rows)
+	if columnar && len(t.PartitionColumns()) == 0 {
+		if tr := newTypedRows(rv, info, enc); tr != nil {
+			return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: tr}, cfg)
+		}
+	}
+	prows, err := encodeRows(rv, enc)
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}

@@ -174,6 +174,7 @@ type prepared struct {
 	schema        *schema.StructType
 	schemaChanged bool
 	rows          []parquetio.Row
+	typed         *typedRows // Go structs written column by column (typedwrite.go); rows is nil then
 }
 
 // prepareRows aligns untyped rows with the table schema (after evolution).
@@ -421,7 +422,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 	}
 	metrics := map[string]string{
 		"numFiles":       strconv.Itoa(len(res.adds)),
-		"numOutputRows":  strconv.FormatInt(int64(len(p.rows)), 10),
+		"numOutputRows":  strconv.FormatInt(int64(p.numRows()), 10),
 		"numOutputBytes": strconv.FormatInt(addBytes, 10),
 	}
 	if mode == modeOverwrite {
@@ -777,6 +778,9 @@ type writeResult struct {
 // partition with groupCheck (when non-nil) and writes the data files. On
 // error, files already written are deleted (best effort).
 func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig, groupCheck func(map[string]string) error) (*writeResult, error) {
+	if p.typed != nil {
+		return t.writeTypedFiles(ctx, p, cfg, groupCheck)
+	}
 	sch := p.schema
 	partCols := t.PartitionColumns()
 	pIdx := make([]int, len(partCols))
@@ -1008,7 +1012,8 @@ func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, r
 				break
 			}
 		}
-		add, err := w.writeFile(ctx, dir, values, rows[start:end], raw)
+		part := rows[start:end]
+		add, err := w.writeFile(ctx, dir, values, raw, func(pw *parquetio.Writer) error { return pw.Write(part) })
 		if err != nil {
 			return nil, err
 		}
@@ -1018,7 +1023,9 @@ func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, r
 	return adds, nil
 }
 
-func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[string]string, rows []parquetio.Row, raw int64) (*txlog.Add, error) {
+// writeFile writes one data file whose rows write gives to the Parquet
+// writer; raw is their estimated size (see fieldChecker).
+func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[string]string, raw int64, write func(*parquetio.Writer) error) (*txlog.Add, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -1037,7 +1044,7 @@ func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[strin
 	if err != nil {
 		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
 	}
-	if err := pw.Write(rows); err != nil {
+	if err := write(pw); err != nil {
 		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
 	}
 	st, err := pw.Close()
