@@ -1,0 +1,166 @@
+package txlog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// decodeBoth decodes every row group of the Parquet file data with the
+// row decoder and the column decoder and returns each one's actions as JSON
+// lines (or its error).
+func decodeBoth(t *testing.T, data []byte) (rows, cols []string, rowsErr, colsErr error) {
+	t.Helper()
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := planColumns(pf.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect := func(dst *[]string) func(*Action) {
+		return func(a *Action) {
+			b, err := json.Marshal(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*dst = append(*dst, string(b))
+		}
+	}
+	for _, g := range pf.RowGroups() {
+		if rowsErr == nil {
+			rowsErr = decodeRowGroup(g, plans, collect(&rows))
+		}
+		if colsErr == nil {
+			colsErr = decodeRowGroupColumns(g, plans, collect(&cols))
+		}
+	}
+	return rows, cols, rowsErr, colsErr
+}
+
+func compareDecoders(t *testing.T, name string, data []byte) {
+	t.Helper()
+	rows, cols, rowsErr, colsErr := decodeBoth(t, data)
+	if (rowsErr == nil) != (colsErr == nil) {
+		t.Errorf("%s: row decoder error %v, column decoder error %v", name, rowsErr, colsErr)
+		return
+	}
+	if len(rows) != len(cols) {
+		t.Errorf("%s: row decoder %d actions, column decoder %d", name, len(rows), len(cols))
+		return
+	}
+	for i := range rows {
+		if rows[i] != cols[i] {
+			t.Errorf("%s: action %d differs:\nrows:    %s\ncolumns: %s", name, i, rows[i], cols[i])
+			return
+		}
+	}
+}
+
+// TestDecodeRowGroupColumns checks that the column decoder yields exactly
+// the row decoder's actions on the checkpoints (and sidecars) of every
+// corpus table and on checkpoints deltakit writes (partitioned, many
+// pages, several row groups).
+func TestDecodeRowGroupColumns(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name                string
+		commits, checkpoint int64
+		filesPerCommit      int
+	}{
+		{"small", 3, 3, 2},
+		{"many pages", 200, 200, 25},
+	} {
+		store := buildBenchTable(t, tc.commits, tc.checkpoint, tc.filesPerCommit)
+		data, err := store.Get(ctx, CheckpointKey(tc.checkpoint), objectstore.FullObject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _, _, _ := decodeBoth(t, data)
+		if want := int(tc.commits)*tc.filesPerCommit + 3; len(rows) != want {
+			t.Errorf("%s: %d actions, want %d (adds, protocol, metaData, txn)", tc.name, len(rows), want)
+		}
+		compareDecoders(t, tc.name, data)
+	}
+
+	corpus := testsupport.CorpusDir(t)
+	var files []string
+	err := filepath.WalkDir(corpus, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") && strings.Contains(p, "_delta_log") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 5 {
+		t.Fatalf("found %d checkpoint files under %s, want at least 5", len(files), corpus)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			continue // damaged on purpose: ReadCheckpointParquet's tests cover it
+		}
+		if _, err := planColumns(pf.Schema()); err != nil {
+			continue
+		}
+		rel, _ := filepath.Rel(corpus, f)
+		compareDecoders(t, rel, data)
+	}
+	t.Logf("compared %d corpus checkpoint files", len(files))
+}
+
+// BenchmarkDecodeCheckpoint decodes a 100,000-file checkpoint with the row
+// decoder and with the column decoder, on one goroutine.
+func BenchmarkDecodeCheckpoint(b *testing.B) {
+	store := buildBenchTable(b, 1000, 1000, 100)
+	data, err := store.Get(context.Background(), CheckpointKey(1000), objectstore.FullObject)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	plans, err := planColumns(pf.Schema())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name   string
+		decode func(parquet.RowGroup, []columnPlan, func(*Action)) error
+	}{{"rows", decodeRowGroup}, {"columns", decodeRowGroupColumns}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				n := 0
+				for _, g := range pf.RowGroups() {
+					if err := bc.decode(g, plans, func(*Action) { n++ }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if n != 100_003 {
+					b.Fatalf("%d actions", n)
+				}
+			}
+		})
+	}
+}
