@@ -54,6 +54,7 @@ type Sink struct {
 	retries int
 	wopts   []table.WriteOption
 	params  map[string]string // extra commitInfo.operationParameters
+	txnOpts []txlog.TxnOption
 
 	mu  sync.Mutex
 	tbl *table.Table
@@ -75,6 +76,20 @@ func WithClock(now func() time.Time) Option { return func(s *Sink) { s.now = now
 // size, ...).
 func WithWriteOptions(opts ...table.WriteOption) Option {
 	return func(s *Sink) { s.wopts = append(s.wopts, opts...) }
+}
+
+// WithCheckpointer makes the sink's epoch commits hand their due
+// checkpoints to cp, which writes them in the background, so that an epoch
+// every delta.checkpointInterval does not wait for a checkpoint of the whole
+// table (see txlog.Checkpointer). The caller owns cp: close it after the
+// last epoch (a checkpoint still queued then is written by Close, or
+// dropped if Close's context ends first: the table stays valid either way,
+// and exactly-once does not depend on checkpoints). A Sink has no lifecycle
+// of its own, so there is no default background checkpointer: without this
+// option (or table.WithCheckpointer on the table) epoch commits checkpoint
+// synchronously, as Spark's sink does.
+func WithCheckpointer(cp *txlog.Checkpointer) Option {
+	return func(s *Sink) { s.txnOpts = append(s.txnOpts, txlog.WithCheckpointer(cp)) }
 }
 
 // WithConflictRetries bounds how often an epoch is retried from a fresh
@@ -233,7 +248,7 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
 		s.tbl = tbl
-		tx := tbl.NewTransaction(Operation)
+		tx := tbl.NewTransaction(Operation, s.txnOpts...)
 		if v := tx.TxnVersion(s.queryID); epochID <= v {
 			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
 			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil

@@ -80,6 +80,16 @@ func WithTxnOptions(opts ...txlog.TxnOption) Option {
 	return func(c *config) { c.txnOpts = append(c.txnOpts, opts...) }
 }
 
+// WithCheckpointer makes the table's commits hand their due checkpoints to
+// cp, which writes them in the background, instead of writing them inside
+// the commit (txlog.WithCheckpointer): for long-running writers whose commit
+// latency should not include a checkpoint every delta.checkpointInterval
+// commits. The caller owns cp and closes it when done writing. Tables
+// derived from this one (by writes and Refresh) keep the option.
+func WithCheckpointer(cp *txlog.Checkpointer) Option {
+	return WithTxnOptions(txlog.WithCheckpointer(cp))
+}
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
