@@ -263,11 +263,16 @@ func CheckpointRowOf(a *Action) (CheckpointRow, bool) {
 }
 
 // readCheckpoint reads every action of checkpoint cp (all parts, and the
-// sidecars of a v2 checkpoint) and calls fn for each, in file order. Errors
-// are *CorruptLogError for unreadable files and store errors, wrapped.
-func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointRef, fn func(*Action)) error {
+// sidecars of a v2 checkpoint) and calls fn for each, in file order; with pb
+// set, add actions go into pb instead. Errors are *CorruptLogError for
+// unreadable files and store errors, wrapped.
+func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointRef, fn func(*Action), pb *packBuilder) error {
 	var sidecars []*Sidecar
 	collect := func(a *Action) {
+		if pb != nil && a.Add != nil {
+			pb.addAction(a.Add)
+			return
+		}
 		if a.Sidecar != nil {
 			sidecars = append(sidecars, a.Sidecar)
 			return
@@ -299,7 +304,7 @@ func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointR
 			}
 			continue
 		}
-		if err := ReadCheckpointParquet(f.key, cp.version, data, true, collect); err != nil {
+		if err := readCheckpointParquet(f.key, cp.version, data, true, collect, pb); err != nil {
 			return err
 		}
 	}
@@ -312,11 +317,11 @@ func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointR
 			}
 			return fmt.Errorf("txlog: reading sidecar %s: %w", key, err)
 		}
-		err = ReadCheckpointParquet(key, cp.version, data, false, func(a *Action) {
+		err = readCheckpointParquet(key, cp.version, data, false, func(a *Action) {
 			if a.Add != nil || a.Remove != nil {
 				fn(a)
 			}
-		})
+		}, pb)
 		if err != nil {
 			return err
 		}

@@ -609,7 +609,14 @@ func (a *rowAsm) emit(fn func(*Action)) {
 // otherwise, for a column of an unexpected type, and for any Parquet
 // decoding failure (including a panic inside the Parquet library), it
 // returns a *CorruptLogError.
-func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) (err error) {
+func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) error {
+	return readCheckpointParquet(file, version, data, topLevel, fn, nil)
+}
+
+// readCheckpointParquet is ReadCheckpointParquet; with pb set, add actions
+// are packed into pb (in row order, by the goroutine that decodes them)
+// instead of being passed to fn.
+func readCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action), pb *packBuilder) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
@@ -640,12 +647,31 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		return corrupt(file, version, err, "checkpoint schema")
 	}
 	groups := pf.RowGroups()
+	// newSeg returns the packing segment of g, or nil without pb.
+	newSeg := func(g parquet.RowGroup) *packSeg {
+		if pb == nil {
+			return nil
+		}
+		return newPackSeg(int(min(g.NumRows(), 1<<20)))
+	}
+	if pb != nil {
+		pb.grow(int(min(pf.NumRows(), int64(len(data)))))
+	}
 	workers := min(len(groups), runtime.GOMAXPROCS(0))
 	if workers <= 1 {
 		for _, g := range groups {
-			if err := decodeRowGroup(g, plans, fn); err != nil {
+			seg := newSeg(g)
+			err := decodeRowGroup(g, plans, func(a *Action) {
+				if seg != nil && a.Add != nil {
+					seg.add(a.Add)
+					return
+				}
+				fn(a)
+			})
+			if err != nil {
 				return corrupt(file, version, err, "cannot decode checkpoint Parquet")
 			}
+			pb.appendSeg(seg)
 		}
 		return nil
 	}
@@ -653,6 +679,7 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	const batchSize = 1024
 	out := make([]chan []Action, len(groups))
 	errs := make([]error, len(groups))
+	segs := make([]*packSeg, len(groups))
 	for i := range out {
 		out[i] = make(chan []Action, 4)
 	}
@@ -678,8 +705,14 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 				}
 				batch := newBatch()
 				stopped := false
+				seg := newSeg(groups[i])
+				segs[i] = seg
 				errs[i] = safeDecode(groups[i], plans, func(a *Action) {
 					if stopped {
+						return
+					}
+					if seg != nil && a.Add != nil {
+						seg.add(a.Add)
 						return
 					}
 					batch = append(batch, *a)
@@ -720,6 +753,8 @@ func ReadCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		if errs[i] != nil {
 			return corrupt(file, version, errs[i], "cannot decode checkpoint Parquet")
 		}
+		pb.appendSeg(segs[i])
+		segs[i] = nil
 	}
 	return nil
 }

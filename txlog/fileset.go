@@ -20,16 +20,37 @@ import (
 // below it while it is not at least levelRatio times smaller, so there are at
 // most log_levelRatio(n)+1 levels and every entry is copied O(levelRatio)
 // times per level it moves down.
+//
+// The bottom level of a set with a pack function (the live files) is
+// packed (packedFiles) when it is built from a checkpoint, when a merge
+// builds it, and when the set's only level holds at least packMin keys: a
+// packed level keeps a file in about a quarter of the memory of a map of
+// *Add, and its values are materialised on demand.
 type fileSet[T any] struct {
 	levels []*fileLevel[T] // newest first; levels[0] is private while building
 	n      int             // number of live keys
 	keyOf  func(*T) FileKey
+	pack   func(sorted []fileEntry[T]) packedLevel[T] // nil: never packed
+}
+
+// packedLevel is a compact, immutable bottom level (packedFiles).
+type packedLevel[T any] interface {
+	has(k FileKey) bool
+	// get returns the value of k, materialised: it is the same pointer as
+	// in sortedValues once those are computed, a new value before.
+	get(k FileKey) (*T, bool)
+	len() int
+	sortedValues(keyOf func(*T) FileKey) []*T
+	// merge returns the level with delta (sorted by key, nil values
+	// removing their key) applied.
+	merge(delta []fileEntry[T]) packedLevel[T]
 }
 
 // fileLevel is one map of a fileSet, plus its sorted entries (computed once,
-// on demand, for the bottom level).
+// on demand, for the bottom level), or a packed bottom level.
 type fileLevel[T any] struct {
 	m        levelMap[T]
+	packed   packedLevel[T] // set: the level is packed and m is unused
 	sortOnce sync.Once
 	sorted   []*T        // values sorted by key (keys are recomputed: keyOf)
 	ready    atomic.Bool // sorted is set
@@ -111,9 +132,47 @@ func compareFileKeys(a, b FileKey) int {
 	return strings.Compare(a.DV, b.DV)
 }
 
-// newFileSet returns an empty set with one private level.
+func (l *fileLevel[T]) get(k FileKey) (*T, bool) {
+	if l.packed != nil {
+		return l.packed.get(k)
+	}
+	return l.m.get(k)
+}
+
+// has reports whether the level holds k, and whether k is live there.
+func (l *fileLevel[T]) has(k FileKey) (held, live bool) {
+	if l.packed != nil {
+		ok := l.packed.has(k)
+		return ok, ok
+	}
+	v, ok := l.m.get(k)
+	return ok, v != nil
+}
+
+func (l *fileLevel[T]) len() int {
+	if l.packed != nil {
+		return l.packed.len()
+	}
+	return l.m.len()
+}
+
+// newFileSet returns an empty set with one private level. A set of *Add
+// packs its bottom level (see fileSet).
 func newFileSet[T any](keyOf func(*T) FileKey) fileSet[T] {
-	return fileSet[T]{levels: []*fileLevel[T]{{m: newLevelMap[T](0)}}, keyOf: keyOf}
+	s := fileSet[T]{levels: []*fileLevel[T]{{m: newLevelMap[T](0)}}, keyOf: keyOf}
+	if pack, ok := any(packAdds).(func([]fileEntry[T]) packedLevel[T]); ok {
+		s.pack = pack
+	}
+	return s
+}
+
+// newPackedFileSet returns a set whose bottom level is p, with an empty
+// private level above it.
+func newPackedFileSet[T any](p packedLevel[T], keyOf func(*T) FileKey) fileSet[T] {
+	s := newFileSet(keyOf)
+	s.levels = append(s.levels, &fileLevel[T]{packed: p})
+	s.n = p.len()
+	return s
 }
 
 // derive returns a set that shares every level of s under a new, empty,
@@ -122,28 +181,35 @@ func (s *fileSet[T]) derive() fileSet[T] {
 	levels := make([]*fileLevel[T], 0, len(s.levels)+1)
 	levels = append(levels, &fileLevel[T]{m: newLevelMap[T](0)})
 	levels = append(levels, s.levels...)
-	return fileSet[T]{levels: levels, n: s.n, keyOf: s.keyOf}
+	return fileSet[T]{levels: levels, n: s.n, keyOf: s.keyOf, pack: s.pack}
 }
 
-// lookupFrom returns the value of k in levels[from:], ok false when absent
-// or removed.
-func (s *fileSet[T]) lookupFrom(from int, k FileKey) (*T, bool) {
+// liveFrom reports whether k is live in levels[from:], without
+// materialising a packed value.
+func (s *fileSet[T]) liveFrom(from int, k FileKey) bool {
 	for _, l := range s.levels[from:] {
-		if v, ok := l.m.get(k); ok {
+		if held, live := l.has(k); held {
+			return live
+		}
+	}
+	return false
+}
+
+func (s *fileSet[T]) get(k FileKey) (*T, bool) {
+	for _, l := range s.levels {
+		if v, ok := l.get(k); ok {
 			return v, v != nil
 		}
 	}
 	return nil, false
 }
 
-func (s *fileSet[T]) get(k FileKey) (*T, bool) { return s.lookupFrom(0, k) }
-
 // len returns the number of live keys.
 func (s *fileSet[T]) len() int { return s.n }
 
 // put sets k in the private top level.
 func (s *fileSet[T]) put(k FileKey, v *T) {
-	if _, live := s.get(k); !live {
+	if !s.liveFrom(0, k) {
 		s.n++
 	}
 	s.levels[0].m.set(k, v)
@@ -166,11 +232,11 @@ func (s *fileSet[T]) putNew(k FileKey, v *T) {
 // del removes k through the private top level.
 func (s *fileSet[T]) del(k FileKey) {
 	top := &s.levels[0].m
-	if _, live := s.get(k); live {
+	if s.liveFrom(0, k) {
 		s.n--
 	}
 	if len(s.levels) > 1 {
-		if _, below := s.lookupFrom(1, k); below {
+		if s.liveFrom(1, k) {
 			top.set(k, nil)
 			return
 		}
@@ -180,34 +246,54 @@ func (s *fileSet[T]) del(k FileKey) {
 
 // seal makes the set ready to publish: an empty top level is dropped, and
 // levels are merged from the top while a level is not levelRatio times
-// smaller than the one below. The levels of the result are never modified
-// again.
+// smaller than the one below. A bottom level that a merge built, or a lone
+// private level of at least packMin keys, is packed when the set packs.
+// The levels of the result are never modified again.
 func (s *fileSet[T]) seal() {
-	if len(s.levels) > 1 && s.levels[0].m.len() == 0 {
+	fresh := len(s.levels) == 1 // the private level is the only one
+	if len(s.levels) > 1 && s.levels[0].len() == 0 {
 		s.levels = s.levels[1:]
 	}
-	for len(s.levels) > 1 && s.levels[0].m.len()*levelRatio > s.levels[1].m.len() {
+	for len(s.levels) > 1 && s.levels[0].len()*levelRatio > s.levels[1].len() {
 		top := &s.levels[0].m
 		bottom := len(s.levels) == 2
-		m := s.levels[1].m.clone()
-		if m.byPath == nil {
-			m.byPath = map[string]*T{}
-		}
-		top.all(func(k FileKey, v *T) {
-			if v == nil && bottom {
-				m.del(k)
-			} else {
-				m.set(k, v)
+		var l *fileLevel[T]
+		if p := s.levels[1].packed; p != nil {
+			// only the bottom level is packed
+			l = &fileLevel[T]{packed: p.merge(sortedEntries(top))}
+		} else {
+			m := s.levels[1].m.clone()
+			if m.byPath == nil {
+				m.byPath = map[string]*T{}
 			}
-		})
-		l := &fileLevel[T]{m: m}
-		if old := s.levels[1]; bottom && old.ready.Load() {
-			l.seed, l.seedDelta = old.sorted, top
+			top.all(func(k FileKey, v *T) {
+				if v == nil && bottom {
+					m.del(k)
+				} else {
+					m.set(k, v)
+				}
+			})
+			l = &fileLevel[T]{m: m}
+			if old := s.levels[1]; bottom && old.ready.Load() {
+				l.seed, l.seedDelta = old.sorted, top
+			}
 		}
+		fresh = fresh || bottom
 		levels := make([]*fileLevel[T], 0, len(s.levels)-1)
 		levels = append(levels, l)
 		s.levels = append(levels, s.levels[2:]...)
 	}
+	if b := s.levels[len(s.levels)-1]; fresh && s.pack != nil && b.packed == nil && b.m.len() >= packMin {
+		s.levels[len(s.levels)-1] = &fileLevel[T]{packed: s.pack(sortedEntries(&b.m))}
+	}
+}
+
+// sortedEntries returns the entries of m sorted by key.
+func sortedEntries[T any](m *levelMap[T]) []fileEntry[T] {
+	es := make([]fileEntry[T], 0, m.len())
+	m.all(func(k FileKey, v *T) { es = append(es, fileEntry[T]{k, v}) })
+	slices.SortFunc(es, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
+	return es
 }
 
 // overlay returns the newest entry of every key held above the bottom level
@@ -218,7 +304,7 @@ func (s *fileSet[T]) overlay() map[FileKey]*T {
 	}
 	n := 0
 	for _, l := range s.levels[:len(s.levels)-1] {
-		n += l.m.len()
+		n += l.len()
 	}
 	over := make(map[FileKey]*T, n)
 	for _, l := range s.levels[:len(s.levels)-1] {
@@ -234,11 +320,18 @@ func (s *fileSet[T]) overlay() map[FileKey]*T {
 // each calls fn for every live key, in no particular order.
 func (s *fileSet[T]) each(fn func(FileKey, *T)) {
 	over := s.overlay()
-	s.levels[len(s.levels)-1].m.all(func(k FileKey, v *T) {
+	visit := func(k FileKey, v *T) {
 		if _, shadowed := over[k]; !shadowed {
 			fn(k, v)
 		}
-	})
+	}
+	if b := s.levels[len(s.levels)-1]; b.packed != nil {
+		for _, v := range b.packed.sortedValues(s.keyOf) {
+			visit(s.keyOf(v), v)
+		}
+	} else {
+		b.m.all(visit)
+	}
 	for k, v := range over {
 		if v != nil {
 			fn(k, v)
@@ -311,7 +404,12 @@ func mergeSorted[T any](base []*T, over map[FileKey]*T, size int, keyOf func(*T)
 // sorted values (shared) merged with the sorted overlay. The slice is
 // shared when the set has one level.
 func (s *fileSet[T]) sortedValues() []*T {
-	vs := s.levels[len(s.levels)-1].sortedValues(s.keyOf)
+	var vs []*T
+	if b := s.levels[len(s.levels)-1]; b.packed != nil {
+		vs = b.packed.sortedValues(s.keyOf)
+	} else {
+		vs = b.sortedValues(s.keyOf)
+	}
 	if over := s.overlay(); len(over) > 0 {
 		vs = mergeSorted(vs, over, s.n, s.keyOf)
 	}

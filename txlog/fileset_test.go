@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
 
 // TestFileSetMatchesMap checks the layered set against plain maps over
 // random chains of derived sets, and that deriving never changes a sealed
-// set (snapshots share levels).
+// set (snapshots share levels). Values are compared by content: a packed
+// bottom level materialises them.
 func TestFileSetMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	type state struct {
@@ -23,7 +25,7 @@ func TestFileSetMatchesMap(t *testing.T) {
 			t.Fatalf("len %d, want %d", st.set.len(), len(st.want))
 		}
 		for k, v := range st.want {
-			if got, ok := st.set.get(k); !ok || got != v {
+			if got, ok := st.set.get(k); !ok || !reflect.DeepEqual(got, v) {
 				t.Fatalf("get(%v) = %v, %v", k, got, ok)
 			}
 		}
@@ -34,7 +36,7 @@ func TestFileSetMatchesMap(t *testing.T) {
 			}
 			got[k] = v
 		})
-		if !maps.Equal(got, st.want) {
+		if !maps.EqualFunc(got, st.want, func(a, b *Add) bool { return reflect.DeepEqual(a, b) }) {
 			t.Fatalf("each: %d entries, want %d", len(got), len(st.want))
 		}
 		keys := slices.SortedFunc(maps.Keys(st.want), compareFileKeys)
@@ -43,7 +45,7 @@ func TestFileSetMatchesMap(t *testing.T) {
 			t.Fatalf("sortedValues: %d, want %d", len(sorted), len(keys))
 		}
 		for i, k := range keys {
-			if sorted[i] != st.want[k] {
+			if !reflect.DeepEqual(sorted[i], st.want[k]) {
 				t.Fatalf("sortedValues[%d] is not %v", i, k)
 			}
 		}

@@ -183,8 +183,16 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	}
 	if seg.checkpoint != nil {
 		s.checkpointVersion = seg.checkpoint.version
-		if err := readCheckpoint(ctx, store, *seg.checkpoint, s.applyCheckpointAction); err != nil {
+		var pb *packBuilder
+		if base == nil {
+			// the checkpoint's files become the packed bottom level
+			pb = newPackBuilder()
+		}
+		if err := readCheckpoint(ctx, store, *seg.checkpoint, s.applyCheckpointAction, pb); err != nil {
 			return nil, err
+		}
+		if pb != nil {
+			s.files = newPackedFileSet[Add](pb.finish(), (*Add).Key)
 		}
 	}
 	metadataChanged := false

@@ -1,0 +1,617 @@
+package txlog
+
+import (
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// packedFiles is the compact, immutable bottom level of a snapshot's live
+// files (see fileSet): one 48-byte record per file, the path and packed
+// stats bytes (packStats) in shared byte chunks, and tables for what files
+// share (stats skeletons, partitionValues maps) or rarely have (tags,
+// deletion vectors, row tracking fields). An *Add is materialised on
+// demand; the sorted materialised values are computed once, as for a map
+// level. It holds about 170 bytes per file of a typical table where a map
+// of *Add holds 630.
+//
+// Records are in key order unless order is set (a checkpoint that was not
+// written in key order): order lists the indexes of the live records in key
+// order. Chunks are never appended to once a level is built, so a merged
+// level shares them.
+type packedFiles struct {
+	recs   []fileRec
+	order  []int32
+	chunks [][]byte
+	skels  []string            // by skeleton id; 0 (no stats) and 1 (raw) are reserved
+	pvs    []map[string]string // by id; 0 is nil, 1 the shared empty map
+	rares  []*addRare          // by id; 0 is unused
+	live   int                 // bytes of live items in chunks
+	total  int                 // bytes of all chunks
+
+	sortOnce sync.Once
+	sorted   []*Add
+	ready    atomic.Bool
+	// as for fileLevel: a level merged from one whose sorted values were
+	// ready is sorted by merging them with the delta
+	seed      []*Add
+	seedDelta []fileEntry[Add]
+}
+
+// fileRec is one packed file. path and stats are item references into the
+// chunks.
+type fileRec struct {
+	size, modTime int64
+	path, stats   itemRef
+	skel, pv      uint32
+	rare          uint32
+	dataChange    bool
+}
+
+// addRare holds the fields few files have, and the file's key when it is
+// not its path (an escaped path or a deletion vector).
+type addRare struct {
+	key                     FileKey
+	hasKey                  bool
+	tags                    map[string]string
+	dv                      *DeletionVectorDescriptor
+	baseRowID               *int64
+	defaultRowCommitVersion *int64
+	clusteringProvider      string
+}
+
+const (
+	skelNone = 0 // no stats
+	skelRaw  = 1 // stats stored as written
+	// maxSkeletons bounds a level's skeleton table; more distinct
+	// skeletons are stored raw.
+	maxSkeletons = 1 << 16
+	// packMin is the size from which a bottom map level is packed.
+	packMin = 1024
+)
+
+const (
+	pvNil   = 0
+	pvEmpty = 1
+)
+
+// itemRef is chunk index << 32 | offset of an item: a uvarint length and
+// that many bytes.
+type itemRef uint64
+
+func (p *packedFiles) item(r itemRef) []byte {
+	c := p.chunks[r>>32][uint32(r):]
+	n, w := binary.Uvarint(c)
+	return c[w : w+int(n)]
+}
+
+// itemRaw returns the bytes of the item of r, prefix included.
+func (p *packedFiles) itemRaw(r itemRef) []byte {
+	c := p.chunks[r>>32][uint32(r):]
+	n, w := binary.Uvarint(c)
+	return c[:w+int(n)]
+}
+
+func (p *packedFiles) str(r itemRef) string {
+	b := p.item(r)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func (p *packedFiles) len() int {
+	if p.order != nil {
+		return len(p.order)
+	}
+	return len(p.recs)
+}
+
+// at returns the record at sorted position i.
+func (p *packedFiles) at(i int) *fileRec {
+	if p.order != nil {
+		return &p.recs[p.order[i]]
+	}
+	return &p.recs[i]
+}
+
+func (p *packedFiles) key(r *fileRec) FileKey {
+	if r.rare != 0 {
+		if x := p.rares[r.rare]; x.hasKey {
+			return x.key
+		}
+	}
+	return FileKey{Path: p.str(r.path)}
+}
+
+// find returns the sorted position of k, ok false when absent.
+func (p *packedFiles) find(k FileKey) (int, bool) {
+	n := p.len()
+	i := sort.Search(n, func(i int) bool { return compareFileKeys(p.key(p.at(i)), k) >= 0 })
+	return i, i < n && compareFileKeys(p.key(p.at(i)), k) == 0
+}
+
+func (p *packedFiles) has(k FileKey) bool {
+	_, ok := p.find(k)
+	return ok
+}
+
+func (p *packedFiles) get(k FileKey) (*Add, bool) {
+	i, ok := p.find(k)
+	if !ok {
+		return nil, false
+	}
+	if p.ready.Load() {
+		return p.sorted[i], true
+	}
+	a := new(Add)
+	p.materialise(p.at(i), a, nil)
+	return a, true
+}
+
+// stats returns the stats text of r, unpacked into buf's spare capacity
+// when it has room (the texts of adds materialised together share one
+// buffer), else into a new buffer; it returns what is left of buf.
+func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
+	switch r.skel {
+	case skelNone:
+		return "", buf
+	case skelRaw:
+		return p.str(r.stats), buf
+	}
+	it := p.item(r.stats)
+	n, w := binary.Uvarint(it)
+	if cap(buf)-len(buf) < int(n) {
+		size := int(n)
+		if buf != nil {
+			size = max(size, 32<<10)
+		}
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[len(buf):]
+	out, ok := unpackStats(buf, p.skels[r.skel], it[w:])
+	if !ok || len(out) != int(n) {
+		// cannot happen for bytes this package packed
+		panic("txlog: packed stats do not unpack")
+	}
+	if len(out) == 0 {
+		return "", out
+	}
+	return unsafe.String(&out[0], len(out)), out[len(out):]
+}
+
+// materialise fills a from r; buf is spare room for the stats text (see
+// stats), returned with what is left.
+func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
+	*a = Add{Path: p.str(r.path), PartitionValues: p.pvs[r.pv], Size: r.size, ModificationTime: r.modTime,
+		DataChange: r.dataChange}
+	a.Stats, buf = p.stats(r, buf)
+	if r.rare != 0 {
+		x := p.rares[r.rare]
+		a.Tags, a.DeletionVector, a.BaseRowID = x.tags, x.dv, x.baseRowID
+		a.DefaultRowCommitVersion, a.ClusteringProvider = x.defaultRowCommitVersion, x.clusteringProvider
+	}
+	return buf
+}
+
+// sortedValues returns every file, materialised, in key order (computed
+// once per level).
+func (p *packedFiles) sortedValues(keyOf func(*Add) FileKey) []*Add {
+	p.sortOnce.Do(func() {
+		if p.seed != nil || p.seedDelta != nil {
+			delta := make(map[FileKey]*Add, len(p.seedDelta))
+			for _, e := range p.seedDelta {
+				delta[e.k] = e.v
+			}
+			p.sorted = mergeSorted(p.seed, delta, p.len(), keyOf)
+		} else {
+			n := p.len()
+			out := make([]*Add, n)
+			var adds []Add
+			var buf []byte
+			for i := range n {
+				if len(adds) == 0 {
+					adds = make([]Add, min(n-i, 1024))
+				}
+				buf = p.materialise(p.at(i), &adds[0], buf)
+				out[i] = &adds[0]
+				adds = adds[1:]
+			}
+			p.sorted = out
+		}
+		p.seed, p.seedDelta = nil, nil
+		p.ready.Store(true)
+	})
+	return p.sorted
+}
+
+func (p *packedFiles) isReady() bool { return p.ready.Load() }
+
+// merge returns the level of p with the changes of delta (sorted by key;
+// nil values remove the key) applied.
+func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
+	b := newPackSeg(p.len() + len(delta))
+	b.skels = slices.Clone(p.skels)
+	b.skelIDs = make(map[string]uint32, len(p.skels))
+	for i, s := range p.skels[skelRaw+1:] {
+		b.skelIDs[s] = uint32(i + skelRaw + 1)
+	}
+	// Share the chunks unless most of their bytes are dead.
+	share := p.total <= 2*p.live+maxChunk
+	if share {
+		b.arena.chunks = slices.Clip(slices.Clone(p.chunks))
+		b.arena.total = p.total
+	}
+	pvMap := make([]uint32, len(p.pvs))
+	rareMap := make([]uint32, len(p.rares))
+	copyRec := func(r *fileRec) {
+		q := *r
+		if share {
+			b.live += len(p.itemRaw(r.path))
+			if r.skel != skelNone {
+				b.live += len(p.itemRaw(r.stats))
+			}
+		} else {
+			q.path = b.arena.copyItem(p.itemRaw(r.path))
+			b.live += len(p.itemRaw(r.path))
+			if r.skel != skelNone {
+				q.stats = b.arena.copyItem(p.itemRaw(r.stats))
+				b.live += len(p.itemRaw(r.stats))
+			}
+		}
+		if r.pv > pvEmpty {
+			if pvMap[r.pv] == 0 {
+				b.pvs = append(b.pvs, p.pvs[r.pv])
+				pvMap[r.pv] = uint32(len(b.pvs) - 1)
+			}
+			q.pv = pvMap[r.pv]
+		}
+		if r.rare != 0 {
+			if rareMap[r.rare] == 0 {
+				b.rares = append(b.rares, p.rares[r.rare])
+				rareMap[r.rare] = uint32(len(b.rares) - 1)
+			}
+			q.rare = rareMap[r.rare]
+		}
+		b.recs = append(b.recs, q)
+	}
+	i, j, n := 0, 0, p.len()
+	for i < n || j < len(delta) {
+		c := -1
+		switch {
+		case i == n:
+			c = 1
+		case j < len(delta):
+			c = compareFileKeys(p.key(p.at(i)), delta[j].k)
+		}
+		if c < 0 {
+			copyRec(p.at(i))
+			i++
+			continue
+		}
+		if c == 0 {
+			i++
+		}
+		if v := delta[j].v; v != nil {
+			b.add(v)
+		}
+		j++
+	}
+	q := b.finish()
+	if p.isReady() {
+		q.seed, q.seedDelta = p.sorted, delta
+	}
+	return q
+}
+
+// arena hands out items in chunks that grow to maxChunk.
+type arena struct {
+	chunks [][]byte
+	next   int
+	total  int
+}
+
+const (
+	minChunk = 4 << 10
+	maxChunk = 1 << 20
+)
+
+// alloc returns the reference and the bytes of a new item of n bytes
+// (prefix included).
+func (a *arena) alloc(n int) (itemRef, []byte) {
+	if k := len(a.chunks); k > 0 {
+		c := a.chunks[k-1]
+		if cap(c)-len(c) >= n {
+			off := len(c)
+			a.chunks[k-1] = c[:off+n]
+			a.total += n
+			return itemRef(uint64(k-1)<<32 | uint64(off)), c[off : off+n]
+		}
+	}
+	size := max(a.next, minChunk)
+	a.next = min(2*size, maxChunk)
+	c := make([]byte, n, max(size, n))
+	a.chunks = append(a.chunks, c)
+	a.total += n
+	return itemRef(uint64(len(a.chunks)-1) << 32), c
+}
+
+func (a *arena) putString(s string) (itemRef, int) {
+	var pre [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(pre[:], uint64(len(s)))
+	ref, b := a.alloc(w + len(s))
+	copy(b, pre[:w])
+	copy(b[w:], s)
+	return ref, w + len(s)
+}
+
+func (a *arena) copyItem(raw []byte) itemRef {
+	ref, b := a.alloc(len(raw))
+	copy(b, raw)
+	return ref
+}
+
+// packSeg builds packed records; the checkpoint reader uses one per row
+// group, merges one per level.
+type packSeg struct {
+	recs    []fileRec
+	arena   arena
+	live    int
+	skels   []string
+	skelIDs map[string]uint32
+	pvs     []map[string]string
+	pvIDs   map[unsafe.Pointer]uint32
+	rares   []*addRare
+	skel    []byte // scratch
+	lit     []byte
+}
+
+func newPackSeg(n int) *packSeg {
+	return &packSeg{recs: make([]fileRec, 0, n), skels: []string{"", ""}, pvs: []map[string]string{nil, emptyPartitionValues},
+		rares: []*addRare{nil}}
+}
+
+func (b *packSeg) pvID(m map[string]string) uint32 {
+	switch {
+	case m == nil:
+		return pvNil
+	case len(m) == 0:
+		return pvEmpty
+	}
+	ptr := reflect.ValueOf(m).UnsafePointer()
+	if id, ok := b.pvIDs[ptr]; ok {
+		return id
+	}
+	if b.pvIDs == nil {
+		b.pvIDs = map[unsafe.Pointer]uint32{}
+	}
+	b.pvs = append(b.pvs, m)
+	id := uint32(len(b.pvs) - 1)
+	b.pvIDs[ptr] = id
+	return id
+}
+
+// add packs a. a's strings may be scratch memory: they are copied.
+func (b *packSeg) add(a *Add) {
+	r := fileRec{size: a.Size, modTime: a.ModificationTime, dataChange: a.DataChange, pv: b.pvID(a.PartitionValues)}
+	var n int
+	r.path, n = b.arena.putString(a.Path)
+	b.live += n
+	if a.Stats != "" {
+		r.skel = skelRaw
+		var ok bool
+		b.skel, b.lit, ok = packStats(a.Stats, b.skel[:0], b.lit[:0])
+		if ok && len(b.skel) > 0 {
+			id, known := b.skelIDs[string(b.skel)]
+			if !known && len(b.skels) < maxSkeletons {
+				if b.skelIDs == nil {
+					b.skelIDs = map[string]uint32{}
+				}
+				id = uint32(len(b.skels))
+				b.skels = append(b.skels, string(b.skel))
+				b.skelIDs[b.skels[id]] = id
+				known = true
+			}
+			if known {
+				r.skel = id
+			}
+		}
+		if r.skel == skelRaw {
+			r.stats, n = b.arena.putString(a.Stats)
+		} else {
+			// item: uvarint(len(rest)), rest = uvarint(len(stats)), literals
+			var pre, pre2 [binary.MaxVarintLen64]byte
+			w := binary.PutUvarint(pre[:], uint64(len(a.Stats)))
+			rest := w + len(b.lit)
+			w2 := binary.PutUvarint(pre2[:], uint64(rest))
+			ref, dst := b.arena.alloc(w2 + rest)
+			copy(dst, pre2[:w2])
+			copy(dst[w2:], pre[:w])
+			copy(dst[w2+w:], b.lit)
+			r.stats, n = ref, len(dst)
+		}
+		b.live += n
+	}
+	path := unsafe.String(unsafe.SliceData(b.lastItem(r.path)), len(a.Path))
+	k := FileKey{Path: DecodePath(path), DV: a.DeletionVector.UniqueID()}
+	if k.Path != path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
+		a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
+		x := &addRare{tags: a.Tags, dv: a.DeletionVector, baseRowID: a.BaseRowID,
+			defaultRowCommitVersion: a.DefaultRowCommitVersion, clusteringProvider: a.ClusteringProvider}
+		if k.Path != path || k.DV != "" {
+			x.key, x.hasKey = k, true
+		}
+		b.rares = append(b.rares, x)
+		r.rare = uint32(len(b.rares) - 1)
+	}
+	b.recs = append(b.recs, r)
+}
+
+// lastItem returns the bytes of item r of b's arena.
+func (b *packSeg) lastItem(r itemRef) []byte {
+	c := b.arena.chunks[r>>32][uint32(r):]
+	n, w := binary.Uvarint(c)
+	if n == 0 {
+		return nil
+	}
+	return c[w : w+int(n)]
+}
+
+// finish returns the level of b's records, which must be in key order.
+func (b *packSeg) finish() *packedFiles {
+	for i, c := range b.arena.chunks {
+		b.arena.chunks[i] = slices.Clip(c)
+	}
+	return &packedFiles{recs: b.recs, chunks: b.arena.chunks, skels: b.skels, pvs: b.pvs, rares: b.rares,
+		live: b.live, total: b.arena.total}
+}
+
+// packBuilder assembles the packed level of a checkpoint from row-group
+// segments and single adds, in file order.
+type packBuilder struct {
+	out     packedFiles
+	skelIDs map[string]uint32
+	tail    *packSeg
+	remap   []uint32
+}
+
+func newPackBuilder() *packBuilder {
+	return &packBuilder{out: packedFiles{skels: []string{"", ""}, pvs: []map[string]string{nil, emptyPartitionValues},
+		rares: []*addRare{nil}}, skelIDs: map[string]uint32{}}
+}
+
+// grow reserves room for n more records.
+func (pb *packBuilder) grow(n int) { pb.out.recs = slices.Grow(pb.out.recs, n) }
+
+// addAction packs one add given alone (JSON checkpoints).
+func (pb *packBuilder) addAction(a *Add) {
+	if pb.tail == nil {
+		pb.tail = newPackSeg(64)
+	}
+	pb.tail.add(a)
+}
+
+func (pb *packBuilder) flushTail() {
+	if t := pb.tail; t != nil {
+		pb.tail = nil
+		pb.appendSeg(t)
+	}
+}
+
+// appendSeg appends the records of s after those already added.
+func (pb *packBuilder) appendSeg(s *packSeg) {
+	if s == nil {
+		return
+	}
+	if pb.tail != nil && pb.tail != s {
+		pb.flushTail()
+	}
+	o := &pb.out
+	chunkBase := uint64(len(o.chunks))
+	for _, c := range s.arena.chunks {
+		o.chunks = append(o.chunks, slices.Clip(c))
+	}
+	o.total += s.arena.total
+	o.live += s.live
+	pb.remap = pb.remap[:0]
+	pb.remap = append(pb.remap, skelNone, skelRaw)
+	for _, sk := range s.skels[skelRaw+1:] {
+		id, ok := pb.skelIDs[sk]
+		if !ok {
+			if len(o.skels) >= maxSkeletons {
+				id = skelRaw // unpacked below
+			} else {
+				id = uint32(len(o.skels))
+				o.skels = append(o.skels, sk)
+				pb.skelIDs[sk] = id
+			}
+		}
+		pb.remap = append(pb.remap, id)
+	}
+	pvBase := uint32(len(o.pvs) - 2)
+	o.pvs = append(o.pvs, s.pvs[2:]...)
+	rareBase := uint32(len(o.rares) - 1)
+	o.rares = append(o.rares, s.rares[1:]...)
+	for _, r := range s.recs {
+		r.path += itemRef(chunkBase << 32)
+		r.stats += itemRef(chunkBase << 32)
+		if r.pv > pvEmpty {
+			r.pv += pvBase
+		}
+		if r.rare != 0 {
+			r.rare += rareBase
+		}
+		if r.skel > skelRaw {
+			old := r.skel
+			r.skel = pb.remap[old]
+			if r.skel == skelRaw {
+				r.stats = pb.rawStats(s.skels[old], r.stats)
+			}
+		}
+		o.recs = append(o.recs, r)
+	}
+}
+
+// rawStats stores the packed stats at ref (in out's chunks) as raw text.
+func (pb *packBuilder) rawStats(skel string, ref itemRef) itemRef {
+	o := &pb.out
+	it := o.item(ref)
+	_, w := binary.Uvarint(it)
+	text, _ := unpackStats(nil, skel, it[w:])
+	var a arena
+	r, _ := a.putString(string(text))
+	base := uint64(len(o.chunks))
+	o.chunks = append(o.chunks, a.chunks...)
+	o.total += a.total
+	return r + itemRef(base<<32)
+}
+
+// finish returns the packed level: records in key order as given, else
+// with an order; of several records with one key the last one counts.
+func (pb *packBuilder) finish() *packedFiles {
+	pb.flushTail()
+	o := &pb.out
+	sorted := true
+	for i := 1; i < len(o.recs); i++ {
+		if compareFileKeys(o.key(&o.recs[i-1]), o.key(&o.recs[i])) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
+		idx := make([]int32, len(o.recs))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int { return compareFileKeys(o.key(&o.recs[a]), o.key(&o.recs[b])) })
+		out := idx[:0]
+		for i, x := range idx {
+			if i+1 < len(idx) && compareFileKeys(o.key(&o.recs[x]), o.key(&o.recs[idx[i+1]])) == 0 {
+				continue // a later record has this key
+			}
+			out = append(out, x)
+		}
+		o.order = slices.Clip(out)
+	}
+	p := &packedFiles{recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pvs: o.pvs, rares: o.rares,
+		live: o.live, total: o.total}
+	pb.out = packedFiles{}
+	return p
+}
+
+// packAdds is the pack function of file sets of *Add.
+func packAdds(es []fileEntry[Add]) packedLevel[Add] { return packEntries(es) }
+
+// packEntries returns the packed level of entries sorted by key (no nil
+// values).
+func packEntries(es []fileEntry[Add]) *packedFiles {
+	b := newPackSeg(len(es))
+	for _, e := range es {
+		b.add(e.v)
+	}
+	return b.finish()
+}

@@ -1,0 +1,312 @@
+package txlog
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"unsafe"
+)
+
+func TestPackStatsRoundTrip(t *testing.T) {
+	tests := []struct {
+		name  string
+		stats string
+		// packed: the text is split into skeleton and literals (not raw)
+		packed bool
+		// skel is the expected skeleton, when set
+		skel string
+	}{
+		{"empty object", `{}`, true, `{}`},
+		{"flat", `{"numRecords":1000,"a":-8,"b":0}`, true, "{\"numRecords\":\x02,\"a\":\x02,\"b\":\x02}"},
+		{"nested with strings", `{"numRecords":3,"minValues":{"s":"abc","t":{"u":"x"}},"nullCount":{"s":0,"t":{"u":1}}}`, true, ""},
+		{"timestamps and dates", `{"minValues":{"ts":"2024-01-01T00:00:00.000","tz":"2024-02-29T23:59:59.999Z","d":"1970-01-01","old":"0001-01-01"}}`, true,
+			"{\"minValues\":{\"ts\":\x05,\"tz\":\x06,\"d\":\x04,\"old\":\x04}}"},
+		{"invalid dates stay strings", `{"d":"2023-02-29","t":"2024-01-01T24:00:00.000","m":"2024-13-01","x":"2024-01-01T00:00:00.000000"}`, true,
+			"{\"d\":\x01,\"t\":\x01,\"m\":\x01,\"x\":\x01}"},
+		{"non-canonical numbers", `{"a":-0,"b":007,"c":1.5e10,"d":12345678901234567890123,"e":-,"f":1E+3}`, true,
+			"{\"a\":\x03,\"b\":\x03,\"c\":\x03,\"d\":\x03,\"e\":\x03,\"f\":\x03}"},
+		{"escapes and unicode", `{"minValues":{"s":"a\"b\\c\u00e9","é":"ünï✓","k\"ey":"v"}}`, true, ""},
+		{"whitespace", "{ \"a\" : 1 ,\n\t\"b\":\r\"x\" }", true, "{ \"a\" : \x02 ,\n\t\"b\":\r\x01 }"},
+		{"true false null", `{"a":true,"b":false,"c":null,"d":[1,"x",null]}`, true, "{\"a\":true,\"b\":false,\"c\":null,\"d\":[\x02,\x01,null]}"},
+		{"not json", `hello 12 "world`, false, ""},
+		{"marker byte", "{\"a\":\"\x01\"}", false, ""},
+		{"trailing backslash", `{"a":"b\`, false, ""},
+		{"bare string", `"2024-01-01"`, true, "\x04"},
+		{"key-like value", `{"a":"b" : 1}`, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			skel, lit, ok := packStats(tc.stats, nil, nil)
+			if ok != tc.packed {
+				t.Fatalf("packStats ok = %v, want %v", ok, tc.packed)
+			}
+			if !ok {
+				return
+			}
+			if tc.skel != "" && string(skel) != tc.skel {
+				t.Errorf("skeleton %q, want %q", skel, tc.skel)
+			}
+			got, ok := unpackStats(nil, string(skel), lit)
+			if !ok || string(got) != tc.stats {
+				t.Fatalf("unpack = %q, %v; want %q", got, ok, tc.stats)
+			}
+		})
+	}
+}
+
+func FuzzPackStats(f *testing.F) {
+	for _, s := range []string{`{"numRecords":1,"minValues":{"a":"2024-01-01T00:00:00.000Z"}}`, `{"a":-0.5e3}`, `"x\"`, "\x01", `{"d":"0000-03-01"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		skel, lit, ok := packStats(s, nil, nil)
+		if !ok {
+			return
+		}
+		got, ok := unpackStats(nil, string(skel), lit)
+		if !ok || string(got) != s {
+			t.Fatalf("round trip of %q gave %q, %v", s, got, ok)
+		}
+	})
+}
+
+func TestDateRoundTrip(t *testing.T) {
+	for _, s := range []string{"0000-01-01", "0000-02-29", "1600-02-29", "1899-12-31", "1969-12-31", "1970-01-01", "2000-02-29", "2024-12-31", "9999-12-31"} {
+		d, ok := parseDate(s)
+		if !ok {
+			t.Fatalf("parseDate(%q) failed", s)
+		}
+		if got := string(appendDate(nil, d)); got != s {
+			t.Errorf("date %q -> %d -> %q", s, d, got)
+		}
+	}
+	if d, _ := parseDate("1970-01-02"); d != 1 {
+		t.Errorf("1970-01-02 is day %d, want 1", d)
+	}
+	if ms, _ := parseTimeMillis("1969-12-31T23:59:59.999"); ms != -1 {
+		t.Errorf("1969-12-31T23:59:59.999 is %d ms, want -1", ms)
+	}
+	for _, s := range []string{"1900-02-29", "2023-04-31", "2024-00-10", "2024-1-010", "20x4-01-01"} {
+		if _, ok := parseDate(s); ok {
+			t.Errorf("parseDate(%q) succeeded", s)
+		}
+	}
+}
+
+// testAdds returns adds with the shapes a packed level must keep: stats of
+// all kinds, DVs (one path with two DVs), escaped paths, rare fields,
+// partition values (nil, empty, shared).
+func testAdds() []*Add {
+	one, two := int64(1), int64(2)
+	off := int32(7)
+	pv := map[string]string{"day": "2024-01-01"}
+	return []*Add{
+		{Path: "b.parquet", PartitionValues: pv, Size: 10, ModificationTime: 100, DataChange: true,
+			Stats: `{"numRecords":5,"minValues":{"day":"2024-01-01","s":"é\"x"},"maxValues":{"t":"2024-01-01T10:00:00.000Z"}}`},
+		{Path: "a.parquet", PartitionValues: pv, Size: 11, Stats: `{"numRecords":6,"minValues":{"day":"2024-01-01","s":"y"},"maxValues":{"t":"2024-01-01T11:00:00.000Z"}}`},
+		{Path: "c%20d.parquet", PartitionValues: map[string]string{}, Size: 12, Stats: `not json "`},
+		{Path: "dv.parquet", Size: 13, DeletionVector: &DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "ab", SizeInBytes: 3, Cardinality: 1}},
+		{Path: "dv.parquet", Size: 14, DeletionVector: &DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: "ab", Offset: &off, SizeInBytes: 3, Cardinality: 2}},
+		{Path: "e.parquet", Size: 15, Tags: map[string]string{"k": "v"}, BaseRowID: &one, DefaultRowCommitVersion: &two,
+			ClusteringProvider: "liquid", Stats: "{\"a\":1}\n"},
+		{Path: "f.parquet", PartitionValues: map[string]string{}, Size: 16, Stats: ""},
+	}
+}
+
+func sortedByKey(adds []*Add) []*Add {
+	out := slices.Clone(adds)
+	slices.SortFunc(out, func(a, b *Add) int { return compareFileKeys(a.Key(), b.Key()) })
+	return out
+}
+
+func checkPacked(t *testing.T, p *packedFiles, want []*Add) {
+	t.Helper()
+	want = sortedByKey(want)
+	if p.len() != len(want) {
+		t.Fatalf("len %d, want %d", p.len(), len(want))
+	}
+	for _, w := range want {
+		got, ok := p.get(w.Key())
+		if !ok || !reflect.DeepEqual(got, w) {
+			t.Fatalf("get(%v) = %+v, %v; want %+v", w.Key(), got, ok, w)
+		}
+	}
+	if _, ok := p.get(FileKey{Path: "nope"}); ok {
+		t.Fatal("get of an absent key succeeded")
+	}
+	if _, ok := p.get(FileKey{Path: "dv.parquet"}); ok {
+		t.Fatal("get of dv.parquet without its DV succeeded")
+	}
+	got := p.sortedValues((*Add).Key)
+	if len(got) != len(want) {
+		t.Fatalf("sortedValues: %d, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("sortedValues[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// after sortedValues, get returns the same pointers
+	for i, w := range want {
+		if g, _ := p.get(w.Key()); g != got[i] {
+			t.Fatalf("get(%v) after sortedValues is not sortedValues[%d]", w.Key(), i)
+		}
+	}
+}
+
+func TestPackedLevel(t *testing.T) {
+	adds := testAdds()
+	t.Run("entries", func(t *testing.T) {
+		var es []fileEntry[Add]
+		for _, a := range sortedByKey(adds) {
+			es = append(es, fileEntry[Add]{a.Key(), a})
+		}
+		checkPacked(t, packEntries(es), adds)
+	})
+	for _, order := range []string{"sorted", "unsorted", "duplicates"} {
+		t.Run("builder "+order, func(t *testing.T) {
+			in := adds
+			switch order {
+			case "sorted":
+				in = sortedByKey(adds)
+			case "duplicates":
+				// an earlier row with the same key is replaced by the later
+				old := *adds[1]
+				old.Size = 999
+				in = append([]*Add{&old}, adds...)
+			}
+			pb := newPackBuilder()
+			// two segments and single adds, as a multi-part checkpoint gives
+			s1 := newPackSeg(2)
+			for _, a := range in[:3] {
+				s1.add(a)
+			}
+			pb.appendSeg(s1)
+			pb.addAction(in[3])
+			s2 := newPackSeg(2)
+			for _, a := range in[4:] {
+				s2.add(a)
+			}
+			pb.appendSeg(s2)
+			p := pb.finish()
+			if (p.order == nil) != (order == "sorted") {
+				t.Errorf("order set = %v for %s input", p.order != nil, order)
+			}
+			checkPacked(t, p, adds)
+		})
+	}
+}
+
+func TestPackedScratchStringsAreCopied(t *testing.T) {
+	buf := []byte("x.parquet{\"a\":1}")
+	a := &Add{Path: unsafe.String(&buf[0], 9), Stats: unsafe.String(&buf[9], 7)}
+	s := newPackSeg(1)
+	s.add(a)
+	for i := range buf {
+		buf[i] = 'z'
+	}
+	p := s.finish()
+	got, ok := p.get(FileKey{Path: "x.parquet"})
+	if !ok || got.Stats != `{"a":1}` {
+		t.Fatalf("get = %+v, %v", got, ok)
+	}
+}
+
+func TestPackedMerge(t *testing.T) {
+	adds := testAdds()
+	var es []fileEntry[Add]
+	for _, a := range sortedByKey(adds) {
+		es = append(es, fileEntry[Add]{a.Key(), a})
+	}
+	base := packEntries(es)
+	newer := &Add{Path: "a.parquet", Size: 99, Stats: `{"numRecords":7}`}
+	added := &Add{Path: "aa.parquet", PartitionValues: map[string]string{"day": "x"}, Size: 1}
+	delta := []fileEntry[Add]{
+		{newer.Key(), newer},
+		{added.Key(), added},
+		{adds[3].Key(), nil}, // remove one DV of dv.parquet
+		{FileKey{Path: "zz"}, nil},
+	}
+	slices.SortFunc(delta, func(a, b fileEntry[Add]) int { return compareFileKeys(a.k, b.k) })
+	want := []*Add{newer, added, adds[0], adds[2], adds[4], adds[5], adds[6]}
+	for _, ready := range []bool{false, true} {
+		t.Run(fmt.Sprintf("base sorted values ready %v", ready), func(t *testing.T) {
+			b := packEntries(es)
+			if ready {
+				b.sortedValues((*Add).Key)
+			}
+			m := b.merge(delta).(*packedFiles)
+			checkPacked(t, m, want)
+			// the base level is unchanged
+			checkPacked(t, b, adds)
+		})
+	}
+	// a level whose chunks are mostly dead is copied, not shared
+	p := base
+	for i := range 40 {
+		big := &Add{Path: "a.parquet", Stats: fmt.Sprintf(`{"s":"%0100000d"}`, i)}
+		p = p.merge([]fileEntry[Add]{{big.Key(), big}}).(*packedFiles)
+	}
+	if p.total > 2*p.live+maxChunk {
+		t.Errorf("after 40 replacing merges the chunks hold %d bytes for %d live", p.total, p.live)
+	}
+}
+
+// TestFileSetPacks checks that a set of adds packs its bottom level and
+// stays equal to a plain map through derived sets.
+func TestFileSetPacks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	want := map[FileKey]*Add{}
+	set := newFileSet((*Add).Key)
+	for i := range 3000 {
+		a := &Add{Path: fmt.Sprintf("p%05d.parquet", i), Stats: fmt.Sprintf(`{"numRecords":%d}`, i), PartitionValues: map[string]string{}}
+		set.put(a.Key(), a)
+		want[a.Key()] = a
+	}
+	set.seal()
+	if len(set.levels) != 1 || set.levels[0].packed == nil {
+		t.Fatalf("a sealed set of 3000 adds is not one packed level")
+	}
+	for step := range 60 {
+		next := set.derive()
+		for range 1 + r.IntN(300) {
+			k := FileKey{Path: fmt.Sprintf("p%05d.parquet", r.IntN(4000))}
+			if r.IntN(2) == 0 {
+				next.del(k)
+				delete(want, k)
+			} else {
+				a := &Add{Path: k.Path, Size: int64(step), PartitionValues: map[string]string{}}
+				next.put(k, a)
+				want[k] = a
+			}
+		}
+		next.seal()
+		set = next
+		if set.len() != len(want) {
+			t.Fatalf("step %d: len %d, want %d", step, set.len(), len(want))
+		}
+		sorted := set.sortedValues()
+		keys := slices.SortedFunc(maps.Keys(want), compareFileKeys)
+		for i, k := range keys {
+			if !reflect.DeepEqual(sorted[i], want[k]) {
+				t.Fatalf("step %d: sortedValues[%d] = %+v, want %+v", step, i, sorted[i], want[k])
+			}
+		}
+		if b := set.levels[len(set.levels)-1]; b.packed == nil {
+			t.Fatalf("step %d: the bottom level is not packed", step)
+		}
+	}
+	// a set of removes never packs
+	rs := newFileSet((*Remove).Key)
+	for i := range 2000 {
+		x := &Remove{Path: fmt.Sprint(i)}
+		rs.put(x.Key(), x)
+	}
+	rs.seal()
+	if rs.pack != nil || rs.levels[0].packed != nil {
+		t.Fatal("a set of removes packed")
+	}
+}

@@ -1,0 +1,332 @@
+package txlog
+
+import (
+	"encoding/binary"
+)
+
+// This file packs per-file statistics JSON losslessly: a stats string is
+// split into a skeleton (keys, punctuation, whitespace, true/false/null),
+// which repeats from file to file and is stored once per table, and the
+// literal values (numbers and string values), stored per file in a compact
+// binary form. unpackStats rebuilds the exact bytes. Text that is not JSON
+// round-trips too: the split only relies on quotes and number characters,
+// and a text with bytes the skeleton uses as markers is kept raw.
+
+// Skeleton marker bytes: each stands for one literal in the literal bytes.
+const (
+	litString = 1 + iota // a string value: uvarint length, the bytes between the quotes as written
+	litInt               // a canonical integer (-?(0|[1-9][0-9]{0,17})): zigzag varint
+	litNumber            // any other number text: uvarint length, the text
+	litDate              // a string "YYYY-MM-DD": zigzag varint of days since 1970-01-01
+	litTime              // a string "YYYY-MM-DDTHH:MM:SS.fff": zigzag varint of ms since the epoch
+	litTimeZ             // the same followed by "Z"
+	numLitKinds
+)
+
+// packStats appends the skeleton of stats to skel and its literals to lit.
+// ok is false when stats must be kept raw (it holds a marker byte or an
+// unterminated string).
+func packStats(stats string, skel, lit []byte) (_, _ []byte, ok bool) {
+	for i := 0; i < len(stats); i++ {
+		if stats[i] < numLitKinds {
+			return skel, lit, false
+		}
+	}
+	s := stats
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return skel, lit, false
+			}
+			k := j + 1
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r') {
+				k++
+			}
+			if k < len(s) && s[k] == ':' {
+				skel = append(skel, s[i:j+1]...) // a key
+			} else {
+				skel, lit = packString(s[i+1:j], skel, lit)
+			}
+			i = j + 1
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i + 1
+			for j < len(s) && isNumberByte(s[j]) {
+				j++
+			}
+			num := s[i:j]
+			if v, ok := canonicalInt(num); ok {
+				skel = append(skel, litInt)
+				lit = binary.AppendVarint(lit, v)
+			} else {
+				skel = append(skel, litNumber)
+				lit = binary.AppendUvarint(lit, uint64(len(num)))
+				lit = append(lit, num...)
+			}
+			i = j
+		default:
+			skel = append(skel, c)
+			i++
+		}
+	}
+	return skel, lit, true
+}
+
+func isNumberByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// canonicalInt parses an integer written the way strconv.FormatInt writes
+// it, of at most 18 digits.
+func canonicalInt(s string) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 18 || (d[0] == '0' && (len(d) > 1 || neg)) {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// packString appends a string value (its bytes between the quotes).
+func packString(v string, skel, lit []byte) ([]byte, []byte) {
+	switch {
+	case len(v) == 10:
+		if days, ok := parseDate(v); ok {
+			return append(skel, litDate), binary.AppendVarint(lit, days)
+		}
+	case len(v) == 23 || (len(v) == 24 && v[23] == 'Z'):
+		if ms, ok := parseTimeMillis(v[:23]); ok {
+			kind := byte(litTime)
+			if len(v) == 24 {
+				kind = litTimeZ
+			}
+			return append(skel, kind), binary.AppendVarint(lit, ms)
+		}
+	}
+	skel = append(skel, litString)
+	lit = binary.AppendUvarint(lit, uint64(len(v)))
+	return skel, append(lit, v...)
+}
+
+func digits(s string, n int) (int64, bool) {
+	var v int64
+	for i := 0; i < n; i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, true
+}
+
+// parseDate parses "YYYY-MM-DD" (a valid day) into days since 1970-01-01.
+func parseDate(s string) (int64, bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	y, ok1 := digits(s, 4)
+	m, ok2 := digits(s[5:], 2)
+	d, ok3 := digits(s[8:], 2)
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
+		return 0, false
+	}
+	return daysFromCivil(y, m, d), true
+}
+
+// parseTimeMillis parses "YYYY-MM-DDTHH:MM:SS.fff" into ms since the epoch.
+func parseTimeMillis(s string) (int64, bool) {
+	if len(s) != 23 || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
+		return 0, false
+	}
+	days, ok := parseDate(s[:10])
+	if !ok {
+		return 0, false
+	}
+	h, ok1 := digits(s[11:], 2)
+	mi, ok2 := digits(s[14:], 2)
+	sec, ok3 := digits(s[17:], 2)
+	f, ok4 := digits(s[20:], 3)
+	if !ok1 || !ok2 || !ok3 || !ok4 || h > 23 || mi > 59 || sec > 59 {
+		return 0, false
+	}
+	return days*86_400_000 + h*3_600_000 + mi*60_000 + sec*1000 + f, true
+}
+
+func daysIn(y, m int64) int64 {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// daysFromCivil returns the days since 1970-01-01 of a proleptic Gregorian
+// date (H. Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := floorDiv(y, 400)
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+func civilFromDays(z int64) (y, m, d int64) {
+	z += 719468
+	era := floorDiv(z, 146097)
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y = yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	if mp < 10 {
+		m = mp + 3
+	} else {
+		m = mp - 9
+	}
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+func appendDigits(b []byte, v int64, n int) []byte {
+	var buf [8]byte
+	for i := n - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, buf[:n]...)
+}
+
+func appendDate(b []byte, days int64) []byte {
+	y, m, d := civilFromDays(days)
+	b = appendDigits(b, y, 4)
+	b = append(b, '-')
+	b = appendDigits(b, m, 2)
+	b = append(b, '-')
+	return appendDigits(b, d, 2)
+}
+
+func appendTimeMillis(b []byte, ms int64) []byte {
+	days := floorDiv(ms, 86_400_000)
+	r := ms - days*86_400_000
+	b = appendDate(b, days)
+	b = append(b, 'T')
+	b = appendDigits(b, r/3_600_000, 2)
+	b = append(b, ':')
+	b = appendDigits(b, r/60_000%60, 2)
+	b = append(b, ':')
+	b = appendDigits(b, r/1000%60, 2)
+	b = append(b, '.')
+	return appendDigits(b, r%1000, 3)
+}
+
+// unpackStats appends the stats text of skeleton skel and literals lit to
+// dst. ok is false when lit does not match skel (damaged data).
+func unpackStats(dst []byte, skel string, lit []byte) ([]byte, bool) {
+	for i := 0; i < len(skel); i++ {
+		c := skel[i]
+		if c >= numLitKinds {
+			dst = append(dst, c)
+			continue
+		}
+		switch c {
+		case litString, litNumber:
+			n, w := binary.Uvarint(lit)
+			if w <= 0 || uint64(len(lit)-w) < n {
+				return dst, false
+			}
+			if c == litString {
+				dst = append(dst, '"')
+			}
+			dst = append(dst, lit[w:w+int(n)]...)
+			if c == litString {
+				dst = append(dst, '"')
+			}
+			lit = lit[w+int(n):]
+		case litInt, litDate, litTime, litTimeZ:
+			v, w := binary.Varint(lit)
+			if w <= 0 {
+				return dst, false
+			}
+			lit = lit[w:]
+			switch c {
+			case litInt:
+				dst = appendInt(dst, v)
+			case litDate:
+				dst = append(dst, '"')
+				dst = appendDate(dst, v)
+				dst = append(dst, '"')
+			default:
+				dst = append(dst, '"')
+				dst = appendTimeMillis(dst, v)
+				if c == litTimeZ {
+					dst = append(dst, 'Z')
+				}
+				dst = append(dst, '"')
+			}
+		default:
+			return dst, false
+		}
+	}
+	return dst, len(lit) == 0
+}
+
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, buf[i:]...)
+}
