@@ -139,24 +139,42 @@ func TestGenerateFlightsDeterministic(t *testing.T) {
 }
 
 // BenchmarkCommit is P1: a one-file blind append commit vs a bare
-// PutIfAbsent of the same bytes, on MinIO.
+// PutIfAbsent of the same bytes, on MinIO. "deltakit" writes the due
+// checkpoints in the background (txlog.Checkpointer; they run beside the
+// next commits), "deltakit-sync-checkpoint" inside Commit.
 func BenchmarkCommit(b *testing.B) {
 	ctx := b.Context()
-	c, err := newCommitBench(ctx, testenv.StartMinIO(b), 0)
+	s3 := testenv.StartMinIO(b)
+	for _, bc := range []struct {
+		name       string
+		background bool
+	}{{"deltakit", true}, {"deltakit-sync-checkpoint", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, err := newCommitBench(ctx, s3, 0, bc.background)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if _, err := c.closeCheckpointer(ctx); err != nil && c.due > 0 {
+				b.Fatal(err)
+			}
+		})
+	}
+	c, err := newCommitBench(ctx, s3, 0, false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if _, err := c.commit(ctx); err != nil { // bytes for the bare PUT
 		b.Fatal(err)
 	}
-	b.Run("deltakit", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := c.commit(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("bare-put", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			if err := c.put(ctx); err != nil {
 				b.Fatal(err)
