@@ -114,7 +114,6 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 			if _, err := cws[c].WriteRowValues(vals); err != nil {
 				return fmt.Errorf("parquetio: write column %d: %w", c, err)
 			}
-			clear(vals) // drop references to the caller's bytes
 		}
 		rows := int64(end - start)
 		w.numRows += rows
@@ -127,6 +126,9 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 			w.rgRows, w.rgBytes = 0, 0
 		}
 		start = end
+	}
+	for _, vals := range w.cols {
+		clear(vals) // drop references to the caller's bytes (each batch overwrites all its values)
 	}
 	return nil
 }
@@ -335,9 +337,9 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 				s := unsafe.String(prev, len(v))
 				if cnt == 0 {
 					lo, hi = s, s
-				} else if s < lo {
+				} else if strLess(s, lo) {
 					lo = s
-				} else if s > hi {
+				} else if strLess(hi, s) {
 					hi = s
 				}
 			}
@@ -359,4 +361,13 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 		st.nulls += nulls
 	}
 	return size + nulls, 0, nil
+}
+
+// strLess is a < b, deciding on the first bytes inline when they differ
+// (most comparisons against a running min or max do).
+func strLess(a, b string) bool {
+	if len(a) > 0 && len(b) > 0 && a[0] != b[0] {
+		return a[0] < b[0]
+	}
+	return a < b
 }

@@ -284,7 +284,7 @@ func (r *colReader) scan(rows []unsafe.Pointer) (int64, int, error) {
 		return validationSize(r.dst) * int64(len(rows)), 0, nil
 	}
 	if r.mayFail {
-		if bad, err := r.fill(rows); err != nil {
+		if bad, err := r.fill(rows, true); err != nil {
 			return 0, bad, err
 		}
 	}
@@ -306,7 +306,7 @@ func (tr *typedRows) write(pw *parquetio.Writer, start, end int) error {
 			rows = append(rows, tr.row(i))
 		}
 		for c, r := range tr.cols {
-			if bad, err := r.fill(rows); err != nil {
+			if bad, err := r.fill(rows, false); err != nil {
 				return &RowError{Row: a + bad, Err: err}
 			}
 			cols[c] = r.buf
@@ -329,7 +329,10 @@ func grow[E any](s []E, n int) []E {
 // fill converts the column's values of rows (struct addresses, none nil)
 // into r.buf. It returns the index in rows of the first value the column
 // cannot take, and the error.
-func (r *colReader) fill(rows []unsafe.Pointer) (int, error) {
+//
+// With validate false the values were checked before (check): range checks
+// are skipped.
+func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 	m := len(rows)
 	// Keep the value slices of the last block for reuse.
 	r.buf = parquetio.Column{Int64: r.buf.Int64[:0], Int32: r.buf.Int32[:0], Float32: r.buf.Float32[:0],
@@ -406,7 +409,7 @@ func (r *colReader) fill(rows []unsafe.Pointer) (int, error) {
 			}
 			if r.src != srcTime {
 				us := loadInt(r.src, p)
-				if !microsInRange(us) {
+				if validate && !microsInRange(us) {
 					return i, fmt.Errorf("column %q: %w", r.name, outOfRange(time.UnixMicro(us).UTC(), r.col))
 				}
 				out[i] = us
@@ -549,13 +552,10 @@ func intRange(dst string) (lo, hi int64) {
 	return -1 << 63, 1<<63 - 1
 }
 
-// microsInRange is timestampInRange for microseconds since the epoch.
+// microsInRange is timestampInRange for microseconds since the epoch:
+// floor(us / 1e6) within [minTimestampUnix+86400, maxTimestampUnix-86400].
 func microsInRange(us int64) bool {
-	s := us / 1e6
-	if us%1e6 < 0 {
-		s--
-	}
-	return s >= minTimestampUnix+86400 && s <= maxTimestampUnix-86400
+	return us >= (minTimestampUnix+86400)*1e6 && us <= (maxTimestampUnix-86400+1)*1e6-1
 }
 
 // numRows returns the number of input rows.

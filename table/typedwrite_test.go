@@ -430,3 +430,17 @@ func TestTypedMicrosRoundTrip(t *testing.T) {
 		t.Errorf("int32 tagged timestamp: %v", err)
 	}
 }
+
+// TestMicrosInRange checks the microsecond bounds against timestampInRange
+// of the same instant, at and around both ends.
+func TestMicrosInRange(t *testing.T) {
+	lo, hi := (minTimestampUnix+86400)*1e6, (maxTimestampUnix-86400+1)*1e6-1
+	for _, us := range []int64{math.MinInt64, lo - 1e6, lo - 1, lo, lo + 1, -1, 0, 1, hi - 1, hi, hi + 1, hi + 1e6, math.MaxInt64} {
+		if got, want := microsInRange(us), timestampInRange(time.UnixMicro(us)); got != want {
+			t.Errorf("microsInRange(%d) = %v, timestampInRange says %v", us, got, want)
+		}
+	}
+	if !microsInRange(lo) || microsInRange(lo-1) || !microsInRange(hi) || microsInRange(hi+1) {
+		t.Error("bounds are not where timestampInRange puts them")
+	}
+}
