@@ -79,6 +79,9 @@ type rowAsm struct {
 	// one partition); mapKey is scratch space for its keys.
 	maps   map[string]map[string]string
 	mapKey []byte
+	// seg, when set, receives the row's add action (packed from the row's
+	// bytes, without an *Add) instead of the emit callback.
+	seg *packSeg
 }
 
 // internString returns v's bytes as a string, shared with earlier equal
@@ -478,7 +481,7 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 }
 
 func (a *rowAsm) reset() {
-	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey}
+	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey, seg: a.seg}
 	for i := range a.keys {
 		a.keys[i], a.vals[i] = a.keys[i][:0], a.vals[i][:0]
 	}
@@ -529,9 +532,12 @@ func (a *rowAsm) buildList(slot int) []string {
 	return append([]string{}, a.lists[slot]...)
 }
 
-// emit calls fn with each action of the row (normally exactly one).
+// emit calls fn with each action of the row (normally exactly one); an add
+// goes into a.seg instead when that is set.
 func (a *rowAsm) emit(fn func(*Action)) {
-	if a.present[colAdd] {
+	if a.present[colAdd] && a.seg != nil {
+		a.packAdd()
+	} else if a.present[colAdd] {
 		add := a.add
 		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
 		add.PartitionValues = a.buildMap(mapAddPartitionValues)
@@ -601,6 +607,37 @@ func (a *rowAsm) emit(fn func(*Action)) {
 	}
 }
 
+// packAdd packs the row's add action into a.seg; its path and stats are
+// the row's bytes, which seg copies.
+func (a *rowAsm) packAdd() {
+	add := a.add
+	add.Path, add.Stats = unsafeString(a.addPath), unsafeString(a.addStats)
+	add.PartitionValues = a.buildMap(mapAddPartitionValues)
+	if add.PartitionValues == nil {
+		add.PartitionValues = emptyPartitionValues
+	}
+	add.Tags = a.buildMap(mapAddTags)
+	if a.hasADV {
+		dv := a.addDV
+		add.DeletionVector = &dv
+	}
+	act := Action{Add: &add}
+	if err := act.validate(); err != nil {
+		a.fail("%w", err)
+		return
+	}
+	a.seg.add(&add)
+}
+
+// unsafeString returns b's bytes as a string without copying: b must not
+// change while the string is used.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
 // ReadCheckpointParquet decodes one checkpoint (or, with topLevel false,
 // sidecar) Parquet file held in data and calls fn for each action in row
 // order; fn must not keep the *Action (its fields may be kept). file and
@@ -661,14 +698,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	if workers <= 1 {
 		for _, g := range groups {
 			seg := newSeg(g)
-			err := decodeRowGroup(g, plans, func(a *Action) {
-				if seg != nil && a.Add != nil {
-					seg.add(a.Add)
-					return
-				}
-				fn(a)
-			})
-			if err != nil {
+			if err := decodeRowGroupInto(g, plans, fn, seg); err != nil {
 				return corrupt(file, version, err, "cannot decode checkpoint Parquet")
 			}
 			pb.appendSeg(seg)
@@ -705,14 +735,9 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 				}
 				batch := newBatch()
 				stopped := false
-				seg := newSeg(groups[i])
-				segs[i] = seg
-				errs[i] = safeDecode(groups[i], plans, func(a *Action) {
+				segs[i] = newSeg(groups[i])
+				errs[i] = safeDecode(groups[i], plans, segs[i], func(a *Action) {
 					if stopped {
-						return
-					}
-					if seg != nil && a.Add != nil {
-						seg.add(a.Add)
 						return
 					}
 					batch = append(batch, *a)
@@ -760,21 +785,27 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 }
 
 // safeDecode is decodeRowGroup with panics turned into errors.
-func safeDecode(g parquet.RowGroup, plans []columnPlan, fn func(*Action)) (err error) {
+func safeDecode(g parquet.RowGroup, plans []columnPlan, seg *packSeg, fn func(*Action)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return decodeRowGroup(g, plans, fn)
+	return decodeRowGroupInto(g, plans, fn, seg)
 }
 
 // decodeRowGroup assembles the actions of every row of g.
 func decodeRowGroup(g parquet.RowGroup, plans []columnPlan, fn func(*Action)) error {
+	return decodeRowGroupInto(g, plans, fn, nil)
+}
+
+// decodeRowGroupInto is decodeRowGroup; with seg set, add actions are
+// packed into seg instead of being passed to fn.
+func decodeRowGroupInto(g parquet.RowGroup, plans []columnPlan, fn func(*Action), seg *packSeg) error {
 	r := g.Rows()
 	defer r.Close()
 	rows := make([]parquet.Row, 256)
-	var asm rowAsm
+	asm := rowAsm{seg: seg}
 	var rowErr error
 	emit := func(a *Action) {
 		if rowErr != nil {

@@ -1,12 +1,15 @@
 package txlog
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -308,5 +311,97 @@ func TestFileSetPacks(t *testing.T) {
 	rs.seal()
 	if rs.pack != nil || rs.levels[0].packed != nil {
 		t.Fatal("a set of removes packed")
+	}
+}
+
+// TestCheckpointPacked reads checkpoints through the packing path (adds
+// packed in the decoding goroutines) and compares the files with the
+// action path, for one row group and for many decoded in parallel.
+func TestCheckpointPacked(t *testing.T) {
+	for _, n := range []int{0, 7, 40_000} {
+		t.Run(fmt.Sprint(n, " files"), func(t *testing.T) {
+			actions := []Action{
+				{Protocol: &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}},
+				{Metadata: &Metadata{ID: "t", SchemaString: `{"type":"struct","fields":[]}`, PartitionColumns: []string{}, Configuration: map[string]string{}}},
+			}
+			var want []*Add
+			if n == 7 {
+				want = testAdds()
+			}
+			for i := range n {
+				if n == 7 {
+					break
+				}
+				want = append(want, &Add{Path: fmt.Sprintf("part-%05d.parquet", n-i), PartitionValues: map[string]string{"d": fmt.Sprint(i % 3)},
+					Size: int64(i), DataChange: true, Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"t":"2024-01-01T00:00:%02d.000Z"}}`, i, i%60)})
+			}
+			for _, a := range want {
+				actions = append(actions, Action{Add: a})
+			}
+			snap, err := advance(nil, nil, []versionedActions{{version: 0, actions: actions}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, err := EncodeCheckpoint(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb := newPackBuilder()
+			var others int
+			if err := readCheckpointParquet("cp", 0, data, true, func(a *Action) {
+				if a.Add != nil {
+					t.Fatal("an add reached the callback")
+				}
+				others++
+			}, pb); err != nil {
+				t.Fatal(err)
+			}
+			if others != 2 {
+				t.Errorf("%d other actions, want 2", others)
+			}
+			p := pb.finish()
+			if p.order != nil {
+				t.Error("a checkpoint in key order was sorted again")
+			}
+			for _, a := range want {
+				if a.PartitionValues == nil {
+					a.PartitionValues = map[string]string{} // checkpoints write {}
+				}
+			}
+			checkPacked(t, p, want)
+		})
+	}
+}
+
+func TestCheckpointPackedErrors(t *testing.T) {
+	type dv struct {
+		StorageType string `parquet:"storageType"`
+	}
+	type add struct {
+		Path           *string `parquet:"path,optional"`
+		Size           int64   `parquet:"size"`
+		DeletionVector *dv     `parquet:"deletionVector,optional"`
+	}
+	type row struct {
+		Add *add `parquet:"add,optional"`
+	}
+	p := "a.parquet"
+	tests := []struct {
+		name string
+		add  add
+		want string
+	}{
+		{"add without path", add{Size: 1}, "without path"},
+		{"unknown DV storage type", add{Path: &p, DeletionVector: &dv{StorageType: "z"}}, "unknown storageType"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := writeParquet(t, []row{{Add: &add{Path: &p}}, {Add: &tc.add}})
+			err := readCheckpointParquet("cp", 7, data, false, func(*Action) {}, newPackBuilder())
+			var ce *CorruptLogError
+			if !errors.As(err, &ce) || ce.File != "cp" || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want a *CorruptLogError of cp saying %q", err, tc.want)
+			}
+		})
 	}
 }
