@@ -113,7 +113,7 @@ func requiredSchema() *schema.StructType {
 func writeOutcome[T any](t *testing.T, name string, sch *schema.StructType, rows []T, columnar bool, opts ...WriteOption) string {
 	t.Helper()
 	ctx := context.Background()
-	store := objectstore.NewMem(fmt.Sprintf("%s_%s_%v", strings.ReplaceAll(t.Name(), "/", "_"), name, columnar))
+	store := &putCounter{Store: objectstore.NewMem(fmt.Sprintf("%s_%s_%v", strings.ReplaceAll(t.Name(), "/", "_"), name, columnar))}
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	tbl, err := Create(ctx, "", sch, WithStore(store), WithClock(clock))
 	if err != nil {
@@ -121,7 +121,7 @@ func writeOutcome[T any](t *testing.T, name string, sch *schema.StructType, rows
 	}
 	nt, err := writeTypedPath(ctx, tbl, rows, modeAppend, opts, columnar)
 	if err != nil {
-		return "error: " + err.Error() + fmt.Sprintf(" (data files left: %d)", len(dataKeys(t, store)))
+		return "error: " + err.Error() + fmt.Sprintf(" (data files stored: %d, left: %d)", store.dataPuts, len(dataKeys(t, store)))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "version %d schema %s\n", nt.Version(), nt.Schema())
@@ -136,6 +136,19 @@ func writeOutcome[T any](t *testing.T, name string, sch *schema.StructType, rows
 	ci := nt.Snapshot().CommitInfo()
 	fmt.Fprintf(&b, "metrics %v", ci.OperationMetrics)
 	return b.String()
+}
+
+// putCounter counts the data files stored (Put outside _delta_log/).
+type putCounter struct {
+	objectstore.Store
+	dataPuts int
+}
+
+func (p *putCounter) Put(ctx context.Context, key string, data []byte) error {
+	if !strings.HasPrefix(key, "_delta_log/") {
+		p.dataPuts++
+	}
+	return p.Store.Put(ctx, key, data)
 }
 
 // columnarTaken reports whether Append[T] of rows to a table of sch takes
@@ -287,6 +300,20 @@ func TestTypedColumnarMatchesRowPath(t *testing.T) {
 			return writeOutcome(t, "tsrange", flightsSch, rows, c, WithTargetFileSize(40_000))
 		},
 		func() bool { return columnarTaken(t, flightsSch, flights, false) })
+	add("error: timestamp out of range in the first of several files", true,
+		func(c bool) string {
+			rows := append([]colFlight{}, flights[:3000]...)
+			rows[10].Date = math.MinInt64
+			return writeOutcome(t, "tsrange1", flightsSch, rows, c, WithTargetFileSize(40_000))
+		},
+		func() bool { return columnarTaken(t, flightsSch, flights, false) })
+	add("error: nil row in a later file", true,
+		func(c bool) string {
+			rows := append([]*colFlight{}, ptrRows...)
+			rows[590] = nil
+			return writeOutcome(t, "nilrow2", flightsSch, rows, c, WithTargetFileSize(5_000))
+		},
+		func() bool { return columnarTaken(t, flightsSch, ptrRows, false) })
 	add("error: nil row", true,
 		func(c bool) string {
 			rows := append([]*colFlight{}, ptrRows...)
