@@ -385,53 +385,122 @@ type CommitInfo struct {
 	Extra map[string]json.RawMessage
 }
 
-// MarshalJSON writes the typed fields that are set, then Extra sorted by key.
+// MarshalJSON writes the typed fields that are set, then Extra sorted by key
+// (an Extra key is skipped when the typed field of that name was written).
+// Values are written as json.Encoder writes them with HTML escaping off.
 func (c CommitInfo) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	field := func(k string, v any) error {
-		raw, err := marshalNoEscape(v)
-		if err != nil {
-			return fmt.Errorf("commitInfo.%s: %w", k, err)
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		kq, _ := json.Marshal(k)
-		b.Write(kq)
-		b.WriteByte(':')
-		b.Write(raw)
-		return nil
-	}
+	b := make([]byte, 0, 384)
+	b = append(b, '{')
+	var scratch bytes.Buffer
+	enc := json.NewEncoder(&scratch)
+	enc.SetEscapeHTML(false)
 	var err error
-	written := map[string]bool{}
-	add := func(k string, v any, present bool) {
-		if present && err == nil {
-			err = field(k, v)
-			written[k] = true
+	// value appends the JSON of v (compact, no trailing newline).
+	value := func(k string, v any) {
+		if err != nil {
+			return
 		}
+		scratch.Reset()
+		if e := enc.Encode(v); e != nil {
+			err = fmt.Errorf("commitInfo.%s: %w", k, e)
+			return
+		}
+		b = append(b, bytes.TrimRight(scratch.Bytes(), "\n")...)
 	}
-	add("timestamp", c.Timestamp, c.Timestamp != 0)
-	add("inCommitTimestamp", c.InCommitTimestamp, c.InCommitTimestamp != nil)
-	add("operation", c.Operation, c.Operation != "")
-	add("operationParameters", c.OperationParameters, c.OperationParameters != nil)
-	add("operationMetrics", c.OperationMetrics, c.OperationMetrics != nil)
-	add("isBlindAppend", c.IsBlindAppend, c.IsBlindAppend != nil)
-	add("txnId", c.TxnID, c.TxnID != "")
-	add("engineInfo", c.EngineInfo, c.EngineInfo != "")
+	key := func(quoted string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, quoted...)
+		b = append(b, ':')
+	}
+	if c.Timestamp != 0 {
+		key(`"timestamp"`)
+		b = strconv.AppendInt(b, c.Timestamp, 10)
+	}
+	if c.InCommitTimestamp != nil {
+		key(`"inCommitTimestamp"`)
+		b = strconv.AppendInt(b, *c.InCommitTimestamp, 10)
+	}
+	if c.Operation != "" {
+		key(`"operation"`)
+		value("operation", c.Operation)
+	}
+	if c.OperationParameters != nil {
+		key(`"operationParameters"`)
+		value("operationParameters", c.OperationParameters)
+	}
+	if c.OperationMetrics != nil {
+		key(`"operationMetrics"`)
+		value("operationMetrics", c.OperationMetrics)
+	}
+	if c.IsBlindAppend != nil {
+		key(`"isBlindAppend"`)
+		b = strconv.AppendBool(b, *c.IsBlindAppend)
+	}
+	if c.TxnID != "" {
+		key(`"txnId"`)
+		value("txnId", c.TxnID)
+	}
+	if c.EngineInfo != "" {
+		key(`"engineInfo"`)
+		value("engineInfo", c.EngineInfo)
+	}
 	for _, k := range slices.Sorted(maps.Keys(c.Extra)) {
-		if written[k] {
+		if c.typedFieldSet(k) {
 			continue // the typed field wins
 		}
-		add(k, c.Extra[k], true)
+		if plainKey(k) {
+			key(`"` + k + `"`)
+		} else {
+			// As before: json.Marshal escapes <, > and & in keys.
+			kq, e := json.Marshal(k)
+			if e != nil && err == nil {
+				err = fmt.Errorf("commitInfo key %q: %w", k, e)
+			}
+			key(string(kq))
+		}
+		value(k, c.Extra[k])
 	}
 	if err != nil {
 		return nil, err
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// plainKey reports whether k is written as is between quotes in JSON: ASCII
+// letters, digits, '_', '-' and '.' only.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// typedFieldSet reports whether MarshalJSON writes the typed field named k.
+func (c *CommitInfo) typedFieldSet(k string) bool {
+	switch k {
+	case "timestamp":
+		return c.Timestamp != 0
+	case "inCommitTimestamp":
+		return c.InCommitTimestamp != nil
+	case "operation":
+		return c.Operation != ""
+	case "operationParameters":
+		return c.OperationParameters != nil
+	case "operationMetrics":
+		return c.OperationMetrics != nil
+	case "isBlindAppend":
+		return c.IsBlindAppend != nil
+	case "txnId":
+		return c.TxnID != ""
+	case "engineInfo":
+		return c.EngineInfo != ""
+	}
+	return false
 }
 
 // UnmarshalJSON reads any JSON object. A known field whose value has an
@@ -695,8 +764,8 @@ func decodeCommit(version int64, data []byte, keepCommitInfo bool) ([]Action, er
 // Action with no field or more than one field set.
 func EncodeCommit(actions []Action) ([]byte, error) {
 	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
+	b.Grow(256 * len(actions))
+	var enc *json.Encoder // for the action types without a MarshalJSON method
 	for pass := range 2 {
 		for i := range actions {
 			a := &actions[i]
@@ -706,12 +775,48 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 			if (a.CommitInfo != nil) != (pass == 0) {
 				continue
 			}
-			if err := e.Encode(a); err != nil {
+			raw, err := a.marshalValue()
+			if err == nil && raw == nil {
+				if enc == nil {
+					enc = json.NewEncoder(&b)
+					enc.SetEscapeHTML(false)
+				}
+				err = enc.Encode(a)
+			} else if err == nil {
+				b.WriteString(`{"`)
+				b.WriteString(a.Kind())
+				b.WriteString(`":`)
+				b.Write(raw)
+				b.WriteString("}\n")
+			}
+			if err != nil {
 				return nil, fmt.Errorf("txlog: EncodeCommit: action %d (%s): %w", i, a.Kind(), err)
 			}
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// marshalValue returns the JSON of the action's value when its type has a
+// MarshalJSON method (commitInfo, add, remove, protocol, metaData), nil
+// otherwise. Those methods return compact JSON, so {"kind":value} is the
+// line json.Encoder would write, without its reflection over Action and its
+// second pass over the value (encoding/json compacts the output of every
+// MarshalJSON).
+func (a *Action) marshalValue() ([]byte, error) {
+	switch {
+	case a.CommitInfo != nil:
+		return a.CommitInfo.MarshalJSON()
+	case a.Add != nil:
+		return a.Add.MarshalJSON()
+	case a.Remove != nil:
+		return a.Remove.MarshalJSON()
+	case a.Protocol != nil:
+		return a.Protocol.MarshalJSON()
+	case a.Metadata != nil:
+		return a.Metadata.MarshalJSON()
+	}
+	return nil, nil
 }
 
 func nullablePartitionValues(pv map[string]string, required bool) map[string]*string {
