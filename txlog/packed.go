@@ -3,6 +3,7 @@ package txlog
 import (
 	"encoding/binary"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -27,7 +28,7 @@ type packedFiles struct {
 	recs   []fileRec
 	order  []int32
 	chunks [][]byte
-	skels  []string            // by skeleton id; 0 (no stats) and 1 (raw) are reserved
+	skels  []*skeleton         // by skeleton id; 0 (no stats) and 1 (raw) are reserved
 	pvs    []map[string]string // by id; 0 is nil, 1 the shared empty map
 	rares  []*addRare          // by id; 0 is unused
 	live   int                 // bytes of live items in chunks
@@ -173,7 +174,7 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 		buf = make([]byte, 0, size)
 	}
 	buf = buf[len(buf):]
-	out, ok := unpackStats(buf, p.skels[r.skel], it[w:])
+	out, ok := p.skels[r.skel].unpack(buf, it[w:])
 	if !ok || len(out) != int(n) {
 		// cannot happen for bytes this package packed
 		panic("txlog: packed stats do not unpack")
@@ -211,22 +212,36 @@ func (p *packedFiles) sortedValues(keyOf func(*Add) FileKey) []*Add {
 		} else {
 			n := p.len()
 			out := make([]*Add, n)
-			var adds []Add
-			var buf []byte
-			for i := range n {
-				if len(adds) == 0 {
-					adds = make([]Add, min(n-i, 1024))
-				}
-				buf = p.materialise(p.at(i), &adds[0], buf)
-				out[i] = &adds[0]
-				adds = adds[1:]
+			// Large levels are materialised by several goroutines, each
+			// filling its own range of out.
+			workers := min(runtime.GOMAXPROCS(0), 1+n/32768)
+			var wg sync.WaitGroup
+			for w := range workers {
+				lo, hi := n*w/workers, n*(w+1)/workers
+				wg.Go(func() { p.materialiseRange(out, lo, hi) })
 			}
+			wg.Wait()
 			p.sorted = out
 		}
 		p.seed, p.seedDelta = nil, nil
 		p.ready.Store(true)
 	})
 	return p.sorted
+}
+
+// materialiseRange sets out[lo:hi] to the files at sorted positions lo to
+// hi, allocating their adds and stats texts in batches.
+func (p *packedFiles) materialiseRange(out []*Add, lo, hi int) {
+	var adds []Add
+	var buf []byte
+	for i := lo; i < hi; i++ {
+		if len(adds) == 0 {
+			adds = make([]Add, min(hi-i, 1024))
+		}
+		buf = p.materialise(p.at(i), &adds[0], buf)
+		out[i] = &adds[0]
+		adds = adds[1:]
+	}
 }
 
 func (p *packedFiles) isReady() bool { return p.ready.Load() }
@@ -238,7 +253,7 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 	b.skels = slices.Clone(p.skels)
 	b.skelIDs = make(map[string]uint32, len(p.skels))
 	for i, s := range p.skels[skelRaw+1:] {
-		b.skelIDs[s] = uint32(i + skelRaw + 1)
+		b.skelIDs[s.text] = uint32(i + skelRaw + 1)
 	}
 	// Share the chunks unless most of their bytes are dead.
 	share := p.total <= 2*p.live+maxChunk
@@ -361,8 +376,9 @@ type packSeg struct {
 	recs    []fileRec
 	arena   arena
 	live    int
-	skels   []string
+	skels   []*skeleton
 	skelIDs map[string]uint32
+	hint    uint32 // the skeleton of the last stats packed
 	pvs     []map[string]string
 	pvIDs   map[unsafe.Pointer]uint32
 	rares   []*addRare
@@ -371,7 +387,7 @@ type packSeg struct {
 }
 
 func newPackSeg(n int) *packSeg {
-	return &packSeg{recs: make([]fileRec, 0, n), skels: []string{"", ""}, pvs: []map[string]string{nil, emptyPartitionValues},
+	return &packSeg{recs: make([]fileRec, 0, n), skels: []*skeleton{nil, nil}, pvs: []map[string]string{nil, emptyPartitionValues},
 		rares: []*addRare{nil}}
 }
 
@@ -404,20 +420,29 @@ func (b *packSeg) add(a *Add) {
 	if a.Stats != "" {
 		r.skel = skelRaw
 		var ok bool
-		b.skel, b.lit, ok = packStats(a.Stats, b.skel[:0], b.lit[:0])
-		if ok && len(b.skel) > 0 {
+		// Most files have the skeleton of the file before.
+		if b.hint > skelRaw {
+			if b.lit, ok = packWith(b.skels[b.hint], a.Stats, b.lit[:0]); ok {
+				r.skel = b.hint
+			}
+		}
+		if !ok {
+			b.skel, b.lit, ok = packStats(a.Stats, b.skel[:0], b.lit[:0])
+		}
+		if r.skel == skelRaw && ok && len(b.skel) > 0 {
 			id, known := b.skelIDs[string(b.skel)]
 			if !known && len(b.skels) < maxSkeletons {
 				if b.skelIDs == nil {
 					b.skelIDs = map[string]uint32{}
 				}
 				id = uint32(len(b.skels))
-				b.skels = append(b.skels, string(b.skel))
-				b.skelIDs[b.skels[id]] = id
+				b.skels = append(b.skels, newSkeleton(string(b.skel)))
+				b.skelIDs[b.skels[id].text] = id
 				known = true
 			}
 			if known {
 				r.skel = id
+				b.hint = id
 			}
 		}
 		if r.skel == skelRaw {
@@ -480,7 +505,7 @@ type packBuilder struct {
 }
 
 func newPackBuilder() *packBuilder {
-	return &packBuilder{out: packedFiles{skels: []string{"", ""}, pvs: []map[string]string{nil, emptyPartitionValues},
+	return &packBuilder{out: packedFiles{skels: []*skeleton{nil, nil}, pvs: []map[string]string{nil, emptyPartitionValues},
 		rares: []*addRare{nil}}, skelIDs: map[string]uint32{}}
 }
 
@@ -520,14 +545,14 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 	pb.remap = pb.remap[:0]
 	pb.remap = append(pb.remap, skelNone, skelRaw)
 	for _, sk := range s.skels[skelRaw+1:] {
-		id, ok := pb.skelIDs[sk]
+		id, ok := pb.skelIDs[sk.text]
 		if !ok {
 			if len(o.skels) >= maxSkeletons {
 				id = skelRaw // unpacked below
 			} else {
 				id = uint32(len(o.skels))
 				o.skels = append(o.skels, sk)
-				pb.skelIDs[sk] = id
+				pb.skelIDs[sk.text] = id
 			}
 		}
 		pb.remap = append(pb.remap, id)
@@ -557,11 +582,11 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 }
 
 // rawStats stores the packed stats at ref (in out's chunks) as raw text.
-func (pb *packBuilder) rawStats(skel string, ref itemRef) itemRef {
+func (pb *packBuilder) rawStats(skel *skeleton, ref itemRef) itemRef {
 	o := &pb.out
 	it := o.item(ref)
 	_, w := binary.Uvarint(it)
-	text, _ := unpackStats(nil, skel, it[w:])
+	text, _ := skel.unpack(nil, it[w:])
 	var a arena
 	r, _ := a.putString(string(text))
 	base := uint64(len(o.chunks))

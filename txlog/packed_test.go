@@ -52,11 +52,55 @@ func TestPackStatsRoundTrip(t *testing.T) {
 			if tc.skel != "" && string(skel) != tc.skel {
 				t.Errorf("skeleton %q, want %q", skel, tc.skel)
 			}
-			got, ok := unpackStats(nil, string(skel), lit)
+			sk := newSkeleton(string(skel))
+			got, ok := sk.unpack(nil, lit)
 			if !ok || string(got) != tc.stats {
 				t.Fatalf("unpack = %q, %v; want %q", got, ok, tc.stats)
 			}
+			// packing along the skeleton gives the same literals
+			lit2, ok := packWith(sk, tc.stats, nil)
+			if !ok || string(lit2) != string(lit) {
+				t.Fatalf("packWith = %q, %v; want %q", lit2, ok, lit)
+			}
 		})
+	}
+}
+
+// TestPackWith packs texts along the skeleton of another text: a text
+// that does not fit is refused, one that fits unpacks exactly.
+func TestPackWith(t *testing.T) {
+	base := `{"numRecords":10,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000Z","s":"abc","x":1.5}}`
+	tests := []struct {
+		text string
+		fits bool
+	}{
+		{base, true},
+		{`{"numRecords":99,"minValues":{"d":"1999-12-31","t":"2030-06-01T12:34:56.789Z","s":"a\"b\\","x":-2e5}}`, true},
+		{`{"numRecords":99,"minValues":{"d":"1999-12-31","t":"2030-06-01T12:34:56.789Z","s":"tail\\"}}`, false},
+		{`{"numRecords":010,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000Z","s":"abc","x":1.5}}`, false},
+		{`{"numRecords":10,"minValues":{"d":"2024-02-30","t":"2024-01-01T00:00:00.000Z","s":"abc","x":1.5}}`, false},
+		{`{"numRecords":10,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000","s":"abc","x":1.5}}`, false},
+		{`{"numRecords":10,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000Z","s":"abc","x":1.5}} `, false},
+		{`{"numRecords":10,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000Z","s":"ab`, false},
+		{`{"numRecords":10,"minValues":{"d":"2024-01-01","t":"2024-01-01T00:00:00.000Z","s":"\u0001\u0002","x":1}}`, true},
+	}
+	skel, _, ok := packStats(base, nil, nil)
+	if !ok {
+		t.Fatal("base does not pack")
+	}
+	sk := newSkeleton(string(skel))
+	for _, tc := range tests {
+		lit, ok := packWith(sk, tc.text, nil)
+		if ok != tc.fits {
+			t.Errorf("packWith(%q) ok = %v, want %v", tc.text, ok, tc.fits)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if got, ok := sk.unpack(nil, lit); !ok || string(got) != tc.text {
+			t.Errorf("unpack = %q, %v; want %q", got, ok, tc.text)
+		}
 	}
 }
 
@@ -69,9 +113,20 @@ func FuzzPackStats(f *testing.F) {
 		if !ok {
 			return
 		}
-		got, ok := unpackStats(nil, string(skel), lit)
+		sk := newSkeleton(string(skel))
+		got, ok := sk.unpack(nil, lit)
 		if !ok || string(got) != s {
 			t.Fatalf("round trip of %q gave %q, %v", s, got, ok)
+		}
+		// a variant of s (one byte changed) packed along s's skeleton
+		if len(s) > 0 {
+			v := []byte(s)
+			v[len(v)/2] ^= 1
+			if lit, ok := packWith(sk, string(v), nil); ok {
+				if got, ok := sk.unpack(nil, lit); !ok || string(got) != string(v) {
+					t.Fatalf("packWith round trip of %q gave %q, %v", v, got, ok)
+				}
+			}
 		}
 	})
 }

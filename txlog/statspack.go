@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"encoding/binary"
+	"strings"
 )
 
 // This file packs per-file statistics JSON losslessly: a stats string is
@@ -262,57 +263,6 @@ func appendTimeMillis(b []byte, ms int64) []byte {
 	return appendDigits(b, r%1000, 3)
 }
 
-// unpackStats appends the stats text of skeleton skel and literals lit to
-// dst. ok is false when lit does not match skel (damaged data).
-func unpackStats(dst []byte, skel string, lit []byte) ([]byte, bool) {
-	for i := 0; i < len(skel); i++ {
-		c := skel[i]
-		if c >= numLitKinds {
-			dst = append(dst, c)
-			continue
-		}
-		switch c {
-		case litString, litNumber:
-			n, w := binary.Uvarint(lit)
-			if w <= 0 || uint64(len(lit)-w) < n {
-				return dst, false
-			}
-			if c == litString {
-				dst = append(dst, '"')
-			}
-			dst = append(dst, lit[w:w+int(n)]...)
-			if c == litString {
-				dst = append(dst, '"')
-			}
-			lit = lit[w+int(n):]
-		case litInt, litDate, litTime, litTimeZ:
-			v, w := binary.Varint(lit)
-			if w <= 0 {
-				return dst, false
-			}
-			lit = lit[w:]
-			switch c {
-			case litInt:
-				dst = appendInt(dst, v)
-			case litDate:
-				dst = append(dst, '"')
-				dst = appendDate(dst, v)
-				dst = append(dst, '"')
-			default:
-				dst = append(dst, '"')
-				dst = appendTimeMillis(dst, v)
-				if c == litTimeZ {
-					dst = append(dst, 'Z')
-				}
-				dst = append(dst, '"')
-			}
-		default:
-			return dst, false
-		}
-	}
-	return dst, len(lit) == 0
-}
-
 func appendInt(b []byte, v int64) []byte {
 	if v < 0 {
 		b = append(b, '-')
@@ -329,4 +279,172 @@ func appendInt(b []byte, v int64) []byte {
 		}
 	}
 	return append(b, buf[i:]...)
+}
+
+// skeleton is an interned stats skeleton, split into parts for fast
+// packing and unpacking.
+type skeleton struct {
+	text  string     // the skeleton bytes, markers included
+	parts []skelPart // text runs, each followed by one marker (the last by none)
+}
+
+// skelPart is a run of skeleton text and the marker after it (0: none,
+// the end of the skeleton).
+type skelPart struct {
+	text string
+	kind byte
+}
+
+func newSkeleton(text string) *skeleton {
+	sk := &skeleton{text: text}
+	start := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] < numLitKinds {
+			sk.parts = append(sk.parts, skelPart{text[start:i], text[i]})
+			start = i + 1
+		}
+	}
+	sk.parts = append(sk.parts, skelPart{text: text[start:]})
+	return sk
+}
+
+// packWith appends the literals of stats to lit when stats has skeleton
+// sk's text and literals of its kinds (ok false otherwise). A text packed
+// this way unpacks exactly; its literals may be of other kinds than
+// packStats would choose (a date kept as a string), never of kinds that
+// cannot hold them.
+func packWith(sk *skeleton, s string, lit []byte) (_ []byte, ok bool) {
+	pos := 0
+	for _, p := range sk.parts {
+		if len(s)-pos < len(p.text) || s[pos:pos+len(p.text)] != p.text {
+			return lit, false
+		}
+		pos += len(p.text)
+		switch p.kind {
+		case 0:
+			return lit, pos == len(s)
+		case litString, litDate, litTime, litTimeZ:
+			end := stringEnd(s, pos)
+			if end < 0 {
+				return lit, false
+			}
+			v := s[pos+1 : end]
+			pos = end + 1
+			switch p.kind {
+			case litString:
+				lit = binary.AppendUvarint(lit, uint64(len(v)))
+				lit = append(lit, v...)
+			case litDate:
+				days, ok := parseDate(v)
+				if !ok {
+					return lit, false
+				}
+				lit = binary.AppendVarint(lit, days)
+			default:
+				want := 23
+				if p.kind == litTimeZ {
+					want = 24
+				}
+				if len(v) != want || (want == 24 && v[23] != 'Z') {
+					return lit, false
+				}
+				ms, ok := parseTimeMillis(v[:23])
+				if !ok {
+					return lit, false
+				}
+				lit = binary.AppendVarint(lit, ms)
+			}
+		case litInt, litNumber:
+			if pos >= len(s) || (s[pos] != '-' && (s[pos] < '0' || s[pos] > '9')) {
+				return lit, false
+			}
+			j := pos + 1
+			for j < len(s) && isNumberByte(s[j]) {
+				j++
+			}
+			num := s[pos:j]
+			pos = j
+			if p.kind == litInt {
+				v, ok := canonicalInt(num)
+				if !ok {
+					return lit, false
+				}
+				lit = binary.AppendVarint(lit, v)
+			} else {
+				lit = binary.AppendUvarint(lit, uint64(len(num)))
+				lit = append(lit, num...)
+			}
+		}
+	}
+	return lit, false
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// opening quote is at s[i], or -1.
+func stringEnd(s string, i int) int {
+	if i >= len(s) || s[i] != '"' {
+		return -1
+	}
+	for j := i + 1; ; {
+		q := strings.IndexByte(s[j:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += j
+		bs := 0
+		for k := q - 1; k > i && s[k] == '\\'; k-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+}
+
+// unpack appends the stats text of sk and literals lit to dst; ok is false
+// when lit does not match sk.
+func (sk *skeleton) unpack(dst []byte, lit []byte) ([]byte, bool) {
+	for _, p := range sk.parts {
+		dst = append(dst, p.text...)
+		switch p.kind {
+		case 0:
+			return dst, len(lit) == 0
+		case litString, litNumber:
+			n, w := binary.Uvarint(lit)
+			if w <= 0 || uint64(len(lit)-w) < n {
+				return dst, false
+			}
+			if p.kind == litString {
+				dst = append(dst, '"')
+				dst = append(dst, lit[w:w+int(n)]...)
+				dst = append(dst, '"')
+			} else {
+				dst = append(dst, lit[w:w+int(n)]...)
+			}
+			lit = lit[w+int(n):]
+		default:
+			v, w := binary.Varint(lit)
+			if w <= 0 {
+				return dst, false
+			}
+			lit = lit[w:]
+			switch p.kind {
+			case litInt:
+				dst = appendInt(dst, v)
+			case litDate:
+				dst = append(dst, '"')
+				dst = appendDate(dst, v)
+				dst = append(dst, '"')
+			default:
+				dst = append(dst, '"')
+				dst = appendTimeMillis(dst, v)
+				if p.kind == litTimeZ {
+					dst = append(dst, 'Z')
+				}
+				dst = append(dst, '"')
+			}
+		}
+	}
+	return dst, false
 }
