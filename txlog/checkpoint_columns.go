@@ -148,8 +148,9 @@ func (c *colCursor) apply(a *rowAsm, v parquet.Value) {
 }
 
 // decodeRowGroupColumns assembles the actions of every row of g, column by
-// column, and calls fn for each in row order (fn must not keep the *Action).
-func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Action)) error {
+// column, and calls fn for each in row order (fn must not keep the *Action);
+// with seg set, add actions are packed into seg instead.
+func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Action), seg *packSeg) error {
 	chunks := g.ColumnChunks()
 	if len(chunks) != len(plans) {
 		return fmt.Errorf("row group has %d columns, the schema %d", len(chunks), len(plans))
@@ -184,7 +185,7 @@ func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Acti
 		w := asms[:min(int64(len(asms)), total-done)]
 		for i := range w {
 			w[i].reset()
-			w[i].intern, w[i].maps = intern, maps
+			w[i].intern, w[i].maps, w[i].seg = intern, maps, seg
 		}
 		for _, c := range cursors {
 			if err := c.feed(w); err != nil {

@@ -37,13 +37,37 @@ func decodeBoth(t *testing.T, data []byte) (rows, cols []string, rowsErr, colsEr
 			*dst = append(*dst, string(b))
 		}
 	}
+	// packed: adds go into a packSeg per row group (the snapshot load
+	// path), read back here as JSON after the other actions.
+	packed := func(decode func(parquet.RowGroup, []columnPlan, func(*Action), *packSeg) error, dst *[]string) error {
+		for _, g := range pf.RowGroups() {
+			seg := newPackSeg(int(g.NumRows()))
+			if err := decode(g, plans, collect(dst), seg); err != nil {
+				return err
+			}
+			p := seg.finish()
+			var buf []byte
+			for i := range p.len() {
+				var a Add
+				buf = p.materialise(p.at(i), &a, buf)
+				collect(dst)(&Action{Add: &a})
+			}
+		}
+		return nil
+	}
 	for _, g := range pf.RowGroups() {
 		if rowsErr == nil {
-			rowsErr = decodeRowGroup(g, plans, collect(&rows))
+			rowsErr = decodeRowGroupRows(g, plans, collect(&rows), nil)
 		}
 		if colsErr == nil {
-			colsErr = decodeRowGroupColumns(g, plans, collect(&cols))
+			colsErr = decodeRowGroupColumns(g, plans, collect(&cols), nil)
 		}
+	}
+	if rowsErr == nil {
+		rowsErr = packed(decodeRowGroupRows, &rows)
+	}
+	if colsErr == nil {
+		colsErr = packed(decodeRowGroupColumns, &cols)
 	}
 	return rows, cols, rowsErr, colsErr
 }
@@ -87,8 +111,9 @@ func TestDecodeRowGroupColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		rows, _, _, _ := decodeBoth(t, data)
-		if want := int(tc.commits)*tc.filesPerCommit + 3; len(rows) != want {
-			t.Errorf("%s: %d actions, want %d (adds, protocol, metaData, txn)", tc.name, len(rows), want)
+		// adds, protocol, metaData, txn; then the packed adds and the rest again
+		if want := 2*(int(tc.commits)*tc.filesPerCommit) + 6; len(rows) != want {
+			t.Errorf("%s: %d actions, want %d", tc.name, len(rows), want)
 		}
 		compareDecoders(t, tc.name, data)
 	}
@@ -146,14 +171,14 @@ func BenchmarkDecodeCheckpoint(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name   string
-		decode func(parquet.RowGroup, []columnPlan, func(*Action)) error
-	}{{"rows", decodeRowGroup}, {"columns", decodeRowGroupColumns}} {
+		decode func(parquet.RowGroup, []columnPlan, func(*Action), *packSeg) error
+	}{{"rows", decodeRowGroupRows}, {"columns", decodeRowGroupColumns}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				n := 0
 				for _, g := range pf.RowGroups() {
-					if err := bc.decode(g, plans, func(*Action) { n++ }); err != nil {
+					if err := bc.decode(g, plans, func(*Action) { n++ }, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -2,9 +2,7 @@ package txlog
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -794,65 +792,10 @@ func safeDecode(g parquet.RowGroup, plans []columnPlan, seg *packSeg, fn func(*A
 	return decodeRowGroupInto(g, plans, fn, seg)
 }
 
-// decodeRowGroup assembles the actions of every row of g.
-func decodeRowGroup(g parquet.RowGroup, plans []columnPlan, fn func(*Action)) error {
-	return decodeRowGroupInto(g, plans, fn, nil)
-}
-
-// decodeRowGroupInto is decodeRowGroup; with seg set, add actions are
-// packed into seg instead of being passed to fn.
+// decodeRowGroupInto assembles the actions of every row of g and calls fn
+// for each in row order; with seg set, add actions are packed into seg
+// instead of being passed to fn. It decodes column by column
+// (decodeRowGroupColumns).
 func decodeRowGroupInto(g parquet.RowGroup, plans []columnPlan, fn func(*Action), seg *packSeg) error {
-	r := g.Rows()
-	defer r.Close()
-	rows := make([]parquet.Row, 256)
-	asm := rowAsm{seg: seg}
-	var rowErr error
-	emit := func(a *Action) {
-		if rowErr != nil {
-			return
-		}
-		if verr := a.validate(); verr != nil {
-			rowErr = verr
-			return
-		}
-		fn(a)
-	}
-	for {
-		n, rerr := r.ReadRows(rows)
-		for i := range n {
-			asm.reset()
-			for _, v := range rows[i] {
-				c := v.Column()
-				if c < 0 || c >= len(plans) {
-					continue
-				}
-				p := &plans[c]
-				if p.top < 0 {
-					continue
-				}
-				if v.DefinitionLevel() >= p.topDef {
-					asm.present[p.top] = true
-				}
-				if p.set != nil {
-					p.set(&asm, v)
-				}
-			}
-			if asm.err != nil {
-				return fmt.Errorf("checkpoint column of the wrong type: %w", asm.err)
-			}
-			asm.emit(emit)
-			if asm.err != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", asm.err)
-			}
-			if rowErr != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", rowErr)
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			return nil
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
+	return decodeRowGroupColumns(g, plans, fn, seg)
 }
