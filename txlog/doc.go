@@ -23,6 +23,9 @@
 //
 // Writing: WriteCheckpoint writes a classic V1 checkpoint and
 // _last_checkpoint; the commit path (Transaction) builds on the same types.
+// Commit writes the checkpoint due every delta.checkpointInterval versions
+// itself, or, with WithCheckpointer, hands it to a Checkpointer that writes
+// it in the background, off the commit latency path.
 //
 // Logical files are keyed by their URI-decoded path and deletion vector
 // unique id (FileKey), so an add and a remove that spell one path with
