@@ -37,8 +37,9 @@ func WithCheckpointLogger(l *slog.Logger) CheckpointerOption {
 // "_last_checkpoint", and readers ignore a checkpoint the hint does not name
 // or fall back to the log.
 //
-// A Checkpointer may serve many tables and is safe for concurrent use. The
-// caller owns it and must call Close.
+// A Checkpointer may serve many tables and is safe for concurrent use; it
+// remembers the newest version written per table. The caller owns it and
+// must call Close.
 type Checkpointer struct {
 	logger *slog.Logger
 	write  func(context.Context, *Snapshot) error // WriteCheckpoint; tests replace it
@@ -194,9 +195,11 @@ func (c *Checkpointer) Flush(ctx context.Context) error {
 // Close stops accepting work (Enqueue then returns ErrCheckpointerClosed),
 // waits until the queued checkpoints are written and returns the last
 // failure of the Checkpointer's lifetime, nil when none. When ctx ends
-// first, the checkpoint being written is cancelled, the queued ones are
-// dropped (the table stays valid: readers replay the log instead), and the
-// returned error wraps ctx.Err() as well. Close may be called more than once.
+// first, the queued checkpoints are dropped (the table stays valid: readers
+// replay the log instead), the one being written is cancelled and Close
+// returns once its write has returned (its store calls stop at the
+// cancellation; encoding a large checkpoint does not), with an error that
+// also wraps ctx.Err(). Close may be called more than once.
 func (c *Checkpointer) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
