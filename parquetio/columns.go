@@ -208,35 +208,17 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 			return nulls, 0, nil
 		}
 	}
-	isNull := func(i int) bool { return nullFlags != nil && nullFlags[i] }
-
+	// Each kind's loop is a small function of its own: in one big switch
+	// the loop variables live on the stack.
 	switch kind {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
-		var lo, hi int64
-		for i, x := range col.Int64[a:b] {
-			if isNull(i) {
-				continue
-			}
-			if cnt == 0 {
-				lo, hi = x, x
-			} else if x < lo {
-				lo = x
-			} else if x > hi {
-				hi = x
-			}
-			cnt++
-			pv := parquet.Int64Value(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = 8 * cnt
+		lo, hi, k := int64Values(vals, col.Int64[a:b], nullFlags, def, c)
+		cnt, size = k, 8*k
 		if st != nil {
 			st.mergeInt(lo, hi, cnt)
 		}
 
 	case fastInteger, fastShort, fastByte, fastDate:
-		var lo, hi int64
 		bound := int64(math.MaxInt32)
 		switch kind {
 		case fastShort:
@@ -244,34 +226,19 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 		case fastByte:
 			bound = math.MaxInt8
 		}
-		for i, x := range col.Int32[a:b] {
-			if isNull(i) {
-				continue
-			}
-			if y := int64(x); y > bound || y < -bound-1 {
-				return 0, a + i, n.fieldErr(invalid(x, fmt.Sprintf("an integer in [%d, %d]", -bound-1, bound)))
-			}
-			if cnt == 0 {
-				lo, hi = int64(x), int64(x)
-			} else if int64(x) < lo {
-				lo = int64(x)
-			} else if int64(x) > hi {
-				hi = int64(x)
-			}
-			cnt++
-			pv := parquet.Int32Value(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
+		lo, hi, k, bad := int32Values(vals, col.Int32[a:b], nullFlags, def, c, bound)
+		if bad >= 0 {
+			x := col.Int32[a+bad]
+			return 0, a + bad, n.fieldErr(invalid(x, fmt.Sprintf("an integer in [%d, %d]", -bound-1, bound)))
 		}
-		size = 4 * cnt
+		cnt, size = k, 4*k
 		if st != nil {
 			st.mergeInt(lo, hi, cnt)
 		}
 
 	case fastFloat:
 		for i, x := range col.Float32[a:b] {
-			if isNull(i) {
+			if nullFlags != nil && nullFlags[i] {
 				continue
 			}
 			if st != nil {
@@ -287,7 +254,7 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 
 	case fastDouble:
 		for i, x := range col.Float64[a:b] {
-			if isNull(i) {
+			if nullFlags != nil && nullFlags[i] {
 				continue
 			}
 			if st != nil {
@@ -303,7 +270,7 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 
 	case fastBool:
 		for i, x := range col.Bool[a:b] {
-			if isNull(i) {
+			if nullFlags != nil && nullFlags[i] {
 				continue
 			}
 			cnt++
@@ -315,42 +282,15 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 		size = cnt
 
 	case fastString, fastBinary:
-		var lo, hi string
-		var prev *byte // data of the last tracked value: repeats need no compare
-		prevLen := -1
 		track := st != nil && kind == fastString
-		for i := range b - a {
-			if isNull(i) {
-				continue
-			}
-			var v []byte
-			if col.String != nil {
-				v = stringBytes(col.String[a+i])
-			} else {
-				v = col.Bytes[a+i]
-				if v == nil {
-					v = []byte{}
-				}
-			}
-			if track && (unsafe.SliceData(v) != prev || len(v) != prevLen) {
-				prev, prevLen = unsafe.SliceData(v), len(v)
-				s := unsafe.String(prev, len(v))
-				if cnt == 0 {
-					lo, hi = s, s
-				} else if strLess(s, lo) {
-					lo = s
-				} else if strLess(hi, s) {
-					hi = s
-				}
-			}
-			cnt++
-			size += int64(len(v)) + 4
-			pv := parquet.ByteArrayValue(v)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
+		var lo, hi string
+		var have bool
+		if col.String != nil {
+			lo, hi, have, cnt, size = stringValues(vals, col.String[a:b], nullFlags, def, c, track)
+		} else {
+			lo, hi, have, cnt, size = bytesValues(vals, col.Bytes[a:b], nullFlags, def, c, track)
 		}
-		if track {
+		if track && have {
 			st.mergeString(lo, hi, cnt)
 		}
 
@@ -361,6 +301,120 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 		st.nulls += nulls
 	}
 	return size + nulls, 0, nil
+}
+
+// int64Values sets vals[i] to xs[i] (definition level def, column c) where
+// null is not set and returns the min, max and count of those values.
+func int64Values(vals []parquet.Value, xs []int64, null []bool, def, c int) (lo, hi, cnt int64) {
+	vals = vals[:len(xs)]
+	for i, x := range xs {
+		if null != nil && null[i] {
+			continue
+		}
+		if cnt == 0 {
+			lo, hi = x, x
+		} else if x < lo {
+			lo = x
+		} else if x > hi {
+			hi = x
+		}
+		cnt++
+		pv := parquet.Int64Value(x)
+		pv.SetDefinitionLevel(def)
+		pv.SetColumnIndex(c)
+		vals[i] = pv
+	}
+	return lo, hi, cnt
+}
+
+// int32Values is int64Values for INT32 values within [-bound-1, bound]; it
+// returns the index of the first value out of range (-1 when none).
+func int32Values(vals []parquet.Value, xs []int32, null []bool, def, c int, bound int64) (lo, hi, cnt int64, bad int) {
+	vals = vals[:len(xs)]
+	for i, x := range xs {
+		if null != nil && null[i] {
+			continue
+		}
+		y := int64(x)
+		if y > bound || y < -bound-1 {
+			return 0, 0, cnt, i
+		}
+		if cnt == 0 {
+			lo, hi = y, y
+		} else if y < lo {
+			lo = y
+		} else if y > hi {
+			hi = y
+		}
+		cnt++
+		pv := parquet.Int32Value(x)
+		pv.SetDefinitionLevel(def)
+		pv.SetColumnIndex(c)
+		vals[i] = pv
+	}
+	return lo, hi, cnt, -1
+}
+
+// stringValues sets vals[i] to the bytes of xs[i] where null is not set and
+// returns, when track is set, the min and max (have reports one was seen),
+// and the count and size (length + 4 each) of the values.
+func stringValues(vals []parquet.Value, xs []string, null []bool, def, c int, track bool) (lo, hi string, have bool, cnt, size int64) {
+	vals = vals[:len(xs)]
+	var prev *byte // data of the last tracked value: repeats need no compare
+	prevLen := -1
+	for i, s := range xs {
+		if null != nil && null[i] {
+			continue
+		}
+		if track && (unsafe.StringData(s) != prev || len(s) != prevLen) {
+			prev, prevLen = unsafe.StringData(s), len(s)
+			if !have {
+				lo, hi, have = s, s, true
+			} else if strLess(s, lo) {
+				lo = s
+			} else if strLess(hi, s) {
+				hi = s
+			}
+		}
+		cnt++
+		size += int64(len(s)) + 4
+		pv := parquet.ByteArrayValue(stringBytes(s))
+		pv.SetDefinitionLevel(def)
+		pv.SetColumnIndex(c)
+		vals[i] = pv
+	}
+	return lo, hi, have, cnt, size
+}
+
+// bytesValues is stringValues for byte slices; a nil slice is an empty
+// value.
+func bytesValues(vals []parquet.Value, xs [][]byte, null []bool, def, c int, track bool) (lo, hi string, have bool, cnt, size int64) {
+	vals = vals[:len(xs)]
+	for i, v := range xs {
+		if null != nil && null[i] {
+			continue
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		if track {
+			s := unsafe.String(unsafe.SliceData(v), len(v))
+			if !have {
+				lo, hi, have = s, s, true
+			} else if strLess(s, lo) {
+				lo = s
+			} else if strLess(hi, s) {
+				hi = s
+			}
+		}
+		cnt++
+		size += int64(len(v)) + 4
+		pv := parquet.ByteArrayValue(v)
+		pv.SetDefinitionLevel(def)
+		pv.SetColumnIndex(c)
+		vals[i] = pv
+	}
+	return lo, hi, have, cnt, size
 }
 
 // strLess is a < b, deciding on the first bytes inline when they differ

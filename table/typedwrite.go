@@ -345,6 +345,19 @@ func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 		r.buf.Null = r.null
 		return 0, nil
 	}
+	if !r.ptr {
+		// The common shapes in tight loops of their own.
+		switch {
+		case r.src == srcInt64 && (r.dst == schema.Long || !validate && (r.dst == schema.Timestamp || r.dst == schema.TimestampNTZ)):
+			r.buf.Int64 = grow(r.buf.Int64, m)
+			loadFields(r.buf.Int64, rows, r.off)
+			return 0, nil
+		case r.src == srcString && (r.dst == schema.String || r.dst == schema.Binary):
+			r.buf.String = grow(r.buf.String, m)
+			loadFields(r.buf.String, rows, r.off)
+			return 0, nil
+		}
+	}
 	var nulls []bool
 	if r.ptr || r.src == srcBytes {
 		r.null = grow(r.null, m)
@@ -520,6 +533,14 @@ func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 		return 0, fmt.Errorf("column %q: %w: type %s on the columnar path", r.name, ErrSchemaMismatch, r.col)
 	}
 	return 0, nil
+}
+
+// loadFields sets out[i] to the E at offset off of struct rows[i].
+func loadFields[E any](out []E, rows []unsafe.Pointer, off uintptr) {
+	out = out[:len(rows)]
+	for i, row := range rows {
+		out[i] = *(*E)(unsafe.Add(row, off))
+	}
 }
 
 // loadInt reads the integer field at p.
