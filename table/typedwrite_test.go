@@ -112,6 +112,13 @@ func requiredSchema() *schema.StructType {
 // the error.
 func writeOutcome[T any](t *testing.T, name string, sch *schema.StructType, rows []T, columnar bool, opts ...WriteOption) string {
 	t.Helper()
+	return writeOutcomeMode(t, name, sch, rows, columnar, modeAppend, opts...)
+}
+
+// writeOutcomeMode is writeOutcome for an append or (after a first append
+// of the first row on the row path) an overwrite.
+func writeOutcomeMode[T any](t *testing.T, name string, sch *schema.StructType, rows []T, columnar bool, mode writeMode, opts ...WriteOption) string {
+	t.Helper()
 	ctx := context.Background()
 	store := &putCounter{Store: objectstore.NewMem(fmt.Sprintf("%s_%s_%v", strings.ReplaceAll(t.Name(), "/", "_"), name, columnar))}
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
@@ -119,7 +126,12 @@ func writeOutcome[T any](t *testing.T, name string, sch *schema.StructType, rows
 	if err != nil {
 		t.Fatal(err)
 	}
-	nt, err := writeTypedPath(ctx, tbl, rows, modeAppend, opts, columnar)
+	if mode == modeOverwrite && len(rows) > 0 {
+		if tbl, err = writeTypedPath(ctx, tbl, rows[:1], modeAppend, nil, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nt, err := writeTypedPath(ctx, tbl, rows, mode, opts, columnar)
 	if err != nil {
 		return "error: " + err.Error() + fmt.Sprintf(" (data files stored: %d, left: %d)", store.dataPuts, len(dataKeys(t, store)))
 	}
@@ -268,6 +280,12 @@ func TestTypedColumnarMatchesRowPath(t *testing.T) {
 				WithParquetOptions(parquetio.WithNumIndexedCols(2), parquetio.WithTightBounds(false)))
 		},
 		func() bool { return columnarTaken(t, pointersSch, pointers, false) })
+	add("overwrite", true,
+		func(c bool) string { return writeOutcomeMode(t, "overwrite", pointersSch, pointers, c, modeOverwrite) },
+		func() bool { return columnarTaken(t, pointersSch, pointers, false) })
+	add("overwrite with nothing", true,
+		func(c bool) string { return writeOutcomeMode(t, "overwrite0", pointersSch, pointers[:0], c, modeOverwrite) },
+		func() bool { return columnarTaken(t, pointersSch, pointers[:0], false) })
 	add("schema evolution", true,
 		func(c bool) string {
 			return writeOutcome(t, "evolve", schema.NewStruct(field("delay", prim(schema.Long), true)), flights[:100], c, WithSchemaEvolution())
