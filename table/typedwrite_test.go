@@ -284,7 +284,9 @@ func TestTypedColumnarMatchesRowPath(t *testing.T) {
 		func(c bool) string { return writeOutcomeMode(t, "overwrite", pointersSch, pointers, c, modeOverwrite) },
 		func() bool { return columnarTaken(t, pointersSch, pointers, false) })
 	add("overwrite with nothing", true,
-		func(c bool) string { return writeOutcomeMode(t, "overwrite0", pointersSch, pointers[:0], c, modeOverwrite) },
+		func(c bool) string {
+			return writeOutcomeMode(t, "overwrite0", pointersSch, pointers[:0], c, modeOverwrite)
+		},
 		func() bool { return columnarTaken(t, pointersSch, pointers[:0], false) })
 	add("schema evolution", true,
 		func(c bool) string {
