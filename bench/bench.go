@@ -84,7 +84,7 @@ type Config struct {
 	StreamSkipped int
 }
 
-// QuickConfig returns the sizes CI runs: about a minute on 2 cores.
+// QuickConfig returns the sizes CI runs: 10-30 s on 2 cores (BENCHMARKS.md).
 func QuickConfig() Config {
 	return Config{
 		Mode:        "quick",
@@ -103,7 +103,7 @@ func FullConfig() Config {
 	return Config{
 		Mode:        "full",
 		CommitPairs: 500, CommitWarmup: 20, CommitLargeFiles: 100_000, CommitLargePairs: 100,
-		AppendRows: 1_000_000, AppendReps: 3,
+		AppendRows: 1_000_000, AppendReps: 7,
 		OpenCommits: 10_000, OpenFilesPerCommit: 10, OpenReps: 7,
 		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 50,
 		MemoryFiles:  1_000_000,
