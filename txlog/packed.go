@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -29,6 +30,7 @@ type packedFiles struct {
 	order  []int32
 	chunks [][]byte
 	skels  []*skeleton         // by skeleton id; 0 (no stats) and 1 (raw) are reserved
+	pskels []string            // path skeletons by id; 0 (raw path) is reserved
 	pvs    []map[string]string // by id; 0 is nil, 1 the shared empty map
 	rares  []*addRare          // by id; 0 is unused
 	live   int                 // bytes of live items in chunks
@@ -50,6 +52,7 @@ type fileRec struct {
 	path, stats   itemRef
 	skel, pv      uint32
 	rare          uint32
+	pskel         uint16 // path skeleton; 0: the path is stored raw
 	dataChange    bool
 }
 
@@ -120,20 +123,69 @@ func (p *packedFiles) at(i int) *fileRec {
 	return &p.recs[i]
 }
 
-func (p *packedFiles) key(r *fileRec) FileKey {
+// path returns r's path: the stored bytes of a raw path, else the path
+// unpacked into buf's spare capacity when it has room (else into a new
+// buffer); it returns what is left of buf.
+func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
+	if r.pskel == 0 {
+		return p.str(r.path), buf
+	}
+	it := p.item(r.path)
+	n, w := binary.Uvarint(it)
+	if cap(buf)-len(buf) < int(n) {
+		size := int(n)
+		if buf != nil {
+			size = max(size, 32<<10)
+		}
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[len(buf):]
+	out, ok := unpackPath(buf, p.pskels[r.pskel], it[w:])
+	if !ok || len(out) != int(n) {
+		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
+	}
+	if len(out) == 0 {
+		return "", out
+	}
+	return unsafe.String(&out[0], len(out)), out[len(out):]
+}
+
+// keyIn returns r's key; a packed path is unpacked into *scratch (grown
+// as needed), so the key is valid until *scratch is reused.
+func (p *packedFiles) keyIn(r *fileRec, scratch *[]byte) FileKey {
 	if r.rare != 0 {
 		if x := p.rares[r.rare]; x.hasKey {
 			return x.key
 		}
 	}
-	return FileKey{Path: p.str(r.path)}
+	if r.pskel == 0 {
+		return FileKey{Path: p.str(r.path)}
+	}
+	it := p.item(r.path)
+	_, w := binary.Uvarint(it)
+	b, ok := unpackPath((*scratch)[:0], p.pskels[r.pskel], it[w:])
+	if !ok {
+		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
+	}
+	*scratch = b
+	if len(b) == 0 {
+		return FileKey{}
+	}
+	return FileKey{Path: unsafe.String(&b[0], len(b))}
+}
+
+// key returns r's key (its path allocated when packed).
+func (p *packedFiles) key(r *fileRec) FileKey {
+	var scratch []byte
+	return p.keyIn(r, &scratch)
 }
 
 // find returns the sorted position of k, ok false when absent.
 func (p *packedFiles) find(k FileKey) (int, bool) {
 	n := p.len()
-	i := sort.Search(n, func(i int) bool { return compareFileKeys(p.key(p.at(i)), k) >= 0 })
-	return i, i < n && compareFileKeys(p.key(p.at(i)), k) == 0
+	scratch := make([]byte, 0, 256)
+	i := sort.Search(n, func(i int) bool { return compareFileKeys(p.keyIn(p.at(i), &scratch), k) >= 0 })
+	return i, i < n && compareFileKeys(p.keyIn(p.at(i), &scratch), k) == 0
 }
 
 func (p *packedFiles) has(k FileKey) bool {
@@ -188,8 +240,8 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 // materialise fills a from r; buf is spare room for the stats text (see
 // stats), returned with what is left.
 func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
-	*a = Add{Path: p.str(r.path), PartitionValues: p.pvs[r.pv], Size: r.size, ModificationTime: r.modTime,
-		DataChange: r.dataChange}
+	*a = Add{PartitionValues: p.pvs[r.pv], Size: r.size, ModificationTime: r.modTime, DataChange: r.dataChange}
+	a.Path, buf = p.path(r, buf)
 	a.Stats, buf = p.stats(r, buf)
 	if r.rare != 0 {
 		x := p.rares[r.rare]
@@ -255,6 +307,11 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 	for i, s := range p.skels[skelRaw+1:] {
 		b.skelIDs[s.text] = uint32(i + skelRaw + 1)
 	}
+	b.pskels = slices.Clone(p.pskels)
+	b.pskelIDs = make(map[string]uint16, len(p.pskels))
+	for i, s := range p.pskels[1:] {
+		b.pskelIDs[s] = uint16(i + 1)
+	}
 	// Share the chunks unless most of their bytes are dead.
 	share := p.total <= 2*p.live+maxChunk
 	if share {
@@ -295,13 +352,14 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 		b.recs = append(b.recs, q)
 	}
 	i, j, n := 0, 0, p.len()
+	var scratch []byte
 	for i < n || j < len(delta) {
 		c := -1
 		switch {
 		case i == n:
 			c = 1
 		case j < len(delta):
-			c = compareFileKeys(p.key(p.at(i)), delta[j].k)
+			c = compareFileKeys(p.keyIn(p.at(i), &scratch), delta[j].k)
 		}
 		if c < 0 {
 			copyRec(p.at(i))
@@ -373,21 +431,24 @@ func (a *arena) copyItem(raw []byte) itemRef {
 // packSeg builds packed records; the checkpoint reader uses one per row
 // group, merges one per level.
 type packSeg struct {
-	recs    []fileRec
-	arena   arena
-	live    int
-	skels   []*skeleton
-	skelIDs map[string]uint32
-	hint    uint32 // the skeleton of the last stats packed
-	pvs     []map[string]string
-	pvIDs   map[unsafe.Pointer]uint32
-	rares   []*addRare
-	skel    []byte // scratch
-	lit     []byte
+	recs     []fileRec
+	arena    arena
+	live     int
+	skels    []*skeleton
+	skelIDs  map[string]uint32
+	hint     uint32 // the skeleton of the last stats packed
+	pskels   []string
+	pskelIDs map[string]uint16
+	pvs      []map[string]string
+	pvIDs    map[unsafe.Pointer]uint32
+	rares    []*addRare
+	skel     []byte // scratch
+	lit      []byte
 }
 
 func newPackSeg(n int) *packSeg {
-	return &packSeg{recs: make([]fileRec, 0, n), skels: []*skeleton{nil, nil}, pvs: []map[string]string{nil, emptyPartitionValues},
+	return &packSeg{recs: make([]fileRec, 0, n), skels: []*skeleton{nil, nil}, pskels: []string{""},
+		pvs:   []map[string]string{nil, emptyPartitionValues},
 		rares: []*addRare{nil}}
 }
 
@@ -415,7 +476,7 @@ func (b *packSeg) pvID(m map[string]string) uint32 {
 func (b *packSeg) add(a *Add) {
 	r := fileRec{size: a.Size, modTime: a.ModificationTime, dataChange: a.DataChange, pv: b.pvID(a.PartitionValues)}
 	var n int
-	r.path, n = b.arena.putString(a.Path)
+	r.path, r.pskel, n = b.putPath(a.Path)
 	b.live += n
 	if a.Stats != "" {
 		r.skel = skelRaw
@@ -461,14 +522,14 @@ func (b *packSeg) add(a *Add) {
 		}
 		b.live += n
 	}
-	path := unsafe.String(unsafe.SliceData(b.lastItem(r.path)), len(a.Path))
-	k := FileKey{Path: DecodePath(path), DV: a.DeletionVector.UniqueID()}
-	if k.Path != path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
+	k := FileKey{Path: DecodePath(a.Path), DV: a.DeletionVector.UniqueID()}
+	if k.Path != a.Path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
 		a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
 		x := &addRare{tags: a.Tags, dv: a.DeletionVector, baseRowID: a.BaseRowID,
 			defaultRowCommitVersion: a.DefaultRowCommitVersion, clusteringProvider: a.ClusteringProvider}
-		if k.Path != path || k.DV != "" {
-			x.key, x.hasKey = k, true
+		if k.Path != a.Path || k.DV != "" {
+			// a.Path may be scratch memory
+			x.key, x.hasKey = FileKey{Path: strings.Clone(k.Path), DV: k.DV}, true
 		}
 		b.rares = append(b.rares, x)
 		r.rare = uint32(len(b.rares) - 1)
@@ -476,14 +537,37 @@ func (b *packSeg) add(a *Add) {
 	b.recs = append(b.recs, r)
 }
 
-// lastItem returns the bytes of item r of b's arena.
-func (b *packSeg) lastItem(r itemRef) []byte {
-	c := b.arena.chunks[r>>32][uint32(r):]
-	n, w := binary.Uvarint(c)
-	if n == 0 {
-		return nil
+// putPath stores path, packed when it has a hex run and a known or new
+// skeleton; it returns the item, the skeleton (0: raw) and the bytes used.
+func (b *packSeg) putPath(path string) (itemRef, uint16, int) {
+	var ok bool
+	b.skel, b.lit, ok = packPath(path, b.skel[:0], b.lit[:0])
+	if ok && len(b.lit) > 0 {
+		id, known := b.pskelIDs[string(b.skel)]
+		if !known && len(b.pskels) < 1<<16-1 {
+			if b.pskelIDs == nil {
+				b.pskelIDs = map[string]uint16{}
+			}
+			id = uint16(len(b.pskels))
+			b.pskels = append(b.pskels, string(b.skel))
+			b.pskelIDs[b.pskels[id]] = id
+			known = true
+		}
+		if known {
+			// item: uvarint(len(rest)), rest = uvarint(len(path)), literals
+			var pre, pre2 [binary.MaxVarintLen64]byte
+			w := binary.PutUvarint(pre[:], uint64(len(path)))
+			rest := w + len(b.lit)
+			w2 := binary.PutUvarint(pre2[:], uint64(rest))
+			ref, dst := b.arena.alloc(w2 + rest)
+			copy(dst, pre2[:w2])
+			copy(dst[w2:], pre[:w])
+			copy(dst[w2+w:], b.lit)
+			return ref, id, len(dst)
+		}
 	}
-	return c[w : w+int(n)]
+	ref, n := b.arena.putString(path)
+	return ref, 0, n
 }
 
 // finish returns the level of b's records, which must be in key order.
@@ -491,22 +575,25 @@ func (b *packSeg) finish() *packedFiles {
 	for i, c := range b.arena.chunks {
 		b.arena.chunks[i] = slices.Clip(c)
 	}
-	return &packedFiles{recs: b.recs, chunks: b.arena.chunks, skels: b.skels, pvs: b.pvs, rares: b.rares,
+	return &packedFiles{recs: b.recs, chunks: b.arena.chunks, skels: b.skels, pskels: b.pskels, pvs: b.pvs, rares: b.rares,
 		live: b.live, total: b.arena.total}
 }
 
 // packBuilder assembles the packed level of a checkpoint from row-group
 // segments and single adds, in file order.
 type packBuilder struct {
-	out     packedFiles
-	skelIDs map[string]uint32
-	tail    *packSeg
-	remap   []uint32
+	out      packedFiles
+	skelIDs  map[string]uint32
+	pskelIDs map[string]uint16
+	premap   []uint16
+	tail     *packSeg
+	remap    []uint32
 }
 
 func newPackBuilder() *packBuilder {
-	return &packBuilder{out: packedFiles{skels: []*skeleton{nil, nil}, pvs: []map[string]string{nil, emptyPartitionValues},
-		rares: []*addRare{nil}}, skelIDs: map[string]uint32{}}
+	return &packBuilder{out: packedFiles{skels: []*skeleton{nil, nil}, pskels: []string{""},
+		pvs: []map[string]string{nil, emptyPartitionValues}, rares: []*addRare{nil}},
+		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}}
 }
 
 // grow reserves room for n more records.
@@ -557,6 +644,20 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 		}
 		pb.remap = append(pb.remap, id)
 	}
+	pb.premap = append(pb.premap[:0], 0)
+	for _, sk := range s.pskels[1:] {
+		id, ok := pb.pskelIDs[sk]
+		if !ok {
+			if len(o.pskels) >= 1<<16-1 {
+				id = 0 // unpacked below
+			} else {
+				id = uint16(len(o.pskels))
+				o.pskels = append(o.pskels, sk)
+				pb.pskelIDs[sk] = id
+			}
+		}
+		pb.premap = append(pb.premap, id)
+	}
 	pvBase := uint32(len(o.pvs) - 2)
 	o.pvs = append(o.pvs, s.pvs[2:]...)
 	rareBase := uint32(len(o.rares) - 1)
@@ -577,6 +678,13 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 				r.stats = pb.rawStats(s.skels[old], r.stats)
 			}
 		}
+		if r.pskel != 0 {
+			old := r.pskel
+			r.pskel = pb.premap[old]
+			if r.pskel == 0 {
+				r.path = pb.rawPath(s.pskels[old], r.path)
+			}
+		}
 		o.recs = append(o.recs, r)
 	}
 }
@@ -595,14 +703,29 @@ func (pb *packBuilder) rawStats(skel *skeleton, ref itemRef) itemRef {
 	return r + itemRef(base<<32)
 }
 
+// rawPath stores the packed path at ref (in out's chunks) as raw text.
+func (pb *packBuilder) rawPath(skel string, ref itemRef) itemRef {
+	o := &pb.out
+	it := o.item(ref)
+	_, w := binary.Uvarint(it)
+	text, _ := unpackPath(nil, skel, it[w:])
+	var a arena
+	r, _ := a.putString(string(text))
+	base := uint64(len(o.chunks))
+	o.chunks = append(o.chunks, a.chunks...)
+	o.total += a.total
+	return r + itemRef(base<<32)
+}
+
 // finish returns the packed level: records in key order as given, else
 // with an order; of several records with one key the last one counts.
 func (pb *packBuilder) finish() *packedFiles {
 	pb.flushTail()
 	o := &pb.out
 	sorted := true
+	var s1, s2 []byte
 	for i := 1; i < len(o.recs); i++ {
-		if compareFileKeys(o.key(&o.recs[i-1]), o.key(&o.recs[i])) >= 0 {
+		if compareFileKeys(o.keyIn(&o.recs[i-1], &s1), o.keyIn(&o.recs[i], &s2)) >= 0 {
 			sorted = false
 			break
 		}
@@ -612,17 +735,19 @@ func (pb *packBuilder) finish() *packedFiles {
 		for i := range idx {
 			idx[i] = int32(i)
 		}
-		slices.SortStableFunc(idx, func(a, b int32) int { return compareFileKeys(o.key(&o.recs[a]), o.key(&o.recs[b])) })
+		slices.SortStableFunc(idx, func(a, b int32) int {
+			return compareFileKeys(o.keyIn(&o.recs[a], &s1), o.keyIn(&o.recs[b], &s2))
+		})
 		out := idx[:0]
 		for i, x := range idx {
-			if i+1 < len(idx) && compareFileKeys(o.key(&o.recs[x]), o.key(&o.recs[idx[i+1]])) == 0 {
+			if i+1 < len(idx) && compareFileKeys(o.keyIn(&o.recs[x], &s1), o.keyIn(&o.recs[idx[i+1]], &s2)) == 0 {
 				continue // a later record has this key
 			}
 			out = append(out, x)
 		}
 		o.order = slices.Clip(out)
 	}
-	p := &packedFiles{recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pvs: o.pvs, rares: o.rares,
+	p := &packedFiles{recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pskels: o.pskels, pvs: o.pvs, rares: o.rares,
 		live: o.live, total: o.total}
 	pb.out = packedFiles{}
 	return p
