@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -29,9 +30,10 @@ func WithCheckpointLogger(l *slog.Logger) CheckpointerOption {
 //
 // Snapshots are written one at a time by a single goroutine, which exists
 // only while there is work and is owned by the Checkpointer: Close waits for
-// it. Work coalesces per table (keyed by the store's URI): when several
-// checkpoints of one table become due while another is being written, only
-// the newest is written next. Checkpoints are optional in Delta, so a
+// it. Work coalesces per table (keyed by the store's URI; snapshots of a
+// store whose URI is "" never coalesce): when several checkpoints of one
+// table become due while another is being written, only the newest is
+// written next. Checkpoints are optional in Delta, so a
 // checkpoint that fails, or is never written because the process stops,
 // leaves a valid table: WriteCheckpoint writes the checkpoint file before
 // "_last_checkpoint", and readers ignore a checkpoint the hint does not name
@@ -53,6 +55,7 @@ type Checkpointer struct {
 	written map[string]int64     // the newest version written or being written, per table
 	done    chan struct{}        // closed when the running worker exits; nil when none runs
 	closed  bool
+	anon    int64 // snapshots queued from stores without a URI
 	stats   CheckpointerStats
 }
 
@@ -101,9 +104,14 @@ func (c *Checkpointer) Enqueue(snap *Snapshot) error {
 	if snap == nil || snap.store == nil {
 		return errors.New("txlog: checkpointer: nil snapshot")
 	}
-	key := snap.store.URI()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	key := snap.store.URI()
+	if key == "" {
+		// No identity to coalesce by: a key of its own.
+		c.anon++
+		key = fmt.Sprintf("\x00store without URI #%d", c.anon)
+	}
 	if c.closed {
 		return fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, ErrCheckpointerClosed)
 	}
@@ -163,6 +171,9 @@ func (c *Checkpointer) run(done chan struct{}) {
 		} else {
 			c.stats.Written++
 			c.stats.LastVersion = snap.version
+		}
+		if strings.HasPrefix(key, "\x00") {
+			delete(c.written, key) // never queued again
 		}
 		c.mu.Unlock()
 		if err != nil {

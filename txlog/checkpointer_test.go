@@ -236,6 +236,37 @@ func TestCheckpointerCloseCancels(t *testing.T) {
 	}
 }
 
+// noURIStore is a store without a URI.
+type noURIStore struct{ objectstore.Store }
+
+func (noURIStore) URI() string { return "" }
+
+// TestCheckpointerStoresWithoutURI: snapshots of stores without a URI have
+// no table identity, so none replaces another.
+func TestCheckpointerStoresWithoutURI(t *testing.T) {
+	w := newGatedWriter(true)
+	cp := NewCheckpointer()
+	cp.write = w.write
+	for i, s := range []objectstore.Store{noURIStore{objectstore.NewMem("nu-a")}, noURIStore{objectstore.NewMem("nu-b")}, noURIStore{objectstore.NewMem("nu-c")}} {
+		if err := cp.Enqueue(fakeSnap(s, int64(30-10*i))); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			<-w.started
+		}
+	}
+	close(w.gate)
+	if err := cp.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.written(""); !slices.Equal(got, []int64{30, 20, 10}) {
+		t.Fatalf("written %v, want all three in order", got)
+	}
+	if st := cp.Stats(); st.Written != 3 || st.Coalesced != 0 || len(cp.written) != 0 {
+		t.Fatalf("stats %+v, %d tables remembered", st, len(cp.written))
+	}
+}
+
 // TestCheckpointerConcurrentEnqueue enqueues from many goroutines: every
 // table's newest version is written, and never two writes of one table at
 // once (run with -race).
