@@ -724,11 +724,15 @@ func (pb *packBuilder) finish() *packedFiles {
 	o := &pb.out
 	sorted := true
 	var s1, s2 []byte
-	for i := 1; i < len(o.recs); i++ {
-		if compareFileKeys(o.keyIn(&o.recs[i-1], &s1), o.keyIn(&o.recs[i], &s2)) >= 0 {
+	var prev FileKey
+	for i := range o.recs {
+		k := o.keyIn(&o.recs[i], &s2)
+		if i > 0 && compareFileKeys(prev, k) >= 0 {
 			sorted = false
 			break
 		}
+		prev = k
+		s1, s2 = s2, s1 // prev's path stays in s1
 	}
 	if !sorted {
 		idx := make([]int32, len(o.recs))

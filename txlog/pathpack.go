@@ -1,6 +1,9 @@
 package txlog
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strings"
+)
 
 // Paths are packed like stats (statspack.go), more simply: runs of two or
 // more lowercase hexadecimal digits (the numbers and UUIDs of data file
@@ -12,15 +15,26 @@ import "encoding/binary"
 // digits two to a byte.
 const litHex = 1
 
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
+// hexNibble maps a lowercase hex digit to its value + 1, anything else to 0.
+var hexNibble = func() (t [256]byte) {
+	for i, c := range []byte("0123456789abcdef") {
+		t[c] = byte(i + 1)
 	}
-	return 0, false
+	return t
+}()
+
+func hexVal(c byte) (byte, bool) {
+	v := hexNibble[c]
+	return v - 1, v != 0
 }
+
+// hexPairs holds the two digits of every byte of nibbles.
+var hexPairs = func() (t [512]byte) {
+	for i := range 256 {
+		t[2*i], t[2*i+1] = "0123456789abcdef"[i>>4], "0123456789abcdef"[i&15]
+	}
+	return t
+}()
 
 // packPath appends the skeleton of p to skel and its hex runs to lit; ok
 // is false when p holds a marker byte (it is then stored raw).
@@ -62,25 +76,25 @@ const hexDigits = "0123456789abcdef"
 // unpackPath appends the path of skeleton skel and literals lit to dst; ok
 // is false when they do not match.
 func unpackPath(dst []byte, skel string, lit []byte) ([]byte, bool) {
-	for i := 0; i < len(skel); i++ {
-		c := skel[i]
-		if c != litHex {
-			dst = append(dst, c)
-			continue
+	for len(skel) > 0 {
+		i := strings.IndexByte(skel, litHex)
+		if i < 0 {
+			dst = append(dst, skel...)
+			break
 		}
+		dst = append(dst, skel[:i]...)
+		skel = skel[i+1:]
 		n, w := binary.Uvarint(lit)
 		nb := (n + 1) / 2
 		if w <= 0 || uint64(len(lit)-w) < nb {
 			return dst, false
 		}
 		lit = lit[w:]
-		for k := uint64(0); k < n; k++ {
-			b := lit[k/2]
-			if k%2 == 0 {
-				dst = append(dst, hexDigits[b>>4])
-			} else {
-				dst = append(dst, hexDigits[b&15])
-			}
+		for _, b := range lit[:n/2] {
+			dst = append(dst, hexPairs[2*int(b)], hexPairs[2*int(b)+1])
+		}
+		if n%2 == 1 {
+			dst = append(dst, hexPairs[2*int(lit[n/2])])
 		}
 		lit = lit[nb:]
 	}
