@@ -687,10 +687,13 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		if pb == nil {
 			return nil
 		}
-		return newPackSeg(int(min(g.NumRows(), 1<<20)))
+		return newPackSeg(int(min(g.NumRows(), 1<<16)))
 	}
 	if pb != nil {
-		pb.grow(int(min(pf.NumRows(), int64(len(data)))))
+		// The footer's row count is untrusted: the room reserved is also
+		// bounded by the file's size (real checkpoints take far more
+		// than 16 bytes per add row).
+		pb.grow(int(min(pf.NumRows(), int64(len(data)/16))))
 	}
 	workers := min(len(groups), runtime.GOMAXPROCS(0))
 	if workers <= 1 {

@@ -36,6 +36,11 @@ type packedFiles struct {
 	live   int                 // bytes of live items in chunks
 	total  int                 // bytes of all chunks
 
+	// sparse holds the key of every sparseStep-th file in key order, so
+	// that a lookup unpacks only a few paths (computed on first lookup).
+	sparseOnce sync.Once
+	sparse     []FileKey
+
 	sortOnce sync.Once
 	sorted   []*Add
 	ready    atomic.Bool
@@ -180,11 +185,29 @@ func (p *packedFiles) key(r *fileRec) FileKey {
 	return p.keyIn(r, &scratch)
 }
 
+// sparseStep is the distance between the keys of packedFiles.sparse.
+const sparseStep = 32
+
 // find returns the sorted position of k, ok false when absent.
 func (p *packedFiles) find(k FileKey) (int, bool) {
 	n := p.len()
-	scratch := make([]byte, 0, 256)
-	i := sort.Search(n, func(i int) bool { return compareFileKeys(p.keyIn(p.at(i), &scratch), k) >= 0 })
+	p.sparseOnce.Do(func() {
+		p.sparse = make([]FileKey, 0, (n+sparseStep-1)/sparseStep)
+		for i := 0; i < n; i += sparseStep {
+			p.sparse = append(p.sparse, p.key(p.at(i)))
+		}
+	})
+	// the first position with a key >= k is in (lo, hi]: the keys before
+	// sparse[j-1]'s position are smaller than k, the one at sparse[j]'s
+	// larger
+	j := sort.Search(len(p.sparse), func(j int) bool { return compareFileKeys(p.sparse[j], k) > 0 })
+	if j > 0 && compareFileKeys(p.sparse[j-1], k) == 0 {
+		return (j - 1) * sparseStep, true
+	}
+	lo, hi := max(0, (j-1)*sparseStep), min(n, j*sparseStep)
+	var buf [256]byte
+	scratch := buf[:0]
+	i := lo + sort.Search(hi-lo, func(x int) bool { return compareFileKeys(p.keyIn(p.at(lo+x), &scratch), k) >= 0 })
 	return i, i < n && compareFileKeys(p.keyIn(p.at(i), &scratch), k) == 0
 }
 

@@ -511,3 +511,31 @@ func TestCheckpointPackedErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPackedFind looks up every key of a level larger than a few sparse
+// steps, and keys between and around them.
+func TestPackedFind(t *testing.T) {
+	var es []fileEntry[Add]
+	for i := range 1000 {
+		a := &Add{Path: fmt.Sprintf("part-%05d-c000.snappy.parquet", 2*i+1), Size: int64(i)}
+		es = append(es, fileEntry[Add]{a.Key(), a})
+	}
+	p := packEntries(es)
+	for i := range 2002 {
+		k := FileKey{Path: fmt.Sprintf("part-%05d-c000.snappy.parquet", i)}
+		pos, ok := p.find(k)
+		if want := i%2 == 1 && i < 2000; ok != want || pos != i/2 {
+			t.Fatalf("find(%s) = %d, %v; want %d, %v", k.Path, pos, ok, i/2, want)
+		}
+		if ok {
+			if a, _ := p.get(k); a.Size != int64(i/2) || a.Path != k.Path {
+				t.Fatalf("get(%s) = %+v", k.Path, a)
+			}
+		}
+	}
+	for _, k := range []string{"", "a", "part-", "zzz"} {
+		if _, ok := p.find(FileKey{Path: k}); ok {
+			t.Errorf("find(%q) succeeded", k)
+		}
+	}
+}
