@@ -23,6 +23,11 @@ import (
 	"github.com/deltakit/deltakit/txlog"
 )
 
+// testIdle is the idle timeout of test ingesters that must see records: long
+// enough that a loaded machine's first fetch from the fake cluster arrives
+// before the ingester gives up (200 ms made TestIngestBadRecords flaky).
+const testIdle = 1500 * time.Millisecond
+
 const (
 	topic      = "events"
 	partitions = 3
@@ -284,7 +289,7 @@ func TestIngestExactlyOnceAcrossCrashes(t *testing.T) {
 			p.produceRounds(ctx, 3)
 			// Run 3: a restarted process reads until idle.
 			in, _ = New(newSink(t, mem), brokers, []string{topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(5),
-				WithIdleTimeout(300*time.Millisecond), WithLogger(quiet))
+				WithIdleTimeout(testIdle), WithLogger(quiet))
 			st, err = in.Run(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -321,7 +326,7 @@ func TestIngestIdleAndRestart(t *testing.T) {
 	for run := range 3 {
 		var batches []Batch
 		in, _ := New(newSink(t, mem), brokers, []string{topic}, WithDecoder(recordDecoder),
-			WithIdleTimeout(200*time.Millisecond), WithLogger(quiet), WithBatchHook(func(b Batch) { batches = append(batches, b) }))
+			WithIdleTimeout(testIdle), WithLogger(quiet), WithBatchHook(func(b Batch) { batches = append(batches, b) }))
 		st, err := in.Run(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -367,13 +372,13 @@ func TestIngestBadRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	in, _ := New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(200*time.Millisecond), WithLogger(quiet))
+	in, _ := New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(testIdle), WithLogger(quiet))
 	if _, err := in.Run(ctx); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s/0 offset 1", topic)) {
 		t.Fatalf("default policy: %v, want an error naming %s/0 offset 1", err, topic)
 	}
 
 	var dropped []int64
-	in, _ = New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(200*time.Millisecond), WithLogger(quiet),
+	in, _ = New(newSink(t, mem), brokers, []string{topic}, WithIdleTimeout(testIdle), WithLogger(quiet),
 		WithBadRecords(func(rec *kgo.Record, err error) error {
 			dropped = append(dropped, rec.Offset)
 			return nil
@@ -483,7 +488,7 @@ func TestIngestIdleTimeoutSeesEveryPartition(t *testing.T) {
 				want++
 			}
 		}
-		in, _ := New(s, brokers, []string{topic}, WithDecoder(recordDecoder), WithIdleTimeout(300*time.Millisecond), WithLogger(quiet))
+		in, _ := New(s, brokers, []string{topic}, WithDecoder(recordDecoder), WithIdleTimeout(testIdle), WithLogger(quiet))
 		st, err := in.Run(ctx)
 		if err != nil {
 			t.Fatal(err)
