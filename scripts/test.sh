@@ -52,10 +52,13 @@ if [ -n "$others" ]; then
   gotest others $others
 fi
 
-if grep -q 'func FuzzDecodeCommit' txlog/*_test.go 2>/dev/null; then
-  echo "== fuzz FuzzDecodeCommit (${FUZZTIME:-10s})"
-  go test -run='^$' -fuzz='^FuzzDecodeCommit$' -fuzztime="${FUZZTIME:-10s}" ./txlog
-fi
+# Fuzz what decodes untrusted log bytes and what must round-trip them exactly.
+for target in FuzzDecodeCommit FuzzPackStats FuzzPackPath; do
+  if grep -q "func $target" txlog/*_test.go 2>/dev/null; then
+    echo "== fuzz $target (${FUZZTIME:-10s})"
+    go test -run='^$' -fuzz="^$target\$" -fuzztime="${FUZZTIME:-10s}" ./txlog
+  fi
+done
 echo "== benchmarks, quick sizes (figures only, no thresholds; BENCHMARKS.md)"
 go run ./cmd/deltabench --quick -o table
 echo "== all tests passed"
