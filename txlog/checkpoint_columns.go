@@ -36,6 +36,20 @@ type colCursor struct {
 	defs, reps []byte
 	li         int
 	eof        bool // no page left
+	// page is the current page; spent are the pages whose values were all
+	// applied, released (their buffers reused by parquet-go) once the
+	// window holding their values is emitted.
+	page  parquet.Page
+	spent []parquet.Page
+}
+
+// releaseSpent releases the pages whose values the emitted rows held.
+func (c *colCursor) releaseSpent() {
+	for i, p := range c.spent {
+		parquet.Release(p)
+		c.spent[i] = nil
+	}
+	c.spent = c.spent[:0]
 }
 
 // ready makes the next value of the column available, in buf or in the
@@ -66,6 +80,10 @@ func (c *colCursor) ready() (bool, error) {
 		case c.eof:
 			return false, nil
 		default:
+			if c.page != nil {
+				c.spent = append(c.spent, c.page)
+				c.page = nil
+			}
 			p, err := c.pages.ReadPage()
 			if errors.Is(err, io.EOF) {
 				c.eof = true
@@ -74,6 +92,7 @@ func (c *colCursor) ready() (bool, error) {
 			if err != nil {
 				return false, err
 			}
+			c.page = p
 			if p.NumNulls() < p.NumValues() {
 				c.vr = p.Values()
 				continue
@@ -204,6 +223,10 @@ func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Acti
 			if rowErr != nil {
 				return fmt.Errorf("invalid checkpoint row: %w", rowErr)
 			}
+		}
+		// emit copied what the rows kept of the pages' bytes
+		for _, c := range cursors {
+			c.releaseSpent()
 		}
 		done += int64(len(w))
 	}
