@@ -71,8 +71,6 @@ func packPath(p string, skel, lit []byte) (_, _ []byte, ok bool) {
 	return skel, lit, true
 }
 
-const hexDigits = "0123456789abcdef"
-
 // unpackPath appends the path of skeleton skel and literals lit to dst; ok
 // is false when they do not match.
 func unpackPath(dst []byte, skel string, lit []byte) ([]byte, bool) {
