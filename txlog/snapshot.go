@@ -432,7 +432,9 @@ func (s *Snapshot) Files() []*Add {
 	return slices.Clone(s.sorted)
 }
 
-// File returns the live add action with this key, if any.
+// File returns the live add action with this key, if any. Before the
+// first Files call it may return a new copy on each call (the snapshot
+// keeps most files packed): compare actions by value, not by pointer.
 func (s *Snapshot) File(k FileKey) (*Add, bool) {
 	return s.files.get(k)
 }
