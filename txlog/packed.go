@@ -340,7 +340,12 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 	// Share the chunks unless most of their bytes are dead.
 	share := p.total <= 2*p.live+maxChunk
 	if share {
-		b.arena.chunks = slices.Clip(slices.Clone(p.chunks))
+		// The shared chunks are p's and stay immutable: clipped, so that
+		// the merged level's new items go into chunks of its own.
+		b.arena.chunks = slices.Clone(p.chunks)
+		for i, c := range b.arena.chunks {
+			b.arena.chunks[i] = slices.Clip(c)
+		}
 		b.arena.total = p.total
 	}
 	pvMap := make([]uint32, len(p.pvs))
@@ -613,12 +618,13 @@ type packBuilder struct {
 	premap   []uint16
 	tail     *packSeg
 	remap    []uint32
+	rawChunk int // index in out.chunks of the chunk putRaw fills; -1 before the first
 }
 
 func newPackBuilder() *packBuilder {
 	return &packBuilder{out: packedFiles{skels: []*skeleton{nil, nil}, pskels: []string{""},
 		pvs: []map[string]string{nil, emptyPartitionValues}, rares: []*addRare{nil}},
-		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}}
+		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}, rawChunk: -1}
 }
 
 // grow reserves room for n more records.
@@ -716,30 +722,43 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 
 // rawStats stores the packed stats at ref (in out's chunks) as raw text.
 func (pb *packBuilder) rawStats(skel *skeleton, ref itemRef) itemRef {
-	o := &pb.out
-	it := o.item(ref)
+	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
 	text, _ := skel.unpack(nil, it[w:])
-	var a arena
-	r, _ := a.putString(string(text))
-	base := uint64(len(o.chunks))
-	o.chunks = append(o.chunks, a.chunks...)
-	o.total += a.total
-	return r + itemRef(base<<32)
+	return pb.putRaw(text)
 }
 
 // rawPath stores the packed path at ref (in out's chunks) as raw text.
 func (pb *packBuilder) rawPath(skel string, ref itemRef) itemRef {
-	o := &pb.out
-	it := o.item(ref)
+	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
 	text, _ := unpackPath(nil, skel, it[w:])
-	var a arena
-	r, _ := a.putString(string(text))
-	base := uint64(len(o.chunks))
-	o.chunks = append(o.chunks, a.chunks...)
-	o.total += a.total
-	return r + itemRef(base<<32)
+	return pb.putRaw(text)
+}
+
+// rawChunkSize is the size of the chunks that hold raw re-encodings.
+const rawChunkSize = 64 << 10
+
+// putRaw stores text as a raw item (uvarint length, bytes) in out's chunks:
+// all raw items of the builder share chunks of rawChunkSize, which finish
+// clips, so no published level has a chunk with room that a later merge
+// could write into.
+func (pb *packBuilder) putRaw(text []byte) itemRef {
+	o := &pb.out
+	var pre [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(pre[:], uint64(len(text)))
+	n := w + len(text)
+	if pb.rawChunk < 0 || cap(o.chunks[pb.rawChunk])-len(o.chunks[pb.rawChunk]) < n {
+		o.chunks = append(o.chunks, make([]byte, 0, max(n, rawChunkSize)))
+		pb.rawChunk = len(o.chunks) - 1
+	}
+	c := o.chunks[pb.rawChunk]
+	off := len(c)
+	c = append(c, pre[:w]...)
+	o.chunks[pb.rawChunk] = append(c, text...)
+	o.total += n
+	o.live += n
+	return itemRef(uint64(pb.rawChunk)<<32 | uint64(off))
 }
 
 // finish returns the packed level: records in key order as given, else
@@ -776,9 +795,13 @@ func (pb *packBuilder) finish() *packedFiles {
 		}
 		o.order = slices.Clip(out)
 	}
+	for i, c := range o.chunks {
+		o.chunks[i] = slices.Clip(c)
+	}
 	p := &packedFiles{recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pskels: o.pskels, pvs: o.pvs, rares: o.rares,
 		live: o.live, total: o.total}
 	pb.out = packedFiles{}
+	pb.rawChunk = -1
 	return p
 }
 

@@ -539,3 +539,67 @@ func TestPackedFind(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedRawOverflowMerge builds a checkpoint level with more distinct
+// path skeletons than a level holds (the rest are stored raw), then merges
+// two different changes into it, as two transactions from one snapshot do:
+// neither merge may write into chunks the other (or the base) uses, and the
+// raw items must not take a chunk each.
+func TestPackedRawOverflowMerge(t *testing.T) {
+	name := func(i int) string { // distinct non-hex letters: each path its own skeleton
+		var b []byte
+		for ; i > 0 || len(b) == 0; i /= 20 {
+			b = append(b, byte('g'+i%20))
+		}
+		return string(b)
+	}
+	pb := newPackBuilder()
+	const perSeg = 40_000
+	var adds []*Add
+	for s := range 2 {
+		seg := newPackSeg(perSeg)
+		for i := range perSeg {
+			a := &Add{Path: fmt.Sprintf("p=%s/00ab.parquet", name(s*perSeg+i)), Size: int64(i), PartitionValues: emptyPartitionValues}
+			seg.add(a)
+			adds = append(adds, a)
+		}
+		pb.appendSeg(seg)
+	}
+	base := pb.finish()
+	if base.len() != len(adds) {
+		t.Fatalf("level of %d files, want %d", base.len(), len(adds))
+	}
+	capacity := 0
+	for _, c := range base.chunks {
+		capacity += cap(c)
+	}
+	if capacity > 2*base.total+2*rawChunkSize {
+		t.Errorf("chunks reserve %d bytes for %d bytes of items", capacity, base.total)
+	}
+	newA := &Add{Path: "zzz-new-a.parquet", Size: 1, PartitionValues: emptyPartitionValues}
+	newB := &Add{Path: "zzz-new-b.parquet", Size: 2, PartitionValues: emptyPartitionValues}
+	la := base.merge([]fileEntry[Add]{{newA.Key(), newA}})
+	lb := base.merge([]fileEntry[Add]{{newB.Key(), newB}})
+	for _, tc := range []struct {
+		name      string
+		l         packedLevel[Add]
+		has, hasn *Add
+	}{{"merge a", la, newA, newB}, {"merge b", lb, newB, newA}} {
+		if got, ok := tc.l.get(tc.has.Key()); !ok || got.Path != tc.has.Path || got.Size != tc.has.Size {
+			t.Errorf("%s: %s = %+v, %v", tc.name, tc.has.Path, got, ok)
+		}
+		if tc.l.has(tc.hasn.Key()) {
+			t.Errorf("%s: holds %s", tc.name, tc.hasn.Path)
+		}
+		if tc.l.len() != len(adds)+1 {
+			t.Errorf("%s: %d files, want %d", tc.name, tc.l.len(), len(adds)+1)
+		}
+	}
+	for _, i := range []int{0, 1, perSeg - 1, perSeg, 2*perSeg - 1} {
+		for _, l := range []packedLevel[Add]{base, la, lb} {
+			if got, ok := l.get(adds[i].Key()); !ok || got.Path != adds[i].Path || got.Size != adds[i].Size {
+				t.Errorf("file %d: got %+v, %v; want %s", i, got, ok, adds[i].Path)
+			}
+		}
+	}
+}
