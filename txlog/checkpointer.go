@@ -155,7 +155,7 @@ func (c *Checkpointer) run(done chan struct{}) {
 		c.written[key] = snap.version
 		c.mu.Unlock()
 
-		err := c.write(c.ctx, snap)
+		err := c.safeWrite(snap)
 
 		c.mu.Lock()
 		if err != nil {
@@ -242,4 +242,16 @@ func (c *Checkpointer) Stats() CheckpointerStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stats
+}
+
+// safeWrite writes snap's checkpoint, turning a panic into an error: a
+// background goroutine must not take the process down where a synchronous
+// checkpoint would have failed one commit's checkpoint.
+func (c *Checkpointer) safeWrite(snap *Snapshot) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("txlog: checkpoint writer panicked: %v", r)
+		}
+	}()
+	return c.write(c.ctx, snap)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,6 +207,23 @@ func TestCheckpointerCloseWaits(t *testing.T) {
 	}
 	if err := cp.Close(context.Background()); err != nil {
 		t.Fatalf("second Close = %v", err)
+	}
+}
+
+// TestCheckpointerPanic checks that a panicking checkpoint write is a
+// failure the Checkpointer reports, not a crash of the process.
+func TestCheckpointerPanic(t *testing.T) {
+	cp := NewCheckpointer(WithCheckpointLogger(slog.New(slog.DiscardHandler)))
+	cp.write = func(context.Context, *Snapshot) error { panic("boom") }
+	if err := cp.Enqueue(fakeSnap(objectstore.NewMem("cp-panic"), 10)); err != nil {
+		t.Fatal(err)
+	}
+	err := cp.Close(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "panicked: boom") {
+		t.Fatalf("Close = %v, want the panic as an error", err)
+	}
+	if st := cp.Stats(); st.Failed != 1 || st.Written != 0 {
+		t.Errorf("stats %+v, want 1 failed, 0 written", st)
 	}
 }
 
