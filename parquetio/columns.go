@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"time"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -152,7 +153,10 @@ func (c *Column) check(kind fastKind, n int) error {
 	case fastBool:
 		have, want = len(c.Bool), "Bool"
 	case fastString, fastBinary:
-		have, want = max(len(c.String), len(c.Bytes)), "String or Bytes"
+		have, want = len(c.Bytes), "Bytes" // writeColumn reads String when it is set
+		if c.String != nil {
+			have, want = len(c.String), "String"
+		}
 	}
 	if have < n && !c.allNull(n) {
 		return fmt.Errorf("%w: %s holds %d values for %d rows", ErrInvalidValue, want, have, n)
@@ -213,6 +217,14 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 	switch kind {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
 		lo, hi, k := int64Values(vals, col.Int64[a:b], nullFlags, def, c)
+		if kind != fastLong && k > 0 && (lo < minTimestampMicros || hi > maxTimestampMicros) {
+			// Write refuses these times too (maxTimestampYear).
+			for i, x := range col.Int64[a:b] {
+				if (nullFlags == nil || !nullFlags[i]) && (x < minTimestampMicros || x > maxTimestampMicros) {
+					return 0, a + i, n.fieldErr(invalid(x, fmt.Sprintf("microseconds of a time in the years %d to %d", -maxTimestampYear, maxTimestampYear)))
+				}
+			}
+		}
 		cnt, size = k, 8*k
 		if st != nil {
 			st.mergeInt(lo, hi, cnt)
@@ -425,3 +437,11 @@ func strLess(a, b string) bool {
 	}
 	return a < b
 }
+
+// minTimestampMicros and maxTimestampMicros bound the microseconds of a
+// timestamp column as Write bounds time.Time values: years within
+// ±maxTimestampYear.
+var (
+	minTimestampMicros = time.Date(-maxTimestampYear, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxTimestampMicros = time.Date(maxTimestampYear+1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() - 1
+)

@@ -228,6 +228,10 @@ func TestWriteColumnsErrors(t *testing.T) {
 	tiny[599] = -129
 	required := make([]bool, 600)
 	required[257] = true
+	farTimes := make([]int64, 600)
+	farTimes[450] = math.MaxInt64
+	earlyTimes := make([]int64, 600)
+	earlyTimes[3] = math.MinInt64
 	for _, tc := range []struct {
 		name string
 		sch  *schema.StructType
@@ -236,7 +240,10 @@ func TestWriteColumnsErrors(t *testing.T) {
 	}{
 		{"too few columns", sch, cols[:3], "3 columns, schema has 14 fields"},
 		{"wrong slice", sch, with(1, Column{Int64: make([]int64, 600)}), "field int: invalid value for the Delta type: Int32 holds 0 values for 600 rows"},
-		{"short slice", sch, with(7, Column{String: make([]string, 599)}), "field string: invalid value for the Delta type: String or Bytes holds 599 values for 600 rows"},
+		{"short slice", sch, with(7, Column{String: make([]string, 599)}), "field string: invalid value for the Delta type: String holds 599 values for 600 rows"},
+		{"short String beside long Bytes", sch, with(7, Column{String: make([]string, 10), Bytes: make([][]byte, 600)}), "field string: invalid value for the Delta type: String holds 10 values for 600 rows"},
+		{"timestamp past year 290000", sch, with(10, Column{Int64: farTimes}), "row 450: field ts: invalid value for the Delta type: int64 (9223372036854775807) for microseconds of a time in the years -290000 to 290000"},
+		{"timestamp_ntz before year -290000", sch, with(11, Column{Int64: earlyTimes}), "row 3: field ntz: invalid value for the Delta type: int64 (-9223372036854775808)"},
 		{"short nulls", sch, with(7, Column{String: make([]string, 600), Null: make([]bool, 10)}), "field string: invalid value for the Delta type: 10 null flags for 600 rows"},
 		{"short out of range", sch, with(2, Column{Int32: short}), "row 300: field short: invalid value for the Delta type: int32 (40000) for an integer in [-32768, 32767]"},
 		{"byte out of range", sch, with(3, Column{Int32: tiny}), "row 599: field byte: invalid value for the Delta type: int32 (-129) for an integer in [-128, 127]"},
