@@ -30,7 +30,8 @@ func WithCheckpointLogger(l *slog.Logger) CheckpointerOption {
 //
 // Snapshots are written one at a time by a single goroutine, which exists
 // only while there is work and is owned by the Checkpointer: Close waits for
-// it. Work coalesces per table (keyed by the store's URI; snapshots of a
+// it. Work coalesces per table (keyed by the store's URI and the table id of
+// metaData, so a table created again at a URI starts afresh; snapshots of a
 // store whose URI is "" never coalesce): when several checkpoints of one
 // table become due while another is being written, only the newest is
 // written next. Checkpoints are optional in Delta, so a
@@ -111,6 +112,10 @@ func (c *Checkpointer) Enqueue(snap *Snapshot) error {
 		// No identity to coalesce by: a key of its own.
 		c.anon++
 		key = fmt.Sprintf("\x00store without URI #%d", c.anon)
+	} else if snap.metadata != nil {
+		// A table deleted and created again at the URI is another table:
+		// its versions start again.
+		key += "\x00" + snap.metadata.ID
 	}
 	if c.closed {
 		return fmt.Errorf("txlog: checkpoint of version %d: %w", snap.version, ErrCheckpointerClosed)
@@ -159,7 +164,7 @@ func (c *Checkpointer) run(done chan struct{}) {
 
 		c.mu.Lock()
 		if err != nil {
-			err = fmt.Errorf("txlog: background checkpoint of %s version %d: %w", key, snap.version, err)
+			err = fmt.Errorf("txlog: background checkpoint of %s version %d: %w", snap.store.URI(), snap.version, err)
 			c.stats.Failed++
 			c.stats.LastErr = err
 			// A later snapshot may retry this table.
@@ -177,9 +182,9 @@ func (c *Checkpointer) run(done chan struct{}) {
 		}
 		c.mu.Unlock()
 		if err != nil {
-			c.logger.Warn("txlog: background checkpoint failed", "table", key, "version", snap.version, "err", err)
+			c.logger.Warn("txlog: background checkpoint failed", "table", snap.store.URI(), "version", snap.version, "err", err)
 		} else {
-			c.logger.Debug("txlog: background checkpoint written", "table", key, "version", snap.version)
+			c.logger.Debug("txlog: background checkpoint written", "table", snap.store.URI(), "version", snap.version)
 		}
 	}
 }

@@ -227,6 +227,32 @@ func TestCheckpointerPanic(t *testing.T) {
 	}
 }
 
+// TestCheckpointerRecreatedTable checks that a table created again at the
+// same URI (a new table id) is checkpointed from its first due version, not
+// coalesced behind the old table's higher versions.
+func TestCheckpointerRecreatedTable(t *testing.T) {
+	w := newGatedWriter(false)
+	cp := NewCheckpointer()
+	cp.write = w.write
+	mem := objectstore.NewMem("cp-recreated")
+	old, recreated := fakeSnap(mem, 770), fakeSnap(mem, 10)
+	old.metadata, recreated.metadata = &Metadata{ID: "old-table"}, &Metadata{ID: "new-table"}
+	for _, s := range []*Snapshot{old, recreated} {
+		if err := cp.Enqueue(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cp.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.written(mem.URI()); !slices.Equal(got, []int64{770, 10}) {
+		t.Errorf("checkpoints written %v, want [770 10]", got)
+	}
+}
+
 func TestCheckpointerCloseCancels(t *testing.T) {
 	w := newGatedWriter(true) // never released: only cancellation ends the write
 	cp := NewCheckpointer()

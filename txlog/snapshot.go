@@ -424,7 +424,8 @@ func (s *Snapshot) CommitInfo() *CommitInfo { return s.commitInfo }
 func (s *Snapshot) NumFiles() int { return s.files.len() }
 
 // Files returns the live files (add actions), sorted by decoded path and then
-// deletion vector id. The slice is the caller's; the actions are shared.
+// deletion vector id. The slice is the caller's; the actions (and their
+// maps) are shared with the snapshot and others derived from it: read-only.
 func (s *Snapshot) Files() []*Add {
 	// One level: the level's sorted values are shared (between snapshots,
 	// too); otherwise the merge with the overlay is kept per snapshot.
@@ -434,7 +435,8 @@ func (s *Snapshot) Files() []*Add {
 
 // File returns the live add action with this key, if any. Before the
 // first Files call it may return a new copy on each call (the snapshot
-// keeps most files packed): compare actions by value, not by pointer.
+// keeps most files packed): compare actions by value, not by pointer. The
+// action is read-only, as those of Files.
 func (s *Snapshot) File(k FileKey) (*Add, bool) {
 	return s.files.get(k)
 }
