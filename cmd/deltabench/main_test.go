@@ -30,16 +30,19 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestOutputs(t *testing.T) {
-	met := false
+	met, yes := false, true
 	rep := &bench.Report{Schema: 1, Date: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Mode: "quick",
 		Figures: []*bench.Figure{{ID: "P2", Title: "append", Setup: "setup", Notes: []string{"a note"},
 			Metrics: []*bench.Metric{{Name: "ratio", Value: 1.96, Unit: "x", Goal: "<= 1.1", Met: &met},
-				{Name: "rows_per_s", Value: 499185, Unit: "rows/s"}}}}}
+				{Name: "rows_per_s", Value: 499185, Unit: "rows/s"},
+				{Name: "peak_rss", Value: 250.5, Unit: "MiB", Goal: "<= 400", Met: &yes},
+				{Name: "lost", Value: 0, Unit: "count"}, {Name: "files", Value: 1_000_000, Unit: "count"}}}}}
 	var tb bytes.Buffer
 	if err := (tableOutput{&tb}).Report(rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"P2 append", "ratio", "1.96 x", "goal <= 1.1: MISSED", "499,185 rows/s", "note: a note"} {
+	for _, want := range []string{"P2 append", "ratio", "1.96 x", "goal <= 1.1: MISSED", "499,185 rows/s", "note: a note",
+		"250.5 MiB     goal <= 400 MiB: met", " 0 count", "1,000,000 count"} {
 		if !strings.Contains(tb.String(), want) {
 			t.Errorf("table output lacks %q:\n%s", want, tb.String())
 		}

@@ -53,12 +53,16 @@ func (o tableOutput) Report(r *bench.Report) error {
 		}
 		nameW, valW, unitW := 0, 0, 0
 		for _, x := range f.Metrics {
-			nameW, valW, unitW = max(nameW, len(x.Name)), max(valW, len(formatValue(x.Value))), max(unitW, len(x.Unit))
+			nameW, valW, unitW = max(nameW, len(x.Name)), max(valW, len(metricValue(x))), max(unitW, len(x.Unit))
 		}
 		for _, x := range f.Metrics {
-			line := fmt.Sprintf("   %-*s  %*s %-*s", nameW, x.Name, valW, formatValue(x.Value), unitW, x.Unit)
+			line := fmt.Sprintf("   %-*s  %*s %-*s", nameW, x.Name, valW, metricValue(x), unitW, x.Unit)
 			if x.Met != nil {
-				line += fmt.Sprintf("  goal %s: %s", x.Goal, map[bool]string{true: "met", false: "MISSED"}[*x.Met])
+				goal := x.Goal
+				if x.Unit != "x" && x.Unit != "" {
+					goal += " " + x.Unit
+				}
+				line += fmt.Sprintf("  goal %s: %s", goal, map[bool]string{true: "met", false: "MISSED"}[*x.Met])
 			}
 			fmt.Fprintln(o.w, strings.TrimRight(line, " "))
 		}
@@ -67,6 +71,15 @@ func (o tableOutput) Report(r *bench.Report) error {
 		}
 	}
 	return nil
+}
+
+// metricValue prints x's value: counts as whole numbers, the rest with
+// formatValue.
+func metricValue(x *bench.Metric) string {
+	if x.Unit == "count" && x.Value == math.Trunc(x.Value) {
+		return groupThousands(fmt.Sprintf("%.0f", x.Value))
+	}
+	return formatValue(x.Value)
 }
 
 // formatValue prints three significant digits for small values and whole
