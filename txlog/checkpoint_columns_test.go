@@ -28,13 +28,34 @@ func decodeBoth(t *testing.T, data []byte) (rows, cols []string, rowsErr, colsEr
 	if err != nil {
 		t.Fatal(err)
 	}
+	// collect keeps the actions (as the snapshot does) and encodes them
+	// only after the whole file is decoded, so bytes that pointed into
+	// released pages would show.
+	var kept []*[]string
+	var pending [][]Action
 	collect := func(dst *[]string) func(*Action) {
-		return func(a *Action) {
-			b, err := json.Marshal(a)
-			if err != nil {
-				t.Fatal(err)
+		i := -1
+		for j, d := range kept {
+			if d == dst {
+				i = j
 			}
-			*dst = append(*dst, string(b))
+		}
+		if i < 0 {
+			kept, pending = append(kept, dst), append(pending, nil)
+			i = len(kept) - 1
+		}
+		return func(a *Action) { pending[i] = append(pending[i], *a) }
+	}
+	encode := func() {
+		for j, dst := range kept {
+			for _, a := range pending[j] {
+				b, err := json.Marshal(&a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				*dst = append(*dst, string(b))
+			}
+			pending[j] = nil
 		}
 	}
 	// packed: adds go into a packSeg per row group (the snapshot load
@@ -63,12 +84,14 @@ func decodeBoth(t *testing.T, data []byte) (rows, cols []string, rowsErr, colsEr
 			colsErr = decodeRowGroupColumns(g, plans, collect(&cols), nil)
 		}
 	}
+	encode()
 	if rowsErr == nil {
 		rowsErr = packed(decodeRowGroupRows, &rows)
 	}
 	if colsErr == nil {
 		colsErr = packed(decodeRowGroupColumns, &cols)
 	}
+	encode()
 	return rows, cols, rowsErr, colsErr
 }
 
