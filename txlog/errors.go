@@ -34,6 +34,12 @@ var (
 	// *CorruptLogError, which names the file, the version and the reason.
 	ErrCorruptLog = errors.New("txlog: corrupt log")
 
+	// ErrLogGap: a commit version between two listed versions is missing
+	// (spec "Delta Log Entries": versions are contiguous). Returned as a
+	// *CorruptLogError whose Version is the missing version; it matches
+	// both ErrLogGap and ErrCorruptLog.
+	ErrLogGap = errors.New("txlog: commit versions are not contiguous")
+
 	// ErrNoMetadata: replay ended without a metaData action (spec "Change
 	// Metadata": the first version must contain one).
 	ErrNoMetadata = errors.New("txlog: no metaData action in the log")
@@ -137,6 +143,7 @@ type CorruptLogError struct {
 	Reason string
 	// Err is the underlying cause (a JSON or Parquet error), or nil.
 	Err error
+	gap bool // a commit version is missing: matches ErrLogGap
 }
 
 func (e *CorruptLogError) Error() string {
@@ -157,11 +164,25 @@ func (e *CorruptLogError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is ErrCorruptLog.
-func (e *CorruptLogError) Is(target error) bool { return target == ErrCorruptLog }
+// Is reports whether target is ErrCorruptLog, or ErrLogGap for a missing
+// commit version.
+func (e *CorruptLogError) Is(target error) bool {
+	return target == ErrCorruptLog || target == ErrLogGap && e.gap
+}
 
 // Unwrap returns the underlying cause.
 func (e *CorruptLogError) Unwrap() error { return e.Err }
+
+// gapError reports that commit version missing is absent from the log;
+// next is the version listed after it, -1 when none is.
+func gapError(missing, next int64) *CorruptLogError {
+	e := corrupt(CommitKey(missing), missing, nil, "commit versions are not contiguous: version %d is missing", missing)
+	if next >= 0 {
+		e.Reason += fmt.Sprintf(" (next commit is %d)", next)
+	}
+	e.gap = true
+	return e
+}
 
 func corrupt(file string, version int64, err error, format string, args ...any) *CorruptLogError {
 	return &CorruptLogError{File: file, Version: version, Reason: fmt.Sprintf(format, args...), Err: err}

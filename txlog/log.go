@@ -331,14 +331,13 @@ func (l *listing) segment(target int64) (*logSegment, error) {
 	for ; i < len(l.commits) && l.commits[i].version <= target; i++ {
 		f := l.commits[i]
 		if f.version != want {
-			return nil, corrupt(CommitKey(want), want, nil,
-				"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version)
+			return nil, gapError(want, f.version)
 		}
 		seg.commits = append(seg.commits, f)
 		want++
 	}
 	if want <= target {
-		return nil, corrupt(CommitKey(want), want, nil, "commit versions are not contiguous: version %d is missing", want)
+		return nil, gapError(want, -1)
 	}
 	if n := len(seg.commits); n > 0 {
 		seg.versionFile = &seg.commits[n-1]
@@ -452,8 +451,7 @@ func Commits(ctx context.Context, store objectstore.Store, start, end int64) ite
 				if want == start {
 					yield(nil, &VersionNotFoundError{Version: start, Earliest: -1, Latest: l.latest()})
 				} else {
-					yield(nil, corrupt(CommitKey(want), want, nil,
-						"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version))
+					yield(nil, gapError(want, f.version))
 				}
 				return
 			}

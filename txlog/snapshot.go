@@ -551,8 +551,7 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 		for i := range l.commits {
 			f := l.commits[i]
 			if f.version != want {
-				return nil, corrupt(CommitKey(want), want, nil,
-					"commit versions are not contiguous: version %d is missing (next commit is %d)", want, f.version)
+				return nil, gapError(want, f.version)
 			}
 			seg.commits = append(seg.commits, f)
 			want++

@@ -278,8 +278,24 @@ func TestLoadErrors(t *testing.T) {
 		m.commit(3, addAction("b", nil))
 		_, err := m.load()
 		var ce *CorruptLogError
-		if !errors.As(err, &ce) || ce.Version != 2 || !strings.Contains(ce.Reason, "not contiguous") {
-			t.Fatalf("err = %v, want corrupt log naming version 2", err)
+		if !errors.As(err, &ce) || ce.Version != 2 || !strings.Contains(ce.Reason, "not contiguous") ||
+			!errors.Is(err, ErrLogGap) || !errors.Is(err, ErrCorruptLog) {
+			t.Fatalf("err = %v, want corrupt log naming version 2, matching ErrLogGap", err)
+		}
+		gaps := 0
+		for _, err := range Commits(context.Background(), m.store, 0, 3) {
+			switch {
+			case errors.Is(err, ErrLogGap):
+				gaps++
+			case err != nil:
+				t.Errorf("Commits: %v, want ErrLogGap", err)
+			}
+		}
+		if gaps != 1 {
+			t.Errorf("Commits over the gap yielded %d ErrLogGap errors, want 1", gaps)
+		}
+		if _, err := m.load(AtVersion(1)); errors.Is(err, ErrLogGap) {
+			t.Errorf("load of version 1 matches ErrLogGap: %v", err)
 		}
 		if s, err := m.load(AtVersion(1)); err != nil || s.NumFiles() != 1 {
 			t.Errorf("version 1 before the gap: %v", err)

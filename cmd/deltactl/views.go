@@ -500,7 +500,7 @@ func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 			pv.Version = &ver
 		}
 		switch {
-		case strings.Contains(ce.Reason, "not contiguous"):
+		case errors.Is(err, txlog.ErrLogGap):
 			kind = table.ProblemLogGap
 		case strings.HasSuffix(ce.File, ".json"):
 			kind = table.ProblemCorruptCommit
