@@ -186,17 +186,7 @@ func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Acti
 		}
 		cursors = append(cursors, &colCursor{plan: &plans[i], col: i, pages: chunks[i].Pages()})
 	}
-	var rowErr error
-	emit := func(a *Action) {
-		if rowErr != nil {
-			return
-		}
-		if verr := a.validate(); verr != nil {
-			rowErr = verr
-			return
-		}
-		fn(a)
-	}
+	v := &validator{fn: fn}
 	// The window's rows share the interning tables.
 	intern, maps := map[string]string{}, map[string]map[string]string{}
 	asms := make([]rowAsm, windowRows)
@@ -212,16 +202,8 @@ func decodeRowGroupColumns(g parquet.RowGroup, plans []columnPlan, fn func(*Acti
 			}
 		}
 		for i := range w {
-			a := &w[i]
-			if a.err != nil {
-				return fmt.Errorf("checkpoint column of the wrong type: %w", a.err)
-			}
-			a.emit(emit)
-			if a.err != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", a.err)
-			}
-			if rowErr != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", rowErr)
+			if err := w[i].finishRow(v); err != nil {
+				return err
 			}
 		}
 		// emit copied what the rows kept of the pages' bytes

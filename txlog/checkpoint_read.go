@@ -530,6 +530,37 @@ func (a *rowAsm) buildList(slot int) []string {
 	return append([]string{}, a.lists[slot]...)
 }
 
+// validator passes valid actions to fn and keeps the first invalid one's
+// error (its emit is made once per row group, not per row).
+type validator struct {
+	fn  func(*Action)
+	err error
+}
+
+func (v *validator) emit(a *Action) {
+	if v.err == nil {
+		if v.err = a.validate(); v.err == nil {
+			v.fn(a)
+		}
+	}
+}
+
+// finishRow emits the assembled row's actions through v and returns the
+// row's error: a column of the wrong type, or an invalid action.
+func (a *rowAsm) finishRow(v *validator) error {
+	if a.err != nil {
+		return fmt.Errorf("checkpoint column of the wrong type: %w", a.err)
+	}
+	a.emit(v.emit)
+	if a.err != nil {
+		return fmt.Errorf("invalid checkpoint row: %w", a.err)
+	}
+	if v.err != nil {
+		return fmt.Errorf("invalid checkpoint row: %w", v.err)
+	}
+	return nil
+}
+
 // emit calls fn with each action of the row (normally exactly one); an add
 // goes into a.seg instead when that is set.
 func (a *rowAsm) emit(fn func(*Action)) {

@@ -2,7 +2,6 @@ package txlog
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/parquet-go/parquet-go"
@@ -15,17 +14,7 @@ func decodeRowGroupRows(g parquet.RowGroup, plans []columnPlan, fn func(*Action)
 	defer r.Close()
 	rows := make([]parquet.Row, 256)
 	asm := rowAsm{seg: seg}
-	var rowErr error
-	emit := func(a *Action) {
-		if rowErr != nil {
-			return
-		}
-		if verr := a.validate(); verr != nil {
-			rowErr = verr
-			return
-		}
-		fn(a)
-	}
+	val := &validator{fn: fn}
 	for {
 		n, rerr := r.ReadRows(rows)
 		for i := range n {
@@ -46,15 +35,8 @@ func decodeRowGroupRows(g parquet.RowGroup, plans []columnPlan, fn func(*Action)
 					p.set(&asm, v)
 				}
 			}
-			if asm.err != nil {
-				return fmt.Errorf("checkpoint column of the wrong type: %w", asm.err)
-			}
-			asm.emit(emit)
-			if asm.err != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", asm.err)
-			}
-			if rowErr != nil {
-				return fmt.Errorf("invalid checkpoint row: %w", rowErr)
+			if err := asm.finishRow(val); err != nil {
+				return err
 			}
 		}
 		if errors.Is(rerr, io.EOF) {

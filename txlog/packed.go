@@ -130,6 +130,20 @@ func (p *packedFiles) at(i int) *fileRec {
 	return &p.recs[i]
 }
 
+// roomFor returns the unused end of buf when it has room for n bytes, else
+// a new buffer: of n bytes for the first item, of at least 32 KiB once buf
+// is in use (it serves many items).
+func roomFor(buf []byte, n int) []byte {
+	if cap(buf)-len(buf) < n {
+		size := n
+		if buf != nil {
+			size = max(size, 32<<10)
+		}
+		return make([]byte, 0, size)
+	}
+	return buf[len(buf):]
+}
+
 // path returns r's path: the stored bytes of a raw path, else the path
 // unpacked into buf's spare capacity when it has room (else into a new
 // buffer); it returns what is left of buf.
@@ -139,14 +153,7 @@ func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
 	}
 	it := p.item(r.path)
 	n, w := binary.Uvarint(it)
-	if cap(buf)-len(buf) < int(n) {
-		size := int(n)
-		if buf != nil {
-			size = max(size, 32<<10)
-		}
-		buf = make([]byte, 0, size)
-	}
-	buf = buf[len(buf):]
+	buf = roomFor(buf, int(n))
 	out, ok := unpackPath(buf, p.pskels[r.pskel], it[w:])
 	if !ok || len(out) != int(n) {
 		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
@@ -243,14 +250,7 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 	}
 	it := p.item(r.stats)
 	n, w := binary.Uvarint(it)
-	if cap(buf)-len(buf) < int(n) {
-		size := int(n)
-		if buf != nil {
-			size = max(size, 32<<10)
-		}
-		buf = make([]byte, 0, size)
-	}
-	buf = buf[len(buf):]
+	buf = roomFor(buf, int(n))
 	out, ok := p.skels[r.skel].unpack(buf, it[w:])
 	if !ok || len(out) != int(n) {
 		// cannot happen for bytes this package packed
