@@ -84,7 +84,7 @@ type Config struct {
 	StreamSkipped int
 }
 
-// QuickConfig returns the sizes CI runs: 10-30 s on 2 cores (BENCHMARKS.md).
+// QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
 func QuickConfig() Config {
 	return Config{
 		Mode:        "quick",

@@ -348,3 +348,36 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// TestGoalFull checks that full mode judges a figure against its goal and
+// that quick mode only notes the goal.
+func TestGoalFull(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		cfg      Config
+		value    float64
+		wantMet  *bool
+		wantNote bool
+	}{
+		{FullConfig(), 1.05, &yes, false},
+		{FullConfig(), 1.20, &no, false},
+		{QuickConfig(), 1.20, nil, true},
+	} {
+		f := &Figure{}
+		m := f.add("ratio", tc.value, "x")
+		f.goalFull(tc.cfg, m, "<=", 1.15)
+		switch {
+		case (m.Met == nil) != (tc.wantMet == nil), m.Met != nil && *m.Met != *tc.wantMet:
+			t.Errorf("%s mode, %v: met %v, want %v", tc.cfg.Mode, tc.value, m.Met, tc.wantMet)
+		case tc.wantMet != nil && m.Goal != "<= 1.15":
+			t.Errorf("%s mode: goal %q", tc.cfg.Mode, m.Goal)
+		case tc.wantNote != (len(f.Notes) == 1):
+			t.Errorf("%s mode: notes %q", tc.cfg.Mode, f.Notes)
+		}
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 100000: "100,000", 1000000: "1,000,000", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

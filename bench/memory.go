@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func MemoryFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if peak := fig.add("peak_rss", mib(r.PeakRSSKB), "MiB"); files >= memoryGoalFiles {
 		peak.goal("<=", 400)
 	} else {
-		fig.note("peak_rss: goal <= 400 MiB applies at 1,000,000 files; this run holds %d, so no verdict", files)
+		fig.note("peak_rss: goal <= 400 MiB applies at 1,000,000 files; this run holds %s, so no verdict", groupDigits(files))
 	}
 	fig.add("rss_after_gc", mib(r.RSSKB), "MiB")
 	fig.add("heap_live", float64(r.HeapLiveBytes)/(1<<20), "MiB")
@@ -156,4 +157,22 @@ func runMemoryChild(ctx context.Context, env *Env, dir string) (*memoryReport, e
 		}
 	}
 	return nil, fmt.Errorf("bench: memory child wrote no %q line:\n%s%s", memoryLinePrefix, stdout.String(), stderr.String())
+}
+
+// groupDigits prints n with thousands separators (1,000,000).
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

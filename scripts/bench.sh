@@ -3,8 +3,8 @@
 # installing what the figures need: the MinIO server (P1, P2, P4, P6) and the
 # Python venv with deltalake (the delta-rs side of P3). See BENCHMARKS.md.
 #
-#   ./scripts/bench.sh                      full sizes (1.5-4 minutes on 2 cores)
-#   ./scripts/bench.sh --quick              quick sizes, as CI runs them (10-30 s plus compiling)
+#   ./scripts/bench.sh                      full sizes (1-4 minutes on 2 cores)
+#   ./scripts/bench.sh --quick              quick sizes, as CI runs them (5-30 s plus compiling)
 #   ./scripts/bench.sh --only P1,P3 -o json
 #   GOTEST=1 ./scripts/bench.sh             also go test -bench ./bench (same code, quick sizes)
 #

@@ -9,7 +9,7 @@
 // server (scripts/install-minio.sh) is started for P1, P2, P4 and P6; the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
-// small sizes (10-30 s on 2 cores; CI runs it); the default sizes are
+// small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
 // those of the issue.
 //
 // Progress goes to stderr. The exit status is 1 when a figure failed to run
@@ -50,7 +50,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("deltabench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "small sizes (10-30 s on 2 cores), as CI runs")
+	quick := fs.Bool("quick", false, "small sizes (5-30 s on 2 cores), as CI runs")
 	only := fs.String("only", "", "comma-separated figures to run, e.g. P1,P3 (default all)")
 	format := fs.String("o", "table", "output format: table or json")
 	tmp := fs.String("tmp", "", "directory for generated tables and MinIO data (default: a new temporary directory)")
@@ -61,6 +61,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h asked for the usage, which Parse printed
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {

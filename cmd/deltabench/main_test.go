@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -57,5 +58,16 @@ func TestOutputs(t *testing.T) {
 	}
 	if m := back.Figures[0].Metric("ratio"); m == nil || m.Value != 1.96 || m.Met == nil || *m.Met {
 		t.Errorf("JSON round trip: %s", jb.String())
+	}
+}
+
+// TestHelpExitsZero: -h prints the usage and is not an error.
+func TestHelpExitsZero(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &out, &errOut); code != 0 || !strings.Contains(errOut.String(), "usage: deltabench") {
+		t.Errorf("-h: exit %d, stderr %q", code, errOut.String())
+	}
+	if code := run(context.Background(), []string{"--no-such-flag"}, &out, &errOut); code != 2 {
+		t.Errorf("a bad flag: exit %d, want 2", code)
 	}
 }

@@ -73,10 +73,10 @@ func (o tableOutput) Report(r *bench.Report) error {
 	return nil
 }
 
-// metricValue prints x's value: counts as whole numbers, the rest with
-// formatValue.
+// metricValue prints x's value: counts, bytes and versions as whole
+// numbers, the rest with formatValue.
 func metricValue(x *bench.Metric) string {
-	if x.Unit == "count" && x.Value == math.Trunc(x.Value) {
+	if (x.Unit == "count" || x.Unit == "B" || x.Unit == "version") && x.Value == math.Trunc(x.Value) {
 		return groupThousands(fmt.Sprintf("%.0f", x.Value))
 	}
 	return formatValue(x.Value)
