@@ -421,7 +421,7 @@ func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 			return nil, nil, err
 		}
 	}
-	for _, a := range snap.Files() {
+	for a := range snap.AllFiles() {
 		if err := push(Action{Add: a}); err != nil {
 			return nil, nil, err
 		}

@@ -41,6 +41,9 @@ type packedLevel[T any] interface {
 	get(k FileKey) (*T, bool)
 	len() int
 	sortedValues(keyOf func(*T) FileKey) []*T
+	// all yields the values in key order: those of sortedValues once they
+	// are computed, else values materialised for the call and not kept.
+	all(yield func(*T) bool)
 	// merge returns the level with delta (sorted by key, nil values
 	// removing their key) applied.
 	merge(delta []fileEntry[T]) packedLevel[T]
@@ -398,6 +401,64 @@ func mergeSorted[T any](base []*T, over map[FileKey]*T, size int, keyOf func(*T)
 		}
 	}
 	return out
+}
+
+// allSorted yields the live values in the order of sortedValues without
+// building that slice: a packed bottom level materialises its values for
+// the call only (packedLevel.all), so going once through every file keeps
+// the set at its packed size.
+func (s *fileSet[T]) allSorted(yield func(*T) bool) {
+	b := s.levels[len(s.levels)-1]
+	bottom := func(y func(*T) bool) {
+		for _, v := range b.sortedValues(s.keyOf) {
+			if !y(v) {
+				return
+			}
+		}
+	}
+	if b.packed != nil {
+		bottom = b.packed.all
+	}
+	over := s.overlay()
+	if len(over) == 0 {
+		bottom(yield)
+		return
+	}
+	ov := make([]fileEntry[T], 0, len(over))
+	for k, v := range over {
+		ov = append(ov, fileEntry[T]{k, v})
+	}
+	slices.SortFunc(ov, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
+	j, stopped := 0, false
+	// emit yields the overlay's live value of entry j.
+	emit := func() bool {
+		v := ov[j].v
+		j++
+		if v != nil && !yield(v) {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	bottom(func(v *T) bool {
+		k := s.keyOf(v)
+		for j < len(ov) && compareFileKeys(ov[j].k, k) < 0 {
+			if !emit() {
+				return false
+			}
+		}
+		if j < len(ov) && compareFileKeys(ov[j].k, k) == 0 {
+			return emit() // the overlay's entry replaces or removes v
+		}
+		if !yield(v) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	for !stopped && j < len(ov) {
+		emit()
+	}
 }
 
 // sortedValues returns the live values sorted by key: the bottom level's

@@ -323,6 +323,33 @@ func (p *packedFiles) materialiseRange(out []*Add, lo, hi int) {
 
 func (p *packedFiles) isReady() bool { return p.ready.Load() }
 
+// all yields every file in key order: the values of sortedValues once they
+// are computed, else each file materialised for the call (adds allocated
+// 1,024 at a time) and not kept by p.
+func (p *packedFiles) all(yield func(*Add) bool) {
+	if p.ready.Load() {
+		for _, v := range p.sorted {
+			if !yield(v) {
+				return
+			}
+		}
+		return
+	}
+	var adds []Add
+	var buf []byte
+	for i, n := 0, p.len(); i < n; i++ {
+		if len(adds) == 0 {
+			adds = make([]Add, min(n-i, 1024))
+		}
+		buf = p.materialise(p.at(i), &adds[0], buf)
+		a := &adds[0]
+		adds = adds[1:]
+		if !yield(a) {
+			return
+		}
+	}
+}
+
 // merge returns the level of p with the changes of delta (sorted by key;
 // nil values remove the key) applied.
 func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {

@@ -1,6 +1,7 @@
 package txlog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -397,8 +398,29 @@ func TestFileSetPacks(t *testing.T) {
 		if set.len() != len(want) {
 			t.Fatalf("step %d: len %d, want %d", step, set.len(), len(want))
 		}
-		sorted := set.sortedValues()
 		keys := slices.SortedFunc(maps.Keys(want), compareFileKeys)
+		// allSorted streams the same values without caching them
+		bottom := set.levels[len(set.levels)-1].packed.(*packedFiles)
+		wasReady := bottom.isReady()
+		var streamed []*Add
+		set.allSorted(func(a *Add) bool { streamed = append(streamed, a); return true })
+		if len(streamed) != len(keys) {
+			t.Fatalf("step %d: allSorted yielded %d files, want %d", step, len(streamed), len(keys))
+		}
+		for i, k := range keys {
+			if !reflect.DeepEqual(streamed[i], want[k]) {
+				t.Fatalf("step %d: allSorted[%d] = %+v, want %+v", step, i, streamed[i], want[k])
+			}
+		}
+		if bottom.isReady() != wasReady {
+			t.Fatalf("step %d: allSorted cached the packed level's values", step)
+		}
+		n := 0
+		set.allSorted(func(*Add) bool { n++; return n < 5 })
+		if n != min(5, len(keys)) {
+			t.Fatalf("step %d: allSorted went on after yield returned false (%d calls)", step, n)
+		}
+		sorted := set.sortedValues()
 		for i, k := range keys {
 			if !reflect.DeepEqual(sorted[i], want[k]) {
 				t.Fatalf("step %d: sortedValues[%d] = %+v, want %+v", step, i, sorted[i], want[k])
@@ -601,5 +623,48 @@ func TestPackedRawOverflowMerge(t *testing.T) {
 				t.Errorf("file %d: got %+v, %v; want %s", i, got, ok, adds[i].Path)
 			}
 		}
+	}
+}
+
+// TestAllFiles checks Snapshot.AllFiles against Files on a snapshot loaded
+// from a checkpoint plus later commits, and that writing a checkpoint does
+// not materialise (and keep) the packed files.
+func TestAllFiles(t *testing.T) {
+	ctx := context.Background()
+	store := buildBenchTable(t, 30, 25, 40) // checkpoint at 25, five commits after it
+	snap, err := Load(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bottom, ok := snap.files.levels[len(snap.files.levels)-1].packed.(*packedFiles)
+	if !ok {
+		t.Fatal("the snapshot's bottom level is not packed")
+	}
+	if err := WriteCheckpoint(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if bottom.isReady() {
+		t.Error("WriteCheckpoint materialised and kept the packed files")
+	}
+	var streamed []*Add
+	for a := range snap.AllFiles() {
+		streamed = append(streamed, a)
+	}
+	files := snap.Files()
+	if len(streamed) != len(files) || len(files) != 30*40 {
+		t.Fatalf("AllFiles yielded %d files, Files %d, want %d", len(streamed), len(files), 30*40)
+	}
+	for i := range files {
+		if !reflect.DeepEqual(streamed[i], files[i]) {
+			t.Fatalf("file %d: AllFiles %+v, Files %+v", i, streamed[i], files[i])
+		}
+	}
+	// the checkpoint written from the stream loads the same files
+	again, err := Load(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.CheckpointVersion() != 30 || !reflect.DeepEqual(again.Files(), files) {
+		t.Errorf("reloaded from the checkpoint at %d: files differ", again.CheckpointVersion())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"net/url"
 	"slices"
@@ -431,6 +432,15 @@ func (s *Snapshot) Files() []*Add {
 	// too); otherwise the merge with the overlay is kept per snapshot.
 	s.sortOnce.Do(func() { s.sorted = s.files.sortedValues() })
 	return slices.Clone(s.sorted)
+}
+
+// AllFiles yields the live files in the order of Files without building
+// that slice or keeping what it yields: a caller that goes once through
+// every file (the checkpoint writer does) keeps a large snapshot at its
+// packed size, where Files materialises every action and caches them. The
+// actions are read-only, as those of Files, and may be fresh copies.
+func (s *Snapshot) AllFiles() iter.Seq[*Add] {
+	return s.files.allSorted
 }
 
 // File returns the live add action with this key, if any. Before the
