@@ -275,11 +275,12 @@ func partitionValue(a *txlog.Add, c partCol) (any, error) {
 // selectFiles prunes and skips the snapshot's files with the filter and
 // locates the files left. Files are in the snapshot's order (by path).
 func (p *scanPlan) selectFiles(ctx context.Context) error {
-	files := p.t.snap.Files()
-	st := ScanStats{Version: p.version, FilesTotal: len(files)}
+	// AllFiles: a large snapshot stays packed; only the planned files'
+	// adds are kept.
+	st := ScanStats{Version: p.version, FilesTotal: p.t.snap.NumFiles()}
 	stats := p.pred != nil && p.pred.hasDataLeaf()
 	locs := newLocator(p.t)
-	for _, a := range files {
+	for a := range p.t.snap.AllFiles() {
 		path := txlog.DecodePath(a.Path)
 		f := &scanFile{add: a, path: path}
 		if len(p.parts) > 0 {
