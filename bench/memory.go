@@ -28,8 +28,11 @@ type memoryReport struct {
 	RSSKB         int64   `json:"rss_kb"`          // VmRSS after loading and a GC
 	HeapLiveBytes uint64  `json:"heap_live_bytes"` // HeapAlloc after a GC, snapshot held
 	LoadSeconds   float64 `json:"load_seconds"`
-	Files         int     `json:"files"`
-	Version       int64   `json:"version"`
+	// HeapAfterAllBytes is HeapAlloc after a GC once every file was
+	// streamed with Snapshot.AllFiles (what a checkpoint or a scan does).
+	HeapAfterAllBytes uint64 `json:"heap_after_all_files_bytes"`
+	Files             int    `json:"files"`
+	Version           int64  `json:"version"`
 }
 
 // MemoryChild is the body of P5's child process: it loads the latest
@@ -62,6 +65,18 @@ func MemoryChild(ctx context.Context, dir string, w io.Writer) error {
 		return err
 	}
 	r.PeakRSSKB, r.RSSKB = procKB(after, "VmHWM"), procKB(after, "VmRSS")
+	// Going through every file once (a checkpoint, a scan) must leave the
+	// snapshot at its packed size.
+	n := 0
+	for range snap.AllFiles() {
+		n++
+	}
+	if n != r.Files {
+		return fmt.Errorf("bench: AllFiles yielded %d files, NumFiles says %d", n, r.Files)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	r.HeapAfterAllBytes = m.HeapAlloc
 	runtime.KeepAlive(snap)
 	line, err := json.Marshal(r)
 	if err != nil {
@@ -133,6 +148,7 @@ func MemoryFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig.add("rss_after_gc", mib(r.RSSKB), "MiB")
 	fig.add("heap_live", float64(r.HeapLiveBytes)/(1<<20), "MiB")
 	fig.add("heap_live_per_file", float64(r.HeapLiveBytes)/float64(files), "B")
+	fig.add("heap_live_after_all_files", float64(r.HeapAfterAllBytes)/(1<<20), "MiB")
 	fig.add("baseline_rss", mib(r.BaselineRSSKB), "MiB")
 	fig.add("load", r.LoadSeconds, "s")
 	fig.add("files", float64(files), "count")
