@@ -562,7 +562,7 @@ func referencedFiles(snap *txlog.Snapshot) []fileRef {
 	uri := snap.Store().URI()
 	var refs []fileRef
 	seen := map[string]bool{}
-	for _, f := range snap.Files() {
+	for f := range snap.AllFiles() {
 		if key, ok := storeKey(uri, txlog.DecodePath(f.Path)); ok && !seen[key] {
 			seen[key] = true
 			refs = append(refs, fileRef{key: key, path: f.Path, size: f.Size})

@@ -273,7 +273,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
 	before := map[txlog.FileKey]bool{}
-	for _, ad := range tbl.Snapshot().Files() {
+	for ad := range tbl.Snapshot().AllFiles() {
 		before[ad.Key()] = true
 	}
 	last, err := sink.LastCommittedEpoch(ctx)
@@ -342,7 +342,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	}
 	final := sink.Table()
 	view.Version = final.Version()
-	for _, ad := range final.Snapshot().Files() {
+	for ad := range final.Snapshot().AllFiles() {
 		if _, ok := before[ad.Key()]; !ok {
 			view.Bytes += ad.Size
 		}

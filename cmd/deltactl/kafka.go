@@ -139,7 +139,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		return usagef("%v", err)
 	}
 	before := map[string]bool{}
-	for _, ad := range tbl.Snapshot().Files() {
+	for ad := range tbl.Snapshot().AllFiles() {
 		before[ad.Path] = true
 	}
 	last, err := sink.LastCommittedEpoch(ctx)
@@ -169,7 +169,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	view.Stopped = st.Stopped == kafkasink.StopMaxBatches
 	final := sink.Table()
 	view.Version = final.Version()
-	for _, ad := range final.Snapshot().Files() {
+	for ad := range final.Snapshot().AllFiles() {
 		if !before[ad.Path] {
 			view.Bytes += ad.Size
 		}

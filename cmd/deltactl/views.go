@@ -158,7 +158,7 @@ func snapshotView(uri string, snap *txlog.Snapshot) *SnapshotView {
 	if m.CreatedTime != nil {
 		v.CreatedTime = fmtMillis(*m.CreatedTime)
 	}
-	for _, f := range snap.Files() {
+	for f := range snap.AllFiles() {
 		v.NumFiles++
 		v.SizeBytes += f.Size
 		if n, ok := f.NumRecords(); ok {
