@@ -58,12 +58,8 @@ decimals as strings, binary as base64). The default is table, or jsonl with
 			if format != "table" && format != "csv" && format != "jsonl" {
 				return usagef("invalid --format %q: want table, csv or jsonl", format)
 			}
-			opts, err := tt.options(cmd)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			t, err := a.openTable(ctx, args[0], opts...)
+			t, err := tt.open(a, cmd, args[0])
 			if err != nil {
 				return err
 			}

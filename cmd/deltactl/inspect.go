@@ -27,6 +27,16 @@ func (tt *timeTravel) register(cmd *cobra.Command) {
 }
 
 // options returns the table options selecting the version.
+// open opens the table at uri at the version or time the flags of cmd
+// name (the latest when neither is set).
+func (tt *timeTravel) open(a *app, cmd *cobra.Command, uri string) (*table.Table, error) {
+	opts, err := tt.options(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return a.openTable(cmd.Context(), uri, opts...)
+}
+
 func (tt *timeTravel) options(cmd *cobra.Command) ([]table.Option, error) {
 	if cmd.Flags().Changed("version") && tt.timestamp != "" {
 		return nil, usagef("--version and --timestamp exclude each other")
@@ -156,11 +166,7 @@ files, their bytes and rows (from the files' stats).`,
 		Example: "  deltactl snapshot ./demo-data/flights\n  deltactl snapshot ./demo-data/flights --version 3 -o json",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := tt.options(cmd)
-			if err != nil {
-				return err
-			}
-			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			t, err := tt.open(a, cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -186,11 +192,7 @@ would read (after partition pruning and stats-based skipping).`,
 		Example: "  deltactl files ./demo-data/weather --where \"weather = 'sun'\"",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := tt.options(cmd)
-			if err != nil {
-				return err
-			}
-			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			t, err := tt.open(a, cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -227,11 +229,7 @@ func newSchemaCmd(a *app) *cobra.Command {
 -o json the top-level fields and the Delta schema JSON.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := tt.options(cmd)
-			if err != nil {
-				return err
-			}
-			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			t, err := tt.open(a, cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -256,11 +254,7 @@ func newTxnCmd(a *app) *cobra.Command {
 query id) the latest version (epoch) it committed and when.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := tt.options(cmd)
-			if err != nil {
-				return err
-			}
-			t, err := a.openTable(cmd.Context(), args[0], opts...)
+			t, err := tt.open(a, cmd, args[0])
 			if err != nil {
 				return err
 			}
