@@ -46,6 +46,7 @@ func TestWriteEpochWithExtraTxns(t *testing.T) {
 	if res.Skipped || res.Version != 1 || res.Rows != 5 || res.Files != 1 {
 		t.Fatalf("result %+v, want version 1, 5 rows in 1 file", res)
 	}
+	bytes1 := res.Bytes
 	txns := commitTxns(t, mem, 1)
 	for _, want := range []struct {
 		app          string
@@ -72,10 +73,13 @@ func TestWriteEpochWithExtraTxns(t *testing.T) {
 	if snap.Version() != 1 || snap.TxnVersion("q-topic-0") != 17 {
 		t.Fatalf("after replay: version %d, q-topic-0 at %d; want 1 and 17", snap.Version(), snap.TxnVersion("q-topic-0"))
 	}
+	if files := snap.Files(); len(files) != 1 || files[0].Size != bytes1 || bytes1 <= 0 {
+		t.Errorf("epoch 0 reported %d bytes; the table holds %d file(s) of it", bytes1, len(files))
+	}
 
 	// An epoch without rows still records its txns.
 	res, err = sink.WriteEpochWith(ctx, 1, nil, txlog.Txn{AppID: "q-topic-0", Version: 18})
-	if err != nil || res.Skipped || res.Files != 0 || res.Version != 2 {
+	if err != nil || res.Skipped || res.Files != 0 || res.Bytes != 0 || res.Version != 2 {
 		t.Fatalf("empty epoch: %+v, %v; want version 2 with no files", res, err)
 	}
 	if got := commitTxns(t, mem, 2)["q-topic-0"]; got == nil || got.Version != 18 {

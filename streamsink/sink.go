@@ -159,9 +159,11 @@ type Result struct {
 	// Version is the table version that committed the epoch, or the version
 	// whose snapshot proved it was already committed.
 	Version int64
-	// Files and Rows are the data files and rows the commit added.
+	// Files, Rows and Bytes are the data files, rows and bytes (sum of the
+	// files' sizes) the commit added.
 	Files int
 	Rows  int64
+	Bytes int64
 	// Attempts counts commit attempts (version files tried).
 	Attempts int
 }
@@ -318,5 +320,5 @@ func (s *Sink) commit(ctx context.Context, tbl *table.Table, tx *txlog.Transacti
 		return nil, err
 	}
 	s.tbl = ntbl
-	return &Result{Epoch: epochID, Version: res.Version, Files: len(adds), Attempts: res.Attempts}, nil
+	return &Result{Epoch: epochID, Version: res.Version, Files: len(adds), Bytes: bytes, Attempts: res.Attempts}, nil
 }

@@ -272,10 +272,6 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	}
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
-	before := map[txlog.FileKey]bool{}
-	for ad := range tbl.Snapshot().AllFiles() {
-		before[ad.Key()] = true
-	}
 	last, err := sink.LastCommittedEpoch(ctx)
 	if err != nil {
 		return err
@@ -324,6 +320,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 			view.Committed++
 			view.Rows += res.Rows
 			view.Files += res.Files
+			view.Bytes += res.Bytes
 		}
 		view.Epochs = append(view.Epochs, ev)
 		bar.Clear()
@@ -340,13 +337,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && int64(ran)*int64(f.epochRows) < total {
 		view.Stopped = true
 	}
-	final := sink.Table()
-	view.Version = final.Version()
-	for ad := range final.Snapshot().AllFiles() {
-		if _, ok := before[ad.Key()]; !ok {
-			view.Bytes += ad.Size
-		}
-	}
+	view.Version = sink.Table().Version()
 	return nil
 }
 

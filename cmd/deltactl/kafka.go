@@ -123,6 +123,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 			view.Committed++
 			view.Rows += b.Rows
 			view.Files += b.Files
+			view.Bytes += b.Bytes
 			if err := out.Epoch(&ev); err != nil && hookErr == nil {
 				hookErr = err
 			}
@@ -137,10 +138,6 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	in, err := kafkasink.New(sink, f.brokers, f.topics, kopts...)
 	if err != nil {
 		return usagef("%v", err)
-	}
-	before := map[string]bool{}
-	for ad := range tbl.Snapshot().AllFiles() {
-		before[ad.Path] = true
 	}
 	last, err := sink.LastCommittedEpoch(ctx)
 	if err != nil {
@@ -167,13 +164,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		return hookErr
 	}
 	view.Stopped = st.Stopped == kafkasink.StopMaxBatches
-	final := sink.Table()
-	view.Version = final.Version()
-	for ad := range final.Snapshot().AllFiles() {
-		if !before[ad.Path] {
-			view.Bytes += ad.Size
-		}
-	}
+	view.Version = sink.Table().Version()
 	if st.DroppedRecords > 0 {
 		a.logger.Warn("ingest kafka: dropped bad records", "count", st.DroppedRecords)
 	}

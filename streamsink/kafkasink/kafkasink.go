@@ -78,10 +78,12 @@ type Batch struct {
 	// Version is the table version of the commit.
 	Version int64
 	// Records is how many records the batch consumed; Rows how many rows it
-	// wrote (fewer when bad records were dropped) in Files data files.
+	// wrote (fewer when bad records were dropped) in Files data files of
+	// Bytes bytes.
 	Records int
 	Rows    int64
 	Files   int
+	Bytes   int64
 	// Offsets are the next offsets to consume after the batch, of the
 	// partitions it read.
 	Offsets map[TopicPartition]int64
@@ -461,7 +463,7 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 		if res.Skipped {
 			return nil, fmt.Errorf("%w: epoch %d is already in the table (version %d)", ErrFenced, epoch, res.Version)
 		}
-		b.Version, b.Rows, b.Files = res.Version, res.Rows, res.Files
+		b.Version, b.Rows, b.Files, b.Bytes = res.Version, res.Rows, res.Files, res.Bytes
 		break
 	}
 	st.Records += int64(len(recs))
