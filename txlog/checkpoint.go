@@ -428,9 +428,8 @@ func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 		numAdds++
 	}
 	for _, r := range snap.Tombstones() {
-		rc := *r
-		rc.Stats, rc.Tags = "", nil // checkpoints keep no stats or tags for removes
-		if err := push(Action{Remove: &rc}); err != nil {
+		// CheckpointRowOf keeps no stats or tags of removes
+		if err := push(Action{Remove: r}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -730,7 +730,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	if workers <= 1 {
 		for _, g := range groups {
 			seg := newSeg(g)
-			if err := decodeRowGroupInto(g, plans, fn, seg); err != nil {
+			if err := decodeRowGroupColumns(g, plans, fn, seg); err != nil {
 				return corrupt(file, version, err, "cannot decode checkpoint Parquet")
 			}
 			pb.appendSeg(seg)
@@ -816,20 +816,12 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	return nil
 }
 
-// safeDecode is decodeRowGroup with panics turned into errors.
+// safeDecode is decodeRowGroupColumns with panics turned into errors.
 func safeDecode(g parquet.RowGroup, plans []columnPlan, seg *packSeg, fn func(*Action)) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return decodeRowGroupInto(g, plans, fn, seg)
-}
-
-// decodeRowGroupInto assembles the actions of every row of g and calls fn
-// for each in row order; with seg set, add actions are packed into seg
-// instead of being passed to fn. It decodes column by column
-// (decodeRowGroupColumns).
-func decodeRowGroupInto(g parquet.RowGroup, plans []columnPlan, fn func(*Action), seg *packSeg) error {
 	return decodeRowGroupColumns(g, plans, fn, seg)
 }

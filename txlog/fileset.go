@@ -329,9 +329,10 @@ func (s *fileSet[T]) each(fn func(FileKey, *T)) {
 		}
 	}
 	if b := s.levels[len(s.levels)-1]; b.packed != nil {
-		for _, v := range b.packed.sortedValues(s.keyOf) {
+		b.packed.all(func(v *T) bool { // materialised for the call, not kept
 			visit(s.keyOf(v), v)
-		}
+			return true
+		})
 	} else {
 		b.m.all(visit)
 	}

@@ -579,7 +579,7 @@ func (b *packSeg) add(a *Add) {
 		}
 		b.live += n
 	}
-	k := FileKey{Path: DecodePath(a.Path), DV: a.DeletionVector.UniqueID()}
+	k := a.Key()
 	if k.Path != a.Path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
 		a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
 		x := &addRare{tags: a.Tags, dv: a.DeletionVector, baseRowID: a.BaseRowID,

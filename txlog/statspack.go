@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 )
 
@@ -263,24 +264,6 @@ func appendTimeMillis(b []byte, ms int64) []byte {
 	return appendDigits(b, r%1000, 3)
 }
 
-func appendInt(b []byte, v int64) []byte {
-	if v < 0 {
-		b = append(b, '-')
-		v = -v
-	}
-	var buf [20]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(b, buf[i:]...)
-}
-
 // skeleton is an interned stats skeleton, split into parts for fast
 // packing and unpacking.
 type skeleton struct {
@@ -431,7 +414,7 @@ func (sk *skeleton) unpack(dst []byte, lit []byte) ([]byte, bool) {
 			lit = lit[w:]
 			switch p.kind {
 			case litInt:
-				dst = appendInt(dst, v)
+				dst = strconv.AppendInt(dst, v, 10)
 			case litDate:
 				dst = append(dst, '"')
 				dst = appendDate(dst, v)
