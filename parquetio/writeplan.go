@@ -562,7 +562,7 @@ func (n *wnode) nulls(rep, def int, cols [][]parquet.Value) {
 func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64, error) {
 	if v == nil {
 		if !n.nullable {
-			return 0, fmt.Errorf("%w: null in non-nullable field %s", ErrInvalidValue, n.path)
+			return 0, n.nullErr()
 		}
 		if n.stat != nil {
 			n.stat.nulls++
@@ -577,7 +577,7 @@ func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64,
 	case asmLeaf:
 		pv, size, err := n.enc(v, n.stat)
 		if err != nil {
-			return 0, fmt.Errorf("field %s: %w", n.path, err)
+			return 0, n.fieldErr(err)
 		}
 		cols[n.col] = append(cols[n.col], pv.Level(rep, n.def, n.col))
 		return size, nil

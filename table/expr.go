@@ -635,7 +635,9 @@ func convertLiteral(c *boundCol, v any) (any, error) {
 
 // wallClockUTC returns t's wall clock in its own location as a UTC time.
 func wallClockUTC(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
 }
 
 // compareValue compares v (a value read from a data file, a parsed

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -455,8 +454,7 @@ type structEncoder struct {
 	index  [][]int      // per target field: reflect field index path
 	encs   []encFn      // per target field
 	paths  []string     // per target field: column path for errors
-	info   *typeInfo    //
-	rt     reflect.Type //
+	rt     reflect.Type // the Go struct type
 }
 
 // bindStructEncoder binds plan info to the target struct type (a table
@@ -464,7 +462,7 @@ type structEncoder struct {
 // whose type it can be written as; target fields without a Go field must be
 // nullable. Errors wrap ErrSchemaMismatch and name the field.
 func bindStructEncoder(info *typeInfo, target *schema.StructType, path string) (*structEncoder, error) {
-	e := &structEncoder{target: target, info: info, rt: info.rt,
+	e := &structEncoder{target: target, rt: info.rt,
 		src: make([]int, len(target.Fields)), index: make([][]int, len(target.Fields)),
 		encs: make([]encFn, len(target.Fields)), paths: make([]string, len(target.Fields))}
 	for i := range e.src {
@@ -558,12 +556,8 @@ func bindEncoder(n *typeNode, t schema.Type, col, goName string) (encFn, error) 
 		switch pt.Name {
 		case schema.Long:
 			return func(v reflect.Value) (any, error) { return v.Int(), nil }, nil
-		case schema.Integer:
-			lo, hi = math.MinInt32, math.MaxInt32
-		case schema.Short:
-			lo, hi = math.MinInt16, math.MaxInt16
-		case schema.Byte:
-			lo, hi = math.MinInt8, math.MaxInt8
+		case schema.Integer, schema.Short, schema.Byte:
+			lo, hi = intRange(pt.Name)
 		default:
 			return nil, mismatch(goName, n.rt, t, col)
 		}
@@ -704,7 +698,7 @@ func bindEncoder(n *typeNode, t schema.Type, col, goName string) (encFn, error) 
 // sortKeys orders map keys so that files are deterministic.
 func sortKeys(keys []reflect.Value, kind nodeKind) {
 	switch kind {
-	case kInt, kMicros:
+	case kInt, kMicros, kDate:
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.Int(), b.Int()) })
 	case kFloat:
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.Float(), b.Float()) })
@@ -714,8 +708,6 @@ func sortKeys(keys []reflect.Value, kind nodeKind) {
 		slices.SortFunc(keys, func(a, b reflect.Value) int {
 			return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
 		})
-	case kDate:
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.Int(), b.Int()) })
 	case kTime:
 		slices.SortFunc(keys, func(a, b reflect.Value) int {
 			return a.Interface().(time.Time).Compare(b.Interface().(time.Time))

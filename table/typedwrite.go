@@ -433,9 +433,7 @@ func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 				return i, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
 			}
 			if ntz && t.Location() != time.UTC {
-				y, mo, d := t.Date()
-				h, mi, s := t.Clock()
-				t = time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
+				t = wallClockUTC(t)
 			}
 			out[i] = t.UnixMicro()
 		}

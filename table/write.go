@@ -605,13 +605,7 @@ func checkValue(t schema.Type, v any) (int64, error) {
 			default:
 				return 0, wrongType(v, t)
 			}
-			lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
-			if t.Name == schema.Short {
-				lo, hi = math.MinInt16, math.MaxInt16
-			} else if t.Name == schema.Byte {
-				lo, hi = math.MinInt8, math.MaxInt8
-			}
-			if x < lo || x > hi {
+			if lo, hi := intRange(t.Name); x < lo || x > hi {
 				return 0, outOfRange(v, t)
 			}
 			return 4, nil
