@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deltakit/deltakit/internal/testsupport"
 )
 
 // TestDemo runs scripts/demo.sh end to end on a slice of the real data
@@ -20,28 +22,21 @@ func TestDemo(t *testing.T) {
 		t.Skip("-short: the demo takes about 20 s")
 	}
 	ci := os.Getenv("CI") == "true"
-	miss := func(format string, args ...any) {
-		t.Helper()
-		if ci {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	for _, tool := range []string{"bash", "tar", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			miss("%s not found: the demo needs it", tool)
+			testsupport.Absent(t, "%s not found: the demo needs it", tool)
 		}
 	}
 	home, _ := os.UserHomeDir()
 	cache := filepath.Join(home, ".cache", "deltakit", "demo")
 	if _, err := os.Stat(filepath.Join(cache, "flights-3m.parquet")); err != nil {
 		if _, err := exec.LookPath("npm"); err != nil {
-			miss("npm not found: the demo fetches vega-datasets@3.2.1 with npm pack (apt-get install npm)")
+			testsupport.Absent(t, "npm not found: the demo fetches vega-datasets@3.2.1 with npm pack (apt-get install npm)")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if out, err := exec.CommandContext(ctx, "npm", "view", "vega-datasets@3.2.1", "version").CombinedOutput(); err != nil {
-			miss("npm cannot reach the registry (%v): %s", err, out)
+			testsupport.Absent(t, "npm cannot reach the registry (%v): %s", err, out)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -109,7 +104,7 @@ func TestDemoWithoutInterop(t *testing.T) {
 	}
 	home, _ := os.UserHomeDir()
 	if _, err := os.Stat(filepath.Join(home, ".cache", "deltakit", "demo", "flights-3m.parquet")); err != nil {
-		t.Skip("no demo data in ~/.cache/deltakit/demo (TestDemo fetches it)")
+		testsupport.Absent(t, "no demo data in ~/.cache/deltakit/demo (TestDemo fetches it)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -149,7 +144,7 @@ func realPython3(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not found")
+		testsupport.Absent(t, "python3 not found")
 	}
 	return p
 }
