@@ -83,16 +83,6 @@ send:
 	return nil
 }
 
-// AppendCommits writes n more generated data commits after version from.
-func AppendCommits(ctx context.Context, store objectstore.Store, from int64, n int64, filesPerCommit int) error {
-	for v := from + 1; v <= from+n; v++ {
-		if err := putCommit(ctx, store, v, dataCommit(v, filesPerCommit)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func putCommit(ctx context.Context, store objectstore.Store, v int64, actions []txlog.Action) error {
 	data, err := txlog.EncodeCommit(actions)
 	if err != nil {

@@ -159,16 +159,23 @@ type csvRows struct {
 	started bool
 }
 
+// header writes the column names once, before the first row (or at the
+// end of an empty result).
+func (r *csvRows) header() error {
+	if r.started {
+		return nil
+	}
+	r.started = true
+	names := make([]string, len(r.sch.Fields))
+	for i, f := range r.sch.Fields {
+		names[i] = f.Name
+	}
+	return r.w.Write(names)
+}
+
 func (r *csvRows) write(row parquetio.Row) error {
-	if !r.started {
-		r.started = true
-		names := make([]string, len(r.sch.Fields))
-		for i, f := range r.sch.Fields {
-			names[i] = f.Name
-		}
-		if err := r.w.Write(names); err != nil {
-			return err
-		}
+	if err := r.header(); err != nil {
+		return err
 	}
 	cells := make([]string, len(row))
 	for i, v := range row {
@@ -178,15 +185,8 @@ func (r *csvRows) write(row parquetio.Row) error {
 }
 
 func (r *csvRows) flush() error {
-	if !r.started {
-		r.started = true
-		names := make([]string, len(r.sch.Fields))
-		for i, f := range r.sch.Fields {
-			names[i] = f.Name
-		}
-		if err := r.w.Write(names); err != nil {
-			return err
-		}
+	if err := r.header(); err != nil {
+		return err
 	}
 	r.w.Flush()
 	return r.w.Error()

@@ -10,32 +10,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/table"
 )
 
-// runKafkaCLI runs "deltactl ingest kafka args..." in-process (adding the
-// subcommand to ingest when the tree does not have it yet) and returns
+// runKafkaCLI runs "deltactl ingest kafka args..." in-process and returns
 // stdout, stderr and the error.
 func runKafkaCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	a := &app{env: env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}}
 	root := newRootCmd(a)
-	ingest, _, err := root.Find([]string{"ingest"})
-	if err != nil || ingest.Name() != "ingest" {
-		t.Fatalf("no ingest command: %v", err)
-	}
-	if !slices.ContainsFunc(ingest.Commands(), func(c *cobra.Command) bool { return c.Name() == "kafka" }) {
-		ingest.AddCommand(newKafkaCmd(a))
-	}
 	root.SetArgs(append([]string{"ingest", "kafka"}, args...))
 	root.SetOut(&out)
 	root.SetErr(&errb)
-	err = root.ExecuteContext(t.Context())
+	err := root.ExecuteContext(t.Context())
 	return out.String(), errb.String(), err
 }
 

@@ -338,10 +338,7 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 
 func (in *Ingester) finish(st *Stats, err error) (*Stats, error) {
 	st.Version = in.sink.Table().Version()
-	if err != nil {
-		return st, err
-	}
-	return st, nil
+	return st, err
 }
 
 // partitions lists the partitions of the topics.
