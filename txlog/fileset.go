@@ -291,6 +291,16 @@ func (s *fileSet[T]) seal() {
 	}
 }
 
+// sortedOverlay returns the entries of an overlay map sorted by key.
+func sortedOverlay[T any](over map[FileKey]*T) []fileEntry[T] {
+	es := make([]fileEntry[T], 0, len(over))
+	for k, v := range over {
+		es = append(es, fileEntry[T]{k, v})
+	}
+	slices.SortFunc(es, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
+	return es
+}
+
 // sortedEntries returns the entries of m sorted by key.
 func sortedEntries[T any](m *levelMap[T]) []fileEntry[T] {
 	es := make([]fileEntry[T], 0, m.len())
@@ -348,13 +358,9 @@ func (s *fileSet[T]) each(fn func(FileKey, *T)) {
 func (l *fileLevel[T]) sortedValues(keyOf func(*T) FileKey) []*T {
 	l.sortOnce.Do(func() {
 		if l.seedDelta != nil {
-			delta := make(map[FileKey]*T, l.seedDelta.len())
-			l.seedDelta.all(func(k FileKey, v *T) { delta[k] = v })
-			l.sorted = mergeSorted(l.seed, delta, l.m.len(), keyOf)
+			l.sorted = mergeSorted(l.seed, sortedEntries(l.seedDelta), l.m.len(), keyOf)
 		} else {
-			es := make([]fileEntry[T], 0, l.m.len())
-			l.m.all(func(k FileKey, v *T) { es = append(es, fileEntry[T]{k, v}) })
-			slices.SortFunc(es, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
+			es := sortedEntries(&l.m)
 			l.sorted = make([]*T, len(es))
 			for i, e := range es {
 				l.sorted[i] = e.v
@@ -367,17 +373,13 @@ func (l *fileLevel[T]) sortedValues(keyOf func(*T) FileKey) []*T {
 }
 
 // mergeSorted returns the values of base (sorted by key, keys given by
-// keyOf) overridden by over (nil values: removed), sorted by key.
-func mergeSorted[T any](base []*T, over map[FileKey]*T, size int, keyOf func(*T) FileKey) []*T {
-	if len(over) == 0 {
+// keyOf) overridden by ov (sorted by key, one entry a key; nil values:
+// removed), sorted by key.
+func mergeSorted[T any](base []*T, ov []fileEntry[T], size int, keyOf func(*T) FileKey) []*T {
+	if len(ov) == 0 {
 		return slices.Clone(base)
 	}
 	out := make([]*T, 0, size)
-	ov := make([]fileEntry[T], 0, len(over))
-	for k, v := range over {
-		ov = append(ov, fileEntry[T]{k, v})
-	}
-	slices.SortFunc(ov, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
 	i, j := 0, 0
 	for i < len(base) || j < len(ov) {
 		c := -1
@@ -425,11 +427,7 @@ func (s *fileSet[T]) allSorted(yield func(*T) bool) {
 		bottom(yield)
 		return
 	}
-	ov := make([]fileEntry[T], 0, len(over))
-	for k, v := range over {
-		ov = append(ov, fileEntry[T]{k, v})
-	}
-	slices.SortFunc(ov, func(a, b fileEntry[T]) int { return compareFileKeys(a.k, b.k) })
+	ov := sortedOverlay(over)
 	j, stopped := 0, false
 	// emit yields the overlay's live value of entry j.
 	emit := func() bool {
@@ -473,7 +471,7 @@ func (s *fileSet[T]) sortedValues() []*T {
 		vs = b.sortedValues(s.keyOf)
 	}
 	if over := s.overlay(); len(over) > 0 {
-		vs = mergeSorted(vs, over, s.n, s.keyOf)
+		vs = mergeSorted(vs, sortedOverlay(over), s.n, s.keyOf)
 	}
 	return vs
 }

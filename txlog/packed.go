@@ -281,11 +281,7 @@ func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
 func (p *packedFiles) sortedValues(keyOf func(*Add) FileKey) []*Add {
 	p.sortOnce.Do(func() {
 		if p.seed != nil || p.seedDelta != nil {
-			delta := make(map[FileKey]*Add, len(p.seedDelta))
-			for _, e := range p.seedDelta {
-				delta[e.k] = e.v
-			}
-			p.sorted = mergeSorted(p.seed, delta, p.len(), keyOf)
+			p.sorted = mergeSorted(p.seed, p.seedDelta, p.len(), keyOf)
 		} else {
 			n := p.len()
 			out := make([]*Add, n)

@@ -122,7 +122,7 @@ type Snapshot struct {
 // ErrNoProtocol; *UnsupportedProtocolError and *UnsupportedFeatureError from
 // the protocol gate (CheckReadable); store errors, wrapped; ctx errors.
 func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Snapshot, error) {
-	o := loadOptions{version: -1, now: time.Now, concurrency: 8}
+	o := defaultLoadOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -165,10 +165,16 @@ func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Sn
 	return replay(ctx, store, o, seg, nil)
 }
 
-// replay builds the snapshot of seg. With base set, seg holds only commits
-// after base's version (incremental update) and no checkpoint.
-func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *logSegment, base *Snapshot) (*Snapshot, error) {
-	s := &Snapshot{store: store, opts: o, version: seg.version, checkpointVersion: -1}
+// defaultLoadOptions are Load's options before its LoadOptions apply.
+func defaultLoadOptions() loadOptions {
+	return loadOptions{version: -1, now: time.Now, concurrency: 8}
+}
+
+// newSnapshotFrom returns a snapshot that continues base (sharing its file
+// sets under new levels), or an empty one when base is nil; its version is
+// left for the caller to set.
+func newSnapshotFrom(store objectstore.Store, o loadOptions, base *Snapshot) *Snapshot {
+	s := &Snapshot{store: store, opts: o, checkpointVersion: -1}
 	if base != nil {
 		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
 		s.files = base.files.derive()
@@ -176,12 +182,20 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 		s.txns = maps.Clone(base.txns)
 		s.domains = maps.Clone(base.domains)
 		s.checkpointVersion = base.checkpointVersion
-	} else {
-		s.files = newFileSet((*Add).Key)
-		s.tombstones = newFileSet((*Remove).Key)
-		s.txns = map[string]*Txn{}
-		s.domains = map[string]*DomainMetadata{}
+		return s
 	}
+	s.files = newFileSet((*Add).Key)
+	s.tombstones = newFileSet((*Remove).Key)
+	s.txns = map[string]*Txn{}
+	s.domains = map[string]*DomainMetadata{}
+	return s
+}
+
+// replay builds the snapshot of seg. With base set, seg holds only commits
+// after base's version (incremental update) and no checkpoint.
+func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *logSegment, base *Snapshot) (*Snapshot, error) {
+	s := newSnapshotFrom(store, o, base)
+	s.version = seg.version
 	if seg.checkpoint != nil {
 		s.checkpointVersion = seg.checkpoint.version
 		var pb *packBuilder

@@ -587,22 +587,11 @@ func (s *Snapshot) checkpointInterval() int64 {
 // top of base (nil for a new table), without any I/O. commitTime is the
 // time of the last commit.
 func advance(store objectstore.Store, base *Snapshot, commits []versionedActions, commitTime time.Time) (*Snapshot, error) {
-	s := &Snapshot{store: store, checkpointVersion: -1}
+	o := defaultLoadOptions()
 	if base != nil {
-		s.opts = base.opts
-		s.protocol, s.metadata, s.schema = base.protocol, base.metadata, base.schema
-		s.files = base.files.derive()
-		s.tombstones = base.tombstones.derive()
-		s.txns = maps.Clone(base.txns)
-		s.domains = maps.Clone(base.domains)
-		s.checkpointVersion = base.checkpointVersion
-	} else {
-		s.opts = loadOptions{version: -1, now: time.Now, concurrency: 8}
-		s.files = newFileSet((*Add).Key)
-		s.tombstones = newFileSet((*Remove).Key)
-		s.txns = map[string]*Txn{}
-		s.domains = map[string]*DomainMetadata{}
+		o = base.opts
 	}
+	s := newSnapshotFrom(store, o, base)
 	metadataChanged := base == nil
 	for _, c := range commits {
 		for i := range c.actions {
