@@ -3,6 +3,7 @@ package txlog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,9 +49,7 @@ func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool)
 		}
 		if f, ok := parseLogKey(info.Key); ok {
 			f.size, f.modTime = info.Size, info.ModTime
-			if f.kind == kindCommit {
-				l.commits = append(l.commits, f)
-			} else {
+			if f.kind != kindCommit {
 				l.checkpoints[f.version] = append(l.checkpoints[f.version], f)
 			}
 			files = append(files, entry{info.Key, f.version, info.ModTime})
@@ -63,14 +62,10 @@ func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool)
 	// Walk versions upward: C is a candidate while every file before it and
 	// the checkpoint itself are expired.
 	res := &CleanupResult{}
-	slices.SortFunc(files, func(a, b entry) int { return cmpInt64(a.version, b.version) })
-	cpVersions := make([]int64, 0, len(l.checkpoints))
-	for v := range l.checkpoints {
-		cpVersions = append(cpVersions, v)
-	}
-	slices.Sort(cpVersions)
+	// Stable: the files of one version stay in key order.
+	slices.SortStableFunc(files, func(a, b entry) int { return cmpInt64(a.version, b.version) })
 	i := 0
-	for _, cv := range cpVersions {
+	for _, cv := range slices.Sorted(maps.Keys(l.checkpoints)) {
 		if cv > snap.version {
 			break
 		}
