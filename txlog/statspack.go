@@ -39,14 +39,8 @@ func packStats(stats string, skel, lit []byte) (_, _ []byte, ok bool) {
 		c := s[i]
 		switch {
 		case c == '"':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(s) {
+			j := stringEnd(s, i)
+			if j < 0 {
 				return skel, lit, false
 			}
 			k := j + 1
