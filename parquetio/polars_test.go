@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/deltakit/deltakit/internal/testsupport"
 )
 
 // TestReadPolarsFlights reads flights-3m.parquet of the npm package
@@ -14,7 +16,7 @@ import (
 func TestReadPolarsFlights(t *testing.T) {
 	path := os.Getenv("DELTAKIT_FLIGHTS_PARQUET")
 	if path == "" {
-		t.Skip("set DELTAKIT_FLIGHTS_PARQUET to vega-datasets' data/flights-3m.parquet")
+		testsupport.Absent(t, "set DELTAKIT_FLIGHTS_PARQUET to vega-datasets' data/flights-3m.parquet (scripts/test.sh does, after scripts/fetch-demo-data.sh)")
 	}
 	fh, err := os.Open(path)
 	if err != nil {

@@ -42,24 +42,9 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$'; printf ' %q' "$@"; printf '\n'; "$@"; }
 
 step "data: vega-datasets@3.2.1 (npm) in $cache"
-mkdir -p "$cache"
+DEMO_CACHE=$cache "$repo/scripts/fetch-demo-data.sh"
 flights=$cache/flights-3m.parquet
 weather=$cache/seattle-weather.csv
-tgz=$cache/vega-datasets-3.2.1.tgz
-if [ ! -f "$flights" ] || [ ! -f "$weather" ]; then
-  if [ ! -f "$tgz" ]; then
-    if ! command -v npm >/dev/null; then
-      echo "demo: npm is needed to fetch vega-datasets@3.2.1 (apt-get install npm)" >&2
-      exit 1
-    fi
-    npm pack --silent --pack-destination "$cache" vega-datasets@3.2.1 >/dev/null
-  fi
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  tar -xzf "$tgz" -C "$tmp" package/data/flights-3m.parquet package/data/seattle-weather.csv
-  mv "$tmp/package/data/flights-3m.parquet" "$flights.tmp" && mv "$flights.tmp" "$flights"
-  mv "$tmp/package/data/seattle-weather.csv" "$weather.tmp" && mv "$weather.tmp" "$weather"
-fi
 ls -l "$flights" "$weather"
 
 step "build deltactl"

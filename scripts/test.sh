@@ -13,6 +13,10 @@ go mod download
 ./scripts/install-minio.sh
 ./scripts/install-interop.sh
 export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
+# The demo data (npm vega-datasets@3.2.1): the demo test and the Polars
+# flights test read it.
+./scripts/fetch-demo-data.sh
+export DELTAKIT_FLIGHTS_PARQUET=${DELTAKIT_FLIGHTS_PARQUET:-${DEMO_CACHE:-$HOME/.cache/deltakit/demo}/flights-3m.parquet}
 
 echo "== gofmt, go vet, staticcheck"
 unformatted=$(gofmt -l $(git ls-files '*.go'))
