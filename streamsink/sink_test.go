@@ -233,3 +233,37 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("log moved: %v", err)
 	}
 }
+
+// A Complete-mode epoch removes every live file with dataChange=true, which
+// an append-only table forbids (spec "Append-only Tables"): the commit is
+// refused below the sink, and the table keeps its rows.
+func TestCompleteModeRefusedOnAppendOnlyTable(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	tbl, err := table.Create(ctx, "", eventSchema, table.WithStore(mem),
+		table.WithProperties(map[string]string{"delta.appendOnly": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := New(tbl, "q", WithOutputMode(Complete))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sink.WriteEpoch(ctx, 0, epochRows(0, 5)); err != nil {
+		t.Fatalf("epoch 0 (no live files to remove): %v", err)
+	}
+	_, err = sink.WriteEpoch(ctx, 1, epochRows(1, 3))
+	if !errors.Is(err, table.ErrAppendOnly) || !errors.Is(err, txlog.ErrAppendOnly) {
+		t.Fatalf("epoch 1 in Complete mode on an append-only table: err = %v, want ErrAppendOnly", err)
+	}
+	if got := liveRows(t, mem); got != 5 {
+		t.Fatalf("table holds %d rows, want the 5 of epoch 0", got)
+	}
+	snap, err := txlog.Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version() != 1 {
+		t.Fatalf("table at version %d, want 1 (epoch 1 not committed)", snap.Version())
+	}
+}

@@ -370,7 +370,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 	if err := t.checkWritable(meta); err != nil {
 		return nil, err
 	}
-	if mode == modeOverwrite && strings.EqualFold(t.snap.Metadata().Configuration[txlog.PropAppendOnly], "true") {
+	if mode == modeOverwrite && t.snap.Metadata().AppendOnly() {
 		return nil, fmt.Errorf("table: overwrite %s: %w", t.URI(), ErrAppendOnly)
 	}
 
@@ -449,9 +449,12 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 	return nt, nil
 }
 
-// ErrAppendOnly is returned (wrapped) by overwrites of a table with
-// delta.appendOnly=true (spec "Append-only Tables").
-var ErrAppendOnly = errors.New("table is append-only (delta.appendOnly)")
+// ErrAppendOnly is returned (wrapped) by every write that would remove data
+// (overwrite, delete, update, restore, a Complete-mode epoch) from a table
+// with delta.appendOnly=true (spec "Append-only Tables"). It is
+// txlog.ErrAppendOnly: the check is made by the commit itself, below every
+// operation.
+var ErrAppendOnly = txlog.ErrAppendOnly
 
 func describePartition(cols []string, pv map[string]string) string {
 	parts := make([]string, len(cols))

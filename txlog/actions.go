@@ -149,6 +149,12 @@ func (m *Metadata) ColumnMappingMode() string {
 	return "none"
 }
 
+// AppendOnly reports whether the table property "delta.appendOnly" is
+// "true" (case-insensitive; spec "Append-only Tables").
+func (m *Metadata) AppendOnly() bool {
+	return m != nil && strings.EqualFold(m.Configuration[PropAppendOnly], "true")
+}
+
 // Clone returns a deep copy.
 func (m *Metadata) Clone() *Metadata {
 	if m == nil {

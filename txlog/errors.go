@@ -50,6 +50,12 @@ var (
 	// ErrTableNotFound: the store holds no commit and no checkpoint under
 	// "_delta_log/": it is not a Delta table (yet).
 	ErrTableNotFound = errors.New("txlog: not a Delta table: no commits in _delta_log/")
+
+	// ErrAppendOnly: a commit removes data (a remove action with
+	// dataChange=true) from a table whose metadata sets delta.appendOnly=true
+	// (spec "Append-only Tables"; Spark's DELTA_CANNOT_MODIFY_APPEND_ONLY).
+	// Transaction.Commit refuses such a commit before writing anything.
+	ErrAppendOnly = errors.New("txlog: table is append-only (delta.appendOnly=true): data cannot be removed")
 )
 
 // VersionNotFoundError reports a version or timestamp that the log cannot

@@ -315,7 +315,7 @@ func (t *Transaction) buildActions() ([]Action, string) {
 }
 
 // validate checks the commit before anything is written: the writer protocol
-// gate and the spec's rule that one commit holds no two actions that
+// gate, delta.appendOnly (no remove with dataChange=true) and the spec's rule that one commit holds no two actions that
 // reconcile with each other.
 func (t *Transaction) validate() error {
 	p, m := t.protocol, t.metadata
@@ -340,6 +340,13 @@ func (t *Transaction) validate() error {
 		}
 	} else if err := CheckWritableTable(p, m); err != nil {
 		return err
+	}
+	if m.AppendOnly() {
+		for _, a := range t.actions {
+			if a.Remove != nil && a.Remove.DataChange {
+				return fmt.Errorf("txlog: %s removes %s: %w", t.operation, a.Remove.Path, ErrAppendOnly)
+			}
+		}
 	}
 	files := map[FileKey]bool{}
 	apps := map[string]bool{}
