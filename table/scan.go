@@ -392,9 +392,10 @@ type fileCounts struct {
 }
 
 // readFile reads one data file and calls emit with every output row that
-// passes the filter, until emit returns false. It returns the counts and an
-// error naming the file.
-func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(parquetio.Row) bool) (fileCounts, error) {
+// passes the filter and its 0-based index in the file (as deletion vectors
+// count rows), until emit returns false. It returns the counts and an error
+// naming the file.
+func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, parquetio.Row) bool) (fileCounts, error) {
 	var c fileCounts
 	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
 	if dv := f.add.DeletionVector; dv != nil {
@@ -420,13 +421,14 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(parqueti
 	if !p.direct && !p.fullOut {
 		scratch = make(parquetio.Row, p.width)
 	}
-	for row, err := range pf.Rows(ctx) {
+	for ir, err := range pf.IndexedRows(ctx) {
 		if err != nil {
 			return c, p.errorf(f.path, err)
 		}
+		row := ir.Row
 		c.rows++
 		if p.direct {
-			if !emit(row) {
+			if !emit(ir.Index, row) {
 				return c, nil
 			}
 			continue
@@ -462,7 +464,7 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(parqueti
 				}
 			}
 		}
-		if !emit(out) {
+		if !emit(ir.Index, out) {
 			return c, nil
 		}
 	}
@@ -509,7 +511,7 @@ func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bo
 	if p.cfg.concurrency <= 1 || len(p.files) == 1 {
 		for _, f := range p.files {
 			stopped := false
-			c, err := p.readFile(ctx, f, func(r parquetio.Row) bool {
+			c, err := p.readFile(ctx, f, func(_ int64, r parquetio.Row) bool {
 				if !emit(r) {
 					stopped = true
 					return false
@@ -610,7 +612,7 @@ func (p *scanPlan) produce(ctx context.Context, f *scanFile, ch chan<- chunk) {
 		}
 	}
 	batch := make([]parquetio.Row, 0, scanBatch)
-	counts, err := p.readFile(ctx, f, func(r parquetio.Row) bool {
+	counts, err := p.readFile(ctx, f, func(_ int64, r parquetio.Row) bool {
 		batch = append(batch, r)
 		if len(batch) == scanBatch {
 			if !send(chunk{rows: batch}) {

@@ -1,0 +1,227 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// Delete removes the rows of t where the predicate is true (SQL semantics:
+// a row where it is null stays) and returns the table at the new version,
+// with what it did. A nil predicate deletes every row.
+//
+// Files the predicate cannot match (by partition values or stats) are not
+// read. A file whose partition values alone make the predicate true is
+// removed without being read. Other touched files are read and, when the
+// table has deletion vectors enabled (delta.enableDeletionVectors=true and
+// the deletionVectors feature), get a deletion vector marking the deleted
+// rows (spec "Deletion Vectors"): merged with the one they had, written to
+// one deletion_vector_<uuid>.bin file for the commit, the file re-added with
+// the new descriptor and the old add removed. Without deletion vectors they
+// are rewritten without the deleted rows (copy-on-write). A file left with
+// no live row is removed.
+//
+// The commit is operation "DELETE" with parameter "predicate" and Spark's
+// metrics (numDeletedRows, numRemovedFiles, numAddedFiles, numCopiedRows,
+// numDeletionVectorsAdded, numDeletionVectorsUpdated,
+// numDeletionVectorsRemoved, numRemovedBytes, numAddedBytes,
+// executionTimeMs, scanTimeMs, rewriteTimeMs). It records the files and
+// partitions it read, so a concurrent commit that removed one of them, or
+// added (not blindly) to a partition the predicate may match, makes it fail
+// with a *txlog.ConflictError (ErrConcurrentDeleteRead,
+// ErrConcurrentDeleteDelete, ErrConcurrentAppend), as Spark's
+// WriteSerializable isolation does; files it wrote are then deleted.
+//
+// When no row matches, nothing is committed: the result has Committed
+// false and t is returned. Options: WithTxn (an idempotent delete, skipped
+// when its version is committed), WithOperationParameters, and the file
+// options of the rewrite (WithTargetFileSize, WithCompression, ...).
+//
+// Errors: an invalid predicate (unknown column, type mismatch:
+// ErrInvalidArgument), ErrAppendOnly on a table with delta.appendOnly=true,
+// txlog.ErrUnsupportedFeature for a table deltakit cannot write (all before
+// anything is written), read and commit errors naming the file.
+func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
+	cfg := newWriteConfig(opts)
+	op, err := t.begin("DELETE", true, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if op.skip {
+		return t, &DMLResult{Version: t.Version()}, nil
+	}
+	useDV := t.deletionVectorsEnabled()
+	plan, targets, err := t.dmlScan(ctx, where, dmlRead{keptRows: !useDV})
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: delete from %s: %w", t.URI(), err)
+	}
+	scanMs := time.Since(op.start).Milliseconds()
+	if len(targets) == 0 {
+		t.cfg.logger.Debug("table: delete matched no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", exprString(where))
+		return t, &DMLResult{Version: t.Version()}, nil
+	}
+	op.tx.ReadFiles(plan.partitionPredicate())
+	res := &DMLResult{}
+	rw := newRemover(t, op, useDV)
+	for _, tg := range targets {
+		res.DeletedRows += rw.remove(tg)
+	}
+	rewriteStart := time.Now()
+	if err := rw.write(ctx, cfg); err != nil {
+		return nil, nil, fmt.Errorf("table: delete from %s: %w", t.URI(), err)
+	}
+	res.CopiedRows = rw.copied
+	res.RemovedFiles, res.AddedFiles = rw.removedFiles, rw.addedFiles
+	res.DeletionVectorsAdded, res.DeletionVectorsUpdated, res.DeletionVectorsRemoved = rw.dvAdded, rw.dvUpdated, rw.dvRemoved
+	op.params = paramsWith(map[string]string{"predicate": jsonString(predicateList(where))}, cfg)
+	m := rw.metrics()
+	m["numDeletedRows"] = res.DeletedRows
+	m["scanTimeMs"] = scanMs
+	m["rewriteTimeMs"] = time.Since(rewriteStart).Milliseconds()
+	op.metrics = metricsOf(m)
+	op.metrics["executionTimeMs"] = op.elapsedMs()
+	nt, cr, err := t.commitOperation(ctx, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
+	return nt, res, nil
+}
+
+// exprString renders a predicate for logs and commitInfo ("" for nil).
+func exprString(e Expr) string {
+	if e == nil {
+		return ""
+	}
+	return e.String()
+}
+
+// predicateList is commitInfo's "predicate" parameter: the predicate's SQL
+// in a JSON array, as Spark writes it ([] for none).
+func predicateList(e Expr) []string {
+	if e == nil {
+		return []string{}
+	}
+	return []string{e.String()}
+}
+
+// remover turns the rows a DML operation deletes from touched files into
+// actions: removes of whole files, deletion vectors, or copy-on-write
+// rewrites of the rows kept.
+type remover struct {
+	t     *Table
+	op    *operation
+	useDV bool
+	now   int64
+	// dvFiles get the deletion vectors dvBitmaps once write stores them.
+	dvFiles   []*txlog.Add
+	dvBitmaps []*roaring64.Bitmap
+	// rows to write into new files: kept rows of copy-on-write files, and
+	// the operation's new rows (UPDATE).
+	rows   []parquetio.Row
+	copied int64
+
+	removedFiles, addedFiles      int
+	removedBytes, addedBytes      int64
+	dvAdded, dvUpdated, dvRemoved int
+}
+
+func newRemover(t *Table, op *operation, useDV bool) *remover {
+	return &remover{t: t, op: op, useDV: useDV, now: t.cfg.now().UnixMilli()}
+}
+
+// remove deletes tg's matched rows and returns how many that is. Kept rows
+// of copy-on-write files are collected for write.
+func (r *remover) remove(tg *dmlTarget) int64 {
+	a := tg.f.add
+	r.op.removes = append(r.op.removes, a.RemoveAt(r.now))
+	if tg.whole {
+		r.removedFiles++
+		r.removedBytes += a.Size
+		if a.DeletionVector != nil {
+			r.dvRemoved++
+		}
+		return max(tg.live, 0)
+	}
+	if r.useDV {
+		bm := roaring64.New()
+		if tg.oldDV != nil {
+			bm.Or(tg.oldDV)
+			r.dvUpdated++
+		} else {
+			r.dvAdded++
+		}
+		for _, i := range tg.matched {
+			bm.Add(uint64(i))
+		}
+		r.dvFiles = append(r.dvFiles, a)
+		r.dvBitmaps = append(r.dvBitmaps, bm)
+		return int64(len(tg.matched))
+	}
+	r.removedFiles++
+	r.removedBytes += a.Size
+	if a.DeletionVector != nil {
+		r.dvRemoved++
+	}
+	r.rows = append(r.rows, tg.keptRows...)
+	r.copied += int64(len(tg.keptRows))
+	return int64(len(tg.matched))
+}
+
+// write stores the deletion vector file and the new data files, and adds
+// their actions to the operation. Written keys are recorded on the
+// operation, so that a failed commit deletes them; on an error here they
+// are deleted at once.
+func (r *remover) write(ctx context.Context, cfg writeConfig) error {
+	if len(r.dvFiles) > 0 {
+		dvw := txlog.NewDeletionVectorWriter()
+		for i, a := range r.dvFiles {
+			d, err := dvw.Add(r.dvBitmaps[i])
+			if err != nil {
+				return err
+			}
+			r.op.adds = append(r.op.adds, withDeletionVector(a, d))
+		}
+		r.op.written = append(r.op.written, dvw.Key())
+		if err := dvw.Write(ctx, r.t.store); err != nil {
+			deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
+			return err
+		}
+	}
+	if len(r.rows) == 0 {
+		return nil
+	}
+	res, err := r.t.writeDataFiles(ctx, &prepared{schema: r.t.Schema(), rows: r.rows}, cfg, nil)
+	if err != nil {
+		deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
+		return err
+	}
+	r.op.written = append(r.op.written, res.keys...)
+	for _, a := range res.adds {
+		r.op.adds = append(r.op.adds, a)
+		r.addedFiles++
+		r.addedBytes += a.Size
+	}
+	return nil
+}
+
+// metrics returns the file and deletion-vector counts under Spark's
+// DELETE/UPDATE metric keys.
+func (r *remover) metrics() map[string]int64 {
+	return map[string]int64{
+		"numRemovedFiles":           int64(r.removedFiles),
+		"numAddedFiles":             int64(r.addedFiles),
+		"numRemovedBytes":           r.removedBytes,
+		"numAddedBytes":             r.addedBytes,
+		"numCopiedRows":             r.copied,
+		"numDeletionVectorsAdded":   int64(r.dvAdded),
+		"numDeletionVectorsUpdated": int64(r.dvUpdated),
+		"numDeletionVectorsRemoved": int64(r.dvRemoved),
+		"numAddedChangeFiles":       0,
+	}
+}

@@ -1,0 +1,190 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+var dvProps = map[string]string{"delta.enableDeletionVectors": "true"}
+
+// refFilter renders the rows of maintRowsFor-style input that keep does
+// not drop, as maintScan renders them: the reference a test compares with.
+func refFilter(rows []parquetio.Row, drop func(parquetio.Row) bool) []string {
+	var out []string
+	for _, r := range rows {
+		if !drop(r) {
+			out = append(out, fmt.Sprint(r...))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestDelete(t *testing.T) {
+	ctx := context.Background()
+	// 3 appends of 40 rows: 3+ files (per city when partitioned).
+	input := slices.Concat(maintRowsFor(0, 40, "ams", "ber", "cph"), maintRowsFor(40, 40, "ams", "ber"), maintRowsFor(80, 40, "cph"))
+	cases := []struct {
+		name  string
+		where Expr
+		drop  func(parquetio.Row) bool
+		// wantRemovedWhole: files removed without being read (partition predicate)
+	}{
+		{"by data column", Col("id").Lt(10), func(r parquetio.Row) bool { return r[0].(int64) < 10 }},
+		{"by partition column", Col("city").Eq("ber"), func(r parquetio.Row) bool { return r[1] == "ber" }},
+		{"mixed", And(Col("city").Eq("ams"), Col("id").Ge(50)), func(r parquetio.Row) bool { return r[1] == "ams" && r[0].(int64) >= 50 }},
+		{"or across files", Or(Col("id").Eq(3), Col("id").Eq(100)), func(r parquetio.Row) bool { return r[0] == int64(3) || r[0] == int64(100) }},
+		{"every row", nil, func(parquetio.Row) bool { return true }},
+		{"null never matches", Col("v").IsNull(), func(parquetio.Row) bool { return false }},
+	}
+	for _, partitioned := range []bool{false, true} {
+		for _, dv := range []bool{false, true} {
+			for _, c := range cases {
+				name := fmt.Sprintf("%s/partitioned=%v/dv=%v", c.name, partitioned, dv)
+				t.Run(name, func(t *testing.T) {
+					var props map[string]string
+					if dv {
+						props = dvProps
+					}
+					tbl, _ := maintTable(t, partitioned, props)
+					tbl = maintAppend(t, tbl, input[:40])
+					tbl = maintAppend(t, tbl, input[40:80])
+					tbl = maintAppend(t, tbl, input[80:])
+					before := tbl.Version()
+					nt, res, err := Delete(ctx, tbl, c.where)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := refFilter(input, c.drop)
+					wantDeleted := int64(len(input) - len(want))
+					if res.DeletedRows != wantDeleted {
+						t.Errorf("DeletedRows = %d, want %d", res.DeletedRows, wantDeleted)
+					}
+					if wantDeleted == 0 {
+						if res.Committed || nt.Version() != before {
+							t.Fatalf("nothing matched but committed version %d (Committed %v)", nt.Version(), res.Committed)
+						}
+						return
+					}
+					if !res.Committed || nt.Version() != before+1 {
+						t.Fatalf("committed %v at version %d, want version %d", res.Committed, nt.Version(), before+1)
+					}
+					if got := maintScan(t, nt); !slices.Equal(got, want) {
+						t.Fatalf("rows after delete:\n got %v\nwant %v", got, want)
+					}
+					// Re-opened from the log, the same.
+					re, err := Open(ctx, "", WithStore(nt.Store()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := maintScan(t, re); !slices.Equal(got, want) {
+						t.Fatalf("rows after reopen:\n got %v\nwant %v", got, want)
+					}
+					// DVs only where enabled; copy-on-write otherwise.
+					var withDV int
+					for _, f := range re.Snapshot().Files() {
+						if f.DeletionVector != nil {
+							withDV++
+						}
+					}
+					if !dv && withDV > 0 {
+						t.Errorf("%d files carry a DV on a table without deletion vectors", withDV)
+					}
+					if dv && c.name == "by data column" && withDV == 0 {
+						t.Errorf("no DV written on a table with deletion vectors")
+					}
+					ci := lastCommitInfo(t, re)
+					if ci.Operation != "DELETE" || ci.OperationMetrics["numDeletedRows"] != fmt.Sprint(wantDeleted) {
+						t.Errorf("commitInfo %s metrics %v", ci.Operation, ci.OperationMetrics)
+					}
+					maintAssertLive(t, re)
+				})
+			}
+		}
+	}
+}
+
+// lastCommitInfo reads the commitInfo of the table's latest version.
+func lastCommitInfo(t *testing.T, tbl *Table) *txlog.CommitInfo {
+	t.Helper()
+	data, err := tbl.Store().Get(context.Background(), txlog.CommitKey(tbl.Version()), objectstore.FullObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, err := txlog.DecodeCommit(tbl.Version(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range actions {
+		if a.CommitInfo != nil {
+			return a.CommitInfo
+		}
+	}
+	t.Fatalf("version %d has no commitInfo", tbl.Version())
+	return nil
+}
+
+func TestDeleteTwiceMergesDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := maintTable(t, false, dvProps)
+	input := maintRowsFor(0, 50, "ams")
+	tbl = maintAppend(t, tbl, input)
+	tbl, res, err := Delete(ctx, tbl, Col("id").Lt(5))
+	if err != nil || res.DeletionVectorsAdded != 1 {
+		t.Fatalf("first delete: %+v, %v", res, err)
+	}
+	tbl, res, err = Delete(ctx, tbl, Col("id").Ge(45))
+	if err != nil || res.DeletionVectorsUpdated != 1 || res.DeletedRows != 5 {
+		t.Fatalf("second delete: %+v, %v", res, err)
+	}
+	files := tbl.Snapshot().Files()
+	if len(files) != 1 || files[0].DeletionVector == nil || files[0].DeletionVector.Cardinality != 10 {
+		t.Fatalf("files after two deletes: %+v", files)
+	}
+	want := refFilter(input, func(r parquetio.Row) bool { id := r[0].(int64); return id < 5 || id >= 45 })
+	if got := maintScan(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("rows:\n got %v\nwant %v", got, want)
+	}
+	// Deleting the rest removes the file and its DV.
+	tbl, res, err = Delete(ctx, tbl, nil)
+	if err != nil || res.DeletedRows != 40 || res.DeletionVectorsRemoved != 1 || len(tbl.Snapshot().Files()) != 0 {
+		t.Fatalf("delete rest: %+v, %v, files %d", res, err, len(tbl.Snapshot().Files()))
+	}
+}
+
+func TestDeleteBadInput(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		props map[string]string
+		where Expr
+		want  error
+		msg   string
+	}{
+		{"missing column", nil, Col("nope").Eq(1), ErrInvalidArgument, "nope"},
+		{"type mismatch", nil, Col("id").Eq("x"), ErrInvalidArgument, "id"},
+		{"append-only", map[string]string{"delta.appendOnly": "true"}, Col("id").Eq(1), ErrAppendOnly, "append-only"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tbl, mem := maintTable(t, true, c.props)
+			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
+			keys := maintKeys(t, mem)
+			_, _, err := Delete(ctx, tbl, c.where)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %v naming %q", err, c.want, c.msg)
+			}
+			if got := maintKeys(t, mem); !slices.Equal(got, keys) {
+				t.Fatalf("store changed:\n got %v\nwant %v", got, keys)
+			}
+		})
+	}
+}

@@ -1,0 +1,199 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// DMLResult reports what a Delete, Update or Restore did. Counts are rows
+// and files; the same figures are in the commit's
+// commitInfo.operationMetrics under Spark's keys (Metrics).
+type DMLResult struct {
+	// Committed is false when the operation changed nothing and committed
+	// no version (no row matched, or the WithTxn version was already in the
+	// table); Version is then the table's current version.
+	Committed bool
+	// Version is the version the operation committed.
+	Version int64
+	// DeletedRows (Delete), UpdatedRows (Update) and CopiedRows (rows
+	// rewritten unchanged into new files by copy-on-write) count rows.
+	DeletedRows, UpdatedRows, CopiedRows int64
+	// AddedFiles and RemovedFiles count data files added and removed; a
+	// file that only got a (new) deletion vector counts in neither.
+	AddedFiles, RemovedFiles int
+	// DeletionVectorsAdded counts files that got a deletion vector they
+	// did not have, DeletionVectorsUpdated files whose deletion vector grew,
+	// DeletionVectorsRemoved files with a deletion vector that were removed.
+	DeletionVectorsAdded, DeletionVectorsUpdated, DeletionVectorsRemoved int
+	// Metrics is commitInfo.operationMetrics of the commit (nil when
+	// nothing was committed).
+	Metrics map[string]string
+}
+
+// dmlTarget is a live file that a DML predicate touches.
+type dmlTarget struct {
+	f     *scanFile
+	oldDV *roaring64.Bitmap // rows the file's current deletion vector deletes; nil for none
+	// whole is true when every live row of the file matches, known without
+	// reading it (partition-only predicate).
+	whole bool
+	live  int64 // live rows of the file (numRecords minus its DV), -1 unknown
+	// matched are the indexes of the live rows that match, in file order;
+	// matchedRows and keptRows hold the full rows, when asked for.
+	matched     []int64
+	matchedRows []parquetio.Row
+	keptRows    []parquetio.Row
+}
+
+// dmlRead says which rows a DML scan keeps in memory.
+type dmlRead struct {
+	matchedRows bool // the rows the predicate matches (UPDATE)
+	keptRows    bool // the rows it does not match (copy-on-write)
+	// readWhole reads the rows of files that match as a whole too (UPDATE
+	// needs their rows; DELETE does not).
+	readWhole bool
+}
+
+// dmlScan plans a scan of every column with where as filter (nil: every
+// row), then reads each file left to find the rows where is true. Files
+// whose rows the predicate cannot match are not returned. The plan holds the
+// partition pruning and stats skipping (its files are what the operation
+// read, for conflict detection).
+func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, []*dmlTarget, error) {
+	var opts []ScanOption
+	if where != nil {
+		opts = append(opts, WithFilter(where))
+	}
+	plan, err := t.plan(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Rows are read unfiltered and matched here.
+	reader := *plan
+	reader.pred = nil
+	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
+	var out []*dmlTarget
+	for _, f := range plan.files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tg := &dmlTarget{f: f, live: -1, whole: partOnly}
+		if f.add.DeletionVector != nil {
+			bm, err := txlog.LoadDeletionVector(ctx, t.store, f.add.DeletionVector)
+			if err != nil {
+				return nil, nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+			}
+			tg.oldDV = bm
+		}
+		if n, ok := f.add.NumRecords(); ok {
+			tg.live = n
+			if tg.oldDV != nil {
+				tg.live -= int64(tg.oldDV.GetCardinality())
+			}
+		}
+		if tg.whole && !r.readWhole && tg.live >= 0 {
+			out = append(out, tg)
+			continue
+		}
+		var live int64
+		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
+			live++
+			if plan.pred == nil || plan.pred.matchRow(row) {
+				tg.matched = append(tg.matched, idx)
+				if r.matchedRows {
+					tg.matchedRows = append(tg.matchedRows, row)
+				}
+			} else if r.keptRows {
+				tg.keptRows = append(tg.keptRows, row)
+			}
+			return true
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tg.live = live
+		tg.whole = int64(len(tg.matched)) == live
+		if len(tg.matched) > 0 {
+			out = append(out, tg)
+		}
+	}
+	return plan, out, nil
+}
+
+// deletionVectorsEnabled reports whether DML on this table removes rows with
+// deletion vectors: delta.enableDeletionVectors=true and the protocol
+// supports the deletionVectors feature (spec "Deletion Vectors"), as Spark
+// decides. Otherwise touched files are rewritten (copy-on-write).
+func (t *Table) deletionVectorsEnabled() bool {
+	m, p := t.snap.Metadata(), t.snap.Protocol()
+	return strings.EqualFold(m.Configuration[txlog.PropEnableDeletionVectors], "true") &&
+		p.HasReaderFeature(txlog.FeatureDeletionVectors) && p.HasWriterFeature(txlog.FeatureDeletionVectors)
+}
+
+// withDeletionVector returns the add that replaces a in a commit which
+// deletes more of its rows: the same file with dv, dataChange true, and
+// stats marked tightBounds false (the bounds still enclose the live rows;
+// numRecords stays the file's physical row count, spec "Per-file
+// Statistics").
+func withDeletionVector(a *txlog.Add, dv *txlog.DeletionVectorDescriptor) *txlog.Add {
+	n := *a
+	n.DeletionVector = dv
+	n.DataChange = true
+	n.Stats = looseStats(a.Stats)
+	return &n
+}
+
+// looseStats sets "tightBounds": false in a stats JSON object; stats that
+// do not parse are dropped (a reader then assumes nothing).
+func looseStats(stats string) string {
+	if stats == "" {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stats), &m); err != nil || m == nil {
+		return ""
+	}
+	m["tightBounds"] = json.RawMessage("false")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// partitionPredicate returns the plan's filter as a predicate over
+// serialized partition values, true where a file of those partitions may
+// hold matching rows (data columns assumed to match): what the operation
+// read, for txlog's conflict detection. nil (the whole table) without a
+// filter. Values that do not parse count as matching.
+func (p *scanPlan) partitionPredicate() txlog.PartitionPredicate {
+	if p.pred == nil {
+		return nil
+	}
+	pred, parts, slot := p.pred, p.parts, p.partSlot
+	return func(pv map[string]string) bool {
+		vals := make([]any, len(parts))
+		for i, c := range parts {
+			s, ok := pv[c.key]
+			if !ok {
+				s = pv[c.name]
+			}
+			v, err := ParsePartitionValue(c.typ, s)
+			if err != nil {
+				return true
+			}
+			vals[i] = v
+		}
+		return pred.mayMatch(func(c *boundCol) any { return vals[slot[c.top]] }, nil)
+	}
+}
