@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -71,16 +72,24 @@ func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Ta
 	for _, tg := range targets {
 		res.DeletedRows += rw.remove(tg)
 	}
+	return t.finishDML(ctx, op, rw, where, cfg, res, scanMs, "numDeletedRows", res.DeletedRows)
+}
+
+// finishDML writes what rw collected, fills res and commits op with the
+// predicate parameter and Spark's metrics (rowsKey: numDeletedRows or
+// numUpdatedRows, with value rows).
+func (t *Table) finishDML(ctx context.Context, op *operation, rw *remover, where Expr, cfg writeConfig,
+	res *DMLResult, scanMs int64, rowsKey string, rows int64) (*Table, *DMLResult, error) {
 	rewriteStart := time.Now()
 	if err := rw.write(ctx, cfg); err != nil {
-		return nil, nil, fmt.Errorf("table: delete from %s: %w", t.URI(), err)
+		return nil, nil, fmt.Errorf("table: %s %s: %w", strings.ToLower(op.name), t.URI(), err)
 	}
 	res.CopiedRows = rw.copied
 	res.RemovedFiles, res.AddedFiles = rw.removedFiles, rw.addedFiles
 	res.DeletionVectorsAdded, res.DeletionVectorsUpdated, res.DeletionVectorsRemoved = rw.dvAdded, rw.dvUpdated, rw.dvRemoved
 	op.params = paramsWith(map[string]string{"predicate": jsonString(predicateList(where))}, cfg)
 	m := rw.metrics()
-	m["numDeletedRows"] = res.DeletedRows
+	m[rowsKey] = rows
 	m["scanTimeMs"] = scanMs
 	m["rewriteTimeMs"] = time.Since(rewriteStart).Milliseconds()
 	op.metrics = metricsOf(m)

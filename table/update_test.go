@@ -1,0 +1,138 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/deltakit/deltakit/parquetio"
+)
+
+// refUpdate applies f to the rows match selects and renders all rows as
+// maintScan does.
+func refUpdate(rows []parquetio.Row, match func(parquetio.Row) bool, f func(parquetio.Row) parquetio.Row) []string {
+	var out []string
+	for _, r := range rows {
+		if match(r) {
+			r = f(slices.Clone(r))
+		}
+		out = append(out, fmt.Sprint(r...))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestUpdate(t *testing.T) {
+	ctx := context.Background()
+	input := slices.Concat(maintRowsFor(0, 30, "ams", "ber"), maintRowsFor(30, 30, "cph"))
+	cases := []struct {
+		name  string
+		where Expr
+		set   map[string]Value
+		match func(parquetio.Row) bool
+		apply func(parquetio.Row) parquetio.Row
+	}{
+		{"literal", Col("id").Lt(5), map[string]Value{"v": Lit(-1.5)},
+			func(r parquetio.Row) bool { return r[0].(int64) < 5 },
+			func(r parquetio.Row) parquetio.Row { r[2] = -1.5; return r }},
+		{"arithmetic on own column", Col("city").Eq("cph"), map[string]Value{"v": Times(Col("v"), 2), "id": Plus(Col("id"), 1000)},
+			func(r parquetio.Row) bool { return r[1] == "cph" },
+			func(r parquetio.Row) parquetio.Row { r[2] = r[2].(float64) * 2; r[0] = r[0].(int64) + 1000; return r }},
+		{"move partition", Col("id").Ge(50), map[string]Value{"city": Lit("ams")},
+			func(r parquetio.Row) bool { return r[0].(int64) >= 50 },
+			func(r parquetio.Row) parquetio.Row { r[1] = "ams"; return r }},
+		{"set null, all rows", nil, map[string]Value{"v": Lit(nil)},
+			func(parquetio.Row) bool { return true },
+			func(r parquetio.Row) parquetio.Row { r[2] = nil; return r }},
+		{"no match", Col("id").Gt(1000), map[string]Value{"v": Lit(0.0)},
+			func(parquetio.Row) bool { return false }, nil},
+	}
+	for _, partitioned := range []bool{false, true} {
+		for _, dv := range []bool{false, true} {
+			for _, c := range cases {
+				t.Run(fmt.Sprintf("%s/partitioned=%v/dv=%v", c.name, partitioned, dv), func(t *testing.T) {
+					var props map[string]string
+					if dv {
+						props = dvProps
+					}
+					tbl, _ := maintTable(t, partitioned, props)
+					tbl = maintAppend(t, tbl, input[:30])
+					tbl = maintAppend(t, tbl, input[30:])
+					before := tbl.Version()
+					nt, res, err := Update(ctx, tbl, c.where, c.set)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var n int64
+					for _, r := range input {
+						if c.match(r) {
+							n++
+						}
+					}
+					if res.UpdatedRows != n {
+						t.Errorf("UpdatedRows = %d, want %d", res.UpdatedRows, n)
+					}
+					if n == 0 {
+						if res.Committed || nt.Version() != before {
+							t.Fatalf("no match but committed version %d", nt.Version())
+						}
+						return
+					}
+					want := refUpdate(input, c.match, c.apply)
+					re, err := Open(ctx, "", WithStore(nt.Store()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := maintScan(t, re); !slices.Equal(got, want) {
+						t.Fatalf("rows after update:\n got %v\nwant %v", got, want)
+					}
+					ci := lastCommitInfo(t, re)
+					if ci.Operation != "UPDATE" || ci.OperationMetrics["numUpdatedRows"] != fmt.Sprint(n) {
+						t.Errorf("commitInfo %s metrics %v", ci.Operation, ci.OperationMetrics)
+					}
+					maintAssertLive(t, re)
+				})
+			}
+		}
+	}
+}
+
+func TestUpdateBadInput(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		props map[string]string
+		where Expr
+		set   map[string]Value
+		want  error
+		msg   string
+	}{
+		{"missing column in predicate", nil, Col("nope").Eq(1), map[string]Value{"v": Lit(1.0)}, ErrInvalidArgument, "nope"},
+		{"missing SET column", nil, nil, map[string]Value{"nope": Lit(1)}, ErrInvalidArgument, "nope"},
+		{"type mismatch in SET", nil, nil, map[string]Value{"id": Lit("abc")}, ErrInvalidArgument, "id"},
+		{"column of other type", nil, nil, map[string]Value{"id": Col("city")}, ErrInvalidArgument, "city"},
+		{"partition column wrong type", nil, nil, map[string]Value{"city": Lit(12)}, ErrInvalidArgument, "city"},
+		{"null into NOT NULL", nil, nil, map[string]Value{"id": Lit(nil)}, ErrInvalidArgument, "NOT NULL"},
+		{"arithmetic on strings", nil, nil, map[string]Value{"v": Plus(Col("city"), 1)}, ErrInvalidArgument, "city"},
+		{"no SET", nil, nil, nil, ErrInvalidArgument, "SET"},
+		{"append-only", map[string]string{"delta.appendOnly": "true"}, nil, map[string]Value{"v": Lit(1.0)}, ErrAppendOnly, "append-only"},
+		{"overflow", nil, nil, map[string]Value{"id": Times(Col("id"), int64(1) << 62)}, ErrInvalidArgument, "overflow"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tbl, mem := maintTable(t, true, c.props)
+			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
+			keys := maintKeys(t, mem)
+			_, _, err := Update(ctx, tbl, c.where, c.set)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %v naming %q", err, c.want, c.msg)
+			}
+			if got := maintKeys(t, mem); !slices.Equal(got, keys) {
+				t.Fatalf("store changed:\n got %v\nwant %v", got, keys)
+			}
+		})
+	}
+}

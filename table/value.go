@@ -1,0 +1,311 @@
+package table
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// Value is a value expression, the right-hand side of an Update's SET: a
+// literal (Lit), a column (a Column is a Value), or arithmetic over values
+// (Plus, Minus, Times, Div). It is evaluated per row with SQL semantics:
+// arithmetic with a null operand is null. Values are immutable and may be
+// shared.
+type Value interface {
+	// String renders the value in SQL, as commitInfo records it.
+	String() string
+	isValue()
+}
+
+// Lit returns the literal v, in the parquetio value model (see Expr);
+// Lit(nil) is the SQL NULL.
+func Lit(v any) Value { return litValue{v: v} }
+
+type litValue struct{ v any }
+
+func (litValue) isValue() {}
+func (l litValue) String() string {
+	if l.v == nil {
+		return "NULL"
+	}
+	return formatLiteral(l.v)
+}
+
+func (Column) isValue() {}
+
+type arithOp byte
+
+type arithValue struct {
+	op   arithOp // one of + - * /
+	l, r Value
+}
+
+func (arithValue) isValue() {}
+func (a arithValue) String() string {
+	return "(" + a.l.String() + " " + string(a.op) + " " + a.r.String() + ")"
+}
+
+// asValue turns a Go literal into Lit(v); Values stay as they are.
+func asValue(v any) Value {
+	if x, ok := v.(Value); ok {
+		return x
+	}
+	return Lit(v)
+}
+
+// Plus returns a + b. Operands are Values or Go literals (Lit). Integer
+// arithmetic (byte, short, integer, long operands) is done in 64 bits and
+// fails on overflow; with a float or double operand it is done in double.
+func Plus(a, b any) Value { return arithValue{op: '+', l: asValue(a), r: asValue(b)} }
+
+// Minus returns a - b; see Plus.
+func Minus(a, b any) Value { return arithValue{op: '-', l: asValue(a), r: asValue(b)} }
+
+// Times returns a * b; see Plus.
+func Times(a, b any) Value { return arithValue{op: '*', l: asValue(a), r: asValue(b)} }
+
+// Div returns a / b, which is always a double, as in Spark SQL (integer
+// operands are converted first); division by zero is null.
+func Div(a, b any) Value { return arithValue{op: '/', l: asValue(a), r: asValue(b)} }
+
+// boundValue evaluates a Value on a full table row (schema order).
+type boundValue struct {
+	kind valueKind // kindInt or kindFloat64 for arithmetic results
+	typ  schema.Type
+	eval func(parquetio.Row) (any, error)
+}
+
+// bindValue resolves v against sch for assignment to column target: the
+// value's type must fit the column's (numbers widen from integer to
+// floating point, never the other way).
+func bindValue(sch *schema.StructType, partCols []string, v Value, target *boundCol) (*boundValue, error) {
+	if lv, ok := v.(litValue); ok && lv.v != nil {
+		// A literal converts to the column type as a filter literal does
+		// ("2024-01-02" into a date, 3 into a double), then must fit it.
+		x, err := convertLiteral(target, lv.v)
+		if err != nil {
+			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
+		}
+		if target.kind == kindDate {
+			x = parquetio.Date(x.(int64))
+		}
+		if _, err := checkValue(target.typ, x); err != nil {
+			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
+		}
+		return &boundValue{kind: target.kind, typ: target.typ, eval: func(parquetio.Row) (any, error) { return x, nil }}, nil
+	}
+	b, err := bindValueExpr(sch, partCols, v)
+	if err != nil {
+		return nil, err
+	}
+	if b.typ == nil { // NULL
+		return b, nil
+	}
+	if b.kind == target.kind && (b.kind != kindUnsupported && b.kind != kindDecimal || b.typ.String() == target.typ.String()) {
+		return b, nil
+	}
+	if b.kind == kindInt && (target.kind == kindFloat32 || target.kind == kindFloat64) {
+		return &boundValue{kind: target.kind, typ: target.typ, eval: func(r parquetio.Row) (any, error) {
+			x, err := b.eval(r)
+			if x == nil || err != nil {
+				return nil, err
+			}
+			n, _ := toInt64(x)
+			return float64(n), nil
+		}}, nil
+	}
+	if b.kind == kindFloat32 && target.kind == kindFloat64 || b.kind == kindFloat64 && target.kind == kindFloat32 {
+		return b, nil
+	}
+	return nil, invalidf("SET %s = %s: a %s value does not fit column %s of type %s", target.name, v, b.typ, target.name, target.typ)
+}
+
+func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundValue, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, invalidf("nil Value: use Lit(nil) for NULL")
+	case litValue:
+		if x.v == nil {
+			return &boundValue{eval: func(parquetio.Row) (any, error) { return nil, nil }}, nil
+		}
+		typ, err := literalType(x.v)
+		if err != nil {
+			return nil, err
+		}
+		lit := x.v
+		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(parquetio.Row) (any, error) { return lit, nil }}, nil
+	case Column:
+		c, err := newBinder(sch, partCols, "none").column(x)
+		if err != nil {
+			return nil, err
+		}
+		return &boundValue{kind: c.kind, typ: c.typ, eval: func(r parquetio.Row) (any, error) { return c.value(r), nil }}, nil
+	case arithValue:
+		return bindArith(sch, partCols, x)
+	}
+	return nil, invalidf("unsupported Value %T", v)
+}
+
+// literalType is the Delta type a Go literal stands for in SET.
+func literalType(v any) (schema.Type, error) {
+	switch v.(type) {
+	case int, int8, int16, int32, int64, uint8, uint16, uint32:
+		return schema.Primitive(schema.Long), nil
+	case float32, float64:
+		return schema.Primitive(schema.Double), nil
+	case bool:
+		return schema.Primitive(schema.Boolean), nil
+	case string:
+		return schema.Primitive(schema.String), nil
+	case []byte:
+		return schema.Primitive(schema.Binary), nil
+	case parquetio.Date:
+		return schema.Primitive(schema.Date), nil
+	case parquetio.Decimal:
+		d := v.(parquetio.Decimal)
+		return &schema.DecimalType{Precision: 38, Scale: int(d.Scale)}, nil
+	}
+	if _, ok := v.(interface{ UnixMicro() int64 }); ok {
+		return schema.Primitive(schema.Timestamp), nil
+	}
+	return nil, invalidf("literal %v of Go type %T has no Delta type", v, v)
+}
+
+func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundValue, error) {
+	l, err := bindValueExpr(sch, partCols, a.l)
+	if err != nil {
+		return nil, err
+	}
+	r, err := bindValueExpr(sch, partCols, a.r)
+	if err != nil {
+		return nil, err
+	}
+	numeric := func(b *boundValue) bool {
+		return b.typ == nil || b.kind == kindInt || b.kind == kindFloat32 || b.kind == kindFloat64
+	}
+	if !numeric(l) || !numeric(r) {
+		bad := l
+		if numeric(l) {
+			bad = r
+		}
+		return nil, invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.l, a.r), bad.typ)
+	}
+	asFloat := a.op == '/' || l.kind == kindFloat32 || l.kind == kindFloat64 || r.kind == kindFloat32 || r.kind == kindFloat64
+	out := &boundValue{kind: kindInt, typ: schema.Primitive(schema.Long)}
+	if asFloat {
+		out.kind, out.typ = kindFloat64, schema.Primitive(schema.Double)
+	}
+	text := a.String()
+	out.eval = func(row parquetio.Row) (any, error) {
+		x, err := l.eval(row)
+		if err != nil || x == nil {
+			return nil, err
+		}
+		y, err := r.eval(row)
+		if err != nil || y == nil {
+			return nil, err
+		}
+		if asFloat {
+			f, g := numberAsFloat(x), numberAsFloat(y)
+			switch a.op {
+			case '+':
+				return f + g, nil
+			case '-':
+				return f - g, nil
+			case '*':
+				return f * g, nil
+			}
+			if g == 0 {
+				return nil, nil
+			}
+			return f / g, nil
+		}
+		m, _ := toInt64(x)
+		n, _ := toInt64(y)
+		var res int64
+		ok := true
+		switch a.op {
+		case '+':
+			res = m + n
+			ok = (res > m) == (n > 0) || n == 0
+		case '-':
+			res = m - n
+			ok = (res < m) == (n > 0) || n == 0
+		case '*':
+			res = m * n
+			ok = m == 0 || (res/m == n && !(m == -1 && n == math.MinInt64) && !(n == -1 && m == math.MinInt64))
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s overflows a long for %d %c %d", ErrInvalidArgument, text, m, a.op, n)
+		}
+		return res, nil
+	}
+	return out, nil
+}
+
+func numberAsFloat(v any) float64 {
+	if f, ok := toFloat64(v); ok {
+		return f
+	}
+	n, _ := toInt64(v)
+	return float64(n)
+}
+
+func pickString(first bool, a, b Value) string {
+	if first {
+		return a.String()
+	}
+	return b.String()
+}
+
+// setClause is one bound "column = value" of an Update.
+type setClause struct {
+	top int // top-level column index
+	val *boundValue
+	sql string
+}
+
+// bindSet resolves Update's SET map against the table schema: top-level
+// columns only, each named once (names match as in predicates).
+func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([]setClause, error) {
+	if len(set) == 0 {
+		return nil, invalidf("update needs at least one SET column")
+	}
+	b := newBinder(sch, partCols, "none")
+	seen := map[int]string{}
+	var out []setClause
+	for name, v := range set {
+		c, err := b.column(Col(name))
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[c.top]; dup {
+			return nil, invalidf("SET names column %s twice (%q and %q)", c.name, prev, name)
+		}
+		seen[c.top] = name
+		if v == nil {
+			return nil, invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
+		}
+		bv, err := bindValue(sch, partCols, v, c)
+		if err != nil {
+			return nil, err
+		}
+		if bv.typ == nil && !sch.Fields[c.top].Nullable {
+			return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, c.name)
+		}
+		out = append(out, setClause{top: c.top, val: bv, sql: c.name + " = " + v.String()})
+	}
+	return out, nil
+}
+
+// setSQL renders the SET clauses for commitInfo, in column order.
+func setSQL(sets []setClause) string {
+	parts := make([]string, len(sets))
+	for i, s := range sets {
+		parts[i] = s.sql
+	}
+	return strings.Join(parts, ", ")
+}
