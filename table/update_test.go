@@ -119,7 +119,7 @@ func TestUpdateBadInput(t *testing.T) {
 		{"arithmetic on strings", nil, nil, map[string]Value{"v": Plus(Col("city"), 1)}, ErrInvalidArgument, "city"},
 		{"no SET", nil, nil, nil, ErrInvalidArgument, "SET"},
 		{"append-only", map[string]string{"delta.appendOnly": "true"}, nil, map[string]Value{"v": Lit(1.0)}, ErrAppendOnly, "append-only"},
-		{"overflow", nil, nil, map[string]Value{"id": Times(Col("id"), int64(1) << 62)}, ErrInvalidArgument, "overflow"},
+		{"overflow", nil, nil, map[string]Value{"id": Times(Col("id"), int64(1)<<62)}, ErrInvalidArgument, "overflow"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
