@@ -35,39 +35,12 @@ import (
 // objects, arrays as lists, maps as lists of [key, value]. It also opens
 // every data file with pyarrow.parquet, recording any warning or error, and
 // reports delta-rs's view of the add actions.
-const interopReadScript = `
+const interopReadScript = interopNormPy + `
 import datetime, decimal, json, math, sys, urllib.parse, warnings
 import deltalake, pyarrow as pa, pyarrow.parquet as pq, pyarrow.fs as pafs
 
 args = json.loads(sys.argv[1])
 opts = args.get("storage_options") or None
-
-def norm(v):
-    if v is None or isinstance(v, bool):
-        return v
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v): return "NaN"
-        if math.isinf(v): return "Infinity" if v > 0 else "-Infinity"
-        return v
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (bytes, bytearray)):
-        return v.hex()
-    if isinstance(v, decimal.Decimal):
-        return format(v, "f")
-    if isinstance(v, datetime.datetime):
-        if v.tzinfo is not None:
-            return v.astimezone(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
-        return v.isoformat(timespec="microseconds")
-    if isinstance(v, datetime.date):
-        return v.isoformat()
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [norm(x) for x in v]
-    return "UNKNOWN:" + repr(type(v))
 
 out = {"tables": {}}
 for name, uri in args["tables"].items():
@@ -116,6 +89,40 @@ for name, uri in args["tables"].items():
         res["error"] = traceback.format_exc()
     out["tables"][name] = res
 print(json.dumps(out))
+`
+
+// interopNormPy is the Python norm(v) that interop scripts apply to the
+// values delta-rs and Spark return (see interopReadScript).
+const interopNormPy = `
+import datetime, decimal, json, math
+`+"\n"+`
+def norm(v):
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v): return "NaN"
+        if math.isinf(v): return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            return v.astimezone(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+        return v.isoformat(timespec="microseconds")
+    if isinstance(v, datetime.date):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [norm(x) for x in v]
+    return "UNKNOWN:" + repr(type(v))
+
 `
 
 // interopValue normalizes a parquetio value of Delta type t the way
