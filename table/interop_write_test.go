@@ -95,7 +95,7 @@ print(json.dumps(out))
 // values delta-rs and Spark return (see interopReadScript).
 const interopNormPy = `
 import datetime, decimal, json, math
-`+"\n"+`
+` + "\n" + `
 def norm(v):
     if v is None or isinstance(v, bool):
         return v
