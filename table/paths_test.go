@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -223,5 +224,129 @@ func TestPathsOutsideTable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerifySymlinkOutside: on the local file system, a referenced data
+// file that is a symbolic link inside the root resolving outside it is
+// reported (reads follow it); a link that stays inside is not.
+func TestVerifySymlinkOutside(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(schema.NewField("v", schema.Primitive(schema.Long), true))
+	dir := t.TempDir()
+	root, other := filepath.Join(dir, "t"), filepath.Join(dir, "other")
+	for _, d := range []string{root, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rootStore, err := objectstore.NewLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
+	a := f.file("a", parquetio.Row{int64(1)})
+	b := f.file("b", parquetio.Row{int64(2)})
+	// a becomes a link to a copy outside the root, b a link inside it.
+	outside := filepath.Join(other, "a.parquet")
+	if err := os.Rename(filepath.Join(root, a.Path), outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, a.Path)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, b.Path), filepath.Join(root, "b-real.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b-real.parquet", filepath.Join(root, b.Path)); err != nil {
+		t.Fatal(err)
+	}
+	f.commit(a, b)
+	rep, err := Verify(ctx, rootStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || rep.Problems[0].Kind != ProblemOutsideTable || rep.Problems[0].Path != a.Path ||
+		!strings.Contains(rep.Problems[0].Detail, "symbolic link") || !strings.Contains(rep.Problems[0].Detail, outside) {
+		t.Errorf("problems %v, want one symbolic link outside for %s", rep.Problems, a.Path)
+	}
+	// Reads follow links (documented on Scan).
+	tbl, err := Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsText(scanAll(t, tbl)); got != "1 | 2" {
+		t.Errorf("rows %s", got)
+	}
+}
+
+// TestVacuumNeverLeavesRoot: remove tombstones and live files outside the
+// table root are never deleted, and a symbolic link inside the root is
+// deleted as a link, not its target.
+func TestVacuumNeverLeavesRoot(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(schema.NewField("v", schema.Primitive(schema.Long), true))
+	dir := t.TempDir()
+	root, other := filepath.Join(dir, "t"), filepath.Join(dir, "other")
+	for _, d := range []string{root, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rootStore, err := objectstore.NewLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victims := []string{filepath.Join(other, "removed.parquet"), filepath.Join(other, "linked.parquet")}
+	for _, v := range victims {
+		if err := os.WriteFile(v, []byte("not the table's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(victims[1], filepath.Join(root, "link.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
+	f.commit(f.file("a", parquetio.Row{int64(1)}))
+	old := time.Now().Add(-time.Hour).UnixMilli()
+	for _, p := range []string{"file://" + filepath.ToSlash(victims[0]), "../other/removed.parquet", "%2e%2e/other/removed.parquet"} {
+		f.commitActions(txlog.Action{Remove: &txlog.Remove{Path: p, DeletionTimestamp: &old, DataChange: true}})
+	}
+	tbl, err := Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true),
+		WithVacuumClock(func() time.Time { return time.Now().Add(time.Hour) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Files {
+		if f.Path != "link.parquet" {
+			t.Errorf("vacuum deleted %s", f.Path)
+		}
+	}
+	for _, v := range victims {
+		if _, err := os.Stat(v); err != nil {
+			t.Errorf("file outside the root: %v", err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "link.parquet")); !os.IsNotExist(err) {
+		t.Errorf("the unreferenced link inside the root is still there: %v", err)
+	}
+	// verify names the tombstones outside the root
+	rep, err := Verify(ctx, rootStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range rep.Problems {
+		if p.Kind == ProblemOutsideTable && strings.Contains(p.Detail, "remove tombstone") {
+			n++
+		}
+	}
+	// "%2e%2e/..." and "../..." are one file (one tombstone)
+	if n != 2 {
+		t.Errorf("verify problems %v, want 2 remove tombstones outside the root", rep.Problems)
 	}
 }

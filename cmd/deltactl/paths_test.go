@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +52,43 @@ func TestPathOutsideTableCLI(t *testing.T) {
 		if code != 3 || !strings.Contains(out, "outside-table") || !strings.Contains(out, path) {
 			t.Errorf("verify %s: exit %d, stdout %q; want exit 3 reporting outside-table", path, code, out)
 		}
+	}
+}
+
+// TestSnapshotRowsInvalidCounts: stats.numRecords that cannot be right
+// (negative, absurd, summing past int64) do not make snapshot print a
+// garbage row total: those files count as without stats (issue 18 item 5).
+func TestSnapshotRowsInvalidCounts(t *testing.T) {
+	ctx := context.Background()
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long")
+	store, err := objectstore.NewLocal(tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []txlog.Action
+	for i, stats := range []string{`{"numRecords":5}`, `{"numRecords":-7}`, `{"numRecords":9223372036854775807}`,
+		`{"numRecords":9007199254740992}`, `{"numRecords":9007199254740992}`} {
+		actions = append(actions, txlog.Action{Add: &txlog.Add{Path: fmt.Sprintf("part-%d.parquet", i), PartitionValues: map[string]string{},
+			Size: 10, ModificationTime: 1_700_000_000_000, DataChange: true, Stats: stats}})
+	}
+	data, err := txlog.EncodeCommit(actions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutIfAbsent(ctx, txlog.CommitKey(1), data); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "snapshot", tbl, "-o", "json")
+	var v struct {
+		NumRows           int64 `json:"numRows"`
+		FilesWithoutStats int   `json:"filesWithoutStats"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	// 5 + 2^53 + 2^53 fits; -7 and 2^63-1 do not count.
+	if v.NumRows != 5+2*(1<<53) || v.FilesWithoutStats != 2 {
+		t.Errorf("numRows %d, filesWithoutStats %d; want %d and 2", v.NumRows, v.FilesWithoutStats, int64(5+2*(1<<53)))
 	}
 }
