@@ -632,6 +632,10 @@ type fileRef struct {
 	size int64  // -1: unknown (deletion vector files)
 }
 
+// tombstoneSize marks a remove tombstone's path in referencedFiles: its
+// location is checked, not its existence.
+const tombstoneSize = -2
+
 // badRef is a path of the snapshot that lies outside the table root.
 type badRef struct {
 	what string // "data file", "deletion vector", "remove tombstone"
@@ -652,7 +656,7 @@ func referencedFiles(snap *txlog.Snapshot, res *txlog.PathResolver, tombstones b
 		switch {
 		case err != nil:
 			bad = append(bad, badRef{what: what, path: p, err: err})
-		case loc.InTable && !seen[loc.Key] && size != -2:
+		case loc.InTable && !seen[loc.Key] && size != tombstoneSize:
 			seen[loc.Key] = true
 			refs = append(refs, fileRef{key: loc.Key, path: p, size: size})
 		}
@@ -670,7 +674,7 @@ func referencedFiles(snap *txlog.Snapshot, res *txlog.PathResolver, tombstones b
 	}
 	if tombstones {
 		for _, r := range snap.Tombstones() {
-			check("remove tombstone", txlog.DecodePath(r.Path), -2) // not checked for existence
+			check("remove tombstone", txlog.DecodePath(r.Path), tombstoneSize)
 		}
 	}
 	return refs, bad
