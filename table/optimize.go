@@ -278,6 +278,10 @@ func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int
 		}
 	}
 	mode := t.snap.Metadata().ColumnMappingMode()
+	locs, err := newLocator(t)
+	if err != nil {
+		return nil, err
+	}
 	var rows []parquetio.Row
 	for _, f := range b.files {
 		pvals := make([]any, len(sch.Fields))
@@ -291,10 +295,13 @@ func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int
 			}
 			pvals[i] = v
 		}
-		key, _ := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
+		key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
+		if !ok { // planBins keeps only files under the table root
+			return nil, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable)
+		}
 		ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
 		if f.DeletionVector != nil {
-			bm, err := txlog.LoadDeletionVector(ctx, t.store, f.DeletionVector)
+			bm, err := locs.loadDV(ctx, f.DeletionVector)
 			if err != nil {
 				return nil, fmt.Errorf("file %s: %w", f.Path, err)
 			}

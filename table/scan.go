@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"math/big"
-	"path"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -150,6 +147,7 @@ type scanPlan struct {
 	fullOut  bool   // out is every column in schema order
 	direct   bool   // parquetio rows are the output rows as they are
 	files    []*scanFile
+	locs     *locator // set by selectFiles
 }
 
 // errorf wraps err with the table, the version and, if set, the file.
@@ -279,7 +277,11 @@ func (p *scanPlan) selectFiles(ctx context.Context) error {
 	// adds are kept.
 	st := ScanStats{Version: p.version, FilesTotal: p.t.snap.NumFiles()}
 	stats := p.pred != nil && p.pred.hasDataLeaf()
-	locs := newLocator(p.t)
+	locs, err := newLocator(p.t)
+	if err != nil {
+		return p.errorf("", err)
+	}
+	p.locs = locs
 	for a := range p.t.snap.AllFiles() {
 		path := txlog.DecodePath(a.Path)
 		f := &scanFile{add: a, path: path}
@@ -322,68 +324,6 @@ func (p *scanPlan) selectFiles(ctx context.Context) error {
 	return nil
 }
 
-// schemeRE matches the start of an absolute URI ("s3://", "file:/").
-var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:/`)
-
-// locator maps decoded add paths to a store and key. Relative paths are
-// keys of the table's store; absolute URIs under the table's root are too;
-// other absolute URIs (shallow clones) are opened as stores of their
-// directory with the table's store options, unless the table was opened
-// WithStore, where they are refused.
-type locator struct {
-	t      *Table
-	root   string
-	stores map[string]objectstore.Store
-}
-
-func newLocator(t *Table) *locator {
-	return &locator{t: t, root: normalizeURI(strings.TrimSuffix(t.store.URI(), "/")) + "/",
-		stores: map[string]objectstore.Store{}}
-}
-
-// normalizeURI spells equivalent URIs one way: "file:/x" and
-// "file://localhost/x" as "file:///x", "s3a://" and "s3n://" as "s3://".
-func normalizeURI(u string) string {
-	switch {
-	case strings.HasPrefix(u, "file://localhost/"):
-		return "file:///" + strings.TrimPrefix(u, "file://localhost/")
-	case strings.HasPrefix(u, "file:/") && !strings.HasPrefix(u, "file://"):
-		return "file:///" + strings.TrimLeft(strings.TrimPrefix(u, "file:"), "/")
-	case strings.HasPrefix(u, "s3a://"), strings.HasPrefix(u, "s3n://"):
-		return "s3://" + u[len("s3a://"):]
-	}
-	return u
-}
-
-func (l *locator) locate(ctx context.Context, p string) (objectstore.Store, string, error) {
-	if !schemeRE.MatchString(p) {
-		if p == "" || strings.HasPrefix(p, "/") {
-			return nil, "", fmt.Errorf("add.path %q is neither relative to the table root nor an absolute URI", p)
-		}
-		return l.t.store, p, nil
-	}
-	u := normalizeURI(p)
-	if k, ok := strings.CutPrefix(u, l.root); ok && k != "" {
-		return l.t.store, k, nil
-	}
-	if l.t.cfg.store != nil {
-		return nil, "", fmt.Errorf("absolute data file path %q lies outside the table at %s, and the table was opened with WithStore", p, l.t.store.URI())
-	}
-	dir, base := path.Split(u)
-	if base == "" {
-		return nil, "", fmt.Errorf("absolute data file path %q names a directory", p)
-	}
-	s, ok := l.stores[dir]
-	if !ok {
-		var err error
-		if s, err = objectstore.Open(ctx, strings.TrimSuffix(dir, "/"), l.t.cfg.openOpts...); err != nil {
-			return nil, "", fmt.Errorf("absolute data file path %q: %w", p, err)
-		}
-		l.stores[dir] = s
-	}
-	return s, base, nil
-}
-
 // fileCounts are the counters of one file read.
 type fileCounts struct {
 	done    bool // read to the end
@@ -399,7 +339,7 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, p
 	var c fileCounts
 	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
 	if dv := f.add.DeletionVector; dv != nil {
-		bm, err := txlog.LoadDeletionVector(ctx, p.t.store, dv)
+		bm, err := p.locs.loadDV(ctx, dv)
 		if err != nil {
 			return c, p.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
 		}
@@ -653,8 +593,18 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // field id. Up to WithScanConcurrency files (default 4) are read at once;
 // rows are yielded in file order regardless.
 //
+// Every data file and deletion vector file must lie under the table root
+// (relative paths, and absolute URIs with the root's scheme and authority
+// whose path is under the root once "." and ".." are cleaned), or under a
+// root allowed with WithAllowedRoots: a path elsewhere fails the scan with
+// ErrPathOutsideTable before any store is opened for it (an s3:// path in
+// a local table's log does not reach S3). Symbolic links inside a local
+// table root are followed, wherever they point; Verify reports those that
+// resolve outside the root.
+//
 // Errors are yielded once, as (nil, err), and end the iteration: an invalid
-// filter or projection (ErrInvalidArgument), a bad partition value, a
+// filter or projection (ErrInvalidArgument), a path outside the table
+// (ErrPathOutsideTable), a bad partition value, a
 // missing or corrupt data file or deletion vector (wrapping
 // objectstore.ErrNotExist, parquetio.ErrCorrupt, txlog.ErrCorruptLog, ...),
 // or the context's error. Each names the table version and the data file.
@@ -675,8 +625,8 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[parqueti
 // minus those pruned by partition values or skipped by statistics
 // (WithFilter). WithColumns, WithLimit and WithScanConcurrency do not
 // change the result; WithScanStats receives the planning counts. Errors are
-// those of Scan's planning (invalid filter, bad partition value,
-// unreachable absolute path).
+// those of Scan's planning (invalid filter, bad partition value, a path
+// outside the table root: ErrPathOutsideTable).
 func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*txlog.Add, error) {
 	p, err := t.plan(ctx, opts)
 	if err != nil {

@@ -402,9 +402,9 @@ func TestScanPartitionTypes(t *testing.T) {
 	}
 }
 
-// TestScanAbsolutePaths reads data files named by absolute URIs, inside the
-// table root or (on the local file system) elsewhere, and refuses those
-// outside a WithStore store.
+// TestScanAbsolutePaths reads data files named by absolute URIs inside the
+// table root, refuses those elsewhere, and reads them when their root is
+// allowed (WithAllowedRoots), also for a table opened WithStore.
 func TestScanAbsolutePaths(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(schema.NewField("v", schema.Primitive(schema.Long), true))
@@ -430,31 +430,49 @@ func TestScanAbsolutePaths(t *testing.T) {
 	// file:/x form with the space encoded once
 	elsewhere.Path = "file:" + strings.TrimPrefix(otherStore.URI(), "file://") + "/" + elsewhere.Path
 	f.commit(inside, elsewhere)
+	scanErr := func(tbl *Table) error {
+		var last error
+		for _, err := range tbl.Scan(ctx) {
+			last = err
+		}
+		return last
+	}
 	tbl, err := Open(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := scanAll(t, tbl)
-	if got := rowsText(rows); got != "1 | 2" && got != "2 | 1" {
-		t.Errorf("rows %s, want 1 and 2", got)
+	if err := scanErr(tbl); !errors.Is(err, ErrPathOutsideTable) || !strings.Contains(err.Error(), "part-out file") {
+		t.Errorf("scan error = %v, want ErrPathOutsideTable naming the path", err)
 	}
-	// Opened with WithStore, the file outside the store cannot be reached.
-	tbl, err = Open(ctx, "", WithStore(rootStore))
+	for _, opts := range [][]Option{
+		{WithAllowedRoots(otherStore.URI())},
+		{WithAllowedRoots("file://localhost" + strings.TrimPrefix(otherStore.URI(), "file://") + "/")},
+		{WithStore(rootStore), WithAllowedRoots(otherStore.URI())},
+	} {
+		tbl, err := Open(ctx, root, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := scanAll(t, tbl)
+		if got := rowsText(rows); got != "1 | 2" && got != "2 | 1" {
+			t.Errorf("rows %s, want 1 and 2", got)
+		}
+	}
+	// An allowed root that is not a URI is an invalid argument.
+	tbl, err = Open(ctx, root, WithAllowedRoots("relative/dir"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scanErr error
-	for _, err := range tbl.Scan(ctx) {
-		scanErr = err
+	if err := scanErr(tbl); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("scan with a relative allowed root = %v", err)
 	}
-	if scanErr == nil || !strings.Contains(scanErr.Error(), "outside the table") || !strings.Contains(scanErr.Error(), "part-out file") {
-		t.Errorf("scan error = %v, want a refusal naming the path", scanErr)
-	}
-	// Paths that are neither relative nor URIs are refused.
+	// Rooted paths are absolute paths in the table's scheme and authority:
+	// in a mem:// store rooted at "/", "/etc/passwd" is its key
+	// "etc/passwd" (absent), not the local file.
 	g := newScanFixture(t, sch, nil, nil, nil)
 	g.commit(fakeAdd("/etc/passwd", nil, ""))
-	if _, err := g.open().Files(ctx); err == nil || !strings.Contains(err.Error(), "neither relative") {
-		t.Errorf("Files with a rooted path = %v", err)
+	if err := scanErr(g.open()); !errors.Is(err, objectstore.ErrNotExist) {
+		t.Errorf("scan with a rooted path in a mem table = %v, want ErrNotExist", err)
 	}
 }
 

@@ -3,7 +3,7 @@ package table
 import "testing"
 
 // storeKey maps every spelling of a path under the table root that the scan
-// reads (normalizeURI) to the same store key, so vacuum and verify see the
+// reads (txlog.PathResolver) to the same store key, and none outside it,, so vacuum and verify see the
 // file the scan reads.
 func TestStoreKey(t *testing.T) {
 	tests := []struct {
@@ -23,6 +23,17 @@ func TestStoreKey(t *testing.T) {
 		{"s3://b/t", "s3n://b/t/x/part-0.parquet", "x/part-0.parquet", true},
 		{"s3://b/t", "s3://b/u/part-0.parquet", "", false},
 		{"file:///data/t", "", "", false},
+		{"file:///data/t", "a/../part-0.parquet", "part-0.parquet", true},
+		{"file:///data/t", "../t/part-0.parquet", "", false},
+		{"file:///data/t", "file:///data/t/../u/part-0.parquet", "", false},
+		{"file:///data/t", "file:///data/t/x/../part-0.parquet", "part-0.parquet", true},
+		{"file:///data/t", "file://otherhost/data/t/part-0.parquet", "", false},
+		{"file:///data/t", "s3://data/t/part-0.parquet", "", false},
+		{"file:///data/t", "file:///data/t", "", false},
+		{"file:///data/t/", "file:///data/t/part-0.parquet", "part-0.parquet", true},
+		{"mem://m", "mem://m/part-0.parquet", "part-0.parquet", true},
+		{"mem://m", "mem://n/part-0.parquet", "", false},
+		{"s3://b", "s3://b/part-0.parquet", "part-0.parquet", true},
 	}
 	for _, tc := range tests {
 		key, ok := storeKey(tc.uri, tc.path)

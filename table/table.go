@@ -58,6 +58,9 @@ type config struct {
 	properties       map[string]string
 	name             string
 	description      string
+
+	// allowedRoots are the WithAllowedRoots URIs.
+	allowedRoots []string
 }
 
 // Option configures Create and Open.

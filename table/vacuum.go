@@ -156,11 +156,16 @@ func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult
 	if err != nil {
 		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
 	}
-	keep := liveKeys(snap)
+	keep, err := liveKeys(snap)
+	if err != nil {
+		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
+	}
 	removedAt := map[string]int64{}
-	uri := t.store.URI()
+	// Paths outside the table root are never candidates: only keys listed
+	// under the root are deleted.
+	storeKey := tableKeys(t.store.URI())
 	for _, r := range tombSnap.Tombstones() {
-		key, ok := storeKey(uri, txlog.DecodePath(r.Path))
+		key, ok := storeKey(txlog.DecodePath(r.Path))
 		if !ok || r.DeletionTimestamp == nil {
 			continue
 		}
@@ -169,7 +174,7 @@ func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult
 			keep[key] = true
 			if dv := r.DeletionVector; dv != nil && dv.StorageType != "i" {
 				if p, err := dv.AbsolutePath(); err == nil {
-					if k, ok := storeKey(uri, p); ok {
+					if k, ok := storeKey(p); ok {
 						keep[k] = true
 					}
 				}
@@ -207,9 +212,12 @@ func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult
 			return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
 		}
 		if again.Version() != snap.Version() {
-			live := liveKeys(again.Snapshot())
+			live, err := liveKeys(again.Snapshot())
+			if err != nil {
+				return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
+			}
 			for _, r := range again.Snapshot().Tombstones() {
-				if k, ok := storeKey(uri, txlog.DecodePath(r.Path)); ok && r.DeletionTimestamp != nil && *r.DeletionTimestamp > deleteBefore {
+				if k, ok := storeKey(txlog.DecodePath(r.Path)); ok && r.DeletionTimestamp != nil && *r.DeletionTimestamp > deleteBefore {
 					live[k] = true
 				}
 			}
@@ -248,13 +256,19 @@ func deletedFileRetention(m *txlog.Metadata) (time.Duration, error) {
 	return d, nil
 }
 
-// liveKeys returns the store keys of every file the snapshot references.
-func liveKeys(snap *txlog.Snapshot) map[string]bool {
+// liveKeys returns the store keys of every file the snapshot references
+// under the table root.
+func liveKeys(snap *txlog.Snapshot) (map[string]bool, error) {
 	keep := map[string]bool{}
-	for _, r := range referencedFiles(snap) {
+	res, err := txlog.NewPathResolver(snap.Store().URI())
+	if err != nil {
+		return nil, err
+	}
+	refs, _ := referencedFiles(snap, res, false)
+	for _, r := range refs {
 		keep[r.key] = true
 	}
-	return keep
+	return keep, nil
 }
 
 // hiddenKey reports whether vacuum leaves key alone: it is in a directory

@@ -3,9 +3,11 @@ package table
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +40,19 @@ const (
 	ProblemCheckpoint VerifyProblemKind = "checkpoint-mismatch"
 	// ProblemLoad: the latest snapshot cannot be loaded.
 	ProblemLoad VerifyProblemKind = "load-failed"
+	// ProblemOutsideTable: a file the latest snapshot references (a data
+	// file, a deletion vector file, a remove tombstone's path) lies outside
+	// the table root and outside every WithVerifyAllowedRoots root, or, on
+	// the local file system, is a symbolic link inside the root that
+	// resolves to a file outside it. Reads refuse the former
+	// (ErrPathOutsideTable) and follow the latter.
+	ProblemOutsideTable VerifyProblemKind = "outside-table"
+	// ProblemInvalidValue: an add action of the latest snapshot holds a
+	// value that cannot be right: a negative size, a stats.numRecords that
+	// is not a count (negative, fractional or above 2^53), a deletion vector
+	// cardinality that is negative or above numRecords, or a partition value
+	// that does not parse as its column's type.
+	ProblemInvalidValue VerifyProblemKind = "invalid-value"
 )
 
 // VerifyProblem is one thing Verify found wrong.
@@ -100,9 +115,17 @@ func (r *VerifyReport) add(kind VerifyProblemKind, version int64, path, format s
 type VerifyOption func(*verifyConfig)
 
 type verifyConfig struct {
-	concurrency int
-	progress    func(done, total int)
-	now         func() time.Time
+	concurrency  int
+	progress     func(done, total int)
+	now          func() time.Time
+	allowedRoots []string
+}
+
+// WithVerifyAllowedRoots accepts referenced files under these root URIs
+// (shallow clones, as WithAllowedRoots does for reads): they are not
+// reported as outside the table, and are not checked either.
+func WithVerifyAllowedRoots(uris ...string) VerifyOption {
+	return func(c *verifyConfig) { c.allowedRoots = append(c.allowedRoots, uris...) }
 }
 
 // WithVerifyConcurrency sets how many files Verify stats or reads at once
@@ -124,41 +147,83 @@ func WithVerifyClock(now func() time.Time) VerifyOption {
 }
 
 // logScan is a listing of "_delta_log/": the commit versions and the
-// checkpoint versions, each ascending.
+// checkpoint versions, each ascending, with the checkpoints' files.
 type logScan struct {
 	commits     []int64
 	commitInfo  map[int64]objectstore.ObjectInfo
 	checkpoints []int64
+	cpFiles     map[int64][]txlog.LogFile // by version, in key order
 }
 
 // scanLog lists "_delta_log/" once and sorts out commits and checkpoints by
-// their names (spec "Delta Log Entries", "Checkpoints").
+// their names, as txlog does (txlog.ParseLogKey).
 func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
-	ls := &logScan{commitInfo: map[int64]objectstore.ObjectInfo{}}
-	cps := map[int64]bool{}
+	ls := &logScan{commitInfo: map[int64]objectstore.ObjectInfo{}, cpFiles: map[int64][]txlog.LogFile{}}
 	for info, err := range store.List(ctx, txlog.LogPrefix, "") {
 		if err != nil {
 			return nil, fmt.Errorf("table: listing %s%s: %w", store.URI(), txlog.LogPrefix, err)
 		}
-		name := strings.TrimPrefix(info.Key, txlog.LogPrefix)
-		if strings.Contains(name, "/") || len(name) < 21 || name[20] != '.' {
-			continue
-		}
-		v, err := strconv.ParseInt(name[:20], 10, 64)
-		if err != nil || v < 0 {
-			continue
-		}
-		switch rest := name[21:]; {
-		case rest == "json":
-			ls.commits = append(ls.commits, v)
-			ls.commitInfo[v] = info
-		case strings.HasPrefix(rest, "checkpoint.") && (strings.HasSuffix(rest, ".parquet") || strings.HasSuffix(rest, ".json")):
-			cps[v] = true
+		f, ok := txlog.ParseLogKey(info.Key)
+		switch {
+		case !ok:
+		case f.Commit:
+			ls.commits = append(ls.commits, f.Version)
+			ls.commitInfo[f.Version] = info
+		default:
+			ls.cpFiles[f.Version] = append(ls.cpFiles[f.Version], f)
 		}
 	}
 	slices.Sort(ls.commits)
-	ls.checkpoints = slices.Sorted(maps.Keys(cps))
+	ls.checkpoints = slices.Sorted(maps.Keys(ls.cpFiles))
 	return ls, nil
+}
+
+// checkpointPath names the files of the checkpoint of version v as they
+// are in the log: the one file, or the parts of a multi-part checkpoint.
+func (ls *logScan) checkpointPath(v int64) string {
+	files := ls.cpFiles[v]
+	if len(files) == 0 {
+		return txlog.CheckpointKey(v)
+	}
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = f.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// missingParts describes the parts missing from the multi-part checkpoint
+// of version v ("" when it has a single-file checkpoint or a complete set),
+// e.g. "part 2 of 3 is missing".
+func (ls *logScan) missingParts(v int64) string {
+	byParts := map[int]map[int]bool{}
+	for _, f := range ls.cpFiles[v] {
+		if f.Parts == 0 {
+			return "" // a classic or v2 checkpoint
+		}
+		if byParts[f.Parts] == nil {
+			byParts[f.Parts] = map[int]bool{}
+		}
+		byParts[f.Parts][f.Part] = true
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(byParts)) {
+		var missing []string
+		for p := 1; p <= n; p++ {
+			if !byParts[n][p] {
+				missing = append(missing, strconv.Itoa(p))
+			}
+		}
+		if len(missing) == 0 {
+			return ""
+		}
+		word := "part"
+		if len(missing) > 1 {
+			word = "parts"
+		}
+		out = append(out, fmt.Sprintf("%s %s of %d missing", word, strings.Join(missing, ", "), n))
+	}
+	return strings.Join(out, "; ")
 }
 
 // Verify checks the table in store for consistency and returns what it
@@ -176,7 +241,15 @@ func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
 //     counted in CheckpointsUnchecked), but serves as the starting point for
 //     the later ones;
 //   - every file the latest snapshot references (data files and deletion
-//     vector files) exists, data files with their recorded size.
+//     vector files) exists, data files with their recorded size;
+//   - every path the latest snapshot holds (data files, deletion vectors,
+//     remove tombstones) lies under the table root, or under a
+//     WithVerifyAllowedRoots root (ProblemOutsideTable), and on the local
+//     file system no referenced file is a symbolic link that resolves
+//     outside the root;
+//   - the live files' add actions hold sane values: size, stats.numRecords,
+//     deletion vector cardinality, partition values that parse as their
+//     column's type (ProblemInvalidValue).
 func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
 	cfg := verifyConfig{concurrency: 16, now: time.Now}
 	for _, o := range opts {
@@ -360,7 +433,7 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "cannot load the checkpoint: %v", err)
+				rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot load the checkpoint: %v", err)
 				continue
 			}
 			st = stateOfSnapshot(snap)
@@ -378,7 +451,7 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 			st.version = v
 		}
 		if !complete {
-			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "cannot compare the checkpoint: a commit before it is missing or unreadable")
+			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot compare the checkpoint: a commit before it is missing or unreadable")
 			st = nil
 			continue
 		}
@@ -387,16 +460,20 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "cannot read the checkpoint: %v", err)
+			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot read the checkpoint: %v", err)
 			continue
 		}
 		if snap.CheckpointVersion() != c {
-			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "the checkpoint is incomplete: replay of version %d cannot start from it", c)
+			detail := "the checkpoint is incomplete"
+			if m := ls.missingParts(c); m != "" {
+				detail += " (" + m + ")"
+			}
+			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "%s: replay of version %d cannot start from it", detail, c)
 			continue
 		}
 		rep.Checkpoints++
 		for _, d := range compareStates(stateOfSnapshot(snap), st, cfg.now()) {
-			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "%s", d)
+			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "%s", d)
 		}
 	}
 	return nil
@@ -555,56 +632,93 @@ type fileRef struct {
 	size int64  // -1: unknown (deletion vector files)
 }
 
+// tombstoneSize marks a remove tombstone's path in referencedFiles: its
+// location is checked, not its existence.
+const tombstoneSize = -2
+
+// badRef is a path of the snapshot that lies outside the table root.
+type badRef struct {
+	what string // "data file", "deletion vector", "remove tombstone"
+	path string
+	err  error
+}
+
 // referencedFiles returns the data and deletion vector files of snap's live
-// files that live under the table root. Absolute paths elsewhere are
-// skipped: they are not in this store.
-func referencedFiles(snap *txlog.Snapshot) []fileRef {
-	uri := snap.Store().URI()
+// files that live under the table root, and the paths (live files, their
+// deletion vectors, and with tombstones also the remove tombstones) that lie
+// outside it. Paths under an allowed root of res are in neither list.
+func referencedFiles(snap *txlog.Snapshot, res *txlog.PathResolver, tombstones bool) ([]fileRef, []badRef) {
 	var refs []fileRef
+	var bad []badRef
 	seen := map[string]bool{}
-	for f := range snap.AllFiles() {
-		if key, ok := storeKey(uri, txlog.DecodePath(f.Path)); ok && !seen[key] {
-			seen[key] = true
-			refs = append(refs, fileRef{key: key, path: f.Path, size: f.Size})
+	check := func(what, p string, size int64) {
+		loc, err := res.Resolve(p)
+		switch {
+		case err != nil:
+			bad = append(bad, badRef{what: what, path: p, err: err})
+		case loc.InTable && !seen[loc.Key] && size != tombstoneSize:
+			seen[loc.Key] = true
+			refs = append(refs, fileRef{key: loc.Key, path: p, size: size})
 		}
+	}
+	for f := range snap.AllFiles() {
+		check("data file", txlog.DecodePath(f.Path), f.Size)
 		if dv := f.DeletionVector; dv != nil && dv.StorageType != "i" {
 			p, err := dv.AbsolutePath()
 			if err != nil {
+				bad = append(bad, badRef{what: "deletion vector", path: dv.PathOrInlineDv, err: err})
 				continue
 			}
-			if key, ok := storeKey(uri, p); ok && !seen[key] {
-				seen[key] = true
-				refs = append(refs, fileRef{key: key, path: p, size: -1})
-			}
+			check("deletion vector", p, -1)
 		}
 	}
-	return refs
+	if tombstones {
+		for _, r := range snap.Tombstones() {
+			check("remove tombstone", txlog.DecodePath(r.Path), tombstoneSize)
+		}
+	}
+	return refs, bad
 }
 
-// storeKey turns a decoded data file path (relative to the table root, or
-// an absolute URI) into a key of the store rooted at uri; ok is false for
-// an absolute path outside it. Equivalent spellings of the root
-// (file:/x, file://localhost/x, s3a://) match as they do for the scan
-// (normalizeURI), so vacuum keeps every file a scan reads.
-func storeKey(uri, p string) (string, bool) {
-	if !schemeRE.MatchString(p) && !strings.HasPrefix(p, "/") {
-		return p, p != ""
+// symlinkOutside reports whether key of the local store l is a symbolic
+// link (or lies below one) that resolves outside the store's root
+// (realRoot, the root with its own links resolved), with the target.
+func symlinkOutside(l *objectstore.Local, realRoot, key string) (string, bool) {
+	full := filepath.Join(l.Root(), filepath.FromSlash(key))
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil || real == full {
+		return "", false
 	}
-	if strings.HasPrefix(p, "/") {
-		p = "file://" + p
-	}
-	root := normalizeURI(strings.TrimSuffix(uri, "/")) + "/"
-	if k, ok := strings.CutPrefix(normalizeURI(p), root); ok && k != "" {
-		return k, true
+	rel, err := filepath.Rel(realRoot, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return real, true
 	}
 	return "", false
 }
 
 func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snapshot, cfg verifyConfig, rep *VerifyReport) error {
-	refs := referencedFiles(snap)
+	res, err := txlog.NewPathResolver(store.URI(), cfg.allowedRoots...)
+	if err != nil {
+		return fmt.Errorf("table: verify %s: %w: %v", store.URI(), ErrInvalidArgument, err)
+	}
+	refs, bad := referencedFiles(snap, res, true)
+	for _, b := range bad {
+		rep.add(ProblemOutsideTable, snap.Version(), b.path, "%s: %v", b.what, b.err)
+	}
+	verifyValues(snap, rep)
+	local, _ := store.(*objectstore.Local)
+	realRoot := ""
+	if local != nil {
+		if r, err := filepath.EvalSymlinks(local.Root()); err == nil {
+			realRoot = r
+		} else {
+			local = nil
+		}
+	}
 	type result struct {
-		info objectstore.ObjectInfo
-		err  error
+		info   objectstore.ObjectInfo
+		err    error
+		target string // symlink target outside the root
 	}
 	results := make([]result, len(refs))
 	var (
@@ -622,7 +736,12 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			info, err := store.Stat(ctx, r.key)
-			results[i] = result{info, err}
+			results[i] = result{info: info, err: err}
+			if local != nil {
+				if target, out := symlinkOutside(local, realRoot, r.key); out {
+					results[i].target = target
+				}
+			}
 			if cfg.progress != nil {
 				mu.Lock()
 				done++
@@ -641,6 +760,9 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 			rep.Files++
 			rep.Bytes += r.size
 		}
+		if res.target != "" {
+			rep.add(ProblemOutsideTable, snap.Version(), r.path, "a symbolic link inside the table root that resolves outside it, to %s (reads follow it)", res.target)
+		}
 		switch {
 		case errors.Is(res.err, objectstore.ErrNotExist):
 			rep.add(ProblemMissingFile, snap.Version(), r.path, "referenced by the latest snapshot but does not exist")
@@ -654,8 +776,83 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 	return nil
 }
 
+// maxNumRecords is the largest stats.numRecords Verify accepts: 2^53, the
+// largest count that JSON readers hold exactly (and far more rows than
+// any Parquet file holds).
+const maxNumRecords = 1 << 53
+
+// verifyValues checks the values of the live files' add actions: size,
+// stats.numRecords, deletion vector cardinality, partition values.
+func verifyValues(snap *txlog.Snapshot, rep *VerifyReport) {
+	v := snap.Version()
+	sch := snap.Schema()
+	mode := snap.Metadata().ColumnMappingMode()
+	var parts []partCol
+	if sch != nil {
+		for _, c := range snap.PartitionColumns() {
+			if i := sch.FieldIndex(c); i >= 0 {
+				f := sch.Fields[i]
+				parts = append(parts, partCol{top: i, name: f.Name, key: f.PhysicalName(mode), typ: f.Type})
+			}
+		}
+	}
+	for a := range snap.AllFiles() {
+		p := txlog.DecodePath(a.Path)
+		if a.Size < 0 {
+			rep.add(ProblemInvalidValue, v, p, "add.size is negative: %d", a.Size)
+		}
+		n, known, why := numRecords(a.Stats)
+		if why != "" {
+			rep.add(ProblemInvalidValue, v, p, "stats.numRecords %s", why)
+		}
+		if dv := a.DeletionVector; dv != nil {
+			switch {
+			case dv.Cardinality < 0:
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.cardinality is negative: %d", dv.Cardinality)
+			case known && dv.Cardinality > n:
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.cardinality %d is above stats.numRecords %d", dv.Cardinality, n)
+			}
+		}
+		for _, c := range parts {
+			if _, err := partitionValue(a, c); err != nil {
+				rep.add(ProblemInvalidValue, v, p, "%v", err)
+			}
+		}
+	}
+}
+
+// numRecords reads stats.numRecords: n and true when it is a valid count;
+// why says what is wrong with an invalid one ("" when it is valid, absent,
+// or the stats are empty).
+func numRecords(stats string) (n int64, known bool, why string) {
+	if stats == "" {
+		return 0, false, ""
+	}
+	var s struct {
+		NumRecords *json.Number `json:"numRecords"`
+	}
+	dec := json.NewDecoder(strings.NewReader(stats))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		return 0, false, fmt.Sprintf("cannot be read: the stats are not a JSON object: %v", err)
+	}
+	if s.NumRecords == nil {
+		return 0, false, ""
+	}
+	n, err := s.NumRecords.Int64()
+	switch {
+	case err != nil:
+		return 0, false, fmt.Sprintf("%s is not an integer count", s.NumRecords)
+	case n < 0:
+		return 0, false, fmt.Sprintf("is negative: %d", n)
+	case n > maxNumRecords:
+		return 0, false, fmt.Sprintf("%d is above 2^53, more rows than a data file can hold", n)
+	}
+	return n, true, ""
+}
+
 func kindOrder(k VerifyProblemKind) int {
-	return slices.Index([]VerifyProblemKind{ProblemLogGap, ProblemCorruptCommit, ProblemCheckpoint, ProblemLoad, ProblemMissingFile, ProblemSizeMismatch}, k)
+	return slices.Index([]VerifyProblemKind{ProblemLogGap, ProblemCorruptCommit, ProblemCheckpoint, ProblemLoad, ProblemOutsideTable, ProblemMissingFile, ProblemSizeMismatch, ProblemInvalidValue}, k)
 }
 
 // EpochRange is an inclusive range of epoch ids (txn versions).

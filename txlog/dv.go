@@ -107,37 +107,45 @@ func (dv *DeletionVectorDescriptor) AbsolutePath() (string, error) {
 	return "", fmt.Errorf("deletion vector: unknown storageType %q", dv.StorageType)
 }
 
-// storeKey maps the DV's path to a key of store: table-relative paths as
-// they are, absolute ones only when they lie under the store's URI.
-func (dv *DeletionVectorDescriptor) storeKey(store objectstore.Store) (string, error) {
-	p, err := dv.AbsolutePath()
-	if err != nil {
-		return "", err
-	}
-	if dv.StorageType == "u" {
-		return p, nil
-	}
-	root := strings.TrimSuffix(store.URI(), "/") + "/"
-	if k, ok := strings.CutPrefix(p, root); ok {
-		return k, nil
-	}
-	// file:/x and file:///x name the same file
-	if strings.HasPrefix(root, "file:///") {
-		if k, ok := strings.CutPrefix(p, "file:"+strings.TrimPrefix(root, "file://")); ok {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("deletion vector: absolute path %q is outside the table store %s", p, store.URI())
-}
-
 // LoadDeletionVector returns the set of deleted row indexes (0-based
 // positions in the data file) of dv: decoded from the descriptor for inline
 // DVs ('i'), else read from the DV file in store ("Deletion Vector File
 // Storage Format": big-endian size, bitmap, CRC-32 at dv.Offset). A nil dv
 // yields an empty bitmap. Errors: store errors wrapped (objectstore.ErrNotExist
 // for a missing file) and *CorruptLogError for a bad descriptor, size,
-// checksum, magic number, bitmap or cardinality. It never panics.
+// checksum, magic number, bitmap or cardinality. The DV file must lie
+// under the store's root (see PathResolver): a path elsewhere is a
+// *CorruptLogError wrapping a *PathError (ErrPathOutsideTable), returned
+// before any read. It never panics.
 func LoadDeletionVector(ctx context.Context, store objectstore.Store, dv *DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
+	if dv == nil || dv.StorageType == "i" {
+		return LoadDeletionVectorAt(ctx, store, "", dv)
+	}
+	key, err := dv.storeKey(store)
+	if err != nil {
+		return nil, corrupt("", -1, err, "deletion vector %s: path", dv.UniqueID())
+	}
+	return LoadDeletionVectorAt(ctx, store, key, dv)
+}
+
+// storeKey maps the DV's path to a key of store, refusing paths outside
+// the store's root.
+func (dv *DeletionVectorDescriptor) storeKey(store objectstore.Store) (string, error) {
+	r, err := NewPathResolver(store.URI())
+	if err != nil {
+		return "", err
+	}
+	loc, err := dv.Locate(r)
+	if err != nil {
+		return "", err
+	}
+	return loc.Key, nil
+}
+
+// LoadDeletionVectorAt is LoadDeletionVector for a DV file whose location
+// the caller resolved already (DeletionVectorDescriptor.Locate): the file is
+// read from key of store. Inline DVs ignore store and key.
+func LoadDeletionVectorAt(ctx context.Context, store objectstore.Store, key string, dv *DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
 	if dv == nil {
 		return roaring64.New(), nil
 	}
@@ -161,9 +169,8 @@ func LoadDeletionVector(ctx context.Context, store objectstore.Store, dv *Deleti
 		}
 		data = raw[:dv.SizeInBytes]
 	case "u", "p":
-		key, err := dv.storeKey(store)
-		if err != nil {
-			return nil, bad(err, "path")
+		if key == "" {
+			return nil, bad(nil, "no file to read the %q deletion vector from", dv.StorageType)
 		}
 		off := int64(0)
 		if dv.Offset != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,7 +136,9 @@ type SnapshotView struct {
 	NumFiles         int               `json:"numFiles"`
 	SizeBytes        int64             `json:"sizeBytes"`
 	// NumRows sums stats.numRecords minus deletion vector cardinalities;
-	// FilesWithoutStats counts the files it could not include.
+	// FilesWithoutStats counts the files it could not include (no stats, or
+	// a count that cannot be right: negative, above 2^53, or more deleted
+	// rows than rows).
 	NumRows           int64 `json:"numRows"`
 	FilesWithoutStats int   `json:"filesWithoutStats"`
 	CheckpointVersion int64 `json:"checkpointVersion"`
@@ -161,10 +164,17 @@ func snapshotView(uri string, snap *txlog.Snapshot) *SnapshotView {
 	for f := range snap.AllFiles() {
 		v.NumFiles++
 		v.SizeBytes += f.Size
-		if n, ok := f.NumRecords(); ok {
-			if f.DeletionVector != nil {
-				n -= f.DeletionVector.Cardinality
-			}
+		// A count that cannot be right (negative, above 2^53, more deleted
+		// rows than rows) counts as missing, as does one that would
+		// overflow the total: the total is never garbage.
+		n, ok := f.NumRecords()
+		ok = ok && n >= 0 && n <= 1<<53
+		if ok && f.DeletionVector != nil {
+			c := f.DeletionVector.Cardinality
+			ok = c >= 0 && c <= n
+			n -= c
+		}
+		if ok && v.NumRows <= math.MaxInt64-n {
 			v.NumRows += n
 		} else {
 			v.FilesWithoutStats++
