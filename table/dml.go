@@ -86,7 +86,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		}
 		tg := &dmlTarget{f: f, live: -1, whole: partOnly}
 		if f.add.DeletionVector != nil {
-			bm, err := txlog.LoadDeletionVector(ctx, t.store, f.add.DeletionVector)
+			bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
 			if err != nil {
 				return nil, nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
 			}

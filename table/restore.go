@@ -98,7 +98,10 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 		res.RemovedFiles++
 		m["removedFilesSize"] += a.Size
 	}
-	loc := newLocator(t)
+	loc, err := newLocator(t)
+	if err != nil {
+		return fail(err)
+	}
 	for _, k := range slices.SortedFunc(maps.Keys(then), func(a, b txlog.FileKey) int { return compareKeys(then[a], then[b]) }) {
 		a := *then[k]
 		if err := t.checkRestorable(ctx, loc, old.Version(), &a); err != nil {
@@ -162,7 +165,7 @@ func (t *Table) checkRestorable(ctx context.Context, loc *locator, version int64
 		return fmt.Errorf("data file %s of version %d is gone (vacuumed?): %w", path, version, err)
 	}
 	if dv := a.DeletionVector; dv != nil && dv.StorageType != "i" {
-		if _, err := txlog.LoadDeletionVector(ctx, t.store, dv); err != nil {
+		if _, err := loc.loadDV(ctx, dv); err != nil {
 			return fmt.Errorf("deletion vector of data file %s of version %d: %w", path, version, err)
 		}
 	}
