@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
@@ -186,5 +187,56 @@ func TestDeleteBadInput(t *testing.T) {
 				t.Fatalf("store changed:\n got %v\nwant %v", got, keys)
 			}
 		})
+	}
+}
+
+// Deletion vectors are table data: vacuum keeps the live ones and the data
+// files they apply to, deletes the replaced ones; optimize applies them and
+// writes files without DVs. Rows stay those of the reference throughout.
+func TestDeletionVectorsVacuumOptimize(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := maintTable(t, false, dvProps)
+	input := maintRowsFor(0, 60, "ams")
+	tbl = maintAppend(t, tbl, input)
+	var err error
+	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(10)); err != nil {
+		t.Fatal(err)
+	}
+	first := tbl.Snapshot().Files()[0].DeletionVector
+	if tbl, _, err = Delete(ctx, tbl, Col("id").Ge(50)); err != nil {
+		t.Fatal(err)
+	}
+	second := tbl.Snapshot().Files()[0].DeletionVector
+	firstKey, _ := first.AbsolutePath()
+	secondKey, _ := second.AbsolutePath()
+	want := refFilter(input, func(r parquetio.Row) bool { id := r[0].(int64); return id < 10 || id >= 50 })
+
+	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, f := range res.Files {
+		deleted = append(deleted, f.Path)
+	}
+	if !slices.Contains(deleted, firstKey) || slices.Contains(deleted, secondKey) || len(deleted) != 1 {
+		t.Fatalf("vacuum deleted %v; want only the replaced DV file %s (live one %s)", deleted, firstKey, secondKey)
+	}
+	if got := maintScan(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("rows after vacuum:\n got %v\nwant %v", got, want)
+	}
+	maintAssertLive(t, tbl)
+
+	tbl, ores, err := tbl.Optimize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range tbl.Snapshot().Files() {
+		if f.DeletionVector != nil {
+			t.Fatalf("optimize left a DV on %s (result %+v)", f.Path, ores)
+		}
+	}
+	if got := maintScan(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("rows after optimize:\n got %v\nwant %v", got, want)
 	}
 }
