@@ -31,6 +31,11 @@ var ErrInvalidKey = errors.New("invalid object key")
 // negative offset or length.
 var ErrInvalidRange = errors.New("invalid byte range")
 
+// ErrInvalidArgument is wrapped by Open and the constructors for a bad URI or
+// option: an empty URI, an unknown scheme, a bucket-less s3:// URI, an
+// unusable endpoint.
+var ErrInvalidArgument = errors.New("invalid argument")
+
 // KeyError records the operation, the store and the key that failed. Match
 // its cause with errors.Is (ErrNotExist, ErrAlreadyExists, ...) or errors.As.
 type KeyError struct {
