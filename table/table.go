@@ -90,7 +90,10 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 	return WithTxnOptions(txlog.WithCheckpointer(cp))
 }
 
-// WithLogger sets the logger (default slog.Default()).
+// WithLogger sets the logger of the table and of its commits (default
+// slog.Default()): at Debug each commit (version, attempts, bytes,
+// duration, operation), at Info lost races, conflicts and retries (see
+// txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithClock sets the clock used for modification times and commit
@@ -130,6 +133,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	// The table's logger is the transactions' too, unless WithTxnOptions
+	// sets another (later options win).
+	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger)}, c.txnOpts...)
 	return c
 }
 
