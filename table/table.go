@@ -34,8 +34,10 @@ var ErrTableExists = errors.New("table already exists")
 var ErrSchemaMismatch = errors.New("schema mismatch")
 
 // ErrInvalidArgument is wrapped for bad options or input (unknown partition
-// column, NOT NULL violated, unsupported Go type, ...).
-var ErrInvalidArgument = errors.New("invalid argument")
+// column, NOT NULL violated, unsupported Go type, ...). It is
+// objectstore.ErrInvalidArgument, so a bad URI ("", "gs://...") or S3
+// setting matches it too.
+var ErrInvalidArgument = objectstore.ErrInvalidArgument
 
 // Table is one version of a Delta table.
 type Table struct {
@@ -72,6 +74,29 @@ func WithStore(store objectstore.Store) Option { return func(c *config) { c.stor
 // path-style addressing, credentials, a mem:// registry).
 func WithStoreOptions(opts ...objectstore.OpenOption) Option {
 	return func(c *config) { c.openOpts = append(c.openOpts, opts...) }
+}
+
+// WithS3Endpoint sends the requests of an s3:// table to url, e.g.
+// "http://localhost:9000" for MinIO (objectstore.WithEndpoint). Without it,
+// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL apply. A localhost or IP-address
+// endpoint is addressed in path style unless WithS3PathStyle(false).
+func WithS3Endpoint(url string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithEndpoint(url)))
+}
+
+// WithS3PathStyle addresses the bucket of an s3:// table in the URL path
+// (true) or in the host name (false), overriding
+// AWS_VIRTUAL_HOSTED_STYLE_REQUEST and the inference from the endpoint
+// (objectstore.WithPathStyle).
+func WithS3PathStyle(on bool) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithPathStyle(on)))
+}
+
+// WithS3Region sets the AWS region of an s3:// table, overriding AWS_REGION,
+// AWS_DEFAULT_REGION and the shared config files (objectstore.WithRegion);
+// the default is objectstore.DefaultS3Region.
+func WithS3Region(region string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithRegion(region)))
 }
 
 // WithTxnOptions passes options to every transaction the table commits
