@@ -39,7 +39,8 @@ var ErrInvalidRange = errors.New("invalid byte range")
 // EDQUOT), a read-only filesystem (EROFS), missing permission (EACCES,
 // EPERM), a file too large (EFBIG), a name too long (ENAMETOOLONG), a
 // path component that is a file (ENOTDIR) and a key that is a directory
-// (EISDIR). Other errors of a put (a timeout,
+// (EISDIR); S3's PutIfAbsent for a 403 reply (AccessDenied, a bad key or
+// signature) and a missing or invalid bucket. Other errors of a put (a timeout,
 // a reset connection, a 5xx reply) leave the outcome open.
 var ErrNotStored = errors.New("nothing stored")
 

@@ -350,6 +350,9 @@ func (s *S3) putInput(key string, data []byte) *s3.PutObjectInput {
 // a backoff, up to the WithRetry bounds, and never reported as
 // ErrAlreadyExists. 503 SlowDown is tried again the same way.
 //
+// 403 (AccessDenied, a bad key or signature) and a missing or invalid
+// bucket wrap ErrNotStored: S3 refused the request and created nothing.
+//
 // Transport errors and other 5xx replies are not retried: the object may have
 // been created by that very request, and a retry would then report our own
 // object as ErrAlreadyExists. Such an error leaves the outcome open; the
@@ -373,6 +376,8 @@ func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 			// Retryable: a concurrent conditional write is in flight.
 		case isPreconditionFailed(err):
 			err = backoff.Permanent(fmt.Errorf("%w: %w", ErrAlreadyExists, err))
+		case isRefused(err):
+			err = backoff.Permanent(fmt.Errorf("%w: %w", ErrNotStored, err))
 		default:
 			err = backoff.Permanent(err)
 		}
@@ -475,6 +480,20 @@ func isPreconditionFailed(err error) bool {
 		return true
 	}
 	return apiCode(err) == "PreconditionFailed"
+}
+
+// isRefused reports whether S3 refused a request without acting on it for a
+// reason a retry does not cure: 403, or a bucket that does not exist or
+// cannot be named so.
+func isRefused(err error) bool {
+	if httpStatus(err) == http.StatusForbidden {
+		return true
+	}
+	switch apiCode(err) {
+	case "NoSuchBucket", "InvalidBucketName", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
+		return true
+	}
+	return false
 }
 
 // isConditionConflict reports whether S3 refused a conditional PUT because a

@@ -204,3 +204,22 @@ func setMinIOEnv(t *testing.T, m *testenv.MinIO) {
 	t.Setenv("AWS_ACCESS_KEY_ID", m.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", m.SecretKey)
 }
+
+// MinIO's refusal of a conditional PUT signed with a wrong secret is a
+// definite failure: ErrNotStored, and nothing is created.
+func TestS3RefusedPutOnMinIO(t *testing.T) {
+	m := testenv.StartMinIO(t)
+	ctx := context.Background()
+	bad := m.NewStore(t, objectstore.WithCredentials(m.AccessKey, "wrong-secret"))
+	err := bad.PutIfAbsent(ctx, "k", []byte("x"))
+	if !errors.Is(err, objectstore.ErrNotStored) {
+		t.Fatalf("PutIfAbsent with a wrong secret: %v, want ErrNotStored", err)
+	}
+	good, err := m.StoreAt(ctx, strings.TrimPrefix(bad.URI(), "s3://"+m.Bucket+"/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := good.Stat(ctx, "k"); !errors.Is(err, objectstore.ErrNotExist) {
+		t.Fatalf("refused put created the object: %v", err)
+	}
+}
