@@ -26,7 +26,10 @@ const Version = "0.1.0-dev"
 const DefaultCheckpointInterval = 10
 
 // ErrCommitFailed is wrapped when a commit gives up for a reason other than a
-// conflict: too many attempts, or store errors that never resolved.
+// conflict: too many attempts (WithMaxAttempts), store errors that did not
+// resolve within WithMaxRetryTime, or a definite store failure
+// (objectstore.ErrNotStored: a full disk, a read-only filesystem, no
+// permission), whose cause the error wraps too.
 var ErrCommitFailed = errors.New("commit failed")
 
 // ErrCommitOutcomeUnknown is wrapped when Commit gives up after an attempt
