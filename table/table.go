@@ -34,8 +34,10 @@ var ErrTableExists = errors.New("table already exists")
 var ErrSchemaMismatch = errors.New("schema mismatch")
 
 // ErrInvalidArgument is wrapped for bad options or input (unknown partition
-// column, NOT NULL violated, unsupported Go type, ...).
-var ErrInvalidArgument = errors.New("invalid argument")
+// column, NOT NULL violated, unsupported Go type, ...). It is
+// objectstore.ErrInvalidArgument, so a bad URI ("", "gs://...") or S3
+// setting matches it too.
+var ErrInvalidArgument = objectstore.ErrInvalidArgument
 
 // Table is one version of a Delta table.
 type Table struct {
@@ -77,6 +79,29 @@ func WithStoreOptions(opts ...objectstore.OpenOption) Option {
 	return func(c *config) { c.openOpts = append(c.openOpts, opts...) }
 }
 
+// WithS3Endpoint sends the requests of an s3:// table to url, e.g.
+// "http://localhost:9000" for MinIO (objectstore.WithEndpoint). Without it,
+// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL apply. A localhost or IP-address
+// endpoint is addressed in path style unless WithS3PathStyle(false).
+func WithS3Endpoint(url string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithEndpoint(url)))
+}
+
+// WithS3PathStyle addresses the bucket of an s3:// table in the URL path
+// (true) or in the host name (false), overriding
+// AWS_VIRTUAL_HOSTED_STYLE_REQUEST and the inference from the endpoint
+// (objectstore.WithPathStyle).
+func WithS3PathStyle(on bool) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithPathStyle(on)))
+}
+
+// WithS3Region sets the AWS region of an s3:// table, overriding AWS_REGION,
+// AWS_DEFAULT_REGION and the shared config files (objectstore.WithRegion);
+// the default is objectstore.DefaultS3Region.
+func WithS3Region(region string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithRegion(region)))
+}
+
 // WithTxnOptions passes options to every transaction the table commits
 // (attempt bounds, backoff, logger).
 func WithTxnOptions(opts ...txlog.TxnOption) Option {
@@ -93,7 +118,10 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 	return WithTxnOptions(txlog.WithCheckpointer(cp))
 }
 
-// WithLogger sets the logger (default slog.Default()).
+// WithLogger sets the logger of the table and of its commits (default
+// slog.Default()): at Debug each commit (version, attempts, bytes,
+// duration, operation), at Info lost races, conflicts and retries (see
+// txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithClock sets the clock used for modification times and commit
@@ -133,6 +161,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	// The table's logger is the transactions' too, unless WithTxnOptions
+	// sets another (later options win).
+	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger)}, c.txnOpts...)
 	return c
 }
 
