@@ -178,13 +178,8 @@ func (t *Table) evolvedMetadata(sch *schema.StructType) (*txlog.Metadata, *txlog
 	m.SchemaString = s
 	var p *txlog.Protocol
 	cur := t.snap.Protocol()
-	if hasType(sch, schema.TimestampNTZ) && !(cur.HasReaderFeature(txlog.FeatureTimestampNTZ) && cur.HasWriterFeature(txlog.FeatureTimestampNTZ)) {
-		p = &txlog.Protocol{
-			MinReaderVersion: 3,
-			MinWriterVersion: 7,
-			ReaderFeatures:   addFeature(cur.EffectiveReaderFeatures(), txlog.FeatureTimestampNTZ),
-			WriterFeatures:   addFeature(cur.EffectiveWriterFeatures(), txlog.FeatureTimestampNTZ),
-		}
+	if np := txlog.ProtocolFor(cur, sch, m.Configuration); np != cur {
+		p = np
 	}
 	return m, p, nil
 }
