@@ -72,7 +72,7 @@ type constraint struct {
 	// expression is FALSE or NULL (INSERT of a null id into a table with
 	// CHECK (id > 0) fails with DELTA_VIOLATE_CONSTRAINT_WITH_VALUES).
 	holds *pred
-	cols     []*boundCol
+	cols  []*boundCol
 }
 
 // tableConstraints returns the CHECK constraints (sorted by name) and the

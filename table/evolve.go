@@ -3,7 +3,6 @@ package table
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -182,14 +181,6 @@ func (t *Table) evolvedMetadata(sch *schema.StructType) (*txlog.Metadata, *txlog
 		p = np
 	}
 	return m, p, nil
-}
-
-func addFeature(list []string, f string) []string {
-	if !slices.Contains(list, f) {
-		list = append(list, f)
-	}
-	slices.Sort(list)
-	return list
 }
 
 // ---- projection of untyped rows ----

@@ -342,24 +342,6 @@ func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
 	return txlog.ProtocolFor(nil, sch, nil)
 }
 
-func hasType(t schema.Type, name string) bool {
-	switch t := t.(type) {
-	case *schema.PrimitiveType:
-		return t.Name == name
-	case *schema.StructType:
-		for _, f := range t.Fields {
-			if hasType(f.Type, name) {
-				return true
-			}
-		}
-	case *schema.ArrayType:
-		return hasType(t.ElementType, name)
-	case *schema.MapType:
-		return hasType(t.KeyType, name) || hasType(t.ValueType, name)
-	}
-	return false
-}
-
 // Version returns the table version this *Table shows.
 func (t *Table) Version() int64 { return t.snap.Version() }
 
