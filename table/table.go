@@ -202,9 +202,11 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 
 // Create creates a Delta table at uri with schema sch and commits version 0
 // (protocol and metaData). The protocol is the lowest the schema and
-// properties need: (1,2) without features, (3,7) with timestampNtz when a
-// column is timestamp_ntz and with deletionVectors when
-// delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
+// properties need (txlog.ProtocolFor): (1,2) without features, legacy
+// versions for legacy features (writer 3 for delta.constraints.*), and
+// (3,7) listing every feature used, legacy ones included (invariants for
+// NOT NULL columns, appendOnly, checkConstraints), when a column is
+// timestamp_ntz or delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
 // already there (also when another writer created it concurrently, or when
 // log cleanup removed its first commits), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
@@ -298,17 +300,18 @@ var unwritableProperties = []struct{ key, feature string }{
 }
 
 // protocolFor returns the protocol of a new table with this schema and these
-// properties: MinimalProtocol, plus deletionVectors when
-// delta.enableDeletionVectors is true and the features named by
-// "delta.feature.<name>" properties. Properties that turn on a feature
+// properties: txlog.ProtocolFor, which lists every feature the schema and
+// properties use (NOT NULL columns: invariants; delta.appendOnly;
+// delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
+// "delta.feature.<name>" properties). Properties that turn on a feature
 // deltakit cannot write (change data feed, column mapping, row tracking,
-// in-commit timestamps, type widening) return an *txlog.UnsupportedFeatureError
-// naming it, rather than a table other engines would misread.
+// in-commit timestamps, type widening, unknown delta.feature.<name>) return
+// an *txlog.UnsupportedFeatureError naming it, rather than a table other
+// engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
 	if err := checkPropertyValues(props); err != nil {
 		return nil, err
 	}
-	p := MinimalProtocol(sch)
 	var refused []string
 	for _, u := range unwritableProperties {
 		if strings.EqualFold(props[u.key], "true") {
@@ -318,10 +321,6 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 	if m := props[txlog.PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
 		refused = append(refused, txlog.FeatureColumnMapping)
 	}
-	var extra []string
-	if strings.EqualFold(props[txlog.PropEnableDeletionVectors], "true") {
-		extra = append(extra, txlog.FeatureDeletionVectors)
-	}
 	for k, v := range props {
 		name, ok := strings.CutPrefix(k, "delta.feature.")
 		if !ok || !strings.EqualFold(v, "supported") && !strings.EqualFold(v, "enabled") {
@@ -329,31 +328,13 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 		}
 		if !slices.Contains(txlog.SupportedWriterFeatures(), name) {
 			refused = append(refused, name)
-			continue
 		}
-		extra = append(extra, name)
 	}
 	if len(refused) > 0 {
 		slices.Sort(refused)
-		return nil, &txlog.UnsupportedFeatureError{Features: refused}
+		return nil, &txlog.UnsupportedFeatureError{Features: slices.Compact(refused)}
 	}
-	if len(extra) == 0 {
-		return p, nil
-	}
-	if p.MinReaderVersion < 3 {
-		p = &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{}}
-	}
-	for _, f := range extra {
-		if !slices.Contains(p.WriterFeatures, f) {
-			p.WriterFeatures = append(p.WriterFeatures, f)
-		}
-		if slices.Contains(txlog.SupportedReaderFeatures(), f) && !slices.Contains(p.ReaderFeatures, f) {
-			p.ReaderFeatures = append(p.ReaderFeatures, f)
-		}
-	}
-	slices.Sort(p.ReaderFeatures)
-	slices.Sort(p.WriterFeatures)
-	return p, nil
+	return txlog.ProtocolFor(nil, sch, props), nil
 }
 
 // checkPropertyValues refuses table properties whose values deltakit and
@@ -387,33 +368,12 @@ func checkPropertyValues(props map[string]string) error {
 }
 
 // MinimalProtocol returns the lowest protocol a new table with this schema
-// needs (spec "Protocol Evolution"): (1,2) without features; (3,7) with the
-// timestampNtz reader-writer feature when any column, at any depth, is
-// timestamp_ntz.
+// and no properties needs (spec "Protocol Evolution"; txlog.ProtocolFor):
+// (1,2) without features (NOT NULL columns are legacy invariants, implied by
+// writer version 2); (3,7) listing timestampNtz, and invariants when a
+// column is NOT NULL, when any column, at any depth, is timestamp_ntz.
 func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
-	if hasType(sch, schema.TimestampNTZ) {
-		return &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-			ReaderFeatures: []string{txlog.FeatureTimestampNTZ}, WriterFeatures: []string{txlog.FeatureTimestampNTZ}}
-	}
-	return &txlog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
-}
-
-func hasType(t schema.Type, name string) bool {
-	switch t := t.(type) {
-	case *schema.PrimitiveType:
-		return t.Name == name
-	case *schema.StructType:
-		for _, f := range t.Fields {
-			if hasType(f.Type, name) {
-				return true
-			}
-		}
-	case *schema.ArrayType:
-		return hasType(t.ElementType, name)
-	case *schema.MapType:
-		return hasType(t.KeyType, name) || hasType(t.ValueType, name)
-	}
-	return false
+	return txlog.ProtocolFor(nil, sch, nil)
 }
 
 // Version returns the table version this *Table shows.

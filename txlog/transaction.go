@@ -252,7 +252,9 @@ func (t *Transaction) ReadFiles(pred PartitionPredicate) []*Add {
 // UpdateMetadata; commitInfo is written by Commit.
 func (t *Transaction) Add(actions ...Action) { t.actions = append(t.actions, actions...) }
 
-// UpdateMetadata replaces the table metadata in this commit.
+// UpdateMetadata replaces the table metadata in this commit. When m uses
+// table features the protocol in force (or the one given to UpdateProtocol)
+// does not support, Commit upgrades the protocol to ProtocolFor's.
 func (t *Transaction) UpdateMetadata(m *Metadata) { t.metadata = m }
 
 // UpdateProtocol replaces the protocol in this commit. Reader and writer
@@ -357,6 +359,18 @@ func (t *Transaction) validate() error {
 	}
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
+	}
+	if t.metadata != nil {
+		// A metadata change (schema, properties) may use features the
+		// protocol lacks: upgrade it as Spark does (ProtocolFor), so that no
+		// commit writes metadata its protocol does not cover.
+		st, err := t.metadata.Schema()
+		if err != nil {
+			return err
+		}
+		if np := ProtocolFor(p, st, t.metadata.Configuration); np != p {
+			t.protocol, p = np, np
+		}
 	}
 	if t.snap != nil && m == t.snap.metadata && t.snap.schema != nil {
 		// Unchanged metadata: reuse the snapshot's parsed schema.
