@@ -390,6 +390,10 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "cannot read the checkpoint: %v", err)
 			continue
 		}
+		if sk := snap.SkippedCheckpoints(); len(sk) > 0 && sk[len(sk)-1].Version == c {
+			rep.add(ProblemCheckpoint, c, sk[len(sk)-1].File(), "cannot read the checkpoint (replay goes around it): %v", sk[len(sk)-1].Err)
+			continue
+		}
 		if snap.CheckpointVersion() != c {
 			rep.add(ProblemCheckpoint, c, txlog.CheckpointKey(c), "the checkpoint is incomplete: replay of version %d cannot start from it", c)
 			continue

@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"strings"
@@ -688,6 +689,9 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
 		}
 	}()
+	if err := checkParquetFrame(data); err != nil {
+		return corrupt(file, version, err, "not a Parquet file")
+	}
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return corrupt(file, version, err, "not a Parquet file")
@@ -812,6 +816,26 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		}
 		pb.appendSeg(segs[i])
 		segs[i] = nil
+	}
+	return nil
+}
+
+// checkParquetFrame checks the frame of a Parquet file: "PAR1" at both
+// ends and a footer length that fits in the file. parquet-go allocates the
+// footer's claimed length before it compares it with the file size, so a
+// few garbage bytes ending in "PAR1" could make it allocate gigabytes.
+func checkParquetFrame(data []byte) error {
+	const magic = "PAR1"
+	n := len(data)
+	if n < 12 {
+		return fmt.Errorf("%d bytes is too short for a Parquet file", n)
+	}
+	if string(data[:4]) != magic || string(data[n-4:]) != magic {
+		return fmt.Errorf("no Parquet magic bytes %q at the start and end", magic)
+	}
+	footer := int64(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	if footer == 0 || footer > int64(n-12) {
+		return fmt.Errorf("footer length %d does not fit in a file of %d bytes", footer, n)
 	}
 	return nil
 }
