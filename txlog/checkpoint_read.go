@@ -18,7 +18,8 @@ import (
 // This file decodes checkpoint Parquet files row by row on the file's own
 // schema: every leaf column the reader knows (by its path, e.g.
 // add.partitionValues.key_value.key) gets a small setter, every other column
-// (stats_parsed, partitionValues_parsed, future fields) is skipped. This
+// (future fields) is skipped; add.stats_parsed and add.partitionValues_parsed
+// are used where the JSON forms are absent (checkpoint_parsed.go). This
 // avoids both reflection and schema conversion, which made the generic
 // struct reader three times slower on 100,000-file checkpoints, and it
 // tolerates the schema variants of Spark, Databricks and delta-rs (int32 or
@@ -78,6 +79,11 @@ type rowAsm struct {
 	// one partition); mapKey is scratch space for its keys.
 	maps   map[string]map[string]string
 	mapKey []byte
+	// add.stats_parsed and add.partitionValues_parsed values of the row
+	// (checkpoint_parsed.go); statsBuf holds stats JSON built from them.
+	statsParsed, pvParsed       []parsedVal
+	hasStatsParsed, hasPVParsed bool
+	statsBuf                    []byte
 	// seg, when set, receives the row's add action (packed from the row's
 	// bytes, without an *Add) instead of the emit callback.
 	seg *packSeg
@@ -129,9 +135,10 @@ type colSetter func(a *rowAsm, v parquet.Value)
 
 // columnPlan is how one leaf column of the file is read.
 type columnPlan struct {
-	top    int       // top-level action column
-	topDef int       // definition level at which the action is non-null
-	set    colSetter // nil: only marks the action present
+	top    int         // top-level action column
+	topDef int         // definition level at which the action is non-null
+	set    colSetter   // nil: only marks the action present
+	parsed *parsedLeaf // add.stats_parsed / add.partitionValues_parsed leaf
 }
 
 func valueString(a *rowAsm, v parquet.Value) string {
@@ -306,6 +313,10 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 			return nil, fmt.Errorf("column %s has index %d, want %d", strings.Join(path, "."), leaf.ColumnIndex, i)
 		}
 		maxDef := leaf.MaxDefinitionLevel
+		if pl := newParsedPlan(path, defs, nodes, maxDef); pl != nil {
+			plans[i] = columnPlan{top: top, topDef: defs[0], set: parsedSetter(pl, defs[1], path[1] == "partitionValues_parsed"), parsed: pl}
+			continue
+		}
 		plans[i] = columnPlan{top: top, topDef: defs[0], set: planSetter(top, path, defs, nodes, maxDef)}
 	}
 	return plans, nil
@@ -480,7 +491,8 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 }
 
 func (a *rowAsm) reset() {
-	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey, seg: a.seg}
+	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey, seg: a.seg,
+		statsParsed: a.statsParsed[:0], pvParsed: a.pvParsed[:0], statsBuf: a.statsBuf[:0]}
 	for i := range a.keys {
 		a.keys[i], a.vals[i] = a.keys[i][:0], a.vals[i][:0]
 	}
@@ -568,9 +580,13 @@ func (a *rowAsm) emit(fn func(*Action)) {
 	if a.present[colAdd] && a.seg != nil {
 		a.packAdd()
 	} else if a.present[colAdd] {
+		a.applyParsed()
 		add := a.add
 		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
 		add.PartitionValues = a.buildMap(mapAddPartitionValues)
+		if add.PartitionValues == nil {
+			add.PartitionValues = a.parsedPartitionValues()
+		}
 		if add.PartitionValues == nil {
 			add.PartitionValues = map[string]string{}
 		}
@@ -640,9 +656,13 @@ func (a *rowAsm) emit(fn func(*Action)) {
 // packAdd packs the row's add action into a.seg; its path and stats are
 // the row's bytes, which seg copies.
 func (a *rowAsm) packAdd() {
+	a.applyParsed()
 	add := a.add
 	add.Path, add.Stats = unsafeString(a.addPath), unsafeString(a.addStats)
 	add.PartitionValues = a.buildMap(mapAddPartitionValues)
+	if add.PartitionValues == nil {
+		add.PartitionValues = a.parsedPartitionValues()
+	}
 	if add.PartitionValues == nil {
 		add.PartitionValues = emptyPartitionValues
 	}
@@ -717,6 +737,11 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		return corrupt(file, version, err, "checkpoint schema")
 	}
 	groups := pf.RowGroups()
+	if topLevel {
+		if err := resolveParsedTimestamps(groups, plans); err != nil {
+			return corrupt(file, version, err, "cannot decode checkpoint Parquet")
+		}
+	}
 	// newSeg returns the packing segment of g, or nil without pb.
 	newSeg := func(g parquet.RowGroup) *packSeg {
 		if pb == nil {
