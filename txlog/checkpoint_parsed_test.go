@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/schema"
 )
 
 // decodeWithout decodes checkpoint data as readCheckpointParquet does, but
@@ -192,6 +193,37 @@ func TestStatsJSONShape(t *testing.T) {
 		}
 		if !json.Valid([]byte(got)) {
 			t.Errorf("%s is not valid JSON", got)
+		}
+	}
+}
+
+// Stats paths use physical names under column mapping: the field type of a
+// timestamp leaf is found by them (and by logical names without mapping).
+func TestFieldTypeByPhysicalPath(t *testing.T) {
+	st, err := schema.Parse(`{"type":"struct","fields":[` +
+		`{"name":"ts","type":"timestamp","nullable":true,"metadata":{"delta.columnMapping.physicalName":"col-1"}},` +
+		`{"name":"nest","type":{"type":"struct","fields":[{"name":"ntz","type":"timestamp_ntz","nullable":true,` +
+		`"metadata":{"delta.columnMapping.physicalName":"col-3"}}]},"nullable":true,"metadata":{"delta.columnMapping.physicalName":"col-2"}},` +
+		`{"name":"plain","type":"timestamp","nullable":true,"metadata":{}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{"col-1"}, "timestamp"},
+		{[]string{"col-2", "col-3"}, "timestamp_ntz"},
+		{[]string{"plain"}, "timestamp"},
+		{[]string{"col-2", "nope"}, ""},
+		{[]string{"col-1", "x"}, ""},
+	} {
+		got := ""
+		if typ := fieldTypeByPhysicalPath(st, tc.path); typ != nil {
+			got = typ.String()
+		}
+		if got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.path, got, tc.want)
 		}
 	}
 }
