@@ -131,8 +131,15 @@ type Snapshot struct {
 // wrong), reads the newest complete checkpoint at or before the version and
 // the commits after it.
 //
+// A checkpoint that cannot be read (empty, garbage, truncated, a part or
+// sidecar missing) is treated as absent: replay starts from an older
+// complete checkpoint or from the commits, the file is logged at Warn
+// (WithLoadLogger) and Snapshot.SkippedCheckpoints lists it. Time travel and
+// Update do the same.
+//
 // Errors: ErrTableNotFound when there is no log; *VersionNotFoundError;
-// *CorruptLogError (gaps, bad JSON, bad checkpoint); ErrNoMetadata or
+// *CorruptLogError (gaps, bad JSON, an unreadable checkpoint whose commits
+// are gone, naming both); ErrNoMetadata or
 // ErrNoProtocol; *UnsupportedProtocolError and *UnsupportedFeatureError from
 // the protocol gate (CheckReadable); store errors, wrapped; ctx errors.
 func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Snapshot, error) {
