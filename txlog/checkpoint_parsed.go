@@ -101,7 +101,7 @@ func newParsedLeaf(path []string, n parquet.Node, maxDef int) *parsedLeaf {
 // newParsedPlan returns the parsed leaf of a column under
 // add.stats_parsed or add.partitionValues_parsed, nil for other columns and
 // for leaves under a list or map (stats have none).
-func newParsedPlan(path []string, defs []int, nodes []parquet.Node, maxDef int) *parsedLeaf {
+func newParsedPlan(path []string, nodes []parquet.Node, maxDef int) *parsedLeaf {
 	if len(path) < 3 || path[0] != "add" || (path[1] != "stats_parsed" && path[1] != "partitionValues_parsed") {
 		return nil
 	}

@@ -313,7 +313,7 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 			return nil, fmt.Errorf("column %s has index %d, want %d", strings.Join(path, "."), leaf.ColumnIndex, i)
 		}
 		maxDef := leaf.MaxDefinitionLevel
-		if pl := newParsedPlan(path, defs, nodes, maxDef); pl != nil {
+		if pl := newParsedPlan(path, nodes, maxDef); pl != nil {
 			plans[i] = columnPlan{top: top, topDef: defs[0], set: parsedSetter(pl, defs[1], path[1] == "partitionValues_parsed"), parsed: pl}
 			continue
 		}
