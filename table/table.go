@@ -186,7 +186,7 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lopts []txlog.LoadOption
+	lopts := []txlog.LoadOption{txlog.WithLoadLogger(cfg.logger)}
 	switch {
 	case !cfg.at.IsZero():
 		lopts = append(lopts, txlog.AtTimestamp(cfg.at))
