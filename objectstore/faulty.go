@@ -74,6 +74,11 @@ type Fault struct {
 	Kind      FaultKind
 	Status    int           // for FaultStatus: the HTTP status to report
 	Latency   time.Duration // for FaultLatency
+	// Err, for FaultFail before the call, is the cause to report instead of
+	// ErrInjected, e.g. syscall.ENOSPC. A put fails with it as Local
+	// would: a cause that leaves the key unchanged (ENOSPC, EROFS, EACCES,
+	// ...) also wraps ErrNotStored.
+	Err error
 }
 
 // InjectedError is the error a Faulty store returns for an injected fault.
@@ -81,7 +86,7 @@ type InjectedError struct {
 	Op     Op
 	Key    string
 	Status int   // HTTP status for FaultStatus, else 0
-	Err    error // ErrCrashed, ErrReplyLost or ErrInjected
+	Err    error // ErrCrashed, ErrReplyLost, ErrInjected or Fault.Err
 }
 
 func (e *InjectedError) Error() string {
@@ -247,7 +252,14 @@ func strikeBefore(ctx context.Context, ft *Fault, op Op, key string) error {
 	case FaultStatus:
 		return &InjectedError{Op: op, Key: key, Status: ft.Status, Err: ErrInjected}
 	default:
-		return &InjectedError{Op: op, Key: key, Err: ErrInjected}
+		if ft.Err == nil {
+			return &InjectedError{Op: op, Key: key, Err: ErrInjected}
+		}
+		cause := ft.Err
+		if (op == OpPut || op == OpPutIfAbsent) && definiteWriteFailure(cause) {
+			cause = fmt.Errorf("%w: %w", ErrNotStored, cause)
+		}
+		return &InjectedError{Op: op, Key: key, Err: cause}
 	}
 }
 

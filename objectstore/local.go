@@ -51,7 +51,7 @@ func (l *Local) URI() string { return "file://" + filepath.ToSlash(l.root) }
 func (l *Local) err(op, key string, err error) error {
 	// A path component that is a file ("a" in "a/b") means "a/b" is absent.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		err = fmt.Errorf("%w: %v", ErrNotExist, err)
+		err = fmt.Errorf("%w: %w", ErrNotExist, err)
 	}
 	return &KeyError{Op: op, Store: l.URI(), Key: key, Err: err}
 }
@@ -118,37 +118,66 @@ func (l *Local) put(ctx context.Context, op, key string, data []byte, ifAbsent b
 	final := l.path(key)
 	dir := filepath.Dir(final)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return l.err(op, key, err)
+		return l.putErr(op, key, err)
 	}
 	tmp, err := os.CreateTemp(dir, localTempPrefix+"*")
 	if err != nil {
-		return l.err(op, key, err)
+		return l.putErr(op, key, err)
 	}
 	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // after link or rename; harmless when already gone
+	// After link or rename, and after a failed or partial write (a full
+	// disk): the temporary file never outlives the call.
+	defer os.Remove(tmpName)
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return l.err(op, key, err)
+		return l.putErr(op, key, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return l.err(op, key, err)
+		return l.putErr(op, key, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return l.err(op, key, err)
+		return l.putErr(op, key, err)
 	}
 	if ifAbsent {
 		if err := os.Link(tmpName, final); err != nil {
 			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.EEXIST) {
 				return l.err(op, key, ErrAlreadyExists)
 			}
-			return l.err(op, key, err)
+			return l.putErr(op, key, err)
 		}
 	} else if err := os.Rename(tmpName, final); err != nil {
-		return l.err(op, key, err)
+		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
+			// The key is a directory (os.Rename's EEXIST): nothing replaced.
+			return l.err(op, key, fmt.Errorf("%w: %w", ErrNotStored, err))
+		}
+		return l.putErr(op, key, err)
 	}
 	syncDir(dir)
 	return nil
+}
+
+// putErr is err for a failed put: a cause that certainly left the key
+// unchanged also wraps ErrNotStored.
+func (l *Local) putErr(op, key string, err error) error {
+	if definiteWriteFailure(err) {
+		err = fmt.Errorf("%w: %w", ErrNotStored, err)
+	}
+	return l.err(op, key, err)
+}
+
+// definiteWriteErrnos are the errors of a local write that mean nothing was
+// written: the call failed before the object could appear.
+var definiteWriteErrnos = []syscall.Errno{
+	syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EACCES, syscall.EPERM,
+	syscall.EFBIG, syscall.ENAMETOOLONG, syscall.ENOTDIR, syscall.EISDIR,
+}
+
+// definiteWriteFailure reports whether err, from a local put, is one of
+// definiteWriteErrnos.
+func definiteWriteFailure(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno) && slices.Contains(definiteWriteErrnos, errno)
 }
 
 // syncDir makes a new directory entry durable. Errors are ignored: some

@@ -31,6 +31,24 @@ var ErrInvalidKey = errors.New("invalid object key")
 // negative offset or length.
 var ErrInvalidRange = errors.New("invalid byte range")
 
+// ErrNotStored is wrapped (in a *KeyError, together with the system's cause,
+// e.g. syscall.ENOSPC) when a Put or PutIfAbsent failed in a way that
+// certainly left the key as it was: nothing was created or replaced, so
+// there is no outcome to learn by reading the key back and retrying the same
+// call soon is futile. Local reports it for a full disk or quota (ENOSPC,
+// EDQUOT), a read-only filesystem (EROFS), missing permission (EACCES,
+// EPERM), a file too large (EFBIG), a name too long (ENAMETOOLONG), a
+// path component that is a file (ENOTDIR) and a key that is a directory
+// (EISDIR); S3's PutIfAbsent for a 403 reply (AccessDenied, a bad key or
+// signature) and a missing or invalid bucket. Other errors of a put (a timeout,
+// a reset connection, a 5xx reply) leave the outcome open.
+var ErrNotStored = errors.New("nothing stored")
+
+// ErrInvalidArgument is wrapped by Open and the constructors for a bad URI or
+// option: an empty URI, an unknown scheme, a bucket-less s3:// URI, an
+// unusable endpoint.
+var ErrInvalidArgument = errors.New("invalid argument")
+
 // KeyError records the operation, the store and the key that failed. Match
 // its cause with errors.Is (ErrNotExist, ErrAlreadyExists, ...) or errors.As.
 type KeyError struct {

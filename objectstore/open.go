@@ -53,34 +53,51 @@ func (r *MemRegistry) Get(name string) *Mem {
 
 // Open returns the store for a URI:
 //
-//   - "file:///abs/path" or a plain path ("/data/t1", "./t1", "t1"): Local;
-//   - "s3://bucket/prefix": S3, configured from the standard AWS chain
-//     (environment, shared config and credentials files) plus WithS3Options;
+//   - "file:///abs/path", "file:/abs/path", "file://localhost/abs/path" or a
+//     plain path ("/data/t1", "./t1", "t1"): Local;
+//   - "s3://bucket/prefix" (or "s3a://..."): S3, configured from the
+//     standard AWS chain (environment, shared config and credentials
+//     files), the object_store environment variables NewS3 documents
+//     (AWS_ENDPOINT_URL, AWS_ALLOW_HTTP, AWS_VIRTUAL_HOSTED_STYLE_REQUEST,
+//     AWS_DEFAULT_REGION) and WithS3Options;
 //   - "mem://name": Mem (see WithMemRegistry).
 //
-// Returns an error naming the URI for unknown schemes or malformed URIs.
+// A plain path is one that does not start with a URI scheme ("name:" with a
+// name of two or more letters, digits, '+', '-' or '.'); write a relative
+// path with a colon in its first segment as "./a:b".
+//
+// Returns an error wrapping ErrInvalidArgument, naming the URI and the
+// supported schemes, for an empty URI, an unknown scheme ("gs://...",
+// "htp:/x") and a malformed URI of a known scheme.
 func Open(ctx context.Context, uri string, opts ...OpenOption) (Store, error) {
 	var cfg openConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	scheme, rest, hasScheme := strings.Cut(uri, "://")
-	if !hasScheme {
+	if strings.TrimSpace(uri) == "" {
+		return nil, fmt.Errorf("objectstore: open: %w: empty URI (want a path or a %s URI)", ErrInvalidArgument, supportedSchemes)
+	}
+	scheme, ok := uriScheme(uri)
+	if !ok {
 		return NewLocal(uri)
 	}
+	rest, hasSlashes := strings.CutPrefix(uri[len(scheme)+1:], "//")
 	switch strings.ToLower(scheme) {
 	case "file":
 		u, err := url.Parse(uri)
 		if err != nil {
-			return nil, fmt.Errorf("objectstore: open %q: %w", uri, err)
+			return nil, invalidURI(uri, err.Error())
 		}
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("objectstore: open %q: file URI with host %q is not supported", uri, u.Host)
+			return nil, invalidURI(uri, fmt.Sprintf("file URI with host %q is not supported", u.Host))
+		}
+		if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+			return nil, invalidURI(uri, "file URI needs an absolute path (file:///abs/path)")
 		}
 		return NewLocal(filepath.FromSlash(u.Path))
 	case "mem":
-		if rest == "" {
-			return nil, fmt.Errorf("objectstore: open %q: mem URI needs a name", uri)
+		if !hasSlashes || rest == "" {
+			return nil, invalidURI(uri, "mem URI needs a name (mem://name)")
 		}
 		if cfg.memReg != nil {
 			return cfg.memReg.Get(rest), nil
@@ -88,11 +105,37 @@ func Open(ctx context.Context, uri string, opts ...OpenOption) (Store, error) {
 		return NewMem(rest), nil
 	case "s3", "s3a":
 		bucket, prefix, _ := strings.Cut(rest, "/")
-		if bucket == "" {
-			return nil, fmt.Errorf("objectstore: open %q: s3 URI needs a bucket", uri)
+		if !hasSlashes || bucket == "" {
+			return nil, invalidURI(uri, "s3 URI needs a bucket (s3://bucket/prefix)")
 		}
 		return NewS3(ctx, bucket, strings.Trim(prefix, "/"), cfg.s3...)
 	default:
-		return nil, fmt.Errorf("objectstore: open %q: unsupported scheme %q (want file, s3 or mem)", uri, scheme)
+		return nil, invalidURI(uri, fmt.Sprintf("unsupported scheme %q (want a path or a %s URI)", scheme, supportedSchemes))
 	}
+}
+
+// supportedSchemes lists Open's URI schemes, for error messages.
+const supportedSchemes = "file://, s3:// (s3a://) or mem://"
+
+func invalidURI(uri, why string) error {
+	return fmt.Errorf("objectstore: open %q: %w: %s", uri, ErrInvalidArgument, why)
+}
+
+// uriScheme returns the scheme of uri when it starts with one (RFC 3986:
+// a letter, then letters, digits, '+', '-', '.', then ':'). One-letter
+// schemes are not schemes here: "C:\\data" is a Windows path.
+func uriScheme(uri string) (string, bool) {
+	i := strings.IndexByte(uri, ':')
+	if i < 2 {
+		return "", false
+	}
+	for j, c := range uri[:i] {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return "", false
+		}
+	}
+	return uri[:i], true
 }

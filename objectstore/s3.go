@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +46,7 @@ type S3Option func(*s3Config)
 
 type s3Config struct {
 	endpoint    string
-	pathStyle   bool
+	pathStyle   *bool // nil: from the environment, or inferred from the endpoint
 	region      string
 	accessKey   string
 	secretKey   string
@@ -51,6 +55,11 @@ type s3Config struct {
 	maxDelay    time.Duration
 }
 
+// DefaultS3Region is the region NewS3 uses when no option, environment
+// variable or shared config file names one (as the AWS CLI and most
+// S3-compatible servers expect).
+const DefaultS3Region = "us-east-1"
+
 // Retry defaults of NewS3; see WithRetry.
 const (
 	defaultS3MaxAttempts = 6
@@ -58,22 +67,27 @@ const (
 	conflictFirstDelay   = 100 * time.Millisecond
 )
 
-// WithEndpoint sends requests to url (e.g. "http://127.0.0.1:9000") instead
-// of the AWS endpoint of the region. Use it for MinIO and other S3-compatible
-// servers, usually together with WithPathStyle(true).
+// WithEndpoint sends requests to url (e.g. "http://localhost:9000") instead
+// of the AWS endpoint of the region, overriding AWS_ENDPOINT_URL_S3 and
+// AWS_ENDPOINT_URL. Use it for MinIO and other S3-compatible servers. An
+// endpoint whose host is "localhost" or an IP address is addressed in path
+// style unless WithPathStyle(false) or AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true
+// say otherwise.
 func WithEndpoint(url string) S3Option {
 	return func(c *s3Config) { c.endpoint = url }
 }
 
-// WithPathStyle addresses the bucket in the URL path ("host/bucket/key")
-// instead of the host name ("bucket.host/key"). MinIO needs path style.
+// WithPathStyle addresses the bucket in the URL path ("host/bucket/key",
+// true) or in the host name ("bucket.host/key", false), overriding
+// AWS_VIRTUAL_HOSTED_STYLE_REQUEST and the inference from the endpoint.
+// MinIO needs path style.
 func WithPathStyle(on bool) S3Option {
-	return func(c *s3Config) { c.pathStyle = on }
+	return func(c *s3Config) { c.pathStyle = &on }
 }
 
-// WithRegion sets the AWS region, overriding AWS_REGION and the shared
-// config files. With WithEndpoint and no region from anywhere, NewS3 uses
-// "us-east-1".
+// WithRegion sets the AWS region, overriding AWS_REGION, AWS_DEFAULT_REGION
+// and the shared config files. With no region from anywhere, NewS3 uses
+// DefaultS3Region.
 func WithRegion(region string) S3Option {
 	return func(c *s3Config) { c.region = region }
 }
@@ -106,12 +120,30 @@ func WithRetry(maxAttempts int, maxDelay time.Duration) S3Option {
 // beyond what the credential chain needs: a missing bucket shows in the first
 // operation.
 //
+// Options win over the environment, which NewS3 reads as the AWS SDKs and
+// the object_store crate (deltalake, delta-rs) do:
+//
+//   - AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL (or endpoint_url in the
+//     shared config file), then AWS_ENDPOINT: the endpoint (WithEndpoint);
+//   - AWS_VIRTUAL_HOSTED_STYLE_REQUEST: "true" for virtual-hosted style,
+//     "false" for path style (WithPathStyle); when unset, an endpoint whose
+//     host is "localhost" or an IP address gets path style, others
+//     virtual-hosted style;
+//   - AWS_ALLOW_HTTP: "false" refuses an http:// endpoint (unset or "true"
+//     allows it);
+//   - AWS_REGION, then AWS_DEFAULT_REGION, then the shared config file, then
+//     DefaultS3Region (WithRegion).
+//
+// Returns an error wrapping ErrInvalidArgument for an empty bucket, a bad
+// prefix, an endpoint that is not an http(s) URL, and a variable above
+// whose value is not a boolean.
+//
 // A prefix "tables/t1" and a key "_delta_log/x.json" address the object
 // "tables/t1/_delta_log/x.json"; an empty prefix stores keys at the bucket
 // root.
 func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, error) {
 	if bucket == "" {
-		return nil, errors.New("objectstore: NewS3: empty bucket name")
+		return nil, fmt.Errorf("objectstore: NewS3: %w: empty bucket name", ErrInvalidArgument)
 	}
 	cfg := s3Config{maxAttempts: defaultS3MaxAttempts, maxDelay: defaultS3MaxDelay}
 	for _, opt := range opts {
@@ -120,7 +152,7 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 	prefix = strings.Trim(prefix, "/")
 	if prefix != "" {
 		if err := checkKey(prefix); err != nil {
-			return nil, fmt.Errorf("objectstore: NewS3: prefix %q: %w", prefix, err)
+			return nil, fmt.Errorf("objectstore: NewS3: %w: prefix %q: %w", ErrInvalidArgument, prefix, err)
 		}
 	}
 
@@ -131,6 +163,9 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 				o.MaxBackoff = cfg.maxDelay
 			})
 		}),
+	}
+	if cfg.region == "" && os.Getenv("AWS_REGION") == "" {
+		cfg.region = os.Getenv("AWS_DEFAULT_REGION") // read by the AWS CLI and object_store, not the Go SDK
 	}
 	if cfg.region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(cfg.region))
@@ -147,16 +182,18 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 		return nil, fmt.Errorf("objectstore: NewS3: load AWS config: %w", err)
 	}
 	if awsCfg.Region == "" {
-		if cfg.endpoint == "" {
-			return nil, errors.New("objectstore: NewS3: no AWS region: set AWS_REGION or use WithRegion")
-		}
-		awsCfg.Region = "us-east-1"
+		awsCfg.Region = DefaultS3Region
+	}
+	endpoint := firstNonEmpty(cfg.endpoint, os.Getenv("AWS_ENDPOINT_URL_S3"), aws.ToString(awsCfg.BaseEndpoint), os.Getenv("AWS_ENDPOINT"))
+	pathStyle, err := s3PathStyle(cfg.pathStyle, endpoint)
+	if err != nil {
+		return nil, err
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		if cfg.endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.endpoint)
+		if endpoint != "" {
+			o.BaseEndpoint = aws.String(endpoint)
 		}
-		o.UsePathStyle = cfg.pathStyle
+		o.UsePathStyle = pathStyle
 		// Ranged reads and many S3-compatible servers send no checksum;
 		// the SDK would log each such reply.
 		o.DisableLogOutputChecksumValidationSkipped = true
@@ -174,6 +211,62 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 		s.uri += "/" + prefix
 	}
 	return s, nil
+}
+
+// s3PathStyle checks endpoint ("" for AWS) and decides the addressing
+// style: explicit (the option), else AWS_VIRTUAL_HOSTED_STYLE_REQUEST, else
+// path style for a localhost or IP-address endpoint.
+func s3PathStyle(explicit *bool, endpoint string) (bool, error) {
+	allowHTTP, allowSet, err := envBool("AWS_ALLOW_HTTP")
+	if err != nil {
+		return false, err
+	}
+	virtual, virtualSet, err := envBool("AWS_VIRTUAL_HOSTED_STYLE_REQUEST")
+	if err != nil {
+		return false, err
+	}
+	host := ""
+	if endpoint != "" {
+		u, err := url.Parse(endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return false, fmt.Errorf("objectstore: NewS3: %w: endpoint %q is not an http:// or https:// URL (e.g. http://localhost:9000)",
+				ErrInvalidArgument, endpoint)
+		}
+		if u.Scheme == "http" && allowSet && !allowHTTP {
+			return false, fmt.Errorf("objectstore: NewS3: %w: endpoint %q uses http but AWS_ALLOW_HTTP is false", ErrInvalidArgument, endpoint)
+		}
+		host = u.Hostname()
+	}
+	switch {
+	case explicit != nil:
+		return *explicit, nil
+	case virtualSet:
+		return !virtual, nil
+	}
+	return host == "localhost" || net.ParseIP(host) != nil, nil
+}
+
+// envBool reads a boolean environment variable: ok is false when it is
+// unset or empty.
+func envBool(name string) (v, ok bool, err error) {
+	s := strings.TrimSpace(os.Getenv(name))
+	if s == "" {
+		return false, false, nil
+	}
+	v, err = strconv.ParseBool(s)
+	if err != nil {
+		return false, false, fmt.Errorf("objectstore: NewS3: %w: %s=%q is not true or false", ErrInvalidArgument, name, s)
+	}
+	return v, true, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 // URI implements Store: "s3://bucket/prefix", or "s3://bucket" without a
@@ -257,6 +350,9 @@ func (s *S3) putInput(key string, data []byte) *s3.PutObjectInput {
 // a backoff, up to the WithRetry bounds, and never reported as
 // ErrAlreadyExists. 503 SlowDown is tried again the same way.
 //
+// 403 (AccessDenied, a bad key or signature) and a missing or invalid
+// bucket wrap ErrNotStored: S3 refused the request and created nothing.
+//
 // Transport errors and other 5xx replies are not retried: the object may have
 // been created by that very request, and a retry would then report our own
 // object as ErrAlreadyExists. Such an error leaves the outcome open; the
@@ -280,6 +376,8 @@ func (s *S3) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 			// Retryable: a concurrent conditional write is in flight.
 		case isPreconditionFailed(err):
 			err = backoff.Permanent(fmt.Errorf("%w: %w", ErrAlreadyExists, err))
+		case isRefused(err):
+			err = backoff.Permanent(fmt.Errorf("%w: %w", ErrNotStored, err))
 		default:
 			err = backoff.Permanent(err)
 		}
@@ -382,6 +480,20 @@ func isPreconditionFailed(err error) bool {
 		return true
 	}
 	return apiCode(err) == "PreconditionFailed"
+}
+
+// isRefused reports whether S3 refused a request without acting on it for a
+// reason a retry does not cure: 403, or a bucket that does not exist or
+// cannot be named so.
+func isRefused(err error) bool {
+	if httpStatus(err) == http.StatusForbidden {
+		return true
+	}
+	switch apiCode(err) {
+	case "NoSuchBucket", "InvalidBucketName", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch":
+		return true
+	}
+	return false
 }
 
 // isConditionConflict reports whether S3 refused a conditional PUT because a

@@ -159,17 +159,19 @@ func TestS3Errors(t *testing.T) {
 		op       string // "get", "stat", "put", "put-if-absent", "delete"
 		status   int
 		code     string
-		wantIs   error // nil: must be neither ErrNotExist nor ErrAlreadyExists
+		wantIs   error // nil: must be none of ErrNotExist, ErrAlreadyExists, ErrNotStored
 		wantCode string
 		wantReqs int // requests the server sees, with WithRetry(4, ...)
 	}{
 		{"412 exists", "put-if-absent", 412, "PreconditionFailed", objectstore.ErrAlreadyExists, "PreconditionFailed", 1},
 		{"MinIO 304 exists", "put-if-absent", 304, "", objectstore.ErrAlreadyExists, "NotModified", 1},
-		{"403 keeps code", "put-if-absent", 403, "AccessDenied", nil, "AccessDenied", 1},
+		{"403 keeps code, nothing stored", "put-if-absent", 403, "AccessDenied", objectstore.ErrNotStored, "AccessDenied", 1},
 		// The object may exist after a 500: no retry, the caller reads back.
 		{"500 not retried", "put-if-absent", 500, "InternalError", nil, "InternalError", 1},
 		{"503 SlowDown retried", "put-if-absent", 503, "SlowDown", nil, "SlowDown", 4},
-		{"put-if-absent missing bucket", "put-if-absent", 404, "NoSuchBucket", nil, "NoSuchBucket", 1},
+		{"put-if-absent missing bucket", "put-if-absent", 404, "NoSuchBucket", objectstore.ErrNotStored, "NoSuchBucket", 1},
+		// Nothing was created, but the conflict may clear: not ErrNotStored.
+		{"409 conflict gives up", "put-if-absent", 409, "ConditionalRequestConflict", nil, "ConditionalRequestConflict", 4},
 		{"put 500 retried", "put", 500, "InternalError", nil, "InternalError", 4},
 		{"put 403", "put", 403, "AccessDenied", nil, "AccessDenied", 1},
 		{"get NoSuchKey", "get", 404, "NoSuchKey", objectstore.ErrNotExist, "NoSuchKey", 1},
@@ -200,7 +202,7 @@ func TestS3Errors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("%s succeeded on a %d reply", tc.op, tc.status)
 			}
-			for _, sentinel := range []error{objectstore.ErrNotExist, objectstore.ErrAlreadyExists} {
+			for _, sentinel := range []error{objectstore.ErrNotExist, objectstore.ErrAlreadyExists, objectstore.ErrNotStored} {
 				if got, want := errors.Is(err, sentinel), sentinel == tc.wantIs; got != want {
 					t.Errorf("errors.Is(err, %v) = %v, want %v; err: %v", sentinel, got, want, err)
 				}

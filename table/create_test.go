@@ -16,6 +16,9 @@ import (
 func TestCreateProtocolFromProperties(t *testing.T) {
 	flat := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
 	ntz := schema.NewStruct(schema.NewField("ts", schema.Primitive(schema.TimestampNTZ), true))
+	notNull := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false))
+	notNullNTZ := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false),
+		schema.NewField("ts", schema.Primitive(schema.TimestampNTZ), true))
 	tests := []struct {
 		name    string
 		sch     *schema.StructType
@@ -28,10 +31,20 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 	}{
 		{"plain", flat, nil, 1, 2, nil, nil, nil},
 		{"appendOnly stays legacy", flat, map[string]string{"delta.appendOnly": "true"}, 1, 2, nil, nil, nil},
-		{"timestamp_ntz", ntz, nil, 3, 7, []string{"timestampNtz"}, []string{"timestampNtz"}, nil},
-		{"deletion vectors", flat, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7, []string{"deletionVectors"}, []string{"deletionVectors"}, nil},
+		// At writer version 7 Spark lists the features implied by (1,2),
+		// appendOnly and invariants, too (TestSparkCreateProtocolMatches).
+		{"timestamp_ntz", ntz, nil, 3, 7, []string{"timestampNtz"}, []string{"appendOnly", "invariants", "timestampNtz"}, nil},
+		{"deletion vectors", flat, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7, []string{"deletionVectors"},
+			[]string{"appendOnly", "deletionVectors", "invariants"}, nil},
 		{"ntz and DVs", ntz, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7,
-			[]string{"deletionVectors", "timestampNtz"}, []string{"deletionVectors", "timestampNtz"}, nil},
+			[]string{"deletionVectors", "timestampNtz"}, []string{"appendOnly", "deletionVectors", "invariants", "timestampNtz"}, nil},
+		{"NOT NULL stays legacy", notNull, nil, 1, 2, nil, nil, nil},
+		{"NOT NULL with timestamp_ntz", notNullNTZ, nil, 3, 7, []string{"timestampNtz"}, []string{"appendOnly", "invariants", "timestampNtz"}, nil},
+		{"CHECK constraint is writer 3", flat, map[string]string{"delta.constraints.idpos": "id > 0"}, 1, 3, nil, nil, nil},
+		{"CHECK constraint with DVs", flat, map[string]string{"delta.constraints.idpos": "id > 0", "delta.enableDeletionVectors": "true"}, 3, 7,
+			[]string{"deletionVectors"}, []string{"appendOnly", "checkConstraints", "deletionVectors", "invariants"}, nil},
+		{"delta.feature.domainMetadata is writer-only", flat, map[string]string{"delta.feature.domainMetadata": "supported"}, 1, 7,
+			nil, []string{"appendOnly", "domainMetadata", "invariants"}, nil},
 		{"change data feed", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 0, 0, nil, nil, []string{"changeDataFeed"}},
 		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 0, 0, nil, nil, []string{"columnMapping"}},
 		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},

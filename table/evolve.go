@@ -3,7 +3,6 @@ package table
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -178,23 +177,10 @@ func (t *Table) evolvedMetadata(sch *schema.StructType) (*txlog.Metadata, *txlog
 	m.SchemaString = s
 	var p *txlog.Protocol
 	cur := t.snap.Protocol()
-	if hasType(sch, schema.TimestampNTZ) && !(cur.HasReaderFeature(txlog.FeatureTimestampNTZ) && cur.HasWriterFeature(txlog.FeatureTimestampNTZ)) {
-		p = &txlog.Protocol{
-			MinReaderVersion: 3,
-			MinWriterVersion: 7,
-			ReaderFeatures:   addFeature(cur.EffectiveReaderFeatures(), txlog.FeatureTimestampNTZ),
-			WriterFeatures:   addFeature(cur.EffectiveWriterFeatures(), txlog.FeatureTimestampNTZ),
-		}
+	if np := txlog.ProtocolFor(cur, sch, m.Configuration); np != cur {
+		p = np
 	}
 	return m, p, nil
-}
-
-func addFeature(list []string, f string) []string {
-	if !slices.Contains(list, f) {
-		list = append(list, f)
-	}
-	slices.Sort(list)
-	return list
 }
 
 // ---- projection of untyped rows ----

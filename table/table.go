@@ -34,8 +34,10 @@ var ErrTableExists = errors.New("table already exists")
 var ErrSchemaMismatch = errors.New("schema mismatch")
 
 // ErrInvalidArgument is wrapped for bad options or input (unknown partition
-// column, NOT NULL violated, unsupported Go type, ...).
-var ErrInvalidArgument = errors.New("invalid argument")
+// column, NOT NULL violated, unsupported Go type, ...). It is
+// objectstore.ErrInvalidArgument, so a bad URI ("", "gs://...") or S3
+// setting matches it too.
+var ErrInvalidArgument = objectstore.ErrInvalidArgument
 
 // Table is one version of a Delta table.
 type Table struct {
@@ -77,6 +79,29 @@ func WithStoreOptions(opts ...objectstore.OpenOption) Option {
 	return func(c *config) { c.openOpts = append(c.openOpts, opts...) }
 }
 
+// WithS3Endpoint sends the requests of an s3:// table to url, e.g.
+// "http://localhost:9000" for MinIO (objectstore.WithEndpoint). Without it,
+// AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL apply. A localhost or IP-address
+// endpoint is addressed in path style unless WithS3PathStyle(false).
+func WithS3Endpoint(url string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithEndpoint(url)))
+}
+
+// WithS3PathStyle addresses the bucket of an s3:// table in the URL path
+// (true) or in the host name (false), overriding
+// AWS_VIRTUAL_HOSTED_STYLE_REQUEST and the inference from the endpoint
+// (objectstore.WithPathStyle).
+func WithS3PathStyle(on bool) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithPathStyle(on)))
+}
+
+// WithS3Region sets the AWS region of an s3:// table, overriding AWS_REGION,
+// AWS_DEFAULT_REGION and the shared config files (objectstore.WithRegion);
+// the default is objectstore.DefaultS3Region.
+func WithS3Region(region string) Option {
+	return WithStoreOptions(objectstore.WithS3Options(objectstore.WithRegion(region)))
+}
+
 // WithTxnOptions passes options to every transaction the table commits
 // (attempt bounds, backoff, logger).
 func WithTxnOptions(opts ...txlog.TxnOption) Option {
@@ -93,7 +118,10 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 	return WithTxnOptions(txlog.WithCheckpointer(cp))
 }
 
-// WithLogger sets the logger (default slog.Default()).
+// WithLogger sets the logger of the table and of its commits (default
+// slog.Default()): at Debug each commit (version, attempts, bytes,
+// duration, operation), at Info lost races, conflicts and retries (see
+// txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithClock sets the clock used for modification times and commit
@@ -133,6 +161,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
+	// The table's logger is the transactions' too, unless WithTxnOptions
+	// sets another (later options win).
+	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger)}, c.txnOpts...)
 	return c
 }
 
@@ -155,7 +186,7 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lopts []txlog.LoadOption
+	lopts := []txlog.LoadOption{txlog.WithLoadLogger(cfg.logger)}
 	switch {
 	case !cfg.at.IsZero():
 		lopts = append(lopts, txlog.AtTimestamp(cfg.at))
@@ -171,9 +202,11 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 
 // Create creates a Delta table at uri with schema sch and commits version 0
 // (protocol and metaData). The protocol is the lowest the schema and
-// properties need: (1,2) without features, (3,7) with timestampNtz when a
-// column is timestamp_ntz and with deletionVectors when
-// delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
+// properties need (txlog.ProtocolFor): (1,2) without features, legacy
+// versions for legacy features (writer 3 for delta.constraints.*), and
+// (3,7) listing every feature used, legacy ones included (invariants for
+// NOT NULL columns, appendOnly, checkConstraints), when a column is
+// timestamp_ntz or delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
 // already there (also when another writer created it concurrently, or when
 // log cleanup removed its first commits), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
@@ -267,17 +300,18 @@ var unwritableProperties = []struct{ key, feature string }{
 }
 
 // protocolFor returns the protocol of a new table with this schema and these
-// properties: MinimalProtocol, plus deletionVectors when
-// delta.enableDeletionVectors is true and the features named by
-// "delta.feature.<name>" properties. Properties that turn on a feature
+// properties: txlog.ProtocolFor, which lists every feature the schema and
+// properties use (NOT NULL columns: invariants; delta.appendOnly;
+// delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
+// "delta.feature.<name>" properties). Properties that turn on a feature
 // deltakit cannot write (change data feed, column mapping, row tracking,
-// in-commit timestamps, type widening) return an *txlog.UnsupportedFeatureError
-// naming it, rather than a table other engines would misread.
+// in-commit timestamps, type widening, unknown delta.feature.<name>) return
+// an *txlog.UnsupportedFeatureError naming it, rather than a table other
+// engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
 	if err := checkPropertyValues(props); err != nil {
 		return nil, err
 	}
-	p := MinimalProtocol(sch)
 	var refused []string
 	for _, u := range unwritableProperties {
 		if strings.EqualFold(props[u.key], "true") {
@@ -287,10 +321,6 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 	if m := props[txlog.PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
 		refused = append(refused, txlog.FeatureColumnMapping)
 	}
-	var extra []string
-	if strings.EqualFold(props[txlog.PropEnableDeletionVectors], "true") {
-		extra = append(extra, txlog.FeatureDeletionVectors)
-	}
 	for k, v := range props {
 		name, ok := strings.CutPrefix(k, "delta.feature.")
 		if !ok || !strings.EqualFold(v, "supported") && !strings.EqualFold(v, "enabled") {
@@ -298,31 +328,13 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 		}
 		if !slices.Contains(txlog.SupportedWriterFeatures(), name) {
 			refused = append(refused, name)
-			continue
 		}
-		extra = append(extra, name)
 	}
 	if len(refused) > 0 {
 		slices.Sort(refused)
-		return nil, &txlog.UnsupportedFeatureError{Features: refused}
+		return nil, &txlog.UnsupportedFeatureError{Features: slices.Compact(refused)}
 	}
-	if len(extra) == 0 {
-		return p, nil
-	}
-	if p.MinReaderVersion < 3 {
-		p = &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{}}
-	}
-	for _, f := range extra {
-		if !slices.Contains(p.WriterFeatures, f) {
-			p.WriterFeatures = append(p.WriterFeatures, f)
-		}
-		if slices.Contains(txlog.SupportedReaderFeatures(), f) && !slices.Contains(p.ReaderFeatures, f) {
-			p.ReaderFeatures = append(p.ReaderFeatures, f)
-		}
-	}
-	slices.Sort(p.ReaderFeatures)
-	slices.Sort(p.WriterFeatures)
-	return p, nil
+	return txlog.ProtocolFor(nil, sch, props), nil
 }
 
 // checkPropertyValues refuses table properties whose values deltakit and
@@ -356,33 +368,12 @@ func checkPropertyValues(props map[string]string) error {
 }
 
 // MinimalProtocol returns the lowest protocol a new table with this schema
-// needs (spec "Protocol Evolution"): (1,2) without features; (3,7) with the
-// timestampNtz reader-writer feature when any column, at any depth, is
-// timestamp_ntz.
+// and no properties needs (spec "Protocol Evolution"; txlog.ProtocolFor):
+// (1,2) without features (NOT NULL columns are legacy invariants, implied by
+// writer version 2); (3,7) listing timestampNtz, and invariants when a
+// column is NOT NULL, when any column, at any depth, is timestamp_ntz.
 func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
-	if hasType(sch, schema.TimestampNTZ) {
-		return &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-			ReaderFeatures: []string{txlog.FeatureTimestampNTZ}, WriterFeatures: []string{txlog.FeatureTimestampNTZ}}
-	}
-	return &txlog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
-}
-
-func hasType(t schema.Type, name string) bool {
-	switch t := t.(type) {
-	case *schema.PrimitiveType:
-		return t.Name == name
-	case *schema.StructType:
-		for _, f := range t.Fields {
-			if hasType(f.Type, name) {
-				return true
-			}
-		}
-	case *schema.ArrayType:
-		return hasType(t.ElementType, name)
-	case *schema.MapType:
-		return hasType(t.KeyType, name) || hasType(t.ValueType, name)
-	}
-	return false
+	return txlog.ProtocolFor(nil, sch, nil)
 }
 
 // Version returns the table version this *Table shows.

@@ -1173,7 +1173,8 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 		return nil, err
 	}
 	rv := reflect.ValueOf(rows)
-	if columnar && len(t.PartitionColumns()) == 0 {
+	// CHECK constraints are evaluated on rows: such tables take the row path.
+	if columnar && len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
 		if tr := newTypedRows(rv, info, enc); tr != nil {
 			return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: tr}, cfg)
 		}

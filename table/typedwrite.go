@@ -375,7 +375,7 @@ func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 		return p
 	}
 	notNullErr := func(i int) (int, error) {
-		return i, fmt.Errorf("column %q: %w: null in NOT NULL column", r.name, ErrInvalidArgument)
+		return i, fmt.Errorf("column %q: %w (null value)", r.name, errNotNull)
 	}
 	switch r.dst {
 	case schema.Long, schema.Integer, schema.Short, schema.Byte:

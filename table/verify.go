@@ -463,6 +463,10 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot read the checkpoint: %v", err)
 			continue
 		}
+		if sk := snap.SkippedCheckpoints(); len(sk) > 0 && sk[len(sk)-1].Version == c {
+			rep.add(ProblemCheckpoint, c, sk[len(sk)-1].File(), "cannot read the checkpoint (replay goes around it): %v", sk[len(sk)-1].Err)
+			continue
+		}
 		if snap.CheckpointVersion() != c {
 			detail := "the checkpoint is incomplete"
 			if m := ls.missingParts(c); m != "" {

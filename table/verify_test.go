@@ -110,7 +110,33 @@ func TestVerify(t *testing.T) {
 			if err := mem.Put(ctx, txlog.CheckpointKey(3), []byte("not parquet")); err != nil {
 				t.Fatal(err)
 			}
+		}, want: []VerifyProblemKind{ProblemCheckpoint}, checked: 0}, // the table loads around it
+		{name: "unreadable checkpoint, log cleaned up before it", break_: func(t *testing.T, tbl *Table, mem *objectstore.Mem) {
+			if err := mem.Put(ctx, txlog.CheckpointKey(3), nil); err != nil {
+				t.Fatal(err)
+			}
+			for v := range int64(3) {
+				if err := mem.Delete(ctx, txlog.CommitKey(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}, want: []VerifyProblemKind{ProblemCheckpoint, ProblemLoad}, checked: 0},
+		{name: "unreadable checkpoint, log cleaned up before an older one", break_: func(t *testing.T, tbl *Table, mem *objectstore.Mem) {
+			// checkpoint 1 is good, commit 0 is gone; checkpoint 3 cannot be read
+			snap1, err := txlog.Load(ctx, mem, txlog.AtVersion(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := txlog.WriteCheckpoint(ctx, snap1); err != nil {
+				t.Fatal(err)
+			}
+			if err := mem.Put(ctx, txlog.CheckpointKey(3), []byte("PAR1 not really PAR1")); err != nil {
+				t.Fatal(err)
+			}
+			if err := mem.Delete(ctx, txlog.CommitKey(0)); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []VerifyProblemKind{ProblemCheckpoint}, checked: 0},
 		{name: "log cleaned up before the checkpoint", break_: func(t *testing.T, tbl *Table, mem *objectstore.Mem) {
 			for v := range int64(3) {
 				if err := mem.Delete(ctx, txlog.CommitKey(v)); err != nil {

@@ -251,7 +251,7 @@ func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 	if p.schemaChanged {
 		return nil, fmt.Errorf("table: %w: WriteFiles cannot change the table schema; use AppendRows with WithSchemaEvolution", ErrInvalidArgument)
 	}
-	if err := t.checkWritable(nil); err != nil {
+	if err := t.checkWrite(nil, p); err != nil {
 		return nil, err
 	}
 	res, err := t.writeDataFiles(ctx, p, cfg, nil)
@@ -336,9 +336,33 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// checkWrite is the gate every write of new rows passes before it writes
+// any data file: m is the metadata the commit will have (nil: the
+// snapshot's), p the rows. It refuses tables deltakit cannot write
+// (checkWritable: unsupported writer features, by name) and rows that
+// violate the table's CHECK constraints or invariants (CheckConstraints).
+// NOT NULL columns are checked with the rows' values in writeDataFiles,
+// also before anything is written.
+func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
+	if err := t.checkWritable(m); err != nil {
+		return err
+	}
+	if m == nil {
+		m = t.snap.Metadata()
+	}
+	if p.typed != nil && HasConstraints(m) {
+		// writeTypedPath takes the row path for such tables.
+		return fmt.Errorf("table: write to %s: %w: columnar rows cannot be checked against constraints", t.URI(), ErrUnsupportedConstraint)
+	}
+	if err := CheckConstraints(m, p.schema, p.rows); err != nil {
+		return fmt.Errorf("table: write to %s: %w", t.URI(), err)
+	}
+	return nil
+}
+
 // checkWritable refuses tables deltakit cannot write before any file is
-// written: unsupported writer features, active constraints, generated or
-// identity columns, column mapping.
+// written: unsupported writer features, generated or identity columns,
+// column defaults, change data feed, column mapping.
 func (t *Table) checkWritable(m *txlog.Metadata) error {
 	if m == nil {
 		m = t.snap.Metadata()
@@ -367,7 +391,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 			return nil, err
 		}
 	}
-	if err := t.checkWritable(meta); err != nil {
+	if err := t.checkWrite(meta, p); err != nil {
 		return nil, err
 	}
 	if mode == modeOverwrite && t.snap.Metadata().AppendOnly() {
@@ -489,7 +513,7 @@ func deleteFiles(store objectstore.Store, keys []string, logger *slog.Logger) {
 func checkField(f *schema.StructField, v any) (int64, error) {
 	if v == nil {
 		if !f.Nullable {
-			return 0, fmt.Errorf("column %q: %w: null in NOT NULL column", f.Name, ErrInvalidArgument)
+			return 0, fmt.Errorf("column %q: %w (null value)", f.Name, errNotNull)
 		}
 		return 0, nil
 	}
@@ -840,7 +864,7 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 			}
 			if !ok && !f.Nullable {
 				return nil, fmt.Errorf("table: %w", &RowError{Row: i,
-					Err: fmt.Errorf("column %q: %w: null (or empty) value in NOT NULL partition column", f.Name, ErrInvalidArgument)})
+					Err: fmt.Errorf("column %q: %w (null or empty partition value)", f.Name, errNotNull)})
 			}
 			pvals[k] = s
 			if len(pIdx) == 1 {

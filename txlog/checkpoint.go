@@ -16,9 +16,10 @@ import (
 // Checkpoint row types (spec "Checkpoint Schema"). One CheckpointRow is one
 // row of a checkpoint or sidecar Parquet file; exactly one of its columns is
 // non-null. The same types are used to read checkpoints written by Spark,
-// Databricks and delta-rs (columns are matched by name, unknown columns such
-// as stats_parsed and partitionValues_parsed are skipped, missing ones read as
-// null) and to write classic checkpoints (WriteCheckpoint).
+// Databricks and delta-rs (columns are matched by name, unknown columns are
+// skipped, missing ones read as null; the checkpoint reader also reads
+// stats_parsed and partitionValues_parsed where the JSON forms are absent)
+// and to write classic checkpoints (WriteCheckpoint).
 type CheckpointRow struct {
 	Txn                *CheckpointTxn                `parquet:"txn,optional"`
 	Add                *CheckpointAdd                `parquet:"add,optional"`

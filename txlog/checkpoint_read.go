@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"strings"
@@ -17,7 +18,8 @@ import (
 // This file decodes checkpoint Parquet files row by row on the file's own
 // schema: every leaf column the reader knows (by its path, e.g.
 // add.partitionValues.key_value.key) gets a small setter, every other column
-// (stats_parsed, partitionValues_parsed, future fields) is skipped. This
+// (future fields) is skipped; add.stats_parsed and add.partitionValues_parsed
+// are used where the JSON forms are absent (checkpoint_parsed.go). This
 // avoids both reflection and schema conversion, which made the generic
 // struct reader three times slower on 100,000-file checkpoints, and it
 // tolerates the schema variants of Spark, Databricks and delta-rs (int32 or
@@ -77,6 +79,11 @@ type rowAsm struct {
 	// one partition); mapKey is scratch space for its keys.
 	maps   map[string]map[string]string
 	mapKey []byte
+	// add.stats_parsed and add.partitionValues_parsed values of the row
+	// (checkpoint_parsed.go); statsBuf holds stats JSON built from them.
+	statsParsed, pvParsed       []parsedVal
+	hasStatsParsed, hasPVParsed bool
+	statsBuf                    []byte
 	// seg, when set, receives the row's add action (packed from the row's
 	// bytes, without an *Add) instead of the emit callback.
 	seg *packSeg
@@ -128,9 +135,10 @@ type colSetter func(a *rowAsm, v parquet.Value)
 
 // columnPlan is how one leaf column of the file is read.
 type columnPlan struct {
-	top    int       // top-level action column
-	topDef int       // definition level at which the action is non-null
-	set    colSetter // nil: only marks the action present
+	top    int         // top-level action column
+	topDef int         // definition level at which the action is non-null
+	set    colSetter   // nil: only marks the action present
+	parsed *parsedLeaf // add.stats_parsed / add.partitionValues_parsed leaf
 }
 
 func valueString(a *rowAsm, v parquet.Value) string {
@@ -305,6 +313,10 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 			return nil, fmt.Errorf("column %s has index %d, want %d", strings.Join(path, "."), leaf.ColumnIndex, i)
 		}
 		maxDef := leaf.MaxDefinitionLevel
+		if pl := newParsedPlan(path, nodes, maxDef); pl != nil {
+			plans[i] = columnPlan{top: top, topDef: defs[0], set: parsedSetter(pl, defs[1], path[1] == "partitionValues_parsed"), parsed: pl}
+			continue
+		}
 		plans[i] = columnPlan{top: top, topDef: defs[0], set: planSetter(top, path, defs, nodes, maxDef)}
 	}
 	return plans, nil
@@ -479,7 +491,8 @@ func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef
 }
 
 func (a *rowAsm) reset() {
-	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey, seg: a.seg}
+	*a = rowAsm{keys: a.keys, vals: a.vals, lists: a.lists, intern: a.intern, maps: a.maps, mapKey: a.mapKey, seg: a.seg,
+		statsParsed: a.statsParsed[:0], pvParsed: a.pvParsed[:0], statsBuf: a.statsBuf[:0]}
 	for i := range a.keys {
 		a.keys[i], a.vals[i] = a.keys[i][:0], a.vals[i][:0]
 	}
@@ -567,9 +580,13 @@ func (a *rowAsm) emit(fn func(*Action)) {
 	if a.present[colAdd] && a.seg != nil {
 		a.packAdd()
 	} else if a.present[colAdd] {
+		a.applyParsed()
 		add := a.add
 		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
 		add.PartitionValues = a.buildMap(mapAddPartitionValues)
+		if add.PartitionValues == nil {
+			add.PartitionValues = a.parsedPartitionValues()
+		}
 		if add.PartitionValues == nil {
 			add.PartitionValues = map[string]string{}
 		}
@@ -639,9 +656,13 @@ func (a *rowAsm) emit(fn func(*Action)) {
 // packAdd packs the row's add action into a.seg; its path and stats are
 // the row's bytes, which seg copies.
 func (a *rowAsm) packAdd() {
+	a.applyParsed()
 	add := a.add
 	add.Path, add.Stats = unsafeString(a.addPath), unsafeString(a.addStats)
 	add.PartitionValues = a.buildMap(mapAddPartitionValues)
+	if add.PartitionValues == nil {
+		add.PartitionValues = a.parsedPartitionValues()
+	}
 	if add.PartitionValues == nil {
 		add.PartitionValues = emptyPartitionValues
 	}
@@ -688,6 +709,9 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
 		}
 	}()
+	if err := checkParquetFrame(data); err != nil {
+		return corrupt(file, version, err, "not a Parquet file")
+	}
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return corrupt(file, version, err, "not a Parquet file")
@@ -713,6 +737,11 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		return corrupt(file, version, err, "checkpoint schema")
 	}
 	groups := pf.RowGroups()
+	if topLevel {
+		if err := resolveParsedTimestamps(groups, plans); err != nil {
+			return corrupt(file, version, err, "cannot decode checkpoint Parquet")
+		}
+	}
 	// newSeg returns the packing segment of g, or nil without pb.
 	newSeg := func(g parquet.RowGroup) *packSeg {
 		if pb == nil {
@@ -812,6 +841,26 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		}
 		pb.appendSeg(segs[i])
 		segs[i] = nil
+	}
+	return nil
+}
+
+// checkParquetFrame checks the frame of a Parquet file: "PAR1" at both
+// ends and a footer length that fits in the file. parquet-go allocates the
+// footer's claimed length before it compares it with the file size, so a
+// few garbage bytes ending in "PAR1" could make it allocate gigabytes.
+func checkParquetFrame(data []byte) error {
+	const magic = "PAR1"
+	n := len(data)
+	if n < 12 {
+		return fmt.Errorf("%d bytes is too short for a Parquet file", n)
+	}
+	if string(data[:4]) != magic || string(data[n-4:]) != magic {
+		return fmt.Errorf("no Parquet magic bytes %q at the start and end", magic)
+	}
+	footer := int64(binary.LittleEndian.Uint32(data[n-8 : n-4]))
+	if footer == 0 || footer > int64(n-12) {
+		return fmt.Errorf("footer length %d does not fit in a file of %d bytes", footer, n)
 	}
 	return nil
 }

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/objectstore"
 )
 
 func writeParquet[T any](t *testing.T, rows []T) []byte {
@@ -229,7 +232,42 @@ func TestV2ParquetCheckpointWithSidecars(t *testing.T) {
 		}
 		top = append(top, row)
 	}
-	m.put("_delta_log/00000000000000000002.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.parquet", writeParquet(t, top))
+	v2key := "_delta_log/00000000000000000002.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.parquet"
+	m.put(v2key, writeParquet(t, top))
+	// Damaged while the commits exist: replay goes around it.
+	for _, d := range []struct {
+		name, key string
+		data      []byte // nil: deleted
+	}{
+		{"sidecar missing", "_delta_log/_sidecars/s2.parquet", nil},
+		{"sidecar garbage", "_delta_log/_sidecars/s2.parquet", []byte("garbage")},
+		{"sidecar truncated", "_delta_log/_sidecars/s2.parquet", sidecar("f2")[:40]},
+		{"top-level file garbage", v2key, []byte("PAR1 garbage PAR1")},
+		{"top-level file empty", v2key, []byte{}},
+	} {
+		orig, err := m.mem.Get(ctx, d.key, objectstore.FullObject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.data == nil {
+			err = m.mem.Delete(ctx, d.key)
+		} else {
+			err = m.mem.Put(ctx, d.key, d.data)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := m.load(WithLoadLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		sk := s.SkippedCheckpoints()
+		if s.CheckpointVersion() != -1 || !slices.Equal(filePaths(s), []string{"f1#", "f2#", "f3#"}) ||
+			len(sk) != 1 || sk[0].Version != 2 || sk[0].File() != d.key || sk[0].Files[0] != v2key {
+			t.Errorf("%s: checkpoint %d, files %v, skipped %+v", d.name, s.CheckpointVersion(), filePaths(s), sk)
+		}
+		m.put(d.key, orig)
+	}
 	for v := range int64(2) {
 		if err := m.mem.Delete(ctx, CommitKey(v)); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ type CleanupResult struct {
 
 // CleanupLog deletes expired log files of the table in snap's store: commits,
 // checkpoints (all kinds) and .crc files whose version is below the newest
-// complete checkpoint C such that C and every log file before it were last
+// complete checkpoint C (not one of snap.SkippedCheckpoints) such that C and every log file before it were last
 // modified at or before now − delta.logRetentionDuration (default 30 days;
 // spec "Metadata Cleanup"). Every version from C on stays reconstructable,
 // because C and all later commits are kept, and nothing is deleted unless
@@ -58,6 +58,11 @@ func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool)
 		if v, ok := crcVersion(info.Key); ok {
 			files = append(files, entry{info.Key, v, info.ModTime})
 		}
+	}
+	// A checkpoint that Load could not read must not become the oldest
+	// kept one: the commits before it are the only way to its state.
+	for i := range snap.skipped {
+		l.markBad(checkpointRefOfKeys(snap.skipped[i]), snap.skipped[i].Err)
 	}
 	// Walk versions upward: C is a candidate while every file before it and
 	// the checkpoint itself are expired.
@@ -112,6 +117,15 @@ func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool)
 		}
 	}
 	return res, nil
+}
+
+// checkpointRefOfKeys returns the checkpoint reference of sk's files.
+func checkpointRefOfKeys(sk SkippedCheckpoint) checkpointRef {
+	cp := checkpointRef{version: sk.Version}
+	for _, k := range sk.Files {
+		cp.files = append(cp.files, logFile{key: k, version: sk.Version})
+	}
+	return cp
 }
 
 // crcVersion recognises "_delta_log/%020d.crc" version checksum files.

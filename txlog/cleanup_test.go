@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -152,5 +153,37 @@ func TestCrashBetweenCheckpointAndLastCheckpoint(t *testing.T) {
 	}
 	if loaded.Version() != 10 || loaded.NumFiles() != 10 || loaded.CheckpointVersion() != 10 {
 		t.Fatalf("loaded version %d, %d files, checkpoint %d", loaded.Version(), loaded.NumFiles(), loaded.CheckpointVersion())
+	}
+}
+
+// A checkpoint the snapshot could not read is never the oldest one kept:
+// cleanup would delete the commits that replay goes around it with.
+func TestCleanupLogKeepsCommitsBeforeUnreadableCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	mem := buildAgedTable(t, map[string]string{}, now, func(int64) time.Duration { return 40 * 24 * time.Hour })
+	if err := mem.Put(ctx, CheckpointKey(20), []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SetModTime(CheckpointKey(20), now.Add(-40*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Load(ctx, mem, WithLoadLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.CheckpointVersion() != 10 || len(snap.SkippedCheckpoints()) != 1 {
+		t.Fatalf("loaded from checkpoint %d, skipped %+v", snap.CheckpointVersion(), snap.SkippedCheckpoints())
+	}
+	res, err := CleanupLog(ctx, snap, now, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.KeepFrom != 10 || len(res.Deleted) != 10 {
+		t.Fatalf("keep from %d, deleted %v; want 10 and commits 0..9", res.KeepFrom, res.Deleted)
+	}
+	after, err := Load(ctx, mem, WithLoadLogger(slog.New(slog.DiscardHandler)))
+	if err != nil || after.Version() != 25 || after.NumFiles() != 25 {
+		t.Fatalf("after cleanup: %v, %v", after, err)
 	}
 }

@@ -12,7 +12,12 @@
 //     is usable), picks the newest complete checkpoint at or before the
 //     wanted version (classic, multi-part, or UUID-named v2 with sidecars),
 //     checks that the commits after it are contiguous, and replays them into
-//     an immutable Snapshot (spec "Action Reconciliation"). AtVersion and
+//     an immutable Snapshot (spec "Action Reconciliation"). A checkpoint that
+//     cannot be read (empty, garbage, truncated, a part or sidecar missing)
+//     is treated as absent: replay goes around it from an older checkpoint
+//     or the commits, logs a warning (WithLoadLogger) and lists it in
+//     Snapshot.SkippedCheckpoints; only when the commits it stands for are
+//     gone is it an error. AtVersion and
 //     AtTimestamp select older versions; Snapshot.Update reads only newer
 //     commits. ReadCommit and Commits read single commits and version ranges.
 //   - The protocol gate (CheckReadable, CheckWritable, CheckWritableTable)
@@ -31,7 +36,10 @@
 // unique id (FileKey), so an add and a remove that spell one path with
 // different percent-encodings still reconcile, as in Spark, which compares
 // canonicalized paths. Replay never parses per-file statistics; Add.NumRecords
-// does when asked.
+// does when asked. A checkpoint that holds them only as add.stats_parsed
+// (delta.checkpoint.writeStatsAsJson=false) gets them back as the stats JSON
+// Spark would have written, and add.partitionValues_parsed stands in for a
+// missing add.partitionValues.
 //
 // Errors wrap the sentinels of errors.go (ErrCorruptLog, ErrVersionNotFound,
 // ErrUnsupportedFeature, ErrUnsupportedProtocol, ErrNoMetadata, ...) inside

@@ -96,11 +96,12 @@ func SupportedReaderFeatures() []string {
 func writerFeatureSupport(name string) (supported, onlyInactive bool) {
 	switch name {
 	case FeatureAppendOnly, // the commit path refuses removes when delta.appendOnly=true
+		FeatureInvariants, FeatureCheckConstraints, // table's writes check NOT NULL, CHECK constraints and invariants
 		FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 		FeatureDeletionVectors, // removes carry the DV of the file they remove
 		FeatureTypeWidening, FeatureTypeWideningPreview:
 		return true, false
-	case FeatureInvariants, FeatureCheckConstraints, FeatureGeneratedColumns, FeatureColumnDefaults,
+	case FeatureGeneratedColumns, FeatureColumnDefaults,
 		FeatureIdentityColumns, FeatureChangeDataFeed, FeatureColumnMapping:
 		return true, true
 	}
@@ -231,9 +232,7 @@ func CheckWritable(p *Protocol) error {
 
 // CheckWritableTable is CheckWritable plus the table's metadata: it also
 // refuses, by feature name, the features deltakit accepts only while inactive
-// when m activates them: invariants (a field with "delta.invariants"
-// metadata), checkConstraints ("delta.constraints.*" properties),
-// generatedColumns ("delta.generationExpression"), allowColumnDefaults
+// when m activates them: generatedColumns ("delta.generationExpression"), allowColumnDefaults
 // ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*"), changeDataFeed
 // (delta.enableChangeDataFeed=true) and columnMapping (mode other than none).
 // Errors are as for CheckWritable; a schema that does not parse returns its
@@ -259,17 +258,11 @@ func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error 
 	fieldMeta := map[string]bool{}
 	collectFieldMetadataKeys(st, fieldMeta)
 	active := map[string]bool{
-		FeatureInvariants:       fieldMeta["delta.invariants"],
 		FeatureGeneratedColumns: fieldMeta["delta.generationExpression"],
 		FeatureColumnDefaults:   fieldMeta["CURRENT_DEFAULT"],
 		FeatureIdentityColumns:  fieldMeta["delta.identity.start"] || fieldMeta["delta.identity.step"],
 		FeatureChangeDataFeed:   strings.EqualFold(m.Configuration[PropEnableChangeDataFeed], "true"),
 		FeatureColumnMapping:    m.ColumnMappingMode() != "none",
-	}
-	for k := range m.Configuration {
-		if strings.HasPrefix(k, "delta.constraints.") {
-			active[FeatureCheckConstraints] = true
-		}
 	}
 	var unsupported []string
 	for _, f := range features {
@@ -301,4 +294,208 @@ func collectFieldMetadataKeys(t schema.Type, keys map[string]bool) {
 		collectFieldMetadataKeys(t.KeyType, keys)
 		collectFieldMetadataKeys(t.ValueType, keys)
 	}
+}
+
+// readerWriterFeatures are the features that readers must support too: at
+// reader version 3 they are listed in readerFeatures as well as
+// writerFeatures (spec "Table Features").
+var readerWriterFeatures = []string{FeatureCatalogManaged, FeatureColumnMapping, FeatureDeletionVectors,
+	FeatureTimestampNTZ, FeatureTypeWidening, FeatureTypeWideningPreview, FeatureV2Checkpoint,
+	FeatureVacuumProtocolCheck, FeatureVariantType}
+
+// legacyFeatureVersions are the writer versions that introduced the legacy
+// features (spec "Writer Version Requirements"); columnMapping also needs
+// reader version 2.
+var legacyFeatureVersions = map[string]int32{
+	FeatureAppendOnly: 2, FeatureInvariants: 2, FeatureCheckConstraints: 3,
+	FeatureChangeDataFeed: 4, FeatureGeneratedColumns: 4, FeatureColumnMapping: 5, FeatureIdentityColumns: 6,
+}
+
+// MetadataFeatures returns, sorted, the table features that a table with
+// schema st and configuration conf (metaData.configuration) uses, and that
+// its protocol must therefore support (spec "Table Features"; Spark refuses
+// to read a writer-version-7 table whose metadata uses a feature its
+// protocol does not list, DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH):
+//
+//   - invariants: a NOT NULL field (through structs, at any depth, as
+//     Spark's Invariants.getFromSchema) or a "delta.invariants" field
+//   - appendOnly: delta.appendOnly=true
+//   - checkConstraints: any delta.constraints.<name>
+//   - changeDataFeed: delta.enableChangeDataFeed=true
+//   - generatedColumns, identityColumns, allowColumnDefaults: fields with
+//     delta.generationExpression, delta.identity.*, CURRENT_DEFAULT metadata
+//   - columnMapping: delta.columnMapping.mode other than none
+//   - timestampNtz, variantType: a column of that type, at any depth
+//   - deletionVectors, rowTracking (with domainMetadata),
+//     inCommitTimestamp, typeWidening: their delta.enable* property true
+//   - every <name> of a delta.feature.<name>=supported (or enabled) property.
+func MetadataFeatures(st *schema.StructType, conf map[string]string) []string {
+	set := map[string]bool{}
+	isTrue := func(k string) bool { return strings.EqualFold(conf[k], "true") }
+	if st != nil {
+		if hasNotNull(st) {
+			set[FeatureInvariants] = true
+		}
+		keys := map[string]bool{}
+		collectFieldMetadataKeys(st, keys)
+		set[FeatureInvariants] = set[FeatureInvariants] || keys["delta.invariants"]
+		set[FeatureGeneratedColumns] = keys["delta.generationExpression"]
+		set[FeatureIdentityColumns] = keys["delta.identity.start"] || keys["delta.identity.step"] ||
+			keys["delta.identity.allowExplicitInsert"]
+		set[FeatureColumnDefaults] = keys["CURRENT_DEFAULT"]
+		set[FeatureTimestampNTZ] = hasPrimitive(st, schema.TimestampNTZ)
+		set[FeatureVariantType] = hasPrimitive(st, "variant")
+	}
+	set[FeatureAppendOnly] = isTrue(PropAppendOnly)
+	set[FeatureChangeDataFeed] = isTrue(PropEnableChangeDataFeed)
+	set[FeatureDeletionVectors] = isTrue(PropEnableDeletionVectors)
+	set[FeatureInCommitTimestamp] = isTrue(PropEnableInCommitTimestamps)
+	set[FeatureTypeWidening] = isTrue("delta.enableTypeWidening")
+	if isTrue(PropEnableRowTracking) {
+		set[FeatureRowTracking], set[FeatureDomainMetadata] = true, true
+	}
+	if m := conf[PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
+		set[FeatureColumnMapping] = true
+	}
+	for k, v := range conf {
+		if strings.HasPrefix(k, "delta.constraints.") {
+			set[FeatureCheckConstraints] = true
+		}
+		if name, ok := strings.CutPrefix(k, "delta.feature."); ok && name != "" &&
+			(strings.EqualFold(v, "supported") || strings.EqualFold(v, "enabled")) {
+			set[name] = true
+		}
+	}
+	var out []string
+	for f, on := range set {
+		if on {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ProtocolFor returns the protocol a table needs for schema st and
+// configuration conf: the protocol supports every feature of
+// MetadataFeatures, and, for an existing table (cur not nil), every feature
+// cur supports (protocols only grow). It is the one place where deltakit
+// derives protocols: table creation (cur nil), schema evolution and
+// metadata (property) changes, the latter in the commit path.
+//
+// When every feature needed is a legacy one (appendOnly, invariants,
+// checkConstraints, changeDataFeed, generatedColumns, columnMapping,
+// identityColumns) and cur is not at writer version 7, the result is the
+// lowest legacy version pair that implies them (at least (1,2) for a new
+// table, as Spark writes). Otherwise it is writer version 7 with every
+// feature listed, legacy ones included: those implied by cur's legacy
+// version, or by (1,2) for a new table (appendOnly and invariants, as
+// Spark's CREATE TABLE lists them), and reader version 3 with the reader-writer features
+// listed when any is needed, else reader version 1 (or cur's). For an
+// existing table that needs nothing new, ProtocolFor returns cur itself
+// (the same pointer), so callers can tell "no protocol change" by identity.
+// Feature lists are sorted.
+func ProtocolFor(cur *Protocol, st *schema.StructType, conf map[string]string) *Protocol {
+	need := MetadataFeatures(st, conf)
+	base := cur
+	if base == nil {
+		base = &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	}
+	allLegacy := true
+	for _, f := range need {
+		if _, ok := legacyFeatureVersions[f]; !ok {
+			allLegacy = false
+		}
+	}
+	if allLegacy && base.MinWriterVersion < 7 && base.MinReaderVersion < 3 {
+		p := &Protocol{MinReaderVersion: base.MinReaderVersion, MinWriterVersion: base.MinWriterVersion}
+		for _, f := range need {
+			p.MinWriterVersion = max(p.MinWriterVersion, legacyFeatureVersions[f])
+			if f == FeatureColumnMapping {
+				p.MinReaderVersion = max(p.MinReaderVersion, 2)
+			}
+		}
+		if cur != nil && p.MinReaderVersion == cur.MinReaderVersion && p.MinWriterVersion == cur.MinWriterVersion {
+			return cur
+		}
+		return p
+	}
+	// Table features: list everything.
+	// A new table starts from (1,2), whose implied appendOnly and
+	// invariants Spark lists too when it creates a table at writer
+	// version 7.
+	writer, reader := base.EffectiveWriterFeatures(), base.EffectiveReaderFeatures()
+	writer = mergeFeatures(writer, need)
+	needReader := cur != nil && cur.MinReaderVersion >= 3
+	for _, f := range writer {
+		if slices.Contains(readerWriterFeatures, f) {
+			reader = mergeFeatures(reader, []string{f})
+			needReader = true
+		}
+	}
+	p := &Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: writer}
+	if cur != nil {
+		p.MinReaderVersion = cur.MinReaderVersion
+	}
+	if needReader {
+		p.MinReaderVersion, p.ReaderFeatures = 3, reader
+		if p.ReaderFeatures == nil {
+			p.ReaderFeatures = []string{}
+		}
+	}
+	if p.WriterFeatures == nil {
+		p.WriterFeatures = []string{}
+	}
+	if cur != nil && cur.MinReaderVersion == p.MinReaderVersion && cur.MinWriterVersion == 7 &&
+		slices.Equal(sortedFeatures(cur.WriterFeatures), p.WriterFeatures) &&
+		(p.MinReaderVersion < 3 || slices.Equal(sortedFeatures(cur.ReaderFeatures), p.ReaderFeatures)) {
+		return cur
+	}
+	return p
+}
+
+// mergeFeatures returns the sorted union of a and b without duplicates.
+func mergeFeatures(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func sortedFeatures(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hasNotNull reports whether a field of st, or of a struct below it (not
+// through arrays and maps), is NOT NULL.
+func hasNotNull(st *schema.StructType) bool {
+	for _, f := range st.Fields {
+		if !f.Nullable {
+			return true
+		}
+		if sub, ok := f.Type.(*schema.StructType); ok && hasNotNull(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrimitive reports whether t has a primitive of type name at any depth.
+func hasPrimitive(t schema.Type, name string) bool {
+	switch t := t.(type) {
+	case *schema.PrimitiveType:
+		return t.Name == name
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			if hasPrimitive(f.Type, name) {
+				return true
+			}
+		}
+	case *schema.ArrayType:
+		return hasPrimitive(t.ElementType, name)
+	case *schema.MapType:
+		return hasPrimitive(t.KeyType, name) || hasPrimitive(t.ValueType, name)
+	}
+	return false
 }

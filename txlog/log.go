@@ -142,6 +142,101 @@ type listing struct {
 	startAfter  string              // where the listing started ("" = beginning)
 	commits     []logFile           // ascending version
 	checkpoints map[int64][]logFile // all checkpoint files per version
+	// bad are the checkpoints found unreadable during this load, by file
+	// key of each of their files; completeCheckpoint passes over them.
+	bad map[string]*SkippedCheckpoint
+}
+
+// SkippedCheckpoint is a checkpoint that Load found unreadable (not Parquet,
+// truncated, damaged, of the wrong schema, a part or sidecar missing) and
+// treated as absent: replay started from an older checkpoint or from the
+// commits instead (spec "Checkpoints": a checkpoint stands for the commits
+// up to its version, which remain the source of truth while they exist).
+type SkippedCheckpoint struct {
+	// Version is the checkpoint's table version.
+	Version int64
+	// Files are the store keys of its files ("_delta_log/..."): one, or
+	// every part of a multi-part checkpoint.
+	Files []string
+	// Err is why it could not be read: a *CorruptLogError naming the file.
+	Err error
+}
+
+// File returns the key of the file that could not be read: the one the
+// read error names (a part, a sidecar), else the checkpoint's first file.
+func (sk *SkippedCheckpoint) File() string {
+	var ce *CorruptLogError
+	if errors.As(sk.Err, &ce) && ce.File != "" {
+		return ce.File
+	}
+	return sk.Files[0]
+}
+
+// markBad records checkpoint cp as unreadable because of err.
+func (l *listing) markBad(cp checkpointRef, err error) *SkippedCheckpoint {
+	sk := &SkippedCheckpoint{Version: cp.version, Err: err}
+	for _, f := range cp.files {
+		sk.Files = append(sk.Files, f.key)
+	}
+	if l.bad == nil {
+		l.bad = map[string]*SkippedCheckpoint{}
+	}
+	for _, k := range sk.Files {
+		l.bad[k] = sk
+	}
+	return sk
+}
+
+// skipped returns the unreadable checkpoints at or before version v, by
+// ascending version.
+func (l *listing) skipped(v int64) []SkippedCheckpoint {
+	var out []SkippedCheckpoint
+	seen := map[*SkippedCheckpoint]bool{}
+	for _, sk := range l.bad {
+		if sk.Version <= v && !seen[sk] {
+			seen[sk] = true
+			out = append(out, *sk)
+		}
+	}
+	slices.SortFunc(out, func(a, b SkippedCheckpoint) int {
+		if c := cmpInt64(a.Version, b.Version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Files[0], b.Files[0])
+	})
+	return out
+}
+
+// newestBad returns the newest unreadable checkpoint with a version in
+// (after, v], if any.
+func (l *listing) newestBad(after, v int64) (*SkippedCheckpoint, bool) {
+	var best *SkippedCheckpoint
+	for _, sk := range l.bad {
+		if sk.Version > after && sk.Version <= v && (best == nil || sk.Version > best.Version) {
+			best = sk
+		}
+	}
+	return best, best != nil
+}
+
+// unreadableError reports that replay of version target cannot go around
+// unreadable checkpoint sk: commits from..next-1 (next < 0: up to target)
+// are not in the log. It matches ErrCorruptLog and ErrLogGap and unwraps to
+// the checkpoint's read error.
+func (sk *SkippedCheckpoint) unreadableError(target, from, next int64) *CorruptLogError {
+	to := target
+	if next >= 0 {
+		to = min(next-1, target)
+	}
+	missing := fmt.Sprintf("commit %d is", from)
+	if to > from {
+		missing = fmt.Sprintf("commits %d to %d are", from, to)
+	}
+	e := corrupt(sk.File(), sk.Version, sk.Err,
+		"checkpoint %d cannot be read and replay of version %d cannot go around it: %s not in the log (cleaned up or lost)",
+		sk.Version, target, missing)
+	e.gap = true
+	return e
 }
 
 // listLog lists "_delta_log/" once, from startAfter, stopping after
@@ -195,6 +290,9 @@ type checkpointRef struct {
 // complete multi-part set; ok is false when none is complete.
 func (l *listing) completeCheckpoint(v int64) (checkpointRef, bool) {
 	files := l.checkpoints[v]
+	if len(l.bad) > 0 {
+		files = slices.DeleteFunc(slices.Clone(files), func(f logFile) bool { return l.bad[f.key] != nil })
+	}
 	for _, want := range []fileKind{kindClassicCheckpoint, kindV2Checkpoint} {
 		for _, f := range files {
 			if f.kind == want {
@@ -204,13 +302,16 @@ func (l *listing) completeCheckpoint(v int64) (checkpointRef, bool) {
 	}
 	// multi-part: group by number of parts; a set is usable when all parts exist
 	byParts := map[int][]logFile{}
-	for _, f := range files {
+	for _, f := range l.checkpoints[v] {
 		if f.kind == kindMultiPartCheckpoint {
 			byParts[f.parts] = append(byParts[f.parts], f)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(byParts)) {
 		parts := byParts[n]
+		if slices.ContainsFunc(parts, func(f logFile) bool { return l.bad[f.key] != nil }) {
+			continue // a set with an unreadable part is unusable
+		}
 		slices.SortFunc(parts, func(a, b logFile) int { return a.part - b.part })
 		parts = slices.CompactFunc(parts, func(a, b logFile) bool { return a.part == b.part })
 		if len(parts) == n {
@@ -245,8 +346,15 @@ func (l *listing) incompleteCheckpoints(v int64) []string {
 		if _, ok := l.completeCheckpoint(cv); ok {
 			continue
 		}
-		f := l.checkpoints[cv][0]
-		out = append(out, fmt.Sprintf("%d (%d of %d parts)", cv, len(l.checkpoints[cv]), f.parts))
+		n, parts := 0, 0
+		for _, f := range l.checkpoints[cv] {
+			if f.kind == kindMultiPartCheckpoint && l.bad[f.key] == nil {
+				n, parts = n+1, f.parts
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d (%d of %d parts)", cv, n, parts))
+		}
 	}
 	return out
 }
@@ -318,6 +426,9 @@ func (l *listing) segment(target int64) (*logSegment, error) {
 		if len(l.commits) > 0 {
 			first = l.commits[0].version
 		}
+		if sk, ok := l.newestBad(-1, target); ok {
+			return nil, sk.unreadableError(target, 0, first)
+		}
 		if explicit {
 			return nil, &VersionNotFoundError{Version: target, Earliest: l.earliest(), Latest: latest}
 		}
@@ -331,12 +442,18 @@ func (l *listing) segment(target int64) (*logSegment, error) {
 	for ; i < len(l.commits) && l.commits[i].version <= target; i++ {
 		f := l.commits[i]
 		if f.version != want {
+			if sk, ok := l.newestBad(start-1, target); ok {
+				return nil, sk.unreadableError(target, want, f.version)
+			}
 			return nil, gapError(want, f.version)
 		}
 		seg.commits = append(seg.commits, f)
 		want++
 	}
 	if want <= target {
+		if sk, ok := l.newestBad(start-1, target); ok {
+			return nil, sk.unreadableError(target, want, -1)
+		}
 		return nil, gapError(want, -1)
 	}
 	if n := len(seg.commits); n > 0 {

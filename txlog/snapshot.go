@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -53,6 +54,18 @@ type loadOptions struct {
 	timestamp   time.Time // zero = not by timestamp
 	now         func() time.Time
 	concurrency int
+	logger      *slog.Logger
+}
+
+// WithLoadLogger sets the logger of Load and of the snapshot's Update
+// (default slog.Default()). A checkpoint that cannot be read and is replayed
+// around is logged at Warn, naming the file.
+func WithLoadLogger(l *slog.Logger) LoadOption {
+	return func(o *loadOptions) {
+		if l != nil {
+			o.logger = l
+		}
+	}
 }
 
 // AtVersion loads the snapshot of table version v (time travel by version).
@@ -103,6 +116,7 @@ type Snapshot struct {
 	domains    map[string]*DomainMetadata
 
 	checkpointVersion int64 // -1: replay started at version 0
+	skipped           []SkippedCheckpoint
 	commitTime        time.Time
 	commitInfo        *CommitInfo // of the commit at version; nil when not read
 
@@ -117,8 +131,15 @@ type Snapshot struct {
 // wrong), reads the newest complete checkpoint at or before the version and
 // the commits after it.
 //
+// A checkpoint that cannot be read (empty, garbage, truncated, a part or
+// sidecar missing) is treated as absent: replay starts from an older
+// complete checkpoint or from the commits, the file is logged at Warn
+// (WithLoadLogger) and Snapshot.SkippedCheckpoints lists it. Time travel and
+// Update do the same.
+//
 // Errors: ErrTableNotFound when there is no log; *VersionNotFoundError;
-// *CorruptLogError (gaps, bad JSON, bad checkpoint); ErrNoMetadata or
+// *CorruptLogError (gaps, bad JSON, an unreadable checkpoint whose commits
+// are gone, naming both); ErrNoMetadata or
 // ErrNoProtocol; *UnsupportedProtocolError and *UnsupportedFeatureError from
 // the protocol gate (CheckReadable); store errors, wrapped; ctx errors.
 func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Snapshot, error) {
@@ -144,13 +165,7 @@ func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	seg, err := l.segment(o.version)
-	if errors.Is(err, errNeedFullListing) {
-		if l, err = listLog(ctx, store, "", o.version); err != nil {
-			return nil, err
-		}
-		seg, err = l.segment(o.version)
-	}
+	s, _, err := replayListing(ctx, store, o, l, o.version)
 	var vnf *VersionNotFoundError
 	if errors.As(err, &vnf) && vnf.Earliest < 0 && o.version >= 0 {
 		// The listing stopped at the requested version and saw nothing:
@@ -162,12 +177,61 @@ func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Sn
 	if err != nil {
 		return nil, err
 	}
-	return replay(ctx, store, o, seg, nil)
+	return s, nil
+}
+
+// checkpointReadError is how replay reports that the checkpoint it started
+// from cannot be read (err is a *CorruptLogError); replayListing replays
+// around it.
+type checkpointReadError struct {
+	cp  checkpointRef
+	err error
+}
+
+func (e *checkpointReadError) Error() string { return e.err.Error() }
+func (e *checkpointReadError) Unwrap() error { return e.err }
+
+// replayListing builds the log segment of version target (-1 = latest) from
+// l and replays it. A checkpoint that cannot be read is treated as absent:
+// it is logged at Warn, recorded in the snapshot's SkippedCheckpoints, and
+// the segment is built again without it, from an older complete checkpoint
+// or from the commits (listing the log again from the beginning when l
+// started later). When no path to target remains the error is a
+// *CorruptLogError naming the unreadable checkpoint and the missing commits
+// (it matches ErrCorruptLog and ErrLogGap). The listing returned is l or
+// the fuller one used, with the unreadable checkpoints marked.
+func replayListing(ctx context.Context, store objectstore.Store, o loadOptions, l *listing, target int64) (*Snapshot, *listing, error) {
+	for {
+		seg, err := l.segment(target)
+		if errors.Is(err, errNeedFullListing) {
+			full, lerr := listLog(ctx, store, "", target)
+			if lerr != nil {
+				return nil, l, lerr
+			}
+			full.bad, l = l.bad, full
+			seg, err = l.segment(target)
+		}
+		if err != nil {
+			return nil, l, err
+		}
+		s, err := replay(ctx, store, o, seg, nil)
+		var cre *checkpointReadError
+		if !errors.As(err, &cre) {
+			if err != nil {
+				return nil, l, err
+			}
+			s.skipped = l.skipped(s.version)
+			return s, l, nil
+		}
+		sk := l.markBad(cre.cp, cre.err)
+		o.logger.WarnContext(ctx, "txlog: checkpoint cannot be read; replaying without it",
+			"file", sk.File(), "files", len(sk.Files), "version", sk.Version, "target", target, "err", cre.err)
+	}
 }
 
 // defaultLoadOptions are Load's options before its LoadOptions apply.
 func defaultLoadOptions() loadOptions {
-	return loadOptions{version: -1, now: time.Now, concurrency: 8}
+	return loadOptions{version: -1, now: time.Now, concurrency: 8, logger: slog.Default()}
 }
 
 // newSnapshotFrom returns a snapshot that continues base (sharing its file
@@ -182,6 +246,7 @@ func newSnapshotFrom(store objectstore.Store, o loadOptions, base *Snapshot) *Sn
 		s.txns = maps.Clone(base.txns)
 		s.domains = maps.Clone(base.domains)
 		s.checkpointVersion = base.checkpointVersion
+		s.skipped = base.skipped
 		return s
 	}
 	s.files = newFileSet((*Add).Key)
@@ -204,6 +269,9 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 			pb = newPackBuilder()
 		}
 		if err := readCheckpoint(ctx, store, *seg.checkpoint, s.applyCheckpointAction, pb); err != nil {
+			if errors.Is(err, ErrCorruptLog) {
+				return nil, &checkpointReadError{cp: *seg.checkpoint, err: err}
+			}
 			return nil, err
 		}
 		if pb != nil {
@@ -425,6 +493,12 @@ func (s *Snapshot) Store() objectstore.Store { return s.store }
 // from, or -1 when replay started at version 0.
 func (s *Snapshot) CheckpointVersion() int64 { return s.checkpointVersion }
 
+// SkippedCheckpoints returns the checkpoints at or before the snapshot's
+// version that could not be read (damaged, truncated, not Parquet, parts or
+// sidecars missing) and that replay went around, by ascending version; nil
+// when there were none. Load logs each at Warn; table verify reports them.
+func (s *Snapshot) SkippedCheckpoints() []SkippedCheckpoint { return slices.Clone(s.skipped) }
+
 // CommitTimestamp returns the commit time of the snapshot's version: the
 // in-commit timestamp when enabled, else the commit file's modification time
 // (the checkpoint file's when the commit file was cleaned up).
@@ -587,17 +661,8 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 		seg.versionFile = &seg.commits[len(seg.commits)-1]
 		return replay(ctx, s.store, s.opts, seg, s)
 	}
-	seg, err := l.segment(-1)
-	if errors.Is(err, errNeedFullListing) {
-		if l, err = listLog(ctx, s.store, "", -1); err != nil {
-			return nil, err
-		}
-		seg, err = l.segment(-1)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return replay(ctx, s.store, s.opts, seg, nil)
+	snap, _, err := replayListing(ctx, s.store, s.opts, l, -1)
+	return snap, err
 }
 
 // fetchCommits reads and decodes files with up to conc in flight and calls fn

@@ -17,11 +17,7 @@ func loadAtTimestamp(ctx context.Context, store objectstore.Store, o loadOptions
 	if err != nil {
 		return nil, err
 	}
-	seg, err := l.segment(-1)
-	if err != nil {
-		return nil, err
-	}
-	latest, err := replay(ctx, store, o, seg, nil)
+	latest, l, err := replayListing(ctx, store, o, l, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +90,8 @@ func loadVersionFrom(ctx context.Context, store objectstore.Store, o loadOptions
 	if v == latest.version {
 		return latest, nil
 	}
-	seg, err := l.segment(v)
-	if err != nil {
-		return nil, err
-	}
-	return replay(ctx, store, o, seg, nil)
+	s, _, err := replayListing(ctx, store, o, l, v)
+	return s, err
 }
 
 // commitICT reads the inCommitTimestamp (ms) of a commit; a commit without one

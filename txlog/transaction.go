@@ -26,7 +26,10 @@ const Version = "0.1.0-dev"
 const DefaultCheckpointInterval = 10
 
 // ErrCommitFailed is wrapped when a commit gives up for a reason other than a
-// conflict: too many attempts, or store errors that never resolved.
+// conflict: too many attempts (WithMaxAttempts), store errors that did not
+// resolve within WithMaxRetryTime, or a definite store failure
+// (objectstore.ErrNotStored: a full disk, a read-only filesystem, no
+// permission), whose cause the error wraps too.
 var ErrCommitFailed = errors.New("commit failed")
 
 // ErrCommitOutcomeUnknown is wrapped when Commit gives up after an attempt
@@ -44,6 +47,7 @@ type TxnOption func(*txnConfig)
 
 type txnConfig struct {
 	maxAttempts  int
+	maxRetryTime time.Duration
 	minBackoff   time.Duration
 	maxBackoff   time.Duration
 	now          func() time.Time
@@ -52,13 +56,28 @@ type txnConfig struct {
 	checkpointer *Checkpointer
 	sleep        func(ctx context.Context, d time.Duration) error
 	rand         func() float64
+	clock        func() time.Time // measures retry time and commit duration
 }
+
+// DefaultMaxRetryTime is how long Commit keeps retrying attempts whose
+// outcome is unknown, unless WithMaxRetryTime says otherwise.
+const DefaultMaxRetryTime = 60 * time.Second
 
 // WithMaxAttempts bounds how many times Commit tries to create a version file
 // (the first try included). Default 100: a lost race costs one attempt, so
 // this bounds how many concurrent winners a commit survives.
 func WithMaxAttempts(n int) TxnOption {
 	return func(c *txnConfig) { c.maxAttempts = max(1, n) }
+}
+
+// WithMaxRetryTime bounds the time Commit spends on attempts whose outcome
+// is unknown (store errors other than "already exists"), counted from its
+// first attempt: no such attempt is retried once the next one would start
+// later than d, whatever WithMaxAttempts allows. Lost races are bounded by
+// WithMaxAttempts only: each is progress of another writer. Default
+// DefaultMaxRetryTime (60 s); d <= 0 turns the time bound off.
+func WithMaxRetryTime(d time.Duration) TxnOption {
+	return func(c *txnConfig) { c.maxRetryTime = d }
 }
 
 // WithBackoff sets the exponential backoff before a retry: after n
@@ -74,7 +93,11 @@ func WithTxnClock(now func() time.Time) TxnOption {
 	return func(c *txnConfig) { c.now = now }
 }
 
-// WithLogger logs retries and checkpoint failures (default: slog.Default()).
+// WithLogger sets the logger of Commit (default: slog.Default()). Each
+// commit is logged at Debug ("txlog: committed" with version, attempts,
+// bytes, duration, operation and txnId); lost races, conflicts, attempts
+// with an unknown outcome and backoff waits at Info; checkpoint failures at
+// Warn.
 func WithLogger(l *slog.Logger) TxnOption {
 	return func(c *txnConfig) { c.logger = l }
 }
@@ -116,6 +139,9 @@ type Transaction struct {
 	metadata *Metadata
 	actions  []Action
 	done     bool
+
+	commitStart time.Time // when Commit started, for its log record
+	commitBytes int       // size of the commit file
 }
 
 // NewTransaction starts a transaction on snap for the named operation
@@ -139,12 +165,14 @@ func CreateTransaction(store objectstore.Store, p *Protocol, m *Metadata, opts .
 
 func newTransaction(store objectstore.Store, operation string, opts []TxnOption) *Transaction {
 	cfg := txnConfig{
-		maxAttempts: 100,
-		minBackoff:  5 * time.Millisecond,
-		maxBackoff:  2 * time.Second,
-		now:         time.Now,
-		sleep:       sleepCtx,
-		rand:        rand.Float64,
+		maxAttempts:  100,
+		maxRetryTime: DefaultMaxRetryTime,
+		minBackoff:   5 * time.Millisecond,
+		maxBackoff:   2 * time.Second,
+		now:          time.Now,
+		sleep:        sleepCtx,
+		rand:         rand.Float64,
+		clock:        time.Now,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -224,7 +252,9 @@ func (t *Transaction) ReadFiles(pred PartitionPredicate) []*Add {
 // UpdateMetadata; commitInfo is written by Commit.
 func (t *Transaction) Add(actions ...Action) { t.actions = append(t.actions, actions...) }
 
-// UpdateMetadata replaces the table metadata in this commit.
+// UpdateMetadata replaces the table metadata in this commit. When m uses
+// table features the protocol in force (or the one given to UpdateProtocol)
+// does not support, Commit upgrades the protocol to ProtocolFor's.
 func (t *Transaction) UpdateMetadata(m *Metadata) { t.metadata = m }
 
 // UpdateProtocol replaces the protocol in this commit. Reader and writer
@@ -330,6 +360,18 @@ func (t *Transaction) validate() error {
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
 	}
+	if t.metadata != nil {
+		// A metadata change (schema, properties) may use features the
+		// protocol lacks: upgrade it as Spark does (ProtocolFor), so that no
+		// commit writes metadata its protocol does not cover.
+		st, err := t.metadata.Schema()
+		if err != nil {
+			return err
+		}
+		if np := ProtocolFor(p, st, t.metadata.Configuration); np != p {
+			t.protocol, p = np, np
+		}
+	}
 	if t.snap != nil && m == t.snap.metadata && t.snap.schema != nil {
 		// Unchanged metadata: reuse the snapshot's parsed schema.
 		if err := CheckWritable(p); err != nil {
@@ -391,8 +433,13 @@ func (t *Transaction) validate() error {
 // ErrConcurrentModification and each kind found); without a conflict, Commit
 // retries at the next version. Store errors other than "already exists" have
 // an unknown outcome: the same version is tried again after a backoff.
-// Attempts are bounded (WithMaxAttempts); giving up returns an error wrapping
-// ErrCommitFailed that says how many attempts were made and why.
+// Attempts are bounded in number (WithMaxAttempts) and, for unknown
+// outcomes, in time (WithMaxRetryTime); giving up returns an error wrapping
+// ErrCommitFailed that says how many attempts were made and why. A store
+// error wrapping objectstore.ErrNotStored (a full disk, a read-only
+// filesystem, no permission) is a definite failure: Commit fails at once
+// with an error wrapping ErrCommitFailed and that cause (errors.Is(err,
+// syscall.ENOSPC) holds for a full local disk).
 //
 // After the commit, a checkpoint is written when the version is a multiple
 // of delta.checkpointInterval (default 10), or queued on the Checkpointer
@@ -410,6 +457,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
 	readVersion := t.ReadVersion()
 	version := readVersion + 1
 	own := newOwnWrites(actions)
@@ -423,7 +471,14 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		// and the next version is known. Unknown outcomes, and a writer that
 		// keeps losing under contention, back off with jitter first.
 		if n := max(failures, lost-2); n > 0 {
-			if err := t.cfg.sleep(ctx, t.backoff(n)); err != nil {
+			wait := t.backoff(n)
+			if elapsed := t.cfg.clock().Sub(t.commitStart); failures > 0 && t.cfg.maxRetryTime > 0 && elapsed+wait > t.cfg.maxRetryTime {
+				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions,
+					fmt.Errorf("txlog: %w: gave up on version %d after %d attempts in %v (retry time limit %v); last: %v",
+						ErrCommitFailed, version, attempt-1, elapsed.Round(time.Millisecond), t.cfg.maxRetryTime, lastErr))
+			}
+			t.cfg.logger.Info("txlog: commit backing off before retry", "version", version, "attempt", attempt, "wait", wait, "operation", t.operation)
+			if err := t.cfg.sleep(ctx, wait); err != nil {
 				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
 			}
 		}
@@ -431,6 +486,14 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		err := t.store.PutIfAbsent(ctx, key, data)
 		if err == nil {
 			return t.finish(ctx, version, attempt, txnID, winners, actions), nil
+		}
+		if errors.Is(err, objectstore.ErrNotStored) {
+			// A definite failure (full disk, read-only, no permission):
+			// this attempt created nothing and retrying will not help. An
+			// earlier attempt with an unknown outcome may still have landed:
+			// settle reads the version back then.
+			return t.settle(ctx, pending, version, attempt, txnID, winners, actions,
+				fmt.Errorf("txlog: %w: %s %s (version %d, attempt %d): %w", ErrCommitFailed, t.operation, key, version, attempt, err))
 		}
 		if !errors.Is(err, objectstore.ErrAlreadyExists) {
 			// Unknown outcome (timeout, reset, 5xx): try the same version
@@ -440,7 +503,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			if ctx.Err() != nil {
 				return t.settle(ctx, pending, version, attempt, txnID, winners, actions, err)
 			}
-			t.cfg.logger.Debug("txlog: commit attempt failed, retrying", "version", version, "attempt", attempt, "err", err)
+			t.cfg.logger.Info("txlog: commit attempt failed with an unknown outcome, retrying", "version", version, "attempt", attempt, "operation", t.operation, "err", err)
 			continue
 		}
 		// Someone holds this version: read winners until a free version.
@@ -465,9 +528,14 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 				if ci := firstCommitInfo(won); ci != nil {
 					op = ci.Operation
 				}
-				return nil, &ConflictError{ReadVersion: readVersion, WinnerVersion: version, Operation: op,
+				cerr := &ConflictError{ReadVersion: readVersion, WinnerVersion: version, Operation: op,
 					Kinds: kinds, Details: details, Attempts: attempt}
+				t.cfg.logger.Info("txlog: commit conflicts with a concurrent commit", "readVersion", readVersion, "winnerVersion", version,
+					"winnerOperation", op, "attempt", attempt, "operation", t.operation, "err", cerr)
+				return nil, cerr
 			}
+			t.cfg.logger.Info("txlog: version taken by a concurrent commit, retrying at the next version", "version", version,
+				"attempt", attempt, "operation", t.operation)
 			winners = append(winners, versionedActions{version: version, actions: won})
 			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
 			version++
@@ -551,6 +619,8 @@ type versionedActions struct {
 func (t *Transaction) finish(ctx context.Context, version int64, attempts int, txnID string,
 	winners []versionedActions, ours []Action) *CommitResult {
 	t.done = true
+	t.cfg.logger.Debug("txlog: committed", "version", version, "attempts", attempts, "bytes", t.commitBytes,
+		"duration", t.cfg.clock().Sub(t.commitStart), "operation", t.operation, "txnId", txnID)
 	res := &CommitResult{Version: version, Attempts: attempts, TxnID: txnID}
 	commits := append(winners, versionedActions{version: version, actions: ours})
 	snap, err := advance(t.store, t.snap, commits, t.cfg.now())

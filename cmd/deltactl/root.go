@@ -120,9 +120,11 @@ NDJSON files into them, optionally as an exactly-once stream of epochs.
 
 A <table> is a URI (s3://bucket/prefix, file:///abs/path) or a plain path.
 S3 credentials and region come from the standard AWS environment
-(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, ...);
---endpoint, --path-style and --region point deltactl at MinIO and other
-S3-compatible servers.
+(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_PROFILE, ...;
+region us-east-1 when none is set); AWS_ENDPOINT_URL=http://localhost:9000
+alone points deltactl at a local MinIO (path style for localhost and IP
+endpoints; AWS_VIRTUAL_HOSTED_STYLE_REQUEST and AWS_ALLOW_HTTP as for
+deltalake), and so do --endpoint, --path-style and --region.
 
 Output is a human-readable table, or with -o json one stable JSON document
 per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
@@ -148,8 +150,8 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.StringVar(&a.endpoint, "endpoint", firstNonEmpty(a.getenv("AWS_ENDPOINT_URL_S3"), a.getenv("AWS_ENDPOINT_URL")),
 		"S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
-	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (MinIO needs it)")
-	pf.StringVar(&a.region, "region", "", "AWS region (default from the AWS environment; us-east-1 with --endpoint)")
+	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (default for localhost and IP endpoints; else $AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false)")
+	pf.StringVar(&a.region, "region", "", "AWS region (default $AWS_REGION, $AWS_DEFAULT_REGION, the AWS config file, else us-east-1)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug messages to stderr")
 	pf.BoolVar(&a.progress, "progress", true, "show progress bars on long work when stdout is a terminal")
 
@@ -245,27 +247,15 @@ func (a *app) tableOptions(opts ...table.Option) []table.Option {
 
 // openTable opens the table at uri with the global flags.
 func (a *app) openTable(ctx context.Context, uri string, opts ...table.Option) (*table.Table, error) {
-	t, err := table.Open(ctx, uri, a.tableOptions(opts...)...)
-	return t, storeError(err)
+	return table.Open(ctx, uri, a.tableOptions(opts...)...)
 }
 
 // createTable creates the table at uri with the global flags.
 func (a *app) createTable(ctx context.Context, uri string, sch *schema.StructType, opts ...table.Option) (*table.Table, error) {
-	t, err := table.Create(ctx, uri, sch, a.tableOptions(opts...)...)
-	return t, storeError(err)
+	return table.Create(ctx, uri, sch, a.tableOptions(opts...)...)
 }
 
 // openStore opens the store rooted at the table uri.
 func (a *app) openStore(ctx context.Context, uri string) (objectstore.Store, error) {
-	s, err := objectstore.Open(ctx, uri, a.storeOptions()...)
-	return s, storeError(err)
-}
-
-// storeError names deltactl's flag in an S3 configuration error that names
-// only the library's option (objectstore.WithRegion).
-func storeError(err error) error {
-	if err != nil && strings.Contains(err.Error(), "no AWS region") {
-		return fmt.Errorf("%w (deltactl: pass --region, e.g. --region us-east-1, or set AWS_REGION)", err)
-	}
-	return err
+	return objectstore.Open(ctx, uri, a.storeOptions()...)
 }
