@@ -187,6 +187,14 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 // operation, so that a failed commit deletes them; on an error here they
 // are deleted at once.
 func (r *remover) write(ctx context.Context, cfg writeConfig) error {
+	p := &prepared{schema: r.t.Schema(), rows: r.rows}
+	if len(r.rows) > 0 {
+		// Rows rewritten or updated satisfy the table's constraints, like
+		// appended rows, before anything is written.
+		if err := r.t.checkWrite(nil, p); err != nil {
+			return err
+		}
+	}
 	if len(r.dvFiles) > 0 {
 		dvw := txlog.NewDeletionVectorWriter()
 		for i, a := range r.dvFiles {
@@ -205,7 +213,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 	if len(r.rows) == 0 {
 		return nil
 	}
-	res, err := r.t.writeDataFiles(ctx, &prepared{schema: r.t.Schema(), rows: r.rows}, cfg, nil)
+	res, err := r.t.writeDataFiles(ctx, p, cfg, nil)
 	if err != nil {
 		deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
 		return err

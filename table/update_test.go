@@ -119,6 +119,7 @@ func TestUpdateBadInput(t *testing.T) {
 		{"arithmetic on strings", nil, nil, map[string]Value{"v": Plus(Col("city"), 1)}, ErrInvalidArgument, "city"},
 		{"no SET", nil, nil, nil, ErrInvalidArgument, "SET"},
 		{"append-only", map[string]string{"delta.appendOnly": "true"}, nil, map[string]Value{"v": Lit(1.0)}, ErrAppendOnly, "append-only"},
+		{"violates CHECK", map[string]string{"delta.constraints.vpos": "v >= 0"}, Col("id").Eq(3), map[string]Value{"v": Lit(-1.0)}, ErrConstraintViolation, "vpos"},
 		{"overflow", nil, nil, map[string]Value{"id": Times(Col("id"), int64(1)<<62)}, ErrInvalidArgument, "overflow"},
 	}
 	for _, c := range cases {
