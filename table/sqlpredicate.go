@@ -133,6 +133,10 @@ func lexWhere(s string) ([]token, error) {
 				return nil, fmt.Errorf("unexpected '!' at position %d", start+1)
 			}
 			toks = append(toks, token{tokOp, op, start})
+		case r == '*' || r == '/' || (r == '-' || r == '+') && !(i+1 < len(rs) && (unicode.IsDigit(rs[i+1]) || rs[i+1] == '.')):
+			// arithmetic, for UPDATE's SET (ParseAssignments)
+			toks = append(toks, token{tokOp, string(r), i})
+			i++
 		case unicode.IsDigit(r) || r == '-' || r == '+' || r == '.':
 			start := i
 			i++

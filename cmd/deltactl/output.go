@@ -31,6 +31,7 @@ type Output interface {
 	Checkpoint(*CheckpointView) error
 	Vacuum(*VacuumView) error
 	Optimize(*OptimizeView) error
+	DML(*DMLView) error
 	Verify(*VerifyView) error
 	ExactlyOnce(*ExactlyOnceView) error
 	Cleanup(*CleanupView) error
