@@ -21,7 +21,8 @@ import (
 // object-store call it makes.
 //
 // For each write path (the table's idempotent append, the sink's epochs,
-// the sink's epochs with automatic and explicit checkpoints) one run of a
+// the sink's epochs with automatic and explicit checkpoints, and an
+// idempotent DELETE with deletion vectors per epoch) one run of a
 // 6-epoch stream on a Faulty store enumerates every call the writer makes,
 // table open included. Then, for each call i and each phase (before the
 // call is made, after it is made), a fresh scenario runs: the writer
@@ -40,6 +41,9 @@ const (
 	// crashCheckpointAfter is the epoch after which the checkpoint path
 	// writes an explicit checkpoint (txlog.WriteCheckpoint).
 	crashCheckpointAfter = 2
+	// crashDoomedPerEpoch is how many extra rows per epoch the delete path's
+	// pre-fill holds, for that epoch's DELETE to remove.
+	crashDoomedPerEpoch = 3
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -110,6 +114,74 @@ func (w *sinkWriter) last(ctx context.Context) (int64, error) { return w.s.LastC
 
 func (w *sinkWriter) table() *table.Table { return w.s.Table() }
 
+// deleteWriter writes epoch e as one idempotent DELETE (WithTxn) of the
+// pre-filled rows doomed for e, on a table with deletion vectors: the rows
+// of the epoch itself are in the table already (pre-filled).
+type deleteWriter struct{ tbl *table.Table }
+
+// doomedRows are the rows of the delete path's pre-fill that epoch e
+// deletes: ids e*1000 + 500 + i, never ids of epochRows.
+func doomedRows(e int64) []parquetio.Row {
+	rows := make([]parquetio.Row, crashDoomedPerEpoch)
+	for i := range rows {
+		rows[i] = parquetio.Row{e*1000 + 500 + int64(i), e, fmt.Sprintf("doomed-%d-%d", e, i)}
+	}
+	return rows
+}
+
+// prefillRows is the delete path's pre-fill, in one append (one file):
+// every epoch's rows, each followed by its doomed rows.
+func prefillRows() []parquetio.Row {
+	var rows []parquetio.Row
+	for e := range int64(crashEpochs) {
+		rows = append(rows, rowsOf(e)...)
+		rows = append(rows, doomedRows(e)...)
+	}
+	return rows
+}
+
+func (w *deleteWriter) write(ctx context.Context, e int64, _ []parquetio.Row) (bool, error) {
+	tbl, err := w.tbl.Refresh(ctx)
+	if err != nil {
+		return false, err
+	}
+	doomed := table.And(table.Col("epoch").Eq(e), table.Col("id").Ge(e*1000+500))
+	nt, res, err := table.Delete(ctx, tbl, doomed, table.WithTxn(crashQuery, e))
+	if err != nil {
+		w.tbl = tbl
+		return false, err
+	}
+	w.tbl = nt
+	return !res.Committed, nil
+}
+
+func (w *deleteWriter) last(ctx context.Context) (int64, error) {
+	tbl, err := w.tbl.Refresh(ctx)
+	if err != nil {
+		return -1, err
+	}
+	w.tbl = tbl
+	return tbl.Snapshot().TxnVersion(crashQuery), nil
+}
+
+func (w *deleteWriter) table() *table.Table { return w.tbl }
+
+// openDeleteWriter opens the table at version 0 and then refreshes it: the
+// first writer's calls must be the same in every run (the crash points name
+// them), and Open of the latest version fetches the pre-filled log's two
+// commits concurrently, in no fixed order, where Refresh from version 0
+// reads the one new commit.
+func openDeleteWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
+	tbl, err := table.Open(ctx, "", append(tableOpts(store), table.AtVersion(0))...)
+	if err != nil {
+		return nil, err
+	}
+	if tbl, err = tbl.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return &deleteWriter{tbl: tbl}, nil
+}
+
 // crashPath is one write path of the matrix.
 type crashPath struct {
 	name string
@@ -120,6 +192,36 @@ type crashPath struct {
 	// explicitCheckpoint writes a checkpoint after epoch
 	// crashCheckpointAfter.
 	explicitCheckpoint bool
+	// prefilled: the table starts with one append of prefillRows (version
+	// 1, before the stream) and epoch e deletes doomedRows(e).
+	prefilled bool
+}
+
+// expected returns, after epochs 0..last committed, the epochs whose rows
+// the table holds and the rows it holds beyond epochRows, per epoch.
+func (p crashPath) expected(last int64) ([]int64, map[int64][]parquetio.Row) {
+	var held []int64
+	extra := map[int64][]parquetio.Row{}
+	for e := range int64(crashEpochs) {
+		switch {
+		case p.prefilled:
+			held = append(held, e)
+			if e > last {
+				extra[e] = doomedRows(e)
+			}
+		case e <= last:
+			held = append(held, e)
+		}
+	}
+	return held, extra
+}
+
+// versions is the table version after the whole stream.
+func (p crashPath) versions() int64 {
+	if p.prefilled {
+		return crashEpochs + 1
+	}
+	return crashEpochs
 }
 
 func openAppendWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
@@ -147,7 +249,12 @@ var crashPaths = []crashPath{
 	{name: "epoch", open: openSinkWriter},
 	{name: "checkpoint", open: openSinkWriter, explicitCheckpoint: true,
 		props: map[string]string{txlog.PropCheckpointInterval: "2"}},
+	{name: "delete", open: openDeleteWriter, prefilled: true,
+		props: map[string]string{txlog.PropEnableDeletionVectors: "true"}},
 }
+
+// deletePath is the matrix's DELETE-with-deletion-vectors path.
+var deletePath = crashPaths[3]
 
 // crashEnv is a storage backend for the matrix.
 type crashEnv struct {
@@ -207,9 +314,16 @@ func (sc scenario) run(t *testing.T) *outcome {
 	ctx := t.Context()
 	out := &outcome{check: &tableCheck{}}
 	base := sc.env.newStore(t)
-	if _, err := table.Create(ctx, "", eventSchema, append(tableOpts(base), table.WithProperties(sc.path.props))...); err != nil {
+	tbl, err := table.Create(ctx, "", eventSchema, append(tableOpts(base), table.WithProperties(sc.path.props))...)
+	if err != nil {
 		out.check.addf("create: %v", err)
 		return out
+	}
+	if sc.path.prefilled {
+		if _, err := tbl.AppendRows(ctx, prefillRows(), table.WithWriteConcurrency(1)); err != nil {
+			out.check.addf("pre-fill: %v", err)
+			return out
+		}
 	}
 
 	// The first writer: dies at the injected crash, or finishes.
@@ -231,7 +345,10 @@ func (sc scenario) run(t *testing.T) *outcome {
 	if len(out.check.problems) > 0 {
 		return out
 	}
-	final := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, crashEpochs)
+	final := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, sc.path.versions())
+	if sc.path.prefilled {
+		checkDeletionVectors(ctx, store, final, crashEpochs*crashDoomedPerEpoch)
+	}
 	out.check.problems = append(out.check.problems, final.problems...)
 	out.check.lost += final.lost
 	out.check.duplicated += final.duplicated
@@ -307,11 +424,8 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 		c.addf("restart: %v", err)
 		return
 	}
-	var held []int64
-	for e := int64(0); e <= last; e++ {
-		held = append(held, e)
-	}
-	checkEpochRows(c, counts, held, crashRowsPerEpoch)
+	held, extra := sc.path.expected(last)
+	checkEpochRows(c, counts, held, crashRowsPerEpoch, extra)
 	if len(c.problems) > 0 {
 		return
 	}
@@ -337,8 +451,10 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 // callString names a call for messages, data file names shortened.
 func callString(c objectstore.Call) string {
 	key := c.Key
-	if i := strings.Index(key, "part-"); i >= 0 {
-		key = key[:i] + "part-…"
+	for _, p := range []string{"part-", "deletion_vector_"} {
+		if i := strings.Index(key, p); i >= 0 {
+			key = key[:i] + p + "…"
+		}
 	}
 	return fmt.Sprintf("%s %s", c.Op, key)
 }
@@ -385,6 +501,11 @@ func everyCall(int, objectstore.Call) bool { return true }
 // the others.
 func writesAndEveryThirdRead(i int, c objectstore.Call) bool {
 	return c.Op == objectstore.OpPut || c.Op == objectstore.OpPutIfAbsent || i%3 == 0
+}
+
+// writes picks every call that writes.
+func writes(_ int, c objectstore.Call) bool {
+	return c.Op == objectstore.OpPut || c.Op == objectstore.OpPutIfAbsent
 }
 
 // checkpointPuts picks the writes of checkpoint files.
@@ -443,8 +564,10 @@ func phaseName(p objectstore.Phase) string {
 
 // TestCrashMatrix crashes every write path at every object-store call on
 // the memory store, and at a selection of calls on MinIO (the streaming
-// path at every write and every third read, the checkpoint path at every
-// checkpoint file write; S3 calls under the race detector are costly), and
+// path at every write and every third read, the delete path at every
+// write: its deletion vector files and commits, the checkpoint path at
+// every checkpoint file write; S3 calls under the race detector are
+// costly), and
 // prints how many crash points it covered.
 func TestCrashMatrix(t *testing.T) {
 	var mem, s3 matrixStats
@@ -473,10 +596,11 @@ func TestCrashMatrix(t *testing.T) {
 		env := minioEnv(testenv.StartMinIO(t))
 		s3Counts["epoch"] = runMatrix(t, env, crashPaths[1], writesAndEveryThirdRead, 4, &s3)
 		s3Counts["checkpoint"] = runMatrix(t, env, crashPaths[2], checkpointPuts, 4, &s3)
+		s3Counts["delete"] = runMatrix(t, env, deletePath, writes, 4, &s3)
 	})
-	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d), MinIO: %d points (epoch %d, checkpoint %d); %d lost, %d duplicated, %d orphan files never referenced",
-		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"],
-		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"],
+	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d); %d lost, %d duplicated, %d orphan files never referenced",
+		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"],
+		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"], s3Counts["delete"],
 		mem.lost.Load()+s3.lost.Load(), mem.duplicated.Load()+s3.duplicated.Load(), mem.orphans.Load()+s3.orphans.Load())
 	t.Log(summary)
 	fmt.Println(summary)
@@ -569,6 +693,40 @@ func TestCrashCheckerFindsViolations(t *testing.T) {
 		}
 		return mem, tbl
 	}
+	// buildDelete makes a delete-path table (pre-filled, deletion vectors
+	// unless cow) and deletes the doomed rows of the given epochs with
+	// their txn; skip lists epochs that get their txn committed without
+	// the delete.
+	buildDelete := func(t *testing.T, cow bool, skip int64, epochs ...int64) (*objectstore.Mem, *table.Table) {
+		mem := objectstore.NewMem(t.Name())
+		props := deletePath.props
+		if cow {
+			props = nil
+		}
+		tbl, err := table.Create(ctx, "", eventSchema, append(tableOpts(mem), table.WithProperties(props))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tbl, err = tbl.AppendRows(ctx, prefillRows()); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range epochs {
+			if e == skip {
+				tx := tbl.NewTransaction("DELETE")
+				tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: crashQuery, Version: e}})
+				if tbl, _, err = tbl.Commit(ctx, tx); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			w := &deleteWriter{tbl: tbl}
+			if skipped, err := w.write(ctx, e, nil); err != nil || skipped {
+				t.Fatalf("delete epoch %d: skipped %v, %v", e, skipped, err)
+			}
+			tbl = w.tbl
+		}
+		return mem, tbl
+	}
 	tests := []struct {
 		name        string
 		setup       func(t *testing.T) objectstore.Store
@@ -576,6 +734,32 @@ func TestCrashCheckerFindsViolations(t *testing.T) {
 		wantDup     int
 		wantProblem string
 	}{
+		{name: "delete path: correct table", setup: func(t *testing.T) objectstore.Store {
+			mem, _ := buildDelete(t, false, -1, 0, 1, 2, 3, 4, 5)
+			return mem
+		}},
+		{name: "delete path: an epoch committed without deleting its rows", wantLost: -1,
+			wantProblem: "epoch 3: 23 distinct row ids, want 20", setup: func(t *testing.T) objectstore.Store {
+				mem, _ := buildDelete(t, false, 3, 0, 1, 2, 3, 4, 5)
+				return mem
+			}},
+		{name: "delete path: rows deleted by rewriting files, not deletion vectors", wantLost: -1,
+			wantProblem: "live deletion vectors delete 0 rows, want 18", setup: func(t *testing.T) objectstore.Store {
+				mem, _ := buildDelete(t, true, -1, 0, 1, 2, 3, 4, 5)
+				return mem
+			}},
+		{name: "delete path: live deletion vector file deleted", wantLost: -1,
+			wantProblem: "referenced deletion vector file", setup: func(t *testing.T) objectstore.Store {
+				mem, tbl := buildDelete(t, false, -1, 0, 1, 2, 3, 4, 5)
+				key := dvKey(&tableCheck{}, tbl.Snapshot().Files()[0])
+				if key == "" {
+					t.Fatal("no deletion vector file")
+				}
+				if err := mem.Delete(ctx, key); err != nil {
+					t.Fatal(err)
+				}
+				return mem
+			}},
 		{"correct table", func(t *testing.T) objectstore.Store {
 			mem, _ := build(t, 0, 1, 2, 3, 4, 5)
 			return mem
@@ -623,8 +807,17 @@ func TestCrashCheckerFindsViolations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := tc.setup(t)
+			// A delete-path table has one more version, the pre-fill, and its
+			// deletion vectors are checked too.
+			prefilled := strings.HasPrefix(tc.name, "delete path:")
 			wantVersion := int64(crashEpochs)
+			if prefilled {
+				wantVersion++
+			}
 			c := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, wantVersion)
+			if prefilled {
+				checkDeletionVectors(ctx, store, c, crashEpochs*crashDoomedPerEpoch)
+			}
 			got := strings.Join(c.problems, "\n")
 			if tc.wantProblem == "" {
 				if got != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -53,18 +54,19 @@ func epochCounts(ctx context.Context, tbl *table.Table) (map[int64]map[int64]int
 }
 
 // checkEpochRows compares scanned rows with the rows every epoch in epochs
-// wrote (epochRows(e, rowsPerEpoch)): each exactly once, nothing else.
-func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int64, rowsPerEpoch int) {
+// wrote (epochRows(e, rowsPerEpoch)) plus extra[e] (nil: none): each exactly
+// once, nothing else.
+func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int64, rowsPerEpoch int, extra map[int64][]parquetio.Row) {
 	want := map[int64]bool{}
 	for _, e := range epochs {
 		want[e] = true
 		ids := counts[e]
 		if len(ids) == 0 {
-			c.lost += rowsPerEpoch
+			c.lost += rowsPerEpoch + len(extra[e])
 			c.addf("epoch %d: no rows in the table", e)
 			continue
 		}
-		for _, r := range epochRows(e, rowsPerEpoch) {
+		for _, r := range slices.Concat(epochRows(e, rowsPerEpoch), extra[e]) {
 			switch n := ids[r[0].(int64)]; {
 			case n == 0:
 				c.lost++
@@ -74,8 +76,8 @@ func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int6
 				c.addf("epoch %d: row %d present %d times", e, r[0], n)
 			}
 		}
-		if len(ids) != rowsPerEpoch {
-			c.addf("epoch %d: %d distinct row ids, want %d", e, len(ids), rowsPerEpoch)
+		if n := rowsPerEpoch + len(extra[e]); len(ids) != n {
+			c.addf("epoch %d: %d distinct row ids, want %d", e, len(ids), n)
 		}
 	}
 	for _, e := range slices.Sorted(maps.Keys(counts)) {
@@ -85,19 +87,58 @@ func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int6
 	}
 }
 
+// dvKey returns the store key of a's deletion vector file, "" when a has
+// none or an inline one.
+func dvKey(c *tableCheck, a *txlog.Add) string {
+	dv := a.DeletionVector
+	if dv == nil || dv.StorageType == "i" {
+		return ""
+	}
+	p, err := dv.AbsolutePath()
+	if err != nil {
+		c.addf("%s: deletion vector: %v", a.Path, err)
+		return ""
+	}
+	return p
+}
+
+// checkDeletionVectors checks that the live files of the table in store
+// carry deletion vectors deleting want rows in all: the delete path's rows
+// went by deletion vectors, not by rewriting files.
+func checkDeletionVectors(ctx context.Context, store objectstore.Store, c *tableCheck, want int64) {
+	tbl, err := table.Open(ctx, "", table.WithStore(store))
+	if err != nil {
+		c.addf("table does not open: %v", err)
+		return
+	}
+	var got int64
+	for _, f := range tbl.Snapshot().Files() {
+		if dv := f.DeletionVector; dv != nil {
+			got += dv.Cardinality
+		}
+	}
+	if got != want {
+		c.addf("live deletion vectors delete %d rows, want %d", got, want)
+	}
+}
+
 // checkTable checks the table in store after a stream of epochs 0..epochs-1
 // of query (rowsPerEpoch rows each, written with epochRows) finished:
 //
 //   - the table opens, at version wantVersion (version 0 created it, then
-//     one commit per epoch: nothing committed twice, nothing empty);
-//   - every epoch's rows are in the table exactly once, per a scan and per
-//     the sum of numRecords of the live files;
+//     one commit per epoch, after a pre-fill commit if any: nothing
+//     committed twice, nothing empty);
+//   - every epoch's rows are in the table exactly once, and nothing else,
+//     per a scan and per the sum of numRecords minus deletion-vector
+//     cardinalities of the live files;
 //   - the log's commit versions are 0..latest without a gap;
 //   - every commit carries txn{query, epoch} for one epoch, and each epoch
 //     appears in exactly one commit;
 //   - every file the log references exists (with its recorded size); data
 //     files in the store that the latest snapshot does not reference
 //     (orphans of a crashed attempt) were never referenced by any commit;
+//     deletion vector files that a commit referenced but a later merged
+//     one replaced are neither orphans nor problems;
 //   - table.Verify (checkpoints against commits, among others) and
 //     table.VerifyExactlyOnce find nothing wrong.
 func checkTable(ctx context.Context, store objectstore.Store, query string, epochs, rowsPerEpoch int, wantVersion int64) *tableCheck {
@@ -120,7 +161,7 @@ func checkTable(ctx context.Context, store objectstore.Store, query string, epoc
 	if err != nil {
 		c.addf("%v", err)
 	} else {
-		checkEpochRows(c, counts, all, rowsPerEpoch)
+		checkEpochRows(c, counts, all, rowsPerEpoch, nil)
 	}
 	var records int64
 	for _, f := range snap.Files() {
@@ -129,9 +170,12 @@ func checkTable(ctx context.Context, store objectstore.Store, query string, epoc
 			c.addf("%s: no numRecords in its stats", f.Path)
 		}
 		records += n
+		if dv := f.DeletionVector; dv != nil {
+			records -= dv.Cardinality
+		}
 	}
 	if want := int64(epochs * rowsPerEpoch); records != want {
-		c.addf("live files hold %d records (numRecords), want %d", records, want)
+		c.addf("live files hold %d records (numRecords minus deletion vectors), want %d", records, want)
 	}
 
 	// The log: contiguous versions, one commit per epoch, every add ever.
@@ -161,6 +205,7 @@ func checkTable(ctx context.Context, store objectstore.Store, query string, epoc
 		}
 	}
 	everAdded := map[string]bool{}
+	everDV := map[string]bool{} // deletion-vector files any add referenced
 	epochCommits := map[int64][]int64{}
 	for cm, err := range txlog.Commits(ctx, store, 0, -1) {
 		if err != nil {
@@ -171,6 +216,9 @@ func checkTable(ctx context.Context, store objectstore.Store, query string, epoc
 			switch {
 			case a.Add != nil:
 				everAdded[txlog.DecodePath(a.Add.Path)] = true
+				if key := dvKey(c, a.Add); key != "" {
+					everDV[key] = true
+				}
 			case a.Txn != nil && a.Txn.AppID == query:
 				epochCommits[a.Txn.Version] = append(epochCommits[a.Txn.Version], cm.Version)
 			}
@@ -197,9 +245,17 @@ func checkTable(ctx context.Context, store objectstore.Store, query string, epoc
 		case size != f.Size:
 			c.addf("referenced file %s has %d bytes, the log says %d", key, size, f.Size)
 		}
+		if key := dvKey(c, f); key != "" {
+			live[key] = true
+			if _, ok := data[key]; !ok {
+				c.addf("referenced deletion vector file %s (of %s) does not exist", key, f.Path)
+			}
+		}
 	}
 	for key := range data {
-		if live[key] {
+		if live[key] || everDV[key] {
+			// Live, or a deletion vector file that a later commit's merged
+			// deletion vector replaced (kept until vacuum).
 			continue
 		}
 		c.orphans++

@@ -36,8 +36,10 @@ func ToTimestamp(ts time.Time) RestoreTarget { return RestoreTarget{version: -1,
 // The commit is operation "RESTORE" with parameter "version" or
 // "timestamp" and Spark's metrics (numRestoredFiles, numRemovedFiles,
 // restoredFilesSize, removedFilesSize, numOfFilesAfterRestore,
-// tableSizeAfterRestore). It reads the whole table: any concurrent data
-// change makes it fail with a *txlog.ConflictError. When the table already
+// tableSizeAfterRestore). It reads the whole table and is serializable:
+// any concurrent data change, a blind append included, makes it fail with a
+// *txlog.ConflictError (ErrConcurrentAppend for an append), as Spark's
+// RESTORE fails on any concurrent commit. When the table already
 // holds exactly that version's files and metadata, nothing is committed
 // (Committed false). In the result, AddedFiles counts restored files.
 //
@@ -78,7 +80,11 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 	if op.skip {
 		return t, &DMLResult{Version: t.Version()}, nil
 	}
+	// Serializable, as Spark's RESTORE (committed only at the version after
+	// the one it read): a concurrent blind append would otherwise survive the
+	// retry, leaving a table that is not the version restored.
 	op.tx.ReadWholeTable()
+	op.tx.RequireSerializable()
 	then := map[txlog.FileKey]*txlog.Add{}
 	for a := range old.snap.AllFiles() {
 		then[a.Key()] = a

@@ -3,7 +3,6 @@ package table
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -151,7 +150,7 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 
 // literalType is the Delta type a Go literal stands for in SET.
 func literalType(v any) (schema.Type, error) {
-	switch v.(type) {
+	switch d := v.(type) {
 	case int, int8, int16, int32, int64, uint8, uint16, uint32:
 		return schema.Primitive(schema.Long), nil
 	case float32, float64:
@@ -165,7 +164,6 @@ func literalType(v any) (schema.Type, error) {
 	case parquetio.Date:
 		return schema.Primitive(schema.Date), nil
 	case parquetio.Decimal:
-		d := v.(parquetio.Decimal)
 		return &schema.DecimalType{Precision: 38, Scale: int(d.Scale)}, nil
 	}
 	if _, ok := v.(interface{ UnixMicro() int64 }); ok {
@@ -265,7 +263,6 @@ func pickString(first bool, a, b Value) string {
 type setClause struct {
 	top int // top-level column index
 	val *boundValue
-	sql string
 }
 
 // bindSet resolves Update's SET map against the table schema: top-level
@@ -296,16 +293,7 @@ func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([
 		if bv.typ == nil && !sch.Fields[c.top].Nullable {
 			return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, c.name)
 		}
-		out = append(out, setClause{top: c.top, val: bv, sql: c.name + " = " + v.String()})
+		out = append(out, setClause{top: c.top, val: bv})
 	}
 	return out, nil
-}
-
-// setSQL renders the SET clauses for commitInfo, in column order.
-func setSQL(sets []setClause) string {
-	parts := make([]string, len(sets))
-	for i, s := range sets {
-		parts[i] = s.sql
-	}
-	return strings.Join(parts, ", ")
 }

@@ -62,6 +62,9 @@ func (e *ConflictError) Unwrap() []error {
 // readSet is what a transaction read from its snapshot, for conflict checks.
 type readSet struct {
 	wholeTable bool
+	// serializable: blind appends of winners conflict too (Spark's
+	// Serializable isolation level instead of WriteSerializable).
+	serializable bool
 	// predicates over partition values; a winning add that matches any of
 	// them was something this transaction should have read.
 	predicates []PartitionPredicate
@@ -126,7 +129,7 @@ func summarize(version int64, actions []Action) winnerSummary {
 //  2. the winner changed the metadata;
 //  3. both changed the same metadata domain;
 //  4. the winner added files matching what we read (unless the winner is a
-//     blind append and we do not change metadata);
+//     blind append, we do not change metadata and we are not serializable);
 //  5. the winner removed a file we read;
 //  6. the winner removed a file we remove;
 //  7. the winner wrote a txn for an appId whose version we read.
@@ -146,7 +149,7 @@ func checkConflicts(rs *readSet, ours *ownWrites, w winnerSummary) (kinds []erro
 			add(ErrConcurrentDomain, "version %d changed metadata domain %q", w.version, d)
 		}
 	}
-	if !w.blindAppend || ours.metadata {
+	if !w.blindAppend || ours.metadata || rs.serializable {
 		for _, f := range w.added {
 			if rs.wholeTable || rs.matches(f.PartitionValues) {
 				add(ErrConcurrentAppend, "version %d added %s", w.version, f.Path)

@@ -221,6 +221,15 @@ func (t *Transaction) ReadWholeTable() {
 	t.reads.wholeTable = true
 }
 
+// RequireSerializable makes the transaction serializable (Spark's
+// Serializable isolation level) instead of WriteSerializable: files added
+// concurrently within what it read conflict (ErrConcurrentAppend) even when
+// the winning commit is a blind append. For operations whose result must
+// equal a given state of the table, not merely include it, such as RESTORE
+// (Spark commits it only at the version after the one it read). Without
+// reads recorded it changes nothing.
+func (t *Transaction) RequireSerializable() { t.reads.serializable = true }
+
 // ReadFiles returns the live files whose partition values match pred, and
 // records both the predicate (files added concurrently that match it
 // conflict, ErrConcurrentAppend) and the files (removing them concurrently

@@ -148,6 +148,26 @@ func TestConflicts(t *testing.T) {
 			// A blind append of the winner is ignored (WriteSerializable).
 		},
 		{
+			name:   "blind append into what a serializable transaction read",
+			winner: func(tx *Transaction) { tx.Add(addFile("w.parquet", "a")) },
+			loser: func(tx *Transaction) {
+				tx.RequireSerializable()
+				tx.ReadWholeTable()
+				tx.Add(removeFile("a0.parquet", "a"))
+			},
+			want: []error{ErrConcurrentAppend},
+		},
+		{
+			name:   "blind append outside what a serializable transaction read",
+			winner: func(tx *Transaction) { tx.Add(addFile("w.parquet", "b")) },
+			loser: func(tx *Transaction) {
+				tx.RequireSerializable()
+				for _, f := range tx.ReadFiles(partIs("a")) {
+					tx.Add(removeFile(f.Path, "a"))
+				}
+			},
+		},
+		{
 			name: "overwrite of the same partition",
 			winner: func(tx *Transaction) {
 				for _, f := range tx.ReadFiles(partIs("a")) {
