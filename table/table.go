@@ -182,6 +182,12 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
+	return create(ctx, store, sch, cfg)
+}
+
+// checkNewTable checks what Create checks before writing anything: the
+// partition columns, the column names and the protocol the properties need.
+func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) (*txlog.Protocol, error) {
 	if err := validatePartitionColumns(sch, cfg.partitionColumns); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,14 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	p, err := protocolFor(sch, cfg.properties)
 	if err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	return p, nil
+}
+
+func create(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
+	p, err := checkNewTable(store, sch, cfg)
+	if err != nil {
+		return nil, err
 	}
 	if exists, err := hasLog(ctx, store); err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
