@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -115,15 +116,20 @@ func typeName(st *schema.StructType, i int) string {
 	return fmt.Sprint(st.Fields[i].Type)
 }
 
-// Draft is a table that does not exist yet: data files can be written for
-// it, and the table is created only when they are committed. A first write
-// that fails (bad input, a cancelled context) then leaves no empty table
-// behind, only data files that Discard deletes. Make one with NewDraft.
+// Draft is a write whose commit comes after its data files: a table that
+// does not exist yet (NewDraft), whose data files can be written before the
+// table is created, or an append to t that may evolve its schema
+// (Table.DraftAppend), whose schema change is committed with the files. A
+// write that fails before Commit (bad input, a cancelled context) then
+// changes no table: it leaves no empty table behind and no schema change,
+// only data files, which Discard deletes.
 type Draft struct {
 	store  objectstore.Store
 	sch    *schema.StructType
 	cfg    config
-	shadow *Table // the new table's version 0 in memory, writing to store
+	base   *Table             // nil: a new table
+	merged *schema.StructType // DraftAppend: the evolved schema, nil when unchanged
+	shadow *Table             // the table the files are written for, writing to store
 	keys   []string
 }
 
@@ -138,6 +144,16 @@ func NewDraft(ctx context.Context, uri string, sch *schema.StructType, opts ...O
 	if _, err := checkNewTable(store, sch, cfg); err != nil {
 		return nil, err
 	}
+	shadow, err := shadowTable(ctx, store, sch, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Draft{store: store, sch: sch, cfg: cfg, shadow: shadow}, nil
+}
+
+// shadowTable returns a table of schema sch whose version 0 exists only in
+// memory and whose data files go to store.
+func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
 	mcfg := cfg
 	mcfg.txnOpts = nil
 	shadow, err := create(ctx, objectstore.NewMem("draft"), sch, mcfg)
@@ -145,18 +161,51 @@ func NewDraft(ctx context.Context, uri string, sch *schema.StructType, opts ...O
 		return nil, err
 	}
 	shadow.store, shadow.cfg = store, cfg
-	return &Draft{store: store, sch: sch, cfg: cfg, shadow: shadow}, nil
+	return shadow, nil
 }
 
-// URI returns the location of the table to be.
+// DraftAppend returns a draft of appending rows of schema sch to t: the
+// rows fit t's schema, or, with WithSchemaEvolution among opts, t's schema
+// evolves to take them (WithSchemaEvolution's rules). The draft's
+// WriteFiles writes files of the evolved schema and its Commit commits the
+// schema change and the files in one commit ("WRITE", mode "Append"), so a
+// write that fails first leaves t's schema as it was. Errors wrap
+// ErrSchemaMismatch and name the column (for a new column without
+// WithSchemaEvolution, say).
+func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
+	wc := newWriteConfig(opts)
+	merged, changed, err := mergeSchemas(t.Schema(), sch, wc.evolve)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkWritable(nil); err != nil {
+		return nil, err
+	}
+	d := &Draft{store: t.store, sch: sch, cfg: t.cfg, base: t, shadow: t}
+	if changed {
+		cfg := t.cfg
+		cfg.partitionColumns = t.PartitionColumns()
+		cfg.properties = t.snap.Metadata().Configuration
+		if d.shadow, err = shadowTable(ctx, t.store, merged, cfg); err != nil {
+			return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+		}
+		d.merged = merged
+	}
+	return d, nil
+}
+
+// URI returns the location of the table.
 func (d *Draft) URI() string { return d.store.URI() }
 
-// Schema returns the schema of the table to be.
-func (d *Draft) Schema() *schema.StructType { return d.sch }
+// Schema returns the table schema after the commit (new, or evolved).
+func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
 
-// WriteFiles writes rows as data files of the table to be, as
-// Table.WriteFiles does, and returns their add actions for Commit.
+// WriteFiles writes rows as data files of the table, as Table.WriteFiles
+// does, and returns their add actions for Commit. Rows are aligned with
+// the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
+// WithRowSchema.
 func (d *Draft) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
 	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
 	for _, a := range adds {
 		if k, err := url.PathUnescape(a.Path); err == nil {
@@ -166,14 +215,32 @@ func (d *Draft) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 	return adds, err
 }
 
-// Commit creates the table (version 0) and appends adds to it (version 1)
-// as AppendFiles does; created reports whether this call created it. When
-// another writer created the table first, adds are appended to that table
-// if their files fit it as they are (CreateOrOpen's check, plus each column
-// of the same type); a table that does not fit is an error wrapping
-// ErrTableExists and ErrSchemaMismatch, and the draft's data files are
-// deleted then. Nothing is created when an error comes before the create.
+// Commit commits adds (from WriteFiles) and returns the table at the new
+// version; created reports whether this call created the table.
+//
+// For NewDraft it creates the table (version 0) and appends adds to it
+// (version 1) as AppendFiles does. When another writer created the table
+// first, adds are appended to that table if their files fit it as they
+// are (CreateOrOpen's check, plus each column of the same type); a table
+// that does not fit is an error wrapping ErrTableExists and
+// ErrSchemaMismatch, and the draft's data files are deleted then.
+//
+// For DraftAppend it commits adds, with the schema change when there is
+// one, as AppendFiles does; a concurrent change of the metadata is a
+// *txlog.ConflictError (the files are deleted then).
 func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
+	if d.base != nil {
+		nt, err := d.base.appendFiles(ctx, adds, d.merged, newWriteConfig(opts))
+		if err != nil {
+			var ce *txlog.ConflictError
+			if errors.As(err, &ce) {
+				d.Discard()
+			}
+			return nil, false, err
+		}
+		d.keys = nil
+		return nt, false, nil
+	}
 	t, created, err := createOrOpen(ctx, d.store, d.sch, d.cfg)
 	if err == nil && !created {
 		err = t.filesFit(d.sch, d.cfg.partitionColumns)
@@ -190,6 +257,47 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 	}
 	d.keys = nil
 	return nt, created, nil
+}
+
+// appendFiles is AppendFiles with an optional schema change.
+func (t *Table) appendFiles(ctx context.Context, adds []*txlog.Add, merged *schema.StructType, cfg writeConfig) (*Table, error) {
+	if merged == nil {
+		opts := []WriteOption{func(c *writeConfig) { *c = cfg }}
+		return t.AppendFiles(ctx, adds, opts...)
+	}
+	meta, proto, err := t.evolvedMetadata(merged)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkWritable(meta); err != nil {
+		return nil, err
+	}
+	tx := t.NewTransaction("WRITE")
+	tx.UpdateMetadata(meta)
+	if proto != nil {
+		tx.UpdateProtocol(proto)
+	}
+	var rows, bytes int64
+	for _, a := range adds {
+		tx.Add(txlog.Action{Add: a})
+		bytes += a.Size
+		if n, ok := a.NumRecords(); ok {
+			rows += n
+		}
+	}
+	params := t.operationParams(modeAppend, cfg, "")
+	params["mergeSchema"] = "true"
+	tx.SetOperationParameters(params)
+	tx.SetOperationMetrics(map[string]string{
+		"numFiles":       strconv.Itoa(len(adds)),
+		"numOutputRows":  strconv.FormatInt(rows, 10),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	})
+	nt, _, err := t.Commit(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+	}
+	return nt, nil
 }
 
 // Discard deletes the data files the draft wrote and has not committed

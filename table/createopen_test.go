@@ -210,3 +210,44 @@ func TestDraftFailedWriteCreatesNothing(t *testing.T) {
 		t.Fatalf("keys left behind: %v", keys)
 	}
 }
+
+// TestDraftAppendEvolves: the schema change of a draft append lands with
+// its files in one commit, and not at all when the draft is discarded.
+func TestDraftAppendEvolves(t *testing.T) {
+	ctx := context.Background()
+	tbl := newMemTable(t, schema.NewStruct(field("id", prim(schema.Long), true)))
+	in := schema.NewStruct(field("id", prim(schema.Long), true), field("name", prim(schema.String), true))
+	if _, err := tbl.DraftAppend(ctx, in); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("draft append of a new column without evolution: %v, want ErrSchemaMismatch", err)
+	}
+	d, err := tbl.DraftAppend(ctx, in, WithSchemaEvolution())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WriteFiles(ctx, []parquetio.Row{{int64(1), "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	d.Discard()
+	if keys := dataKeys(t, tbl.Store()); len(keys) != 0 {
+		t.Fatalf("discarded files left: %v", keys)
+	}
+	if again, _ := tbl.Refresh(ctx); again.Version() != 0 || len(again.Schema().Fields) != 1 {
+		t.Fatalf("discarded draft changed the table: version %d schema %s", again.Version(), again.Schema())
+	}
+	d, err = tbl.DraftAppend(ctx, in, WithSchemaEvolution())
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, err := d.WriteFiles(ctx, []parquetio.Row{{int64(2), "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, _, err := d.Commit(ctx, adds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nt.Version() != 1 || nt.Schema().Field("name") == nil {
+		t.Fatalf("version %d schema %s, want 1 with column name", nt.Version(), nt.Schema())
+	}
+	assertRows(t, readAllRows(t, nt), []parquetio.Row{{int64(2), "b"}})
+}
