@@ -163,8 +163,8 @@ func (s *Source) open(ctx context.Context) error {
 // isStream reports whether path is "-" (standard input) or a file that
 // can be read only once (a pipe, a character device such as /dev/stdin).
 func isStream(path string) (bool, error) {
-	if path == "-" {
-		return true, nil
+	if path == "-" || strings.HasPrefix(path, "/dev/") {
+		return true, nil // /dev/stdin, /dev/fd/N: read once, whatever is behind
 	}
 	st, err := os.Stat(path)
 	if err != nil {

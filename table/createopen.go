@@ -194,6 +194,10 @@ func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ..
 	return d, nil
 }
 
+// ChangesSchema reports whether Commit changes the table schema (a
+// DraftAppend with schema evolution whose rows need it).
+func (d *Draft) ChangesSchema() bool { return d.merged != nil }
+
 // URI returns the location of the table.
 func (d *Draft) URI() string { return d.store.URI() }
 

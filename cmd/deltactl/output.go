@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/deltakit/deltakit/schema"
 )
@@ -72,7 +71,7 @@ type textOutput struct{ w io.Writer }
 func newTextOutput(w io.Writer) Output { return &textOutput{w: w} }
 
 func (o *textOutput) table(header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+	tw := newColumnWriter(o.w, 2)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
@@ -82,7 +81,7 @@ func (o *textOutput) table(header []string, rows [][]string) error {
 
 // kv writes "key: value" lines with the values aligned.
 func (o *textOutput) kv(pairs ...string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 1, ' ', 0)
+	tw := newColumnWriter(o.w, 1)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		fmt.Fprintf(tw, "%s:\t%s\n", pairs[i], pairs[i+1])
 	}
@@ -189,7 +188,7 @@ func (o *textOutput) Snapshot(v *SnapshotView) error {
 }
 
 func (o *textOutput) fields(fs []FieldView, indent string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+	tw := newColumnWriter(o.w, 2)
 	for _, f := range fs {
 		null := ""
 		if !f.Nullable {
@@ -424,7 +423,7 @@ func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
 }
 
 func (o *textOutput) Version(v *VersionView) error {
-	_, err := fmt.Fprintln(o.w, "deltactl", v.Version)
+	_, err := fmt.Fprintln(o.w, v.String())
 	return err
 }
 

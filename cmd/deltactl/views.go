@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -518,6 +519,63 @@ func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 // VersionView is the output of version.
 type VersionView struct {
 	Version string `json:"version"`
+	// Module and ModuleVersion are the main module's path and version from
+	// the build info ("(devel)" for a build from a work tree).
+	Module        string `json:"module,omitempty"`
+	ModuleVersion string `json:"moduleVersion,omitempty"`
+	// Revision, RevisionTime and Modified are the VCS commit the binary
+	// was built from, its time and whether the work tree had changes
+	// (absent when the build did not record them, as with go test).
+	Revision     string `json:"revision,omitempty"`
+	RevisionTime string `json:"revisionTime,omitempty"`
+	Modified     bool   `json:"modified,omitempty"`
+	GoVersion    string `json:"goVersion,omitempty"`
+}
+
+// versionView describes this binary from its build info.
+func versionView(info *debug.BuildInfo, ok bool) *VersionView {
+	v := &VersionView{Version: version}
+	if !ok || info == nil {
+		return v
+	}
+	v.Module, v.ModuleVersion, v.GoVersion = info.Main.Path, info.Main.Version, info.GoVersion
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.RevisionTime = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+// String is the one-line description of the version.
+func (v *VersionView) String() string {
+	s := "deltactl " + v.Version
+	var parts []string
+	if v.Module != "" {
+		parts = append(parts, strings.TrimSpace(v.Module+" "+v.ModuleVersion))
+	}
+	if v.Revision != "" {
+		r := "commit " + v.Revision
+		if v.RevisionTime != "" {
+			r += " (" + v.RevisionTime + ")"
+		}
+		if v.Modified {
+			r += ", modified"
+		}
+		parts = append(parts, r)
+	}
+	if v.GoVersion != "" {
+		parts = append(parts, v.GoVersion)
+	}
+	if len(parts) > 0 {
+		s += " [" + strings.Join(parts, "; ") + "]"
+	}
+	return s
 }
 
 // CleanupView is the output of cleanup.
