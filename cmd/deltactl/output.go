@@ -124,14 +124,37 @@ func orDash(s string) string {
 func (o *textOutput) History(v *HistoryView) error {
 	rows := make([][]string, 0, len(v.Commits))
 	for _, c := range v.Commits {
-		rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, orDash(c.Operation),
+		rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, orDash(c.CommitInfoTimestamp), orDash(c.Operation),
 			orDash(compactMap(c.Parameters)), orDash(compactMap(c.Metrics))})
 	}
-	return o.table([]string{"VERSION", "TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS"}, rows)
+	if err := o.table([]string{"VERSION", "TIMESTAMP", "COMMITINFO.TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS"}, rows); err != nil {
+		return err
+	}
+	if v.Cleaned {
+		return o.note(cleanedNote(v.OldestCommit))
+	}
+	return nil
+}
+
+// cleanedNote says that log cleanup removed the commits before oldest.
+func cleanedNote(oldest int64) string {
+	if oldest < 0 {
+		return "no commit file is left in the log: log cleanup removed them (the table is read from its checkpoint)"
+	}
+	return fmt.Sprintf("commits before version %d were removed by log cleanup", oldest)
+}
+
+// note writes a "# ..." line.
+func (o *textOutput) note(s string) error {
+	_, err := fmt.Fprintf(o.w, "# %s\n", s)
+	return err
 }
 
 func (o *textOutput) Log(v *LogView) error {
 	fmt.Fprintf(o.w, "# version %d: %d action(s)\n", v.Version, len(v.Actions))
+	if v.Note != "" {
+		fmt.Fprintf(o.w, "# %s\n", v.Note)
+	}
 	for _, a := range v.Actions {
 		if _, err := fmt.Fprintln(o.w, indentJSON(a)); err != nil {
 			return err

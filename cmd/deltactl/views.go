@@ -37,25 +37,38 @@ func fmtMillis(ms int64) string { return fmtTime(time.UnixMilli(ms)) }
 type HistoryView struct {
 	Table   string             `json:"table"`
 	Commits []HistoryEntryView `json:"commits"`
+	// OldestCommit is the version of the oldest commit file in the log
+	// (-1: none left); Cleaned is true when log cleanup removed the
+	// commits before it, which the history then lacks.
+	OldestCommit int64 `json:"oldestCommit"`
+	Cleaned      bool  `json:"cleaned"`
 }
 
 // HistoryEntryView is one commit in HistoryView.
 type HistoryEntryView struct {
-	Version       int64          `json:"version"`
-	Timestamp     string         `json:"timestamp"`
-	Operation     string         `json:"operation"`
-	Parameters    map[string]any `json:"parameters"`
-	Metrics       map[string]any `json:"metrics"`
-	ReadVersion   *int64         `json:"readVersion"`
-	IsBlindAppend *bool          `json:"isBlindAppend"`
-	EngineInfo    string         `json:"engineInfo"`
+	Version int64 `json:"version"`
+	// Timestamp is the time --timestamp time travel uses (the commit
+	// file's modification time made monotonic, or the in-commit
+	// timestamp); CommitInfoTimestamp is commitInfo.timestamp ("" if
+	// absent).
+	Timestamp           string         `json:"timestamp"`
+	CommitInfoTimestamp string         `json:"commitInfoTimestamp"`
+	Operation           string         `json:"operation"`
+	Parameters          map[string]any `json:"parameters"`
+	Metrics             map[string]any `json:"metrics"`
+	ReadVersion         *int64         `json:"readVersion"`
+	IsBlindAppend       *bool          `json:"isBlindAppend"`
+	EngineInfo          string         `json:"engineInfo"`
 }
 
-func historyView(uri string, entries []table.HistoryEntry) *HistoryView {
-	v := &HistoryView{Table: uri, Commits: []HistoryEntryView{}}
+func historyView(uri string, entries []table.HistoryEntry, oldest int64) *HistoryView {
+	v := &HistoryView{Table: uri, Commits: []HistoryEntryView{}, OldestCommit: oldest, Cleaned: oldest != 0}
 	for _, e := range entries {
 		h := HistoryEntryView{Version: e.Version, Timestamp: fmtTime(e.Timestamp), Operation: e.Operation,
 			Parameters: nonNilMap(e.Parameters), Metrics: nonNilMap(e.Metrics), IsBlindAppend: e.IsBlindAppend, EngineInfo: e.EngineInfo}
+		if !e.CommitInfoTimestamp.IsZero() {
+			h.CommitInfoTimestamp = fmtTime(e.CommitInfoTimestamp)
+		}
 		if e.ReadVersion >= 0 {
 			rv := e.ReadVersion
 			h.ReadVersion = &rv
@@ -78,6 +91,11 @@ type LogView struct {
 	Table   string            `json:"table"`
 	Version int64             `json:"version"`
 	Actions []json.RawMessage `json:"actions"`
+	// Cleaned is true when log cleanup removed the commit file of
+	// Version (the latest version, held by a checkpoint): Actions is then
+	// empty and Note says so.
+	Cleaned bool   `json:"cleaned,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // ProtocolView is a protocol action.
