@@ -731,13 +731,21 @@ func primName(t schema.Type) string {
 
 // encodeRows converts typed rows into Rows aligned with target. rows is a
 // []T or []*T; a nil *T is an error. Errors name the row index and column.
-func encodeRows(rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
+func encodeRows(ctx context.Context, rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
 	n := rv.Len()
 	k := len(enc.target.Fields)
-	backing := make([]any, n*k)
+	var backing []any
 	out := make([]parquetio.Row, n)
 	ptr := rv.Type().Elem().Kind() == reflect.Pointer
 	for i := range n {
+		if j := i % cancelCheckRows; j == 0 {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			// The values of the next block of rows: allocated block by
+			// block, so that a cancel is not stuck zeroing one huge array.
+			backing = make([]any, min(cancelCheckRows, n-i)*k)
+		}
 		v := rv.Index(i)
 		if ptr {
 			if v.IsNil() {
@@ -745,7 +753,8 @@ func encodeRows(rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
 			}
 			v = v.Elem()
 		}
-		row, err := enc.encode(v, backing[i*k:(i+1)*k:(i+1)*k])
+		j := i % cancelCheckRows
+		row, err := enc.encode(v, backing[j*k:(j+1)*k:(j+1)*k])
 		if err != nil {
 			return nil, &RowError{Row: i, Err: err}
 		}
@@ -1178,9 +1187,9 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 			return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: tr}, cfg)
 		}
 	}
-	prows, err := encodeRows(rv, enc)
+	prows, err := encodeRows(ctx, rv, enc)
 	if err != nil {
-		return nil, fmt.Errorf("table: %w", err)
+		return nil, opError(ctx, mode.op(), t.URI(), fmt.Errorf("table: %w", err))
 	}
 	return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, rows: prows}, cfg)
 }
