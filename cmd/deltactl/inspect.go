@@ -136,14 +136,14 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
 			actions, err := txlog.ReadCommit(ctx, store, ver)
 			if errors.Is(err, objectstore.ErrNotExist) {
-				err = commitNotFound(ctx, store, ver, err)
-				if latest && err != nil {
-					// The latest version is held by a checkpoint whose
-					// commit file was cleaned up: say so, exit 0.
+				if latest {
+					// The latest version loaded, so a checkpoint holds it
+					// and cleanup removed its commit file: say so, exit 0.
 					v.Cleaned = true
 					v.Note = fmt.Sprintf("commit %d was removed by log cleanup; the version is held by its checkpoint (deltactl snapshot describes it)", ver)
 					return a.out().Log(v)
 				}
+				err = commitNotFound(ctx, store, ver, err)
 			}
 			if err != nil {
 				return err
