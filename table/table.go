@@ -5,6 +5,10 @@
 // A *Table is an immutable view of one table version. Write operations commit
 // a new version through txlog's single commit path and return a new *Table;
 // the old one stays valid, so a *Table is safe to share between goroutines.
+//
+// The Go struct tags of typed rows (Append, ScanAs, ...) are documented
+// with SchemaOf. First writes into a location that may not hold a table
+// yet, by several writers at once, go through CreateOrOpen or NewDraft.
 package table
 
 import (
