@@ -176,7 +176,8 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // column is timestamp_ntz and with deletionVectors when
 // delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
 // already there (also when another writer created it concurrently, or when
-// log cleanup removed its first commits), ErrInvalidArgument for bad
+// log cleanup removed its first commits; CreateOrOpen appends to such a
+// table instead), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
 // that turn on a feature deltakit cannot write (change data feed, column
 // mapping, row tracking, in-commit timestamps, type widening).
