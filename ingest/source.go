@@ -10,9 +10,11 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -61,7 +63,11 @@ type config struct {
 	format    Format
 	delimiter rune
 	target    *schema.StructType
+	stdin     io.Reader
 }
+
+// WithStdin sets what the path "-" reads (default os.Stdin).
+func WithStdin(r io.Reader) Option { return func(c *config) { c.stdin = r } }
 
 // WithFormat reads the files as f whatever their extensions say.
 func WithFormat(f Format) Option { return func(c *config) { c.format = f } }
@@ -78,7 +84,9 @@ func WithTargetSchema(sch *schema.StructType) Option { return func(c *config) { 
 
 // Source is a set of input files of one format with one schema.
 type Source struct {
-	files  []string
+	files  []string // the paths read
+	names  []string // the paths as given (differ from files for a spooled stream)
+	spool  string   // temp file holding a non-seekable input, "" if none
 	sizes  []int64
 	rows   []int64 // rows per file, -1 when unknown
 	format Format
@@ -92,47 +100,175 @@ type Source struct {
 // file's footer (every other file must have the same columns), or from
 // every value of the CSV or NDJSON files (a first pass over them). Errors
 // name the file and, for parse errors, the line.
+//
+// path "-" reads standard input (WithStdin), and a pipe or a device such as
+// /dev/stdin is read too: such an input is read once, into a temp file that
+// Close removes, and its format is WithFormat's, the name's extension, or
+// sniffed from its first bytes.
 func Open(ctx context.Context, path string, opts ...Option) (*Source, error) {
-	cfg := config{}
+	cfg := config{stdin: os.Stdin}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	files, err := listInputs(path, cfg.format)
-	if err != nil {
+	s := &Source{cfg: cfg}
+	if stream, err := isStream(path); err != nil {
+		return nil, err
+	} else if stream {
+		if err := s.spoolInput(ctx, path); err != nil {
+			return nil, err
+		}
+	} else {
+		files, err := listInputs(path, cfg.format)
+		if err != nil {
+			return nil, err
+		}
+		s.files, s.names = files, files
+	}
+	if err := s.open(ctx); err != nil {
+		err = s.rename(err)
+		s.Close()
 		return nil, err
 	}
-	s := &Source{files: files, cfg: cfg}
-	for _, f := range files {
-		fmtOf := cfg.format
+	return s, nil
+}
+
+func (s *Source) open(ctx context.Context) error {
+	for _, f := range s.files {
+		fmtOf := s.cfg.format
 		if fmtOf == "" {
 			fmtOf, _ = FormatOf(f)
 		}
 		if s.format == "" {
 			s.format = fmtOf
 		} else if s.format != fmtOf {
-			return nil, fmt.Errorf("%w: %s is %s, the other files are %s", ErrUnsupported, f, fmtOf, s.format)
+			return fmt.Errorf("%w: %s is %s, the other files are %s", ErrUnsupported, f, fmtOf, s.format)
 		}
 		st, err := os.Stat(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.sizes = append(s.sizes, st.Size())
 	}
 	switch s.format {
 	case Parquet:
-		err = s.openParquet()
+		return s.openParquet()
 	case CSV:
-		err = s.openCSV(ctx)
+		return s.openCSV(ctx)
 	case NDJSON:
-		err = s.openNDJSON(ctx)
-	default:
-		err = fmt.Errorf("%w: format %q", ErrUnsupported, s.format)
+		return s.openNDJSON(ctx)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return fmt.Errorf("%w: format %q", ErrUnsupported, s.format)
 }
+
+// isStream reports whether path is "-" (standard input) or a file that
+// can be read only once (a pipe, a character device such as /dev/stdin).
+func isStream(path string) (bool, error) {
+	if path == "-" || strings.HasPrefix(path, "/dev/") {
+		return true, nil // /dev/stdin, /dev/fd/N: read once, whatever is behind
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	return !st.IsDir() && !st.Mode().IsRegular(), nil
+}
+
+// spoolInput copies a non-seekable input to a temp file, read once, so
+// that schema inference and the rows read it as a file. Without
+// WithFormat, the format is the name's extension, else sniffed from the
+// first bytes: "PAR1" is Parquet, '{' NDJSON, anything else CSV.
+func (s *Source) spoolInput(ctx context.Context, path string) (err error) {
+	var r io.Reader = s.cfg.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	tmp, err := os.CreateTemp("", "deltakit-ingest-*")
+	if err != nil {
+		return fmt.Errorf("ingest: spooling %s: %w", path, err)
+	}
+	s.spool = tmp.Name()
+	defer func() {
+		if cerr := tmp.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("ingest: spooling %s: %w", path, cerr)
+		}
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if _, err := io.Copy(tmp, ctxReader{ctx, r}); err != nil {
+		return fmt.Errorf("ingest: reading %s: %w", path, err)
+	}
+	s.files, s.names = []string{s.spool}, []string{path}
+	if s.cfg.format == "" {
+		if f, ok := FormatOf(path); ok {
+			s.cfg.format = f
+		} else if s.cfg.format, err = sniffFormat(tmp); err != nil {
+			return fmt.Errorf("ingest: reading %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// ctxReader stops reading when ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func sniffFormat(f *os.File) (Format, error) {
+	head := make([]byte, 512)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte("PAR1")) {
+		return Parquet, nil
+	}
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+		return NDJSON, nil
+	}
+	return CSV, nil
+}
+
+// Close removes the temp file of a spooled input ("-", a pipe); it is a
+// no-op for files. Call it when done reading.
+func (s *Source) Close() error {
+	if s.spool == "" {
+		return nil
+	}
+	err := os.Remove(s.spool)
+	s.spool = ""
+	return err
+}
+
+// rename names the input as given instead of its spool file in err.
+func (s *Source) rename(err error) error {
+	if err == nil || s.spool == "" || len(s.names) == 0 || !strings.Contains(err.Error(), s.spool) {
+		return err
+	}
+	return &renamedError{msg: strings.ReplaceAll(err.Error(), s.spool, s.names[0]), err: err}
+}
+
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 func listInputs(path string, forced Format) ([]string, error) {
 	st, err := os.Stat(path)
@@ -182,8 +318,12 @@ func (s *Source) Schema() *schema.StructType { return s.schema }
 // Format returns the format of the files.
 func (s *Source) Format() Format { return s.format }
 
-// Files returns the input files in reading order.
-func (s *Source) Files() []string { return slices.Clone(s.files) }
+// Files returns the input files in reading order, as given ("-" for
+// standard input).
+func (s *Source) Files() []string { return slices.Clone(s.names) }
+
+// FileSizes returns the sizes in bytes of Files.
+func (s *Source) FileSizes() []int64 { return slices.Clone(s.sizes) }
 
 // Bytes returns the total size of the input files.
 func (s *Source) Bytes() int64 {
@@ -230,7 +370,7 @@ func (s *Source) Rows(ctx context.Context, skip int64) iter.Seq2[parquetio.Row, 
 			}
 			for row, err := range seq {
 				if err != nil {
-					yield(nil, err)
+					yield(nil, s.rename(err))
 					return
 				}
 				if skip > 0 {

@@ -394,6 +394,20 @@ func decodeJSON(dec *json.Decoder, depth int) (any, error) {
 }
 
 func decodeJSONText(s string) (any, error) {
+	if !json.Valid([]byte(s)) {
+		// The decoder's token stream says only "EOF" for a cut line;
+		// Unmarshal says what is wrong and where.
+		var v any
+		err := json.Unmarshal([]byte(s), &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, se)
+		}
+		if err == nil {
+			err = errors.New("invalid JSON")
+		}
+		return nil, err
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	v, err := decodeJSON(dec, 0)

@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,9 +15,18 @@ import (
 // (spec "Commit Provenance Information").
 type HistoryEntry struct {
 	Version int64
-	// Timestamp is the commit's time: its in-commit timestamp when present,
-	// else commitInfo.timestamp, else the commit file's modification time.
+	// Timestamp is the commit's time as time travel by timestamp
+	// (AtTimestamp) sees it, as Spark's DESCRIBE HISTORY shows it: the
+	// in-commit timestamp when the commit has one, else the commit file's
+	// modification time made monotonic over the versions (a commit's time
+	// is max(its modification time, the previous commit's time + 1 ms)).
+	// Open with AtTimestamp(Timestamp) loads this version (or a later one
+	// committed in the same millisecond). A copied table has new
+	// modification times, so new timestamps.
 	Timestamp time.Time
+	// CommitInfoTimestamp is commitInfo.timestamp, the writer's clock when
+	// it committed; zero when absent. Time travel does not use it.
+	CommitInfoTimestamp time.Time
 	// Operation is commitInfo.operation ("WRITE", "STREAMING UPDATE", ...);
 	// "" when the commit has no commitInfo.
 	Operation string
@@ -37,58 +45,105 @@ type HistoryEntry struct {
 
 // History returns the commits of the table up to t's version, newest first:
 // at most limit of them (all when limit <= 0). Commits deleted by log
-// cleanup are not in the history. Errors are those of reading the log.
+// cleanup are not in the history (OldestCommit tells where it starts).
+// It lists the log once (for the modification times of every commit, from
+// which the timestamps are made monotonic) and reads the commits it
+// returns. Errors are those of reading the log.
 func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
-	end := t.Version()
-	start := int64(0)
-	if limit > 0 {
-		start = max(0, end-int64(limit)+1)
-	}
-	out, err := t.history(ctx, start, end)
-	var nf *txlog.VersionNotFoundError
-	if errors.As(err, &nf) && nf.Version == start {
-		// Log cleanup deleted start: list the whole log once to find the
-		// oldest commit left, and start there.
-		ls, lerr := scanLog(ctx, t.store)
-		if lerr != nil {
-			return nil, lerr
-		}
-		out, err = nil, nil // no commit of [start, end] is left: an empty history
-		if i, _ := slices.BinarySearch(ls.commits, start); i < len(ls.commits) && ls.commits[i] <= end {
-			out, err = t.history(ctx, ls.commits[i], end)
-		}
-	}
+	ls, err := scanLog(ctx, t.store)
 	if err != nil {
 		return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
+	}
+	end := t.Version()
+	times := commitTimes(ls)
+	var versions []int64
+	for _, v := range ls.commits {
+		if v <= end {
+			versions = append(versions, v)
+		}
+	}
+	// Only the contiguous run of commits ending at end is history; an
+	// older commit before a gap is not (cleanup leaves none).
+	for i := len(versions) - 1; i > 0; i-- {
+		if versions[i-1] != versions[i]-1 {
+			versions = versions[i:]
+			break
+		}
+	}
+	if limit > 0 && len(versions) > limit {
+		versions = versions[len(versions)-limit:]
+	}
+	out := make([]HistoryEntry, 0, len(versions))
+	if len(versions) > 0 {
+		for c, err := range txlog.Commits(ctx, t.store, versions[0], end) {
+			if err != nil {
+				return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
+			}
+			out = append(out, historyEntry(c, times[c.Version]))
+		}
 	}
 	slices.Reverse(out)
 	return out, nil
 }
 
-// history reads the commits [start, end] in ascending order; it lists the
-// log from start only, so a short history of a long log stays cheap.
-func (t *Table) history(ctx context.Context, start, end int64) ([]HistoryEntry, error) {
-	var out []HistoryEntry
-	for c, err := range txlog.Commits(ctx, t.store, start, end) {
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, historyEntry(c))
+// OldestCommit returns the version of the oldest commit file in the log:
+// 0 for a table whose log is complete, more when log cleanup removed the
+// commits before it, -1 when no commit file is left (the log is only a
+// checkpoint). The table's versions before the oldest checkpoint cannot
+// be loaded then, and their commits are not in History.
+func (t *Table) OldestCommit(ctx context.Context) (int64, error) {
+	ls, err := scanLog(ctx, t.store)
+	if err != nil {
+		return 0, err
 	}
-	return out, nil
+	if len(ls.commits) == 0 {
+		return -1, nil
+	}
+	return ls.commits[0], nil
 }
 
-func historyEntry(c *txlog.Commit) HistoryEntry {
-	e := HistoryEntry{Version: c.Version, Timestamp: c.ModTime, ReadVersion: -1}
+// commitTimes returns the time travel timestamps of the listed commits
+// (without in-commit timestamps, which historyEntry takes from the
+// commits): their modification times made monotonic as txlog's
+// AtTimestamp does, over the commits from the earliest reconstructable
+// version (0, or the oldest checkpoint when commit 0 is gone); commits
+// before it are made monotonic among themselves.
+func commitTimes(ls *logScan) map[int64]time.Time {
+	earliest := int64(0)
+	if len(ls.commits) == 0 || ls.commits[0] != 0 {
+		earliest = -1
+		if len(ls.checkpoints) > 0 {
+			earliest = ls.checkpoints[0]
+		}
+	}
+	out := make(map[int64]time.Time, len(ls.commits))
+	prev := int64(-1 << 62)
+	restarted := false
+	for _, v := range ls.commits {
+		if !restarted && earliest >= 0 && v >= earliest {
+			prev, restarted = -1<<62, true
+		}
+		ts := max(ls.commitInfo[v].ModTime.UnixMilli(), prev+1)
+		prev = ts
+		out[v] = time.UnixMilli(ts).UTC()
+	}
+	return out
+}
+
+func historyEntry(c *txlog.Commit, ts time.Time) HistoryEntry {
+	if ts.IsZero() {
+		ts = c.ModTime
+	}
+	e := HistoryEntry{Version: c.Version, Timestamp: ts, ReadVersion: -1}
 	ci := c.CommitInfo()
 	if ci == nil {
 		return e
 	}
-	switch {
-	case ci.InCommitTimestamp != nil:
-		e.Timestamp = time.UnixMilli(*ci.InCommitTimestamp)
-	case ci.Timestamp != 0:
-		e.Timestamp = time.UnixMilli(ci.Timestamp)
+	if ci.InCommitTimestamp != nil {
+		e.Timestamp = time.UnixMilli(*ci.InCommitTimestamp).UTC()
+	}
+	if ci.Timestamp != 0 {
+		e.CommitInfoTimestamp = time.UnixMilli(ci.Timestamp).UTC()
 	}
 	e.Operation = ci.Operation
 	e.Parameters = ci.OperationParameters

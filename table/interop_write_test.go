@@ -498,7 +498,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want, err = encodeRows(reflect.ValueOf(rrows), enc); err != nil {
+	if want, err = encodeRows(context.Background(), reflect.ValueOf(rrows), enc); err != nil {
 		t.Fatal(err)
 	}
 	out = append(out, interopTable{name: "readings", tbl: cur, want: want, oldRows: 2000, wantFiles: -1})

@@ -100,9 +100,9 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 // delta.appendOnly=true returns ErrAppendOnly.
 func (t *Table) OverwriteRows(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
-	p, err := t.prepareRows(rows, cfg)
+	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
-		return nil, err
+		return nil, opError(ctx, modeOverwrite.op(), t.URI(), err)
 	}
 	return t.writeCommit(ctx, modeOverwrite, p, cfg)
 }

@@ -170,9 +170,12 @@ func typeErr(v any, t schema.Type) error {
 }
 
 // ParsePartitionValue parses a partitionValues string of a column of type t
-// into the parquetio value model. ok false (and v nil) means null: absent,
-// JSON null or "" (spec "Partition Value Serialization"). Timestamps accept
-// both the "2006-01-02 15:04:05[.ffffff]" and the ISO-8601 forms.
+// into the parquetio value model. The empty string is null and gives
+// (nil, nil); a JSON null or an absent key is the caller's to map to ""
+// (spec "Partition Value Serialization"). Timestamps accept both the
+// "2006-01-02 15:04:05[.ffffff]" and the ISO-8601 forms. A string that does
+// not parse as t is an error (strconv's, or one naming the value), as is a
+// type that cannot be a partition column.
 func ParsePartitionValue(t schema.Type, s string) (any, error) {
 	if s == "" {
 		return nil, nil

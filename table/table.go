@@ -5,6 +5,10 @@
 // A *Table is an immutable view of one table version. Write operations commit
 // a new version through txlog's single commit path and return a new *Table;
 // the old one stays valid, so a *Table is safe to share between goroutines.
+//
+// The Go struct tags of typed rows (Append, ScanAs, ...) are documented
+// with SchemaOf. First writes into a location that may not hold a table
+// yet, by several writers at once, go through CreateOrOpen or NewDraft.
 package table
 
 import (
@@ -208,7 +212,8 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // NOT NULL columns, appendOnly, checkConstraints), when a column is
 // timestamp_ntz or delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
 // already there (also when another writer created it concurrently, or when
-// log cleanup removed its first commits), ErrInvalidArgument for bad
+// log cleanup removed its first commits; CreateOrOpen appends to such a
+// table instead), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
 // that turn on a feature deltakit cannot write (change data feed, column
 // mapping, row tracking, in-commit timestamps, type widening).
@@ -218,6 +223,12 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	if err != nil {
 		return nil, err
 	}
+	return create(ctx, store, sch, cfg)
+}
+
+// checkNewTable checks what Create checks before writing anything: the
+// partition columns, the column names and the protocol the properties need.
+func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) (*txlog.Protocol, error) {
 	if err := validatePartitionColumns(sch, cfg.partitionColumns); err != nil {
 		return nil, err
 	}
@@ -227,6 +238,14 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 	p, err := protocolFor(sch, cfg.properties)
 	if err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	return p, nil
+}
+
+func create(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
+	p, err := checkNewTable(store, sch, cfg)
+	if err != nil {
+		return nil, err
 	}
 	if exists, err := hasLog(ctx, store); err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)

@@ -15,52 +15,9 @@ import (
 	"github.com/deltakit/deltakit/schema"
 )
 
-// Typed rows: Go structs ↔ Delta rows.
-//
-// A struct type maps to a Delta struct, field by field, in declaration
-// order. The column name and options come from the `delta` tag:
-//
-//	type Flight struct {
-//		Date     time.Time          `delta:"date,timestamp_ntz"`
-//		Delay    int64              `delta:"delay,notnull"`
-//		Price    parquetio.Decimal  `delta:"price,decimal(10,2)"`
-//		Origin   *string            // column "Origin", nullable
-//		Internal string             `delta:"-"` // not a column
-//	}
-//
-// Tag name: the column name ("" keeps the Go field name; "-" skips the
-// field). Tag options, comma separated:
-//   - notnull: the column is NOT NULL (default: nullable). A nil pointer,
-//     slice or map in such a field is an error when writing.
-//   - timestamp (the default for time.Time), timestamp_ntz, date: the Delta
-//     type of a time.Time field (also of the elements of a []time.Time or
-//     the values of a map). timestamp and timestamp_ntz also apply to an
-//     int64 or int field, which then holds microseconds since 1970-01-01
-//     00:00:00 (UTC for timestamp; the wall clock for timestamp_ntz), the
-//     values Delta stores.
-//   - decimal(p,s): the Delta type of a parquetio.Decimal field (required
-//     for them).
-//
-// Go types: int64 and int → long; int32 → integer; int16 → short; int8 →
-// byte; float32 → float; float64 → double; bool → boolean; string →
-// string; []byte → binary; time.Time → timestamp; parquetio.Date → date;
-// parquetio.Decimal → decimal(p,s) from the tag; a struct → struct; a slice
-// []T → array<T>; a map[K]V → map<K,V>; a pointer *T → T, nullable. Named
-// types with these underlying kinds work as their kind does. Unsigned
-// integers, complex numbers, channels, functions, interfaces, arrays and
-// unsafe pointers are refused with an error naming the field, as are
-// recursive struct types. Unexported fields are ignored; the fields of an
-// embedded struct without a tag are promoted, as encoding/json does.
-//
-// Null: a nil pointer, slice or map is written as null. Other fields are
-// never null when written. Reading a null into a non-pointer field leaves
-// its zero value.
-//
-// Plans per Go type are computed once and cached (typePlans); binding a
-// plan to a table schema happens once per call, never per row.
-
 // typePlans caches *typeInfo (or the error) per reflect.Type. Entries are
-// immutable once stored.
+// immutable once stored. Plans per Go type are computed once; binding a
+// plan to a table schema happens once per call, never per row.
 var typePlans sync.Map // reflect.Type → typePlanEntry
 
 type typePlanEntry struct {
@@ -122,15 +79,59 @@ var (
 	decimalType = reflect.TypeFor[parquetio.Decimal]()
 )
 
-// SchemaOf returns the Delta schema of the Go struct type T (or *T), as
-// documented in the typed-rows section of the package: columns in field
-// order, nullable unless tagged notnull. Use it to create a table for T:
+// SchemaOf returns the Delta schema of the Go struct type T (or *T):
+// columns in field order, nullable unless tagged notnull. Use it to create
+// a table for T:
 //
 //	sch, err := table.SchemaOf[Flight]()
 //	tbl, err := table.Create(ctx, uri, sch, table.WithPartitionColumns("date"))
 //
 // Errors wrap ErrInvalidArgument and name the field of an unsupported Go
 // type or a bad tag.
+//
+// # Typed rows: Go structs and Delta rows
+//
+// The rules below hold for SchemaOf and for every typed call (Append,
+// Overwrite, ScanAs, RowsOf, ...).
+//
+// A struct type maps to a Delta struct, field by field, in declaration
+// order. The column name and options come from the `delta` tag:
+//
+//	type Flight struct {
+//		Date     time.Time          `delta:"date,timestamp_ntz"`
+//		Delay    int64              `delta:"delay,notnull"`
+//		Price    parquetio.Decimal  `delta:"price,decimal(10,2)"`
+//		Origin   *string            // column "Origin", nullable
+//		Internal string             `delta:"-"` // not a column
+//	}
+//
+// Tag name: the column name ("" keeps the Go field name; "-" skips the
+// field). Tag options, comma separated:
+//   - notnull: the column is NOT NULL (default: nullable). A nil pointer,
+//     slice or map in such a field is an error when writing.
+//   - timestamp (the default for time.Time), timestamp_ntz, date: the Delta
+//     type of a time.Time field (also of the elements of a []time.Time or
+//     the values of a map). timestamp and timestamp_ntz also apply to an
+//     int64 or int field, which then holds microseconds since 1970-01-01
+//     00:00:00 (UTC for timestamp; the wall clock for timestamp_ntz), the
+//     values Delta stores.
+//   - decimal(p,s): the Delta type of a parquetio.Decimal field (required
+//     for them).
+//
+// Go types: int64 and int → long; int32 → integer; int16 → short; int8 →
+// byte; float32 → float; float64 → double; bool → boolean; string →
+// string; []byte → binary; time.Time → timestamp; parquetio.Date → date;
+// parquetio.Decimal → decimal(p,s) from the tag; a struct → struct; a slice
+// []T → array<T>; a map[K]V → map<K,V>; a pointer *T → T, nullable. Named
+// types with these underlying kinds work as their kind does. Unsigned
+// integers, complex numbers, channels, functions, interfaces, arrays and
+// unsafe pointers are refused with an error naming the field, as are
+// recursive struct types. Unexported fields are ignored; the fields of an
+// embedded struct without a tag are promoted, as encoding/json does.
+//
+// Null: a nil pointer, slice or map is written as null. Other fields are
+// never null when written. Reading a null into a non-pointer field leaves
+// its zero value.
 func SchemaOf[T any]() (*schema.StructType, error) {
 	info, err := planOf(reflect.TypeFor[T]())
 	if err != nil {
@@ -731,13 +732,21 @@ func primName(t schema.Type) string {
 
 // encodeRows converts typed rows into Rows aligned with target. rows is a
 // []T or []*T; a nil *T is an error. Errors name the row index and column.
-func encodeRows(rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
+func encodeRows(ctx context.Context, rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
 	n := rv.Len()
 	k := len(enc.target.Fields)
-	backing := make([]any, n*k)
+	var backing []any
 	out := make([]parquetio.Row, n)
 	ptr := rv.Type().Elem().Kind() == reflect.Pointer
 	for i := range n {
+		if j := i % cancelCheckRows; j == 0 {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			// The values of the next block of rows: allocated block by
+			// block, so that a cancel is not stuck zeroing one huge array.
+			backing = make([]any, min(cancelCheckRows, n-i)*k)
+		}
 		v := rv.Index(i)
 		if ptr {
 			if v.IsNil() {
@@ -745,7 +754,8 @@ func encodeRows(rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
 			}
 			v = v.Elem()
 		}
-		row, err := enc.encode(v, backing[i*k:(i+1)*k:(i+1)*k])
+		j := i % cancelCheckRows
+		row, err := enc.encode(v, backing[j*k:(j+1)*k:(j+1)*k])
 		if err != nil {
 			return nil, &RowError{Row: i, Err: err}
 		}
@@ -1179,9 +1189,9 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 			return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: tr}, cfg)
 		}
 	}
-	prows, err := encodeRows(rv, enc)
+	prows, err := encodeRows(ctx, rv, enc)
 	if err != nil {
-		return nil, fmt.Errorf("table: %w", err)
+		return nil, opError(ctx, mode.op(), t.URI(), fmt.Errorf("table: %w", err))
 	}
 	return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, rows: prows}, cfg)
 }

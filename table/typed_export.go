@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
@@ -31,7 +32,7 @@ func RowsOf[T any](sch *schema.StructType, rows []T) ([]parquetio.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := encodeRows(reflect.ValueOf(rows), enc)
+	out, err := encodeRows(context.Background(), reflect.ValueOf(rows), enc)
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}

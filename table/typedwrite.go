@@ -232,10 +232,13 @@ func (r *colReader) size(row unsafe.Pointer) int64 {
 // check validates, before anything is written as the row path does, the
 // rows that can fail (nil *T rows, nulls in NOT NULL columns, values out of
 // the column's range) and returns the validation size of all rows.
-func (tr *typedRows) check() (int64, error) {
+func (tr *typedRows) check(ctx context.Context) (int64, error) {
 	rows := make([]unsafe.Pointer, 0, typedBlock)
 	var total int64
 	for start := 0; start < tr.n; start += typedBlock {
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
 		end := min(tr.n, start+typedBlock)
 		rows = rows[:0]
 		for i := start; i < end; i++ {
@@ -296,10 +299,13 @@ func (r *colReader) scan(rows []unsafe.Pointer) (int64, int, error) {
 }
 
 // write writes rows [start, end) to pw.
-func (tr *typedRows) write(pw *parquetio.Writer, start, end int) error {
+func (tr *typedRows) write(ctx context.Context, pw *parquetio.Writer, start, end int) error {
 	rows := make([]unsafe.Pointer, 0, typedBlock)
 	cols := make([]parquetio.Column, len(tr.cols))
 	for a := start; a < end; a += typedBlock {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		b := min(end, a+typedBlock)
 		rows = rows[:0]
 		for i := a; i < b; i++ {
@@ -593,7 +599,7 @@ func (t *Table) writeTypedFiles(ctx context.Context, p *prepared, cfg writeConfi
 	if len(t.PartitionColumns()) > 0 {
 		return nil, fmt.Errorf("table: %w: the columnar write path is for unpartitioned tables", ErrInvalidArgument)
 	}
-	total, err := tr.check()
+	total, err := tr.check(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}
@@ -638,7 +644,7 @@ func (t *Table) writeTypedFiles(ctx context.Context, p *prepared, cfg writeConfi
 			}
 		}
 		a, b := start, end
-		add, err := fw.writeFile(ctx, "", values, raw, func(pw *parquetio.Writer) error { return tr.write(pw, a, b) })
+		add, err := fw.writeFile(ctx, "", values, raw, func(pw *parquetio.Writer) error { return tr.write(ctx, pw, a, b) })
 		if err != nil {
 			deleteFiles(t.store, fw.written(), t.cfg.logger)
 			return nil, err

@@ -178,7 +178,7 @@ type prepared struct {
 }
 
 // prepareRows aligns untyped rows with the table schema (after evolution).
-func (t *Table) prepareRows(rows []parquetio.Row, cfg writeConfig) (*prepared, error) {
+func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg writeConfig) (*prepared, error) {
 	cur := t.Schema()
 	if cfg.rowSchema == nil {
 		return &prepared{schema: cur, rows: rows}, nil
@@ -193,6 +193,9 @@ func (t *Table) prepareRows(rows []parquetio.Row, cfg writeConfig) (*prepared, e
 	}
 	out := make([]parquetio.Row, len(rows))
 	for i, r := range rows {
+		if i%cancelCheckRows == 0 && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		p, err := proj(r)
 		if err != nil {
 			return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
@@ -228,11 +231,35 @@ func (t *Table) prepareRows(rows []parquetio.Row, cfg writeConfig) (*prepared, e
 // rows slice commits a version with no files.
 func (t *Table) AppendRows(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
-	p, err := t.prepareRows(rows, cfg)
+	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
-		return nil, err
+		return nil, opError(ctx, modeAppend.op(), t.URI(), err)
 	}
 	return t.writeCommit(ctx, modeAppend, p, cfg)
+}
+
+// cancelCheckRows is how many rows the loops over a batch (validation,
+// projection, encoding, shredding) handle between checks of the context,
+// so that a cancelled write of millions of rows returns within
+// milliseconds.
+const cancelCheckRows = 4096
+
+// op names the operation of mode in errors ("append", "overwrite").
+func (m writeMode) op() string { return strings.ToLower(m.String()) }
+
+// opError wraps a context error (ctx cancelled or past its deadline) with
+// the operation and the table: "table: append file:///t: context
+// canceled", matching errors.Is(err, context.Canceled). Other errors are
+// returned as they are.
+func opError(ctx context.Context, op, uri string, err error) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	prefix := "table: " + op + " " + uri + ":"
+	if strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	return fmt.Errorf("%s %w", prefix, err)
 }
 
 // WriteFiles validates rows and writes them as data files, as AppendRows
@@ -244,9 +271,9 @@ func (t *Table) AppendRows(ctx context.Context, rows []parquetio.Row, opts ...Wr
 // AppendRows).
 func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	cfg := newWriteConfig(opts)
-	p, err := t.prepareRows(rows, cfg)
+	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
-		return nil, err
+		return nil, opError(ctx, "write files of", t.URI(), err)
 	}
 	if p.schemaChanged {
 		return nil, fmt.Errorf("table: %w: WriteFiles cannot change the table schema; use AppendRows with WithSchemaEvolution", ErrInvalidArgument)
@@ -256,7 +283,7 @@ func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 	}
 	res, err := t.writeDataFiles(ctx, p, cfg, nil)
 	if err != nil {
-		return nil, err
+		return nil, opError(ctx, "write files of", t.URI(), err)
 	}
 	return res.adds, nil
 }
@@ -374,7 +401,8 @@ func (t *Table) checkWritable(m *txlog.Metadata) error {
 }
 
 // writeCommit writes p's rows and commits them in mode.
-func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cfg writeConfig) (*Table, error) {
+func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cfg writeConfig) (nt *Table, err error) {
+	defer func() { err = opError(ctx, mode.op(), t.URI(), err) }()
 	if mode == modeAppend && cfg.replace != nil {
 		return nil, fmt.Errorf("table: %w: WithReplaceWhere is for overwrites", ErrInvalidArgument)
 	}
@@ -461,7 +489,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 	}
 	tx.SetOperationParameters(t.operationParams(mode, cfg, predicate))
 	tx.SetOperationMetrics(metrics)
-	nt, _, err := t.Commit(ctx, tx)
+	nt, _, err = t.Commit(ctx, tx)
 	if err != nil {
 		var ce *txlog.ConflictError
 		if errors.As(err, &ce) {
@@ -839,6 +867,9 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 	pvals := make([]string, len(partCols))
 	var key strings.Builder
 	for i, row := range p.rows {
+		if i%cancelCheckRows == 0 && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		if len(row) != len(sch.Fields) {
 			return nil, fmt.Errorf("table: %w", &RowError{Row: i,
 				Err: fmt.Errorf("%w: row has %d values, table schema has %d columns", ErrInvalidArgument, len(row), len(sch.Fields))})
@@ -926,9 +957,17 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		} else {
 			rows = make([]parquetio.Row, len(g.rows))
 			gsizes = make([]int64, len(g.rows))
-			backing := make([]any, len(g.rows)*len(dIdx))
+			var backing []any
+			k := len(dIdx)
 			for r, i := range g.rows {
-				dr := backing[r*len(dIdx) : (r+1)*len(dIdx) : (r+1)*len(dIdx)]
+				b := r % cancelCheckRows
+				if b == 0 {
+					if ctx.Err() != nil {
+						break // the loop below sees ctx and stops
+					}
+					backing = make([]any, min(cancelCheckRows, len(g.rows)-r)*k) // block by block: see encodeRows
+				}
+				dr := backing[b*k : (b+1)*k : (b+1)*k]
 				for c, j := range dIdx {
 					dr[c] = p.rows[i][j]
 				}
@@ -1034,7 +1073,19 @@ func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, r
 			}
 		}
 		part := rows[start:end]
-		add, err := w.writeFile(ctx, dir, values, raw, func(pw *parquetio.Writer) error { return pw.Write(part) })
+		add, err := w.writeFile(ctx, dir, values, raw, func(pw *parquetio.Writer) error {
+			for len(part) > 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				n := min(len(part), cancelCheckRows)
+				if err := pw.Write(part[:n]); err != nil {
+					return err
+				}
+				part = part[n:]
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}

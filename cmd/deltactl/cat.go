@@ -10,7 +10,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,6 +56,9 @@ decimals as strings, binary as base64). The default is table, or jsonl with
 			}
 			if format != "table" && format != "csv" && format != "jsonl" {
 				return usagef("invalid --format %q: want table, csv or jsonl", format)
+			}
+			if limit < 0 {
+				return usagef("--limit must be >= 0 (0: all rows), got %d", limit)
 			}
 			ctx := cmd.Context()
 			t, err := tt.open(a, cmd, args[0])
@@ -112,11 +114,11 @@ func newRowWriter(format string, w io.Writer, sch *schema.StructType) rowWriter 
 	case "jsonl":
 		return &jsonRows{w: bufio.NewWriter(w), sch: sch}
 	}
-	return &tableRows{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), sch: sch}
+	return &tableRows{tw: newColumnWriter(w, 2), sch: sch}
 }
 
 type tableRows struct {
-	tw      *tabwriter.Writer
+	tw      *columnWriter
 	sch     *schema.StructType
 	started bool
 }

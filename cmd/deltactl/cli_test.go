@@ -400,11 +400,18 @@ func TestCorpusGolden(t *testing.T) {
 		// vary.
 		out = strings.ReplaceAll(out, "file://"+dir, "<corpus>")
 		out = reSnapshotTime.ReplaceAllString(out, `"timestamp": "<mtime>"`)
+		if tc.args[0] == "history" {
+			// history's TIMESTAMP is time travel's: the modification time.
+			out = reHistoryTime.ReplaceAllString(out, "${1}<mtime>   ")
+		}
 		golden(t, tc.name, out)
 	}
 }
 
-var reSnapshotTime = regexp.MustCompile(`"timestamp": "[^"]*"`)
+var (
+	reSnapshotTime = regexp.MustCompile(`"timestamp": "[^"]*"`)
+	reHistoryTime  = regexp.MustCompile(`(?m)^(\d+ +)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
+)
 
 // TestProgressOnlyOnTerminal: with a terminal the bar goes to stderr and
 // stdout keeps only the report; without one (every other test) nothing is

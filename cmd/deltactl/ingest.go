@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -34,6 +33,7 @@ type ingestFlags struct {
 	fromEpoch    int64
 	fromEpochSet bool
 	maxRows      int64
+	mergeSchema  bool
 }
 
 func newIngestCmd(a *app) *cobra.Command {
@@ -54,6 +54,13 @@ existing table the input columns are matched to the table's by name and
 converted to its types.
 
 Without --epoch-rows, all rows land in one commit (operation WRITE).
+
+"-" reads standard input; it, a pipe or /dev/stdin is read once (into a
+temp file), in the --format given or the one its first bytes show. A new
+table is created only when the rows are committed: an ingest that fails
+first leaves no table behind. When several ingests create the same table
+at once, the losers append to the winner's table if their rows fit it.
+--merge-schema lets the input add columns to an existing table.
 
 With --epoch-rows N and --query-id ID the input is a stream of epochs of N
 rows, each committed exactly once through the streaming sink (operation
@@ -82,6 +89,7 @@ the table would, and the sink skips the epochs the table already holds.`,
 	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
 	fl.Int64Var(&f.maxRows, "max-rows", 0, "read only the first this many rows of the input (0: all)")
 	fl.Int64Var(&f.fromEpoch, "from-epoch", 0, "replay the stream from this epoch (default: after the query's last committed epoch)")
+	fl.BoolVar(&f.mergeSchema, "merge-schema", false, "evolve the schema of an existing table: add the input's new columns (nullable) and relax NOT NULL where the input has nulls")
 	cmd.AddCommand(newKafkaCmd(a))
 	return cmd
 }
@@ -142,37 +150,60 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		}
 		iopts = append(iopts, ingest.WithTargetSchema(tbl.Schema()))
 	}
+	iopts = append(iopts, ingest.WithStdin(a.stdin))
 	src, err := ingest.Open(ctx, input, iopts...)
 	if err != nil {
 		return err
 	}
+	defer src.Close()
 	view := &IngestView{Table: uri, Sources: src.Files(), Format: string(src.Format()), Schema: fieldViews(src.Schema())}
+	// A new table is created only with the first write that succeeds (a
+	// failed ingest leaves no empty table behind); when another process
+	// creates it first, the rows are appended to its table if they fit.
+	var create []table.Option
 	if !exists {
-		opts := []table.Option{table.WithPartitionColumns(f.partitionBy...)}
+		create = []table.Option{table.WithPartitionColumns(f.partitionBy...)}
 		if len(props) > 0 {
-			opts = append(opts, table.WithProperties(props))
+			create = append(create, table.WithProperties(props))
 		}
-		tbl, err = a.createTable(ctx, uri, src.Schema(), opts...)
-		if err != nil {
-			return err
-		}
-		view.Created = true
-		a.logger.Info("created table", "table", tbl.URI(), "schema", src.Schema().String())
+		tbl = nil
 	}
-	view.Table = tbl.URI()
-	view.Schema = fieldViews(tbl.Schema())
 	wopts := []table.WriteOption{table.WithRowSchema(src.Schema()), table.WithTargetFileSize(target)}
+	if f.mergeSchema {
+		wopts = append(wopts, table.WithSchemaEvolution())
+	}
 	out := a.out()
 	if streaming {
-		err = a.ingestStream(ctx, tbl, src, f, wopts, view, out)
+		err = a.ingestStream(ctx, tbl, uri, create, src, f, wopts, view, out)
 	} else {
-		err = a.ingestBatch(ctx, tbl, src, f, wopts, view)
+		err = a.ingestBatch(ctx, tbl, uri, create, src, f, wopts, view)
 	}
 	if err != nil {
-		return err
+		return mergeSchemaHint(err)
+	}
+	if view.Created {
+		a.logger.Info("created table", "table", view.Table, "schema", src.Schema().String())
 	}
 	return out.Ingest(view)
 }
+
+// mergeSchemaHint names deltactl's flag in a schema mismatch error that
+// names only the library's option.
+func mergeSchemaHint(err error) error {
+	if msg := err.Error(); errors.Is(err, table.ErrSchemaMismatch) && strings.Contains(msg, "use WithSchemaEvolution") {
+		return &hintError{msg: strings.ReplaceAll(msg, "use WithSchemaEvolution", "use ingest --merge-schema"), err: err}
+	}
+	return err
+}
+
+// hintError is err with its message reworded for the command line.
+type hintError struct {
+	msg string
+	err error
+}
+
+func (e *hintError) Error() string { return e.msg }
+func (e *hintError) Unwrap() error { return e.err }
 
 // batches groups the input rows after the first skip into slices of n,
 // calling fn for each (the last may be shorter); fn returning false stops.
@@ -229,26 +260,40 @@ func inputRows(src *ingest.Source, skip, limit int64) int64 {
 	return max(0, total-skip)
 }
 
-func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
+func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, create []table.Option, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
+	var d *table.Draft
+	var err error
+	if tbl == nil {
+		d, err = table.NewDraft(ctx, uri, src.Schema(), a.tableOptions(create...)...)
+	} else {
+		d, err = tbl.DraftAppend(ctx, src.Schema(), wopts...)
+	}
+	if err != nil {
+		return err
+	}
 	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
 	defer bar.Finish()
 	var adds []*txlog.Add
-	err := batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []parquetio.Row) (bool, error) {
-		files, err := tbl.WriteFiles(ctx, rows, wopts...)
+	err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []parquetio.Row) (bool, error) {
+		files, err := d.WriteFiles(ctx, rows, wopts...)
+		adds = append(adds, files...)
 		if err != nil {
 			return false, err
 		}
-		adds = append(adds, files...)
 		view.Rows += int64(len(rows))
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("ingest %s: %w (data files written so far are not committed; vacuum removes them)", strings.Join(src.Files(), ", "), err)
+		d.Discard()
+		return fmt.Errorf("ingest %s: %w (nothing was committed)", strings.Join(src.Files(), ", "), err)
 	}
-	nt, err := tbl.AppendFiles(ctx, adds, table.WithOperationParameters(map[string]string{"source": src.Files()[0]}))
+	nt, created, err := d.Commit(ctx, adds, table.WithOperationParameters(map[string]string{"source": src.Files()[0]}))
 	if err != nil {
 		return err
 	}
+	view.Created = created
+	view.Table = nt.URI()
+	view.Schema = fieldViews(nt.Schema())
 	view.Version = nt.Version()
 	view.Files = len(adds)
 	for _, ad := range adds {
@@ -257,7 +302,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, src *ingest.Sou
 	return nil
 }
 
-func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
+func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, create []table.Option, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
 	params, err := streamParams(src, f.epochRows)
 	if err != nil {
 		return err
@@ -266,20 +311,49 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))
 	}
-	sink, err := streamsink.New(tbl, f.queryID, sopts...)
-	if err != nil {
-		return err
-	}
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
-	last, err := sink.LastCommittedEpoch(ctx)
-	if err != nil {
-		return err
-	}
-	if last >= 0 {
-		if err := a.checkResume(ctx, sink.Table(), f.queryID, last, params); err != nil {
+	var sink *streamsink.Sink
+	last := int64(-1)
+	if tbl != nil {
+		if sink, err = streamsink.New(tbl, f.queryID, sopts...); err != nil {
 			return err
 		}
+		if last, err = sink.LastCommittedEpoch(ctx); err != nil {
+			return err
+		}
+		if last >= 0 {
+			if err := a.checkResume(ctx, sink.Table(), f.queryID, last, params); err != nil {
+				return err
+			}
+		}
+	}
+	// prepare runs before the first epoch is written, once its rows have
+	// been read: it creates a new table (so that an input that fails
+	// before leaves none) and commits the schema change of --merge-schema
+	// (which the epochs' WriteFiles cannot).
+	prepared := false
+	prepare := func() error {
+		prepared = true
+		if sink == nil {
+			t, created, err := table.CreateOrOpen(ctx, uri, src.Schema(), a.tableOptions(create...)...)
+			if err != nil {
+				return err
+			}
+			view.Created = created
+			if sink, err = streamsink.New(t, f.queryID, sopts...); err != nil {
+				return err
+			}
+		}
+		t := sink.Table()
+		if d, err := t.DraftAppend(ctx, src.Schema(), wopts...); err != nil {
+			return err
+		} else if d.ChangesSchema() {
+			if _, err := t.AppendRows(ctx, nil, append(slices.Clone(wopts), table.WithOperationParameters(map[string]string{"mergeSchema": "true"}))...); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	start := last + 1
 	if f.fromEpochSet {
@@ -307,6 +381,11 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 		if f.maxEpochs > 0 && ran >= f.maxEpochs {
 			view.Stopped = true
 			return false, nil
+		}
+		if !prepared {
+			if err := prepare(); err != nil {
+				return false, err
+			}
 		}
 		res, err := sink.WriteEpoch(ctx, epoch, rows)
 		if err != nil {
@@ -337,6 +416,14 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, src *ingest.So
 	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && int64(ran)*int64(f.epochRows) < total {
 		view.Stopped = true
 	}
+	if !prepared {
+		// No epoch to write (an empty input, or all of it skipped).
+		if err := prepare(); err != nil {
+			return err
+		}
+	}
+	view.Table = sink.Table().URI()
+	view.Schema = fieldViews(sink.Table().Schema())
 	view.Version = sink.Table().Version()
 	return nil
 }
@@ -359,12 +446,9 @@ type inputFile struct {
 // streamParams returns the operation parameters recorded with each epoch.
 func streamParams(src *ingest.Source, epochRows int) (map[string]string, error) {
 	files := []inputFile{}
-	for _, p := range src.Files() {
-		fi, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, inputFile{Name: filepath.Base(p), Size: fi.Size()})
+	sizes := src.FileSizes()
+	for i, p := range src.Files() {
+		files = append(files, inputFile{Name: filepath.Base(p), Size: sizes[i]})
 	}
 	raw, err := json.Marshal(files)
 	if err != nil {

@@ -73,8 +73,16 @@ func newHistoryCmd(a *app) *cobra.Command {
 		Use:   "history <table>",
 		Short: "List the table's commits, newest first",
 		Long: `history lists the table's commits, newest first: version, timestamp,
-operation, operation parameters and metrics (from each commit's commitInfo).
-Commits removed by log cleanup are not listed.`,
+commitInfo.timestamp, operation, operation parameters and metrics (from each
+commit's commitInfo).
+
+TIMESTAMP is the time --timestamp time travel uses, as in Spark's DESCRIBE
+HISTORY: the commit file's modification time, made monotonic over the
+versions (at least 1 ms after the previous commit), or the in-commit
+timestamp where the table has them; "snapshot --timestamp T" with a time T
+printed here loads that version. COMMITINFO.TIMESTAMP is the writer's clock
+recorded in the commit. Commits removed by log cleanup are not listed; a
+note says where the log starts.`,
 		Example: "  deltactl history ./demo-data/flights --limit 5\n  deltactl history -o json s3://bucket/tables/t1",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,7 +97,11 @@ Commits removed by log cleanup are not listed.`,
 			if err != nil {
 				return err
 			}
-			return a.out().History(historyView(t.URI(), h))
+			oldest, err := t.OldestCommit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.out().History(historyView(t.URI(), h, oldest))
 		},
 	}
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits (0: all)")
@@ -111,7 +123,8 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("version") {
+			latest := !cmd.Flags().Changed("version")
+			if latest {
 				snap, err := txlog.Load(ctx, store)
 				if err != nil {
 					return err
@@ -120,14 +133,21 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 			} else if ver < 0 {
 				return usagef("--version must be >= 0")
 			}
+			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
 			actions, err := txlog.ReadCommit(ctx, store, ver)
 			if errors.Is(err, objectstore.ErrNotExist) {
+				if latest {
+					// The latest version loaded, so a checkpoint holds it
+					// and cleanup removed its commit file: say so, exit 0.
+					v.Cleaned = true
+					v.Note = fmt.Sprintf("commit %d was removed by log cleanup; the version is held by its checkpoint (deltactl snapshot describes it)", ver)
+					return a.out().Log(v)
+				}
 				err = commitNotFound(ctx, store, ver, err)
 			}
 			if err != nil {
 				return err
 			}
-			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
 			for i := range actions {
 				raw, err := json.Marshal(&actions[i])
 				if err != nil {

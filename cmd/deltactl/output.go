@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/deltakit/deltakit/schema"
 )
@@ -73,7 +72,7 @@ type textOutput struct{ w io.Writer }
 func newTextOutput(w io.Writer) Output { return &textOutput{w: w} }
 
 func (o *textOutput) table(header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+	tw := newColumnWriter(o.w, 2)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
@@ -83,7 +82,7 @@ func (o *textOutput) table(header []string, rows [][]string) error {
 
 // kv writes "key: value" lines with the values aligned.
 func (o *textOutput) kv(pairs ...string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 1, ' ', 0)
+	tw := newColumnWriter(o.w, 1)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		fmt.Fprintf(tw, "%s:\t%s\n", pairs[i], pairs[i+1])
 	}
@@ -126,14 +125,37 @@ func orDash(s string) string {
 func (o *textOutput) History(v *HistoryView) error {
 	rows := make([][]string, 0, len(v.Commits))
 	for _, c := range v.Commits {
-		rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, orDash(c.Operation),
+		rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, orDash(c.CommitInfoTimestamp), orDash(c.Operation),
 			orDash(compactMap(c.Parameters)), orDash(compactMap(c.Metrics))})
 	}
-	return o.table([]string{"VERSION", "TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS"}, rows)
+	if err := o.table([]string{"VERSION", "TIMESTAMP", "COMMITINFO.TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS"}, rows); err != nil {
+		return err
+	}
+	if v.Cleaned {
+		return o.note(cleanedNote(v.OldestCommit))
+	}
+	return nil
+}
+
+// cleanedNote says that log cleanup removed the commits before oldest.
+func cleanedNote(oldest int64) string {
+	if oldest < 0 {
+		return "no commit file is left in the log: log cleanup removed them (the table is read from its checkpoint)"
+	}
+	return fmt.Sprintf("commits before version %d were removed by log cleanup", oldest)
+}
+
+// note writes a "# ..." line.
+func (o *textOutput) note(s string) error {
+	_, err := fmt.Fprintf(o.w, "# %s\n", s)
+	return err
 }
 
 func (o *textOutput) Log(v *LogView) error {
 	fmt.Fprintf(o.w, "# version %d: %d action(s)\n", v.Version, len(v.Actions))
+	if v.Note != "" {
+		fmt.Fprintf(o.w, "# %s\n", v.Note)
+	}
 	for _, a := range v.Actions {
 		if _, err := fmt.Fprintln(o.w, indentJSON(a)); err != nil {
 			return err
@@ -190,7 +212,7 @@ func (o *textOutput) Snapshot(v *SnapshotView) error {
 }
 
 func (o *textOutput) fields(fs []FieldView, indent string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 0, 2, ' ', 0)
+	tw := newColumnWriter(o.w, 2)
 	for _, f := range fs {
 		null := ""
 		if !f.Nullable {
@@ -425,7 +447,7 @@ func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
 }
 
 func (o *textOutput) Version(v *VersionView) error {
-	_, err := fmt.Fprintln(o.w, "deltactl", v.Version)
+	_, err := fmt.Fprintln(o.w, v.String())
 	return err
 }
 

@@ -166,7 +166,7 @@ func TestReviewMessages(t *testing.T) {
 	if out := mustRun(t, "version", "-o", "json"); json.Unmarshal([]byte(out), &v) != nil || v.Version != version {
 		t.Errorf("version -o json: %q", out)
 	}
-	if out := mustRun(t, "version"); out != "deltactl "+version+"\n" {
+	if out := mustRun(t, "version"); !strings.HasPrefix(out, "deltactl "+version+" [github.com/deltakit/deltakit ") {
 		t.Errorf("version: %q", out)
 	}
 

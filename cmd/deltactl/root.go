@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -144,7 +145,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 			return nil
 		},
 	}
-	root.SetVersionTemplate("deltactl {{.Version}}\n")
+	root.SetVersionTemplate(versionView(debug.ReadBuildInfo()).String() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
@@ -184,7 +185,7 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print the deltactl version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.out().Version(&VersionView{Version: version})
+			return a.out().Version(versionView(debug.ReadBuildInfo()))
 		},
 	}
 }

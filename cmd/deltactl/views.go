@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,25 +38,38 @@ func fmtMillis(ms int64) string { return fmtTime(time.UnixMilli(ms)) }
 type HistoryView struct {
 	Table   string             `json:"table"`
 	Commits []HistoryEntryView `json:"commits"`
+	// OldestCommit is the version of the oldest commit file in the log
+	// (-1: none left); Cleaned is true when log cleanup removed the
+	// commits before it, which the history then lacks.
+	OldestCommit int64 `json:"oldestCommit"`
+	Cleaned      bool  `json:"cleaned"`
 }
 
 // HistoryEntryView is one commit in HistoryView.
 type HistoryEntryView struct {
-	Version       int64          `json:"version"`
-	Timestamp     string         `json:"timestamp"`
-	Operation     string         `json:"operation"`
-	Parameters    map[string]any `json:"parameters"`
-	Metrics       map[string]any `json:"metrics"`
-	ReadVersion   *int64         `json:"readVersion"`
-	IsBlindAppend *bool          `json:"isBlindAppend"`
-	EngineInfo    string         `json:"engineInfo"`
+	Version int64 `json:"version"`
+	// Timestamp is the time --timestamp time travel uses (the commit
+	// file's modification time made monotonic, or the in-commit
+	// timestamp); CommitInfoTimestamp is commitInfo.timestamp ("" if
+	// absent).
+	Timestamp           string         `json:"timestamp"`
+	CommitInfoTimestamp string         `json:"commitInfoTimestamp"`
+	Operation           string         `json:"operation"`
+	Parameters          map[string]any `json:"parameters"`
+	Metrics             map[string]any `json:"metrics"`
+	ReadVersion         *int64         `json:"readVersion"`
+	IsBlindAppend       *bool          `json:"isBlindAppend"`
+	EngineInfo          string         `json:"engineInfo"`
 }
 
-func historyView(uri string, entries []table.HistoryEntry) *HistoryView {
-	v := &HistoryView{Table: uri, Commits: []HistoryEntryView{}}
+func historyView(uri string, entries []table.HistoryEntry, oldest int64) *HistoryView {
+	v := &HistoryView{Table: uri, Commits: []HistoryEntryView{}, OldestCommit: oldest, Cleaned: oldest != 0}
 	for _, e := range entries {
 		h := HistoryEntryView{Version: e.Version, Timestamp: fmtTime(e.Timestamp), Operation: e.Operation,
 			Parameters: nonNilMap(e.Parameters), Metrics: nonNilMap(e.Metrics), IsBlindAppend: e.IsBlindAppend, EngineInfo: e.EngineInfo}
+		if !e.CommitInfoTimestamp.IsZero() {
+			h.CommitInfoTimestamp = fmtTime(e.CommitInfoTimestamp)
+		}
 		if e.ReadVersion >= 0 {
 			rv := e.ReadVersion
 			h.ReadVersion = &rv
@@ -78,6 +92,11 @@ type LogView struct {
 	Table   string            `json:"table"`
 	Version int64             `json:"version"`
 	Actions []json.RawMessage `json:"actions"`
+	// Cleaned is true when log cleanup removed the commit file of
+	// Version (the latest version, held by a checkpoint): Actions is then
+	// empty and Note says so.
+	Cleaned bool   `json:"cleaned,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // ProtocolView is a protocol action.
@@ -528,6 +547,63 @@ func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 // VersionView is the output of version.
 type VersionView struct {
 	Version string `json:"version"`
+	// Module and ModuleVersion are the main module's path and version from
+	// the build info ("(devel)" for a build from a work tree).
+	Module        string `json:"module,omitempty"`
+	ModuleVersion string `json:"moduleVersion,omitempty"`
+	// Revision, RevisionTime and Modified are the VCS commit the binary
+	// was built from, its time and whether the work tree had changes
+	// (absent when the build did not record them, as with go test).
+	Revision     string `json:"revision,omitempty"`
+	RevisionTime string `json:"revisionTime,omitempty"`
+	Modified     bool   `json:"modified,omitempty"`
+	GoVersion    string `json:"goVersion,omitempty"`
+}
+
+// versionView describes this binary from its build info.
+func versionView(info *debug.BuildInfo, ok bool) *VersionView {
+	v := &VersionView{Version: version}
+	if !ok || info == nil {
+		return v
+	}
+	v.Module, v.ModuleVersion, v.GoVersion = info.Main.Path, info.Main.Version, info.GoVersion
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.RevisionTime = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+// String is the one-line description of the version.
+func (v *VersionView) String() string {
+	s := "deltactl " + v.Version
+	var parts []string
+	if v.Module != "" {
+		parts = append(parts, strings.TrimSpace(v.Module+" "+v.ModuleVersion))
+	}
+	if v.Revision != "" {
+		r := "commit " + v.Revision
+		if v.RevisionTime != "" {
+			r += " (" + v.RevisionTime + ")"
+		}
+		if v.Modified {
+			r += ", modified"
+		}
+		parts = append(parts, r)
+	}
+	if v.GoVersion != "" {
+		parts = append(parts, v.GoVersion)
+	}
+	if len(parts) > 0 {
+		s += " [" + strings.Join(parts, "; ") + "]"
+	}
+	return s
 }
 
 // CleanupView is the output of cleanup.

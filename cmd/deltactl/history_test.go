@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type historyJSON struct {
+	Commits []struct {
+		Version             int64
+		Timestamp           string
+		CommitInfoTimestamp string
+	}
+	OldestCommit int64
+	Cleaned      bool
+}
+
+func historyOf(t *testing.T, tbl string) historyJSON {
+	t.Helper()
+	var h historyJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "history", tbl, "-o", "json")), &h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestHistoryTimestampsTimeTravel: snapshot --timestamp with a time that
+// history printed returns that version, also for a copy of the table
+// (new modification times); commitInfo.timestamp is its own field.
+func TestHistoryTimestampsTimeTravel(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string")
+	for i := range 3 {
+		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
+	}
+	check := func(tbl string) {
+		t.Helper()
+		h := historyOf(t, tbl)
+		if len(h.Commits) != 4 || h.Cleaned || h.OldestCommit != 0 {
+			t.Fatalf("history %+v", h)
+		}
+		for _, c := range h.Commits {
+			if c.CommitInfoTimestamp != fmtTime(pinned) {
+				t.Errorf("v%d commitInfoTimestamp %q, want the writer's clock %s", c.Version, c.CommitInfoTimestamp, fmtTime(pinned))
+			}
+			var snap struct{ Version int64 }
+			if err := json.Unmarshal([]byte(mustRun(t, "snapshot", tbl, "--timestamp", c.Timestamp, "-o", "json")), &snap); err != nil {
+				t.Fatal(err)
+			}
+			if snap.Version != c.Version {
+				t.Errorf("snapshot --timestamp %s (history's time of v%d) loaded v%d", c.Timestamp, c.Version, snap.Version)
+			}
+		}
+	}
+	check(tbl)
+	// A copy has new modification times; history shows them.
+	cp := filepath.Join(dir, "copy")
+	copyDir(t, tbl, cp)
+	check(cp)
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if info.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCleanedLog: a log that starts at a checkpoint (older commits
+// removed) still shows its history and latest commit, noting the cleanup.
+func TestCleanedLog(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string")
+	for i := range 10 {
+		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i, i), tbl)
+	}
+	logDir := filepath.Join(tbl, "_delta_log")
+	if _, err := os.Stat(filepath.Join(logDir, "00000000000000000010.checkpoint.parquet")); err != nil {
+		t.Fatalf("no checkpoint at 10: %v", err)
+	}
+	for v := range 10 {
+		if err := os.Remove(filepath.Join(logDir, commitName(v))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := historyOf(t, tbl)
+	if len(h.Commits) != 1 || h.Commits[0].Version != 10 || !h.Cleaned || h.OldestCommit != 10 {
+		t.Errorf("history of a cleaned log: %+v", h)
+	}
+	if out := mustRun(t, "history", tbl); !strings.Contains(out, "# commits before version 10 were removed by log cleanup") {
+		t.Errorf("history text has no cleanup note:\n%s", out)
+	}
+	mustRun(t, "log", tbl, "-o", "json")
+	// Only the checkpoint is left: log and history still exit 0 and say so.
+	if err := os.Remove(filepath.Join(logDir, commitName(10))); err != nil {
+		t.Fatal(err)
+	}
+	var lv LogView
+	if err := json.Unmarshal([]byte(mustRun(t, "log", tbl, "-o", "json")), &lv); err != nil {
+		t.Fatal(err)
+	}
+	if lv.Version != 10 || !lv.Cleaned || len(lv.Actions) != 0 || !strings.Contains(lv.Note, "removed by log cleanup") {
+		t.Errorf("log of a checkpoint-only log: %+v", lv)
+	}
+	h = historyOf(t, tbl)
+	if len(h.Commits) != 0 || !h.Cleaned || h.OldestCommit != -1 {
+		t.Errorf("history of a checkpoint-only log: %+v", h)
+	}
+	if out := mustRun(t, "history", tbl); !strings.Contains(out, "no commit file is left") {
+		t.Errorf("history text:\n%s", out)
+	}
+	// An explicit --version of a cleaned commit is still an error.
+	if _, errs, code := runCLI(t, "log", tbl, "--version", "3"); code != 1 {
+		t.Errorf("log --version 3: exit %d: %s", code, errs)
+	}
+}
+
+func commitName(v int) string { return fmt.Sprintf("%020d.json", v) }

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rivo/uniseg"
+)
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, env{
+		stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb,
+		getenv: func(string) string { return "" },
+		now:    func() time.Time { return pinned },
+	})
+	return out.String(), errb.String(), code
+}
+
+// TestIngestConcurrentFirstWrites runs several ingests into one new table at
+// once: one creates it, the others append, no row is lost.
+func TestIngestConcurrentFirstWrites(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		name := "batch"
+		if stream {
+			name = "stream"
+		}
+		t.Run(name, func(t *testing.T) {
+			const n = 6
+			tbl := filepath.Join(t.TempDir(), "t")
+			var wg sync.WaitGroup
+			codes := make([]int, n)
+			errs := make([]string, n)
+			start := make(chan struct{})
+			for w := range n {
+				wg.Go(func() {
+					<-start
+					in := writeCSV(t, filepath.Join(t.TempDir(), "in.csv"), w*100, w*100+9)
+					args := []string{"ingest", in, tbl}
+					if stream {
+						args = append(args, "--epoch-rows", "5", "--query-id", "q"+string(rune('a'+w)))
+					}
+					_, errs[w], codes[w] = runCLI(t, args...)
+				})
+			}
+			close(start)
+			wg.Wait()
+			for w := range n {
+				if codes[w] != 0 {
+					t.Fatalf("ingest %d: exit %d: %s", w, codes[w], errs[w])
+				}
+			}
+			var want []int64
+			for w := range n {
+				want = append(want, seq(int64(w*100), int64(w*100+9))...)
+			}
+			slices64Sort(want)
+			if got := tableIDs(t, tbl); !equal64(got, want) {
+				t.Fatalf("ids %v, want %v", got, want)
+			}
+			if h := mustRun(t, "history", tbl); strings.Count(h, "CREATE TABLE") != 1 {
+				t.Fatalf("history has not exactly one CREATE TABLE:\n%s", h)
+			}
+		})
+	}
+}
+
+func slices64Sort(s []int64) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func equal64(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestIngestStdin: "-" reads standard input once; a fifo too.
+func TestIngestStdin(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	out, errs, code := runCLIIn(t, "{\"id\":1,\"s\":\"a\"}\n{\"id\":2,\"s\":\"b\"}\n", "ingest", "-", tbl)
+	if code != 0 || !strings.Contains(out, "2 rows") {
+		t.Fatalf("ingest -: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = runCLIIn(t, "id,s\n3,c\n", "ingest", "-", tbl, "--format", "csv")
+	if code != 0 || !strings.Contains(out, "1 rows") {
+		t.Fatalf("ingest - --format csv: exit %d\n%s%s", code, out, errs)
+	}
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no fifo:", err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString("{\"id\":4,\"s\":\"d\"}\n")
+			f.Close()
+		}
+	}()
+	mustRun(t, "ingest", fifo, tbl, "--format", "ndjson")
+	if got := tableIDs(t, tbl); !equal64(got, []int64{1, 2, 3, 4}) {
+		t.Fatalf("ids %v", got)
+	}
+}
+
+// TestFailedIngestLeavesNoTable: an ingest into a new table that fails
+// writing its rows creates no table.
+func TestFailedIngestLeavesNoTable(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "e.ndjson")
+	if err := os.WriteFile(in, []byte("{\"a\":1e400}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"--epoch-rows", "1", "--query-id", "q"}} {
+		tbl := filepath.Join(t.TempDir(), "t")
+		_, errs, code := runCLI(t, append([]string{"ingest", in, tbl}, extra...)...)
+		if code != 1 || !strings.Contains(errs, "is not a double") {
+			t.Fatalf("ingest %v: exit %d: %s", extra, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(tbl, "_delta_log")); !os.IsNotExist(err) {
+			entries, _ := os.ReadDir(filepath.Join(tbl, "_delta_log"))
+			t.Fatalf("ingest %v: failed ingest left a log behind: %v", extra, entries)
+		}
+		if entries, _ := os.ReadDir(tbl); len(entries) != 0 {
+			t.Fatalf("ingest %v: failed ingest left files: %v", extra, entries)
+		}
+	}
+}
+
+// TestIngestMergeSchema: a new column is refused naming --merge-schema,
+// and added with it.
+func TestIngestMergeSchema(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "ingest", "testdata/people.csv", tbl)
+	extra := filepath.Join(dir, "x.ndjson")
+	if err := os.WriteFile(extra, []byte("{\"id\":9,\"city\":\"Oslo\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range [][]string{nil, {"--epoch-rows", "1", "--query-id", "q"}} {
+		_, errs, code := runCLI(t, append([]string{"ingest", extra, tbl}, stream...)...)
+		if code != 1 || !strings.Contains(errs, `column "city" is not in the table schema (use ingest --merge-schema to add it)`) {
+			t.Fatalf("ingest %v without --merge-schema: exit %d: %s", stream, code, errs)
+		}
+	}
+	if out := mustRun(t, "snapshot", tbl, "-o", "json"); !strings.Contains(out, `"version": 1,`) {
+		t.Fatalf("refused ingests changed the table:\n%s", out)
+	}
+	mustRun(t, "ingest", extra, tbl, "--merge-schema")
+	if out := mustRun(t, "schema", tbl); !strings.Contains(out, "city") {
+		t.Fatalf("schema after --merge-schema:\n%s", out)
+	}
+	h := mustRun(t, "history", tbl, "-o", "json")
+	if !strings.Contains(h, `"mergeSchema": "true"`) || !strings.Contains(h, `"version": 2,`) || strings.Contains(h, `"version": 3,`) {
+		t.Fatalf("want one commit (2) with the schema change and the rows:\n%s", h)
+	}
+	// Streaming: the schema change is committed before the first epoch.
+	extra2 := filepath.Join(dir, "y.ndjson")
+	if err := os.WriteFile(extra2, []byte("{\"id\":10,\"zip\":\"0150\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "ingest", extra2, tbl, "--merge-schema", "--epoch-rows", "1", "--query-id", "q")
+	if got := tableIDs(t, tbl); !equal64(got, []int64{1, 2, 3, 4, 5, 9, 10}) {
+		t.Fatalf("ids %v", got)
+	}
+}
+
+// TestIngestNDJSONError: a cut line says what is wrong.
+func TestIngestNDJSONError(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "f.ndjson")
+	if err := os.WriteFile(in, []byte("{\"id\":1}\n{\"id\": 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runCLI(t, "ingest", in, filepath.Join(dir, "t"))
+	if code != 1 || !strings.Contains(errs, "f.ndjson:2: invalid JSON at byte 8: unexpected end of JSON input") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
+// TestCatWideCharacters: columns stay aligned by display width.
+func TestCatWideCharacters(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRunIn(t, "{\"city\":\"東京\",\"n\":1}\n{\"city\":\"Oslo\",\"n\":2}\n{\"city\":\"Zürich\",\"n\":3}\n", "ingest", "-", tbl)
+	out := mustRun(t, "cat", tbl)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("output:\n%s", out)
+	}
+	want := -1
+	for _, l := range lines {
+		i := strings.LastIndex(l, "  ")
+		col := uniseg.StringWidth(l[:i+2])
+		if want < 0 {
+			want = col
+		}
+		if col != want {
+			t.Fatalf("column n starts at display column %d in %q, %d in the header:\n%s", col, l, want, out)
+		}
+	}
+}
+
+func mustRunIn(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, errs, code := runCLIIn(t, stdin, args...)
+	if code != 0 {
+		t.Fatalf("deltactl %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// TestCLIRoughEdges: negative counts, a --where type mismatch, version.
+func TestCLIRoughEdges(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "p")
+	mustRun(t, "ingest", "testdata/people.csv", tbl)
+	for _, args := range [][]string{
+		{"cat", tbl, "-n", "-5"},
+		{"history", tbl, "-n", "-1"},
+	} {
+		_, errs, code := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, "must be >= 0") {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
+	for _, format := range []string{"table", "csv", "jsonl"} {
+		out, errs, code := runCLI(t, "cat", tbl, "--format", format, "--where", "id = 'x'")
+		if code == 0 || out != "" || !strings.Contains(errs, "does not fit column id") {
+			t.Errorf("cat --format %s --where with a type mismatch: exit %d, stdout %q, stderr %q", format, code, out, errs)
+		}
+	}
+	var v VersionView
+	if err := json.Unmarshal([]byte(mustRun(t, "version", "-o", "json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Version != version || v.Module != "github.com/deltakit/deltakit" {
+		t.Errorf("version %+v", v)
+	}
+	info := &debug.BuildInfo{GoVersion: "go1.26", Main: debug.Module{Path: "github.com/deltakit/deltakit", Version: "v0.1.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := versionView(info, true).String(), "deltactl "+version+" [github.com/deltakit/deltakit v0.1.0; commit abc123 (2026-01-02T03:04:05Z), modified; go1.26]"; got != want {
+		t.Errorf("version line %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,337 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// CreateOrOpen returns the table at uri, creating it as Create does (with
+// schema sch and the partition columns and properties of opts) when there
+// is none. created reports whether this call created it.
+//
+// When a table is already there, or another writer creates it first (N
+// writers racing to make the first write into a new location: every one
+// but the winner loses the create), CreateOrOpen opens it and checks that
+// rows of schema sch can be appended to it: the same partition columns, and
+// sch fits the table's schema without evolution (every column of sch is in
+// the table with a type it converts to, every NOT NULL column of the table
+// is in sch). Append such rows with WithRowSchema(sch) unless the schemas
+// are equal. Properties of opts are not compared. A table that does not fit
+// is an error wrapping both ErrTableExists and ErrSchemaMismatch, naming the
+// column or the partition columns; nothing is written then.
+func CreateOrOpen(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, bool, error) {
+	cfg := newConfig(opts)
+	store, err := cfg.openStore(ctx, uri)
+	if err != nil {
+		return nil, false, err
+	}
+	return createOrOpen(ctx, store, sch, cfg)
+}
+
+func createOrOpen(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, bool, error) {
+	cfg.version, cfg.at = -1, time.Time{}
+	open := func() (*Table, error) {
+		snap, err := txlog.Load(ctx, store)
+		if err != nil {
+			return nil, fmt.Errorf("table: open %s: %w", store.URI(), err)
+		}
+		t := &Table{store: store, snap: snap, cfg: cfg}
+		if err := t.fits(sch, cfg.partitionColumns); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	t, err := open()
+	if err == nil {
+		return t, false, nil
+	}
+	if !errors.Is(err, txlog.ErrTableNotFound) {
+		return nil, false, err
+	}
+	t, err = create(ctx, store, sch, cfg)
+	if err == nil {
+		return t, true, nil
+	}
+	if !errors.Is(err, ErrTableExists) {
+		return nil, false, err
+	}
+	// Lost the create race: append to the winner's table when it fits.
+	cfg.logger.Debug("table: create lost to a concurrent writer; opening its table", "table", store.URI())
+	t, err = open()
+	if err != nil {
+		return nil, false, err
+	}
+	return t, false, nil
+}
+
+// fits reports whether rows of schema sch, for a table partitioned by
+// parts, can be appended to t without schema evolution.
+func (t *Table) fits(sch *schema.StructType, parts []string) error {
+	if !slices.Equal(nonNil(parts), nonNil(t.PartitionColumns())) {
+		return fmt.Errorf("table: create %s: %w: %w: it is partitioned by %v, not %v",
+			t.URI(), ErrTableExists, ErrSchemaMismatch, t.PartitionColumns(), nonNil(parts))
+	}
+	if _, changed, err := mergeSchemas(t.Schema(), sch, false); err != nil || changed {
+		if err == nil {
+			err = fmt.Errorf("%w: the input's nullability differs", ErrSchemaMismatch)
+		}
+		return fmt.Errorf("table: create %s: %w: its schema %s does not take rows of %s: %w",
+			t.URI(), ErrTableExists, t.Schema(), sch, err)
+	}
+	return nil
+}
+
+// filesFit reports whether data files written with schema sch can be
+// added to t as they are: sch fits t and each of its columns has exactly
+// the table column's type (no conversion of the values is needed).
+func (t *Table) filesFit(sch *schema.StructType, parts []string) error {
+	if err := t.fits(sch, parts); err != nil {
+		return err
+	}
+	cur := t.Schema()
+	for _, f := range sch.Fields {
+		i := fieldByName(cur, f.Name)
+		if i < 0 || !sameType(f.Type, cur.Fields[i].Type) {
+			return fmt.Errorf("table: create %s: %w: %w: column %q is %s in the table, %s in the files written for it",
+				t.URI(), ErrTableExists, ErrSchemaMismatch, f.Name, typeName(cur, i), f.Type)
+		}
+	}
+	return nil
+}
+
+func typeName(st *schema.StructType, i int) string {
+	if i < 0 {
+		return "missing"
+	}
+	return fmt.Sprint(st.Fields[i].Type)
+}
+
+// Draft is a write whose commit comes after its data files: a table that
+// does not exist yet (NewDraft), whose data files can be written before the
+// table is created, or an append to t that may evolve its schema
+// (Table.DraftAppend), whose schema change is committed with the files. A
+// write that fails before Commit (bad input, a cancelled context) then
+// changes no table: it leaves no empty table behind and no schema change,
+// only data files, which Discard deletes.
+type Draft struct {
+	store  objectstore.Store
+	sch    *schema.StructType
+	cfg    config
+	base   *Table             // nil: a new table
+	merged *schema.StructType // DraftAppend: the evolved schema, nil when unchanged
+	shadow *Table             // the table the files are written for, writing to store
+	keys   []string
+}
+
+// NewDraft checks a new table as Create does (partition columns, column
+// names, properties) and returns a draft of it at uri; nothing is written.
+func NewDraft(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Draft, error) {
+	cfg := newConfig(opts)
+	store, err := cfg.openStore(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkNewTable(store, sch, cfg); err != nil {
+		return nil, err
+	}
+	shadow, err := shadowTable(ctx, store, sch, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Draft{store: store, sch: sch, cfg: cfg, shadow: shadow}, nil
+}
+
+// shadowTable returns a table of schema sch whose version 0 exists only in
+// memory and whose data files go to store.
+func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
+	mcfg := cfg
+	mcfg.txnOpts = nil
+	shadow, err := create(ctx, objectstore.NewMem("draft"), sch, mcfg)
+	if err != nil {
+		return nil, err
+	}
+	shadow.store, shadow.cfg = store, cfg
+	return shadow, nil
+}
+
+// DraftAppend returns a draft of appending rows of schema sch to t: the
+// rows fit t's schema, or, with WithSchemaEvolution among opts, t's schema
+// evolves to take them (WithSchemaEvolution's rules). The draft's
+// WriteFiles writes files of the evolved schema and its Commit commits the
+// schema change and the files in one commit ("WRITE", mode "Append"), so a
+// write that fails first leaves t's schema as it was. Errors wrap
+// ErrSchemaMismatch and name the column (for a new column without
+// WithSchemaEvolution, say).
+func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
+	wc := newWriteConfig(opts)
+	merged, changed, err := mergeSchemas(t.Schema(), sch, wc.evolve)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkWritable(nil); err != nil {
+		return nil, err
+	}
+	d := &Draft{store: t.store, sch: sch, cfg: t.cfg, base: t, shadow: t}
+	if changed {
+		cfg := t.cfg
+		cfg.partitionColumns = t.PartitionColumns()
+		cfg.properties = t.snap.Metadata().Configuration
+		if d.shadow, err = shadowTable(ctx, t.store, merged, cfg); err != nil {
+			return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+		}
+		d.merged = merged
+	}
+	return d, nil
+}
+
+// ChangesSchema reports whether Commit changes the table schema (a
+// DraftAppend with schema evolution whose rows need it).
+func (d *Draft) ChangesSchema() bool { return d.merged != nil }
+
+// URI returns the location of the table.
+func (d *Draft) URI() string { return d.store.URI() }
+
+// Schema returns the table schema after the commit (new, or evolved).
+func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
+
+// WriteFiles writes rows as data files of the table, as Table.WriteFiles
+// does, and returns their add actions for Commit. Rows are aligned with
+// the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
+// WithRowSchema.
+func (d *Draft) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
+	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
+	for _, a := range adds {
+		if k, err := url.PathUnescape(a.Path); err == nil {
+			d.keys = append(d.keys, k)
+		}
+	}
+	return adds, err
+}
+
+// Commit commits adds (from WriteFiles) and returns the table at the new
+// version; created reports whether this call created the table.
+//
+// For NewDraft it creates the table (version 0) and appends adds to it
+// (version 1) as AppendFiles does. When another writer created the table
+// first, adds are appended to that table if their files fit it as they
+// are (CreateOrOpen's check, plus each column of the same type); a table
+// that does not fit is an error wrapping ErrTableExists and
+// ErrSchemaMismatch, and the draft's data files are deleted then.
+//
+// For DraftAppend it commits adds, with the schema change when there is
+// one, as AppendFiles does; a concurrent change of the metadata is a
+// *txlog.ConflictError (the files are deleted then).
+func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
+	if d.base != nil {
+		nt, err := d.base.appendFiles(ctx, adds, d.merged, newWriteConfig(opts))
+		if err != nil {
+			var ce *txlog.ConflictError
+			if errors.As(err, &ce) {
+				d.Discard()
+			}
+			return nil, false, err
+		}
+		d.keys = nil
+		return nt, false, nil
+	}
+	t, created, err := createOrOpen(ctx, d.store, d.sch, d.cfg)
+	if err == nil && !created {
+		err = t.filesFit(d.sch, d.cfg.partitionColumns)
+	}
+	if err != nil {
+		if errors.Is(err, ErrSchemaMismatch) {
+			d.Discard()
+		}
+		return nil, false, err
+	}
+	nt, err := t.AppendFiles(ctx, adds, opts...)
+	if err != nil {
+		return nil, created, err
+	}
+	d.keys = nil
+	return nt, created, nil
+}
+
+// appendFiles is AppendFiles with an optional schema change.
+func (t *Table) appendFiles(ctx context.Context, adds []*txlog.Add, merged *schema.StructType, cfg writeConfig) (*Table, error) {
+	if merged == nil {
+		opts := []WriteOption{func(c *writeConfig) { *c = cfg }}
+		return t.AppendFiles(ctx, adds, opts...)
+	}
+	meta, proto, err := t.evolvedMetadata(merged)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkWritable(meta); err != nil {
+		return nil, err
+	}
+	tx := t.NewTransaction("WRITE")
+	tx.UpdateMetadata(meta)
+	if proto != nil {
+		tx.UpdateProtocol(proto)
+	}
+	var rows, bytes int64
+	for _, a := range adds {
+		tx.Add(txlog.Action{Add: a})
+		bytes += a.Size
+		if n, ok := a.NumRecords(); ok {
+			rows += n
+		}
+	}
+	params := t.operationParams(modeAppend, cfg, "")
+	params["mergeSchema"] = "true"
+	tx.SetOperationParameters(params)
+	tx.SetOperationMetrics(map[string]string{
+		"numFiles":       strconv.Itoa(len(adds)),
+		"numOutputRows":  strconv.FormatInt(rows, 10),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	})
+	nt, _, err := t.Commit(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+	}
+	return nt, nil
+}
+
+// Discard deletes the data files the draft wrote and has not committed
+// (best effort, logged).
+func (d *Draft) Discard() {
+	deleteFiles(d.store, d.keys, d.cfg.logger)
+	d.keys = nil
+}
+
+// sameType reports whether a and b are the same Delta type (nullability of
+// nested fields and elements aside).
+func sameType(a, b schema.Type) bool {
+	switch a := a.(type) {
+	case *schema.StructType:
+		b, ok := b.(*schema.StructType)
+		if !ok || len(a.Fields) != len(b.Fields) {
+			return false
+		}
+		for i, f := range a.Fields {
+			if f.Name != b.Fields[i].Name || !sameType(f.Type, b.Fields[i].Type) {
+				return false
+			}
+		}
+		return true
+	case *schema.ArrayType:
+		b, ok := b.(*schema.ArrayType)
+		return ok && sameType(a.ElementType, b.ElementType)
+	case *schema.MapType:
+		b, ok := b.(*schema.MapType)
+		return ok && sameType(a.KeyType, b.KeyType) && sameType(a.ValueType, b.ValueType)
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
