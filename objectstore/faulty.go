@@ -26,9 +26,10 @@ const (
 	// Commit counts as OpPut, the call where the object appears, so that a
 	// fault planned for a put strikes a streamed object too.
 	OpUpload Op = "upload"
-	// OpUploadWrite is one Write of a streaming upload. Writes can be
-	// failed like any call but are not recorded by Calls (a large object
-	// takes many).
+	// OpUploadWrite is one Write of a streaming upload. Writes are not
+	// recorded by Calls (a large object takes many), and only a fault
+	// whose Op is OpUploadWrite strikes them: a fault of any op (Op "")
+	// and random faults count and strike recorded calls only.
 	OpUploadWrite Op = "upload-write"
 )
 
@@ -214,7 +215,9 @@ func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, cra
 		return nil, nil, &InjectedError{Op: op, Key: key, Err: ErrCrashed}
 	}
 	for _, a := range f.faults {
-		if a.done || (a.Op != "" && a.Op != op) || !strings.HasPrefix(key, a.KeyPrefix) {
+		// A call not recorded is struck only by a fault that names its op:
+		// the Nth of "any op" counts the calls Calls lists.
+		if a.done || (a.Op != "" && a.Op != op) || (a.Op == "" && !record) || !strings.HasPrefix(key, a.KeyPrefix) {
 			continue
 		}
 		a.seen++
@@ -231,7 +234,7 @@ func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, cra
 		}
 		return nil, &ft, nil
 	}
-	if f.rng != nil && f.rng.Float64() < f.rate {
+	if record && f.rng != nil && f.rng.Float64() < f.rate {
 		ft := Fault{Op: op, Kind: f.kinds[f.rng.IntN(len(f.kinds))], Status: 503, Latency: 10 * time.Millisecond}
 		if ft.Kind == FaultCrash {
 			f.crashed = true

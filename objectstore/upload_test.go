@@ -180,3 +180,23 @@ func TestLocalUploadKeyIsDirectory(t *testing.T) {
 		t.Errorf("temporary files left: %q", tmp)
 	}
 }
+
+// A fault of any op counts the calls Calls records: an upload's writes do
+// not shift its Nth.
+func TestFaultyAnyOpSkipsWrites(t *testing.T) {
+	ctx := context.Background()
+	f := objectstore.NewFaulty(objectstore.NewMem("t"))
+	f.Inject(objectstore.Fault{Nth: 2, Kind: objectstore.FaultFail}) // the Commit: call 2 after the start
+	u, err := f.Upload(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := u.Write([]byte("x")); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	if err := u.Commit(ctx); !errors.Is(err, objectstore.ErrInjected) {
+		t.Fatalf("Commit = %v, want the fault of call 2", err)
+	}
+}
