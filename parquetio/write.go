@@ -332,11 +332,11 @@ func (w *Writer) Write(rows []Row) (err error) {
 // NumRows returns the number of rows written so far.
 func (w *Writer) NumRows() int64 { return w.numRows }
 
-// Size returns the number of bytes of the file handed to the underlying
-// io.Writer so far; after a successful Close, the size of the whole file.
-// Before Close, up to one buffer (256 KiB) of written rows' pages may not
-// be counted yet.
-func (w *Writer) Size() int64 { return w.size }
+// Size returns the number of bytes of the file produced so far, of which
+// up to 256 KiB may still be buffered on their way to the underlying
+// io.Writer; after a successful Close, the size of the whole file. Rows of
+// the current row group count once the group is flushed.
+func (w *Writer) Size() int64 { return max(w.size, w.out.n) }
 
 // Close writes the last row group and the footer and returns the file's
 // Delta stats. It does not close the underlying io.Writer. Calling Close
