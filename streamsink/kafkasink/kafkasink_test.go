@@ -556,20 +556,180 @@ func testBadInput(t *testing.T, c cluster) {
 	}
 }
 
-func TestAppIDAndOffsets(t *testing.T) {
-	if got := AppID("q", "a-b", 7); got != "q-a-b-7" {
-		t.Fatalf("AppID = %q", got)
+// AppID is injective where the legacy form was not, and ParseAppID
+// inverts it.
+func TestAppID(t *testing.T) {
+	type key struct {
+		q, topic string
+		p        int32
 	}
+	keys := []key{
+		{"a", "b-c", 0}, {"a-b", "c", 0}, // the legacy form's collision
+		{"q", "events", 7}, {"q", "events", 70},
+		{"a/kafka/b", "c", 1}, {"a", "b/kafka/c", 1}, // '/' in either part
+		{"a/kafka", "b", 1}, {"a", "kafka/b", 1},
+		{"", "t", 0}, {"q/", "t", 0}, {"q", "t%2F", 0}, {"q", "t/", 0}, {"q", "t.x_y-z", 2147483647},
+	}
+	seen := map[string]key{}
+	for _, k := range keys {
+		id := AppID(k.q, k.topic, k.p)
+		if other, dup := seen[id]; dup {
+			t.Errorf("AppID%v = AppID%v = %q", k, other, id)
+		}
+		seen[id] = k
+		q, topic, p, ok := ParseAppID(id)
+		if !ok || q != k.q || topic != k.topic || p != k.p {
+			t.Errorf("ParseAppID(%q) = %q, %q, %d, %v; want %v", id, q, topic, p, ok, k)
+		}
+	}
+	if got := AppID("q", "a-b", 7); got != "q/kafka/a-b/7" {
+		t.Errorf("AppID = %q, want q/kafka/a-b/7", got)
+	}
+	if a, b := LegacyAppID("a", "b-c", 0), LegacyAppID("a-b", "c", 0); a != b || a != "a-b-c-0" {
+		t.Errorf("legacy appIds %q, %q: the test's premise (they collide) is wrong", a, b)
+	}
+	for _, id := range []string{"q", "q-t-0", "q/kafka/t", "q/kafka/t/x", "q/kafka/t/-1", "q/kafka/t/01", "q/kafka//0", "q/kafka/a%zz/0", "q/kafka/a%2d/0", "q/kfk/t/0", "/kafka/t/99999999999"} {
+		if q, topic, p, ok := ParseAppID(id); ok {
+			t.Errorf("ParseAppID(%q) = %q, %q, %d: want not an offset appId", id, q, topic, p)
+		}
+	}
+}
+
+// Offsets reads the new form, falls back to the legacy form, and refuses a
+// legacy appId that two queries of the table could have written.
+func TestOffsets(t *testing.T) {
 	ctx := t.Context()
+	parts := []TopicPartition{{topic, 0}, {topic, 1}, {topic, 2}}
+	for _, tc := range []struct {
+		name    string
+		txns    []txlog.Txn // committed at epoch 0 of query, besides its epoch txn
+		queryID string
+		parts   []TopicPartition
+		want    map[TopicPartition]int64
+		wantErr string // a substring of an ErrAmbiguousOffsets error
+	}{
+		{name: "new form", queryID: query, parts: parts,
+			txns: []txlog.Txn{{AppID: AppID(query, topic, 1), Version: 42}},
+			want: map[TopicPartition]int64{{topic, 0}: -1, {topic, 1}: 42, {topic, 2}: -1}},
+		{name: "legacy form", queryID: query, parts: parts,
+			txns: []txlog.Txn{{AppID: LegacyAppID(query, topic, 0), Version: 5}, {AppID: LegacyAppID(query, topic, 2), Version: 9}},
+			want: map[TopicPartition]int64{{topic, 0}: 5, {topic, 1}: -1, {topic, 2}: 9}},
+		{name: "new form wins over legacy", queryID: query, parts: parts,
+			txns: []txlog.Txn{{AppID: LegacyAppID(query, topic, 0), Version: 5}, {AppID: AppID(query, topic, 0), Version: 8}},
+			want: map[TopicPartition]int64{{topic, 0}: 8, {topic, 1}: -1, {topic, 2}: -1}},
+		{name: "legacy appId of two queries", queryID: "a", parts: []TopicPartition{{"b-c", 0}},
+			txns:    []txlog.Txn{{AppID: "a-b", Version: 3}, {AppID: "a-b-c-0", Version: 11}},
+			wantErr: `txn appId "a-b-c-0" (next offset 11) may be partition 0 of topic "b-c" of query "a" or of query [a-b]`},
+		{name: "legacy appId of two queries, from the other one", queryID: "a-b", parts: []TopicPartition{{"c", 0}},
+			txns:    []txlog.Txn{{AppID: "a", Version: 3}, {AppID: "a-b-c-0", Version: 11}},
+			wantErr: `txn appId "a-b-c-0" (next offset 11) may be partition 0 of topic "c" of query "a-b" or of query [a]`},
+		{name: "legacy appId, other query is no prefix", queryID: "a", parts: []TopicPartition{{"b-c", 0}},
+			txns: []txlog.Txn{{AppID: "a-b-c", Version: 3}, {AppID: "a-b-c-0", Version: 11}},
+			want: map[TopicPartition]int64{{"b-c", 0}: 11}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := objectstore.NewMem(t.Name())
+			createTable(t, mem)
+			tbl, err := table.Open(ctx, "", table.WithStore(mem), table.WithLogger(quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := streamsink.New(tbl, tc.queryID, streamsink.WithLogger(quiet))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.WriteEpochWith(ctx, 0, nil, tc.txns...); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Offsets(s.Table().Snapshot(), tc.queryID, tc.parts)
+			if tc.wantErr != "" {
+				if !errors.Is(err, ErrAmbiguousOffsets) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Offsets: %v, %v; want ErrAmbiguousOffsets saying %s", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !maps.Equal(got, tc.want) {
+				t.Fatalf("Offsets = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// A table written by a release with legacy offset appIds resumes at those
+// offsets and records the new form from its first commit; an ambiguous one
+// is refused and left unchanged.
+func TestIngestResumesFromLegacyOffsets(t *testing.T) { onClusters(t, testResumesFromLegacyOffsets) }
+
+func testResumesFromLegacyOffsets(t *testing.T, c cluster) {
+	ctx := t.Context()
+	p := newProducer(t, c)
+	p.produceRounds(ctx, 3)
 	mem := objectstore.NewMem(t.Name())
 	createTable(t, mem)
-	s := newSink(t, mem)
-	if _, err := s.WriteEpochWith(ctx, 0, nil, txlog.Txn{AppID: AppID(query, topic, 1), Version: 42}); err != nil {
+	// The old release ingested everything committed so far (as an empty
+	// epoch here: the rows are not the point) and recorded legacy offsets.
+	next := map[int32]int64{}
+	for _, po := range p.committed {
+		next[int32(po[0])] = max(next[int32(po[0])], po[1]+1)
+	}
+	var txns []txlog.Txn
+	for part, off := range next {
+		txns = append(txns, txlog.Txn{AppID: LegacyAppID(query, c.topic, part), Version: off})
+	}
+	if _, err := newSink(t, mem).WriteEpochWith(ctx, 0, nil, txns...); err != nil {
 		t.Fatal(err)
 	}
-	got := Offsets(s.Table().Snapshot(), query, []TopicPartition{{topic, 0}, {topic, 1}})
-	if want := map[TopicPartition]int64{{topic, 0}: -1, {topic, 1}: 42}; !maps.Equal(got, want) {
-		t.Fatalf("Offsets = %v, want %v", got, want)
+	before := maps.Clone(p.committed)
+	p.produceRounds(ctx, 3)
+	in, _ := New(newSink(t, mem), c.brokers, []string{c.topic}, WithDecoder(recordDecoder), WithIdleTimeout(testIdle), WithLogger(quiet))
+	st, err := in.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part, off := range next {
+		if got := st.StartOffsets[TopicPartition{c.topic, part}]; got != off {
+			t.Errorf("partition %d started at %d, want the legacy offset %d", part, got, off)
+		}
+	}
+	for id := range before {
+		delete(p.committed, id) // the old release's rows are not in this table
+	}
+	checkIngested(t, mem, p)
+
+	// A second query whose legacy appIds could be the first one's.
+	amb := objectstore.NewMem(t.Name() + "-ambiguous")
+	createTable(t, amb)
+	// Query "ingest" with topic "events-<topic>" had the same legacy appIds.
+	other, _, _ := strings.Cut(query, "-")
+	if _, err := newSink(t, amb).WriteEpochWith(ctx, 0, nil, txns...); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ := table.Open(ctx, "", table.WithStore(amb), table.WithLogger(quiet))
+	os2, _ := streamsink.New(tbl, other, streamsink.WithLogger(quiet))
+	if _, err := os2.WriteEpochWith(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	version := os2.Table().Version()
+	if other == query || !strings.HasPrefix(LegacyAppID(query, c.topic, 0), other+"-") {
+		t.Fatalf("query %q cannot have written %s", other, LegacyAppID(query, c.topic, 0))
+	}
+	in, _ = New(newSink(t, amb), c.brokers, []string{c.topic}, WithDecoder(recordDecoder), WithIdleTimeout(testIdle), WithLogger(quiet))
+	if st, err := in.Run(ctx); !errors.Is(err, ErrAmbiguousOffsets) || !strings.Contains(err.Error(), LegacyAppID(query, c.topic, 0)) {
+		t.Fatalf("ambiguous legacy offsets: %+v, %v; want ErrAmbiguousOffsets naming %s", st, err, LegacyAppID(query, c.topic, 0))
+	}
+	if snap, err := txlog.Load(ctx, amb); err != nil || snap.Version() != version {
+		t.Fatalf("the refused run changed the table: version %v, %v; want %d", snap, err, version)
+	}
+}
+
+// New refuses a query id that is itself an offset appId.
+func TestNewRefusesOffsetAppIDAsQueryID(t *testing.T) {
+	mem := objectstore.NewMem(t.Name())
+	createTable(t, mem)
+	tbl, _ := table.Open(t.Context(), "", table.WithStore(mem), table.WithLogger(quiet))
+	s, _ := streamsink.New(tbl, AppID("q", "t", 3), streamsink.WithLogger(quiet))
+	if _, err := New(s, []string{"127.0.0.1:1"}, []string{"t"}); err == nil || !strings.Contains(err.Error(), `offset appId of query "q", topic "t", partition 3`) {
+		t.Fatalf("New: %v, want a refusal naming the query, topic and partition", err)
 	}
 }
 
