@@ -227,7 +227,9 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 }
 
 // checkNewTable checks what Create checks before writing anything: the
-// partition columns, the column names and the protocol the properties need.
+// partition columns, the column names, the protocol the properties need and
+// that every CHECK constraint and invariant can be evaluated
+// (ErrUnsupportedConstraint naming it otherwise).
 func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) (*txlog.Protocol, error) {
 	if err := validatePartitionColumns(sch, cfg.partitionColumns); err != nil {
 		return nil, err
@@ -237,6 +239,12 @@ func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) 
 	}
 	p, err := protocolFor(sch, cfg.properties)
 	if err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	// A CHECK constraint every later write would refuse to evaluate is
+	// refused now, by name (Spark refuses unknown columns and bad SQL at
+	// ADD CONSTRAINT too).
+	if _, err := tableConstraints(&txlog.Metadata{Configuration: cfg.properties}, sch); err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
 	}
 	return p, nil
