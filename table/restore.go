@@ -121,7 +121,7 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 		afterBytes += a.Size
 	}
 	if om := old.snap.Metadata(); !sameMetadata(om, t.snap.Metadata()) {
-		op.tx.UpdateMetadata(om.Clone())
+		op.metadata = om.Clone()
 	} else if len(op.adds) == 0 && len(op.removes) == 0 {
 		t.cfg.logger.Debug("table: restore changes nothing; nothing committed", "table", t.URI(), "version", t.Version(), "to", old.Version())
 		return t, &DMLResult{Version: t.Version()}, nil
