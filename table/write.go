@@ -349,12 +349,14 @@ func opError(ctx context.Context, op, uri string, err error) error {
 }
 
 // WriteFiles validates rows and writes them as data files, as AppendRows
-// does, but commits nothing: it returns the add actions (dataChange true),
-// for a caller that builds its own commit with NewTransaction and Commit
-// (the streaming sink) or uses AppendFiles. Files that are never committed
-// are orphans that vacuum removes. WithSchemaEvolution is refused when it
-// would change the schema (the schema change belongs to the commit; use
-// AppendRows).
+// does, but commits nothing: it returns the add actions (dataChange true)
+// for CommitFiles or AppendFiles (the streaming sink writes an epoch's
+// files once and commits them, retrying from fresh snapshots). Files that
+// are never committed are orphans that vacuum removes. WithSchemaEvolution
+// is refused when it would change the schema (the schema change belongs to
+// the commit; use AppendRows or DraftAppend). With WithStreamingUpdate in
+// Complete mode, an append-only table with live files is refused
+// (ErrAppendOnly) before any file is written.
 func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	cfg := newWriteConfig(opts)
 	if err := cfg.checkStream(); err != nil {
