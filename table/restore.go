@@ -90,7 +90,8 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 		then[a.Key()] = a
 	}
 	res := &DMLResult{}
-	m := map[string]int64{}
+	// Spark's RESTORE metrics, every key present (also when 0).
+	m := map[string]int64{"removedFilesSize": 0, "restoredFilesSize": 0}
 	now := t.cfg.now().UnixMilli()
 	var afterFiles, afterBytes int64
 	for a := range t.snap.AllFiles() {
