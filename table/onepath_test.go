@@ -220,4 +220,3 @@ func TestOperationCommitInfo(t *testing.T) {
 		})
 	}
 }
-
