@@ -15,7 +15,6 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Exit codes of deltactl.
@@ -241,7 +240,7 @@ func (a *app) storeOptions() []objectstore.OpenOption {
 func (a *app) tableOptions(opts ...table.Option) []table.Option {
 	base := []table.Option{table.WithLogger(a.logger)}
 	if a.now != nil {
-		base = append(base, table.WithClock(a.now), table.WithTxnOptions(txlog.WithTxnClock(a.now)))
+		base = append(base, table.WithClock(a.now))
 	}
 	if so := a.storeOptions(); len(so) > 0 {
 		base = append(base, table.WithStoreOptions(so...))
