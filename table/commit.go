@@ -233,6 +233,11 @@ func paramsWith(params map[string]string, cfg writeConfig) map[string]string {
 // landed, whose files must stay.
 func definitelyNotCommitted(err error) bool {
 	var ce *txlog.ConflictError
+	if errors.Is(err, txlog.ErrCommitOutcomeUnknown) {
+		return false
+	}
 	return errors.As(err, &ce) || errors.Is(err, txlog.ErrAppendOnly) ||
-		errors.Is(err, txlog.ErrUnsupportedFeature) || errors.Is(err, txlog.ErrUnsupportedProtocol)
+		errors.Is(err, txlog.ErrUnsupportedFeature) || errors.Is(err, txlog.ErrUnsupportedProtocol) ||
+		// a full disk, a read-only store: the version file was not created
+		errors.Is(err, objectstore.ErrNotStored)
 }
