@@ -346,4 +346,3 @@ func valueAppender(b array.Builder, t schema.Type, path string) (appendFunc, err
 	}
 	return nil, fmt.Errorf("arrowio: column %s: %w: Delta type %s", path, ErrUnsupportedType, t)
 }
-
