@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"iter"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,7 +35,8 @@ const arrowBatchRows = 64 * 1024
 // file as Scan's do. The caller must Release the reader; releasing it
 // before the end stops every file reader. Each batch is valid until the
 // next call to Next (Retain it to keep it longer). The reader is not safe
-// for concurrent use, and ctx bounds the whole read.
+// for concurrent use, and ctx bounds the whole read; WithScanStats'
+// counts are complete once Next has returned false.
 //
 // A RecordReader rather than an iter.Seq2 of batches: it is what ADBC
 // statements, Flight and IPC writers (ipc.NewWriter, flight's record
@@ -52,25 +52,72 @@ func ScanArrow(ctx context.Context, t *Table, opts ...ScanOption) (array.RecordR
 	if err != nil {
 		return nil, p.errorf("", err)
 	}
-	r := &scanReader{rb: rb, p: p}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &scanReader{sch: rb.Schema(), cancel: cancel, batches: make(chan batchOrErr, 1)}
 	r.refs.Store(1)
-	r.next, r.stop = iter.Pull2(iter.Seq2[parquetio.Row, error](func(yield func(parquetio.Row, error) bool) {
-		p.rows(ctx, yield)
-	}))
+	go r.produce(ctx, p, rb)
 	return r, nil
 }
 
-// scanReader is ScanArrow's RecordReader: it pulls rows from the plan and
-// appends them to an arrowio.RecordBuilder.
+// batchOrErr is one message from the producer: a batch, or the error that
+// ended the scan.
+type batchOrErr struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+// scanReader is ScanArrow's RecordReader. A producer goroutine runs the
+// plan's row scan, appends the rows to an arrowio.RecordBuilder and sends
+// each full batch on a channel one deep, so decoding and building overlap
+// with the consumer while memory stays at about two batches.
 type scanReader struct {
-	refs atomic.Int64
-	p    *scanPlan
-	rb   *arrowio.RecordBuilder
-	next func() (parquetio.Row, error, bool)
-	stop func()
-	cur  arrow.RecordBatch
-	err  error
-	done bool
+	refs    atomic.Int64
+	sch     *arrow.Schema
+	cancel  context.CancelFunc
+	batches chan batchOrErr
+	cur     arrow.RecordBatch
+	err     error
+	done    bool
+}
+
+// produce runs the scan and closes r.batches when it ends; closing gives
+// the consumer a happens-before edge on the ScanStats the scan wrote.
+func (r *scanReader) produce(ctx context.Context, p *scanPlan, rb *arrowio.RecordBuilder) {
+	defer close(r.batches)
+	defer rb.Release()
+	// Sends block: Release drains the channel after cancelling, so the
+	// producer never outlives the reader, and an error (the caller's
+	// context included) always reaches Next.
+	send := func(m batchOrErr) bool {
+		r.batches <- m
+		return true
+	}
+	var failed error
+	p.rows(ctx, func(row parquetio.Row, err error) bool {
+		if err == nil {
+			if err = rb.Append(row); err != nil {
+				err = p.errorf("", err)
+			}
+		}
+		if err != nil {
+			failed = err
+			return false
+		}
+		if rb.Len() == arrowBatchRows {
+			return send(batchOrErr{rec: rb.NewRecordBatch()})
+		}
+		return true
+	})
+	if failed == nil && ctx.Err() != nil {
+		failed = p.errorf("", ctx.Err())
+	}
+	if failed != nil {
+		send(batchOrErr{err: failed})
+		return
+	}
+	if rb.Len() > 0 {
+		send(batchOrErr{rec: rb.NewRecordBatch()})
+	}
 }
 
 func (r *scanReader) Retain() { r.refs.Add(1) }
@@ -79,15 +126,19 @@ func (r *scanReader) Release() {
 	if r.refs.Add(-1) != 0 {
 		return
 	}
-	r.stop()
+	r.cancel()
+	for m := range r.batches { // wait for the producer
+		if m.rec != nil {
+			m.rec.Release()
+		}
+	}
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}
-	r.rb.Release()
 }
 
-func (r *scanReader) Schema() *arrow.Schema { return r.rb.Schema() }
+func (r *scanReader) Schema() *arrow.Schema { return r.sch }
 
 func (r *scanReader) Next() bool {
 	if r.cur != nil {
@@ -97,28 +148,16 @@ func (r *scanReader) Next() bool {
 	if r.done {
 		return false
 	}
-	for r.rb.Len() < arrowBatchRows {
-		row, err, ok := r.next()
-		if !ok {
-			r.done = true
-			break
-		}
-		if err == nil {
-			err = r.rb.Append(row)
-			if err != nil {
-				err = r.p.errorf("", err)
-			}
-		}
-		if err != nil {
-			r.err, r.done = err, true
-			r.stop()
-			return false
-		}
-	}
-	if r.rb.Len() == 0 {
+	m, ok := <-r.batches
+	switch {
+	case !ok:
+		r.done = true
+		return false
+	case m.err != nil:
+		r.err, r.done = m.err, true
 		return false
 	}
-	r.cur = r.rb.NewRecordBatch()
+	r.cur = m.rec
 	return true
 }
 

@@ -48,7 +48,7 @@ func benchScan(b *testing.B, scan func(ctx context.Context, tbl *Table) (int64, 
 		}
 	}
 	b.ReportMetric(float64(n), "rows/op")
-	b.ReportMetric((cpuTime() - c0).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 func BenchmarkFlightsScan(b *testing.B) {

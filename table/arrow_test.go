@@ -13,6 +13,7 @@ import (
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
 )
 
 // canon turns a parquetio value into one DeepEqual compares by value:
@@ -227,4 +228,59 @@ func TestScanArrowErrors(t *testing.T) {
 	if !errors.Is(rr.Err(), context.Canceled) {
 		t.Errorf("Err() = %v, want context.Canceled", rr.Err())
 	}
+}
+
+// TestScanArrowCancelMidStream: cancelling the caller's context after the
+// first batch ends the stream with the context's error, never a short
+// stream that looks complete; releasing early stops the producer.
+func TestScanArrowCancelMidStream(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := Create(ctx, t.TempDir(), schema.NewStruct(field("id", prim(schema.Long), false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]parquetio.Row, 3*arrowBatchRows)
+	for i := range rows {
+		rows[i] = parquetio.Row{int64(i)}
+	}
+	if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rr, err := ScanArrow(cctx, tbl, WithScanConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for rr.Next() {
+		n += rr.RecordBatch().NumRows()
+		cancel()
+	}
+	if !errors.Is(rr.Err(), context.Canceled) || n >= int64(len(rows)) {
+		t.Errorf("after cancel: %d rows, Err() = %v; want fewer than %d rows and context.Canceled", n, rr.Err(), len(rows))
+	}
+	rr.Release()
+	// Full read, then an early release.
+	var st ScanStats
+	rr, err = ScanArrow(ctx, tbl, WithScanStats(&st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = 0
+	for rr.Next() {
+		if got := rr.RecordBatch().NumRows(); got != arrowBatchRows {
+			t.Errorf("batch of %d rows, want %d", got, arrowBatchRows)
+		}
+		n += rr.RecordBatch().NumRows()
+	}
+	rr.Release()
+	if rr.Err() != nil || n != int64(len(rows)) || st.RowsReturned != n {
+		t.Errorf("full read: %d rows, Err %v, stats %+v", n, rr.Err(), st)
+	}
+	rr, _ = ScanArrow(ctx, tbl)
+	if !rr.Next() {
+		t.Fatal(rr.Err())
+	}
+	rr.Release() // must not hang or leak the producer
 }
