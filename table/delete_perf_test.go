@@ -2,9 +2,11 @@ package table
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
@@ -68,5 +70,42 @@ func TestDeleteLoadsEachDeletionVectorOnce(t *testing.T) {
 	}
 	if n != 96 {
 		t.Errorf("%d rows left, want 96", n)
+	}
+}
+
+// TestRemoverReserveKeepsRowsInPlace: the copy-on-write rewrite collects the
+// kept rows of every touched file into one buffer sized once by reserve, so
+// remove never copies it again (it used to grow it file by file: ~10% of the
+// CPU of a DELETE from 1,000,000 rows, BENCHMARKS.md P7). Files removed
+// whole and deletion-vector removers reserve nothing.
+func TestRemoverReserveKeepsRowsInPlace(t *testing.T) {
+	tbl, _ := maintTable(t, false, nil)
+	rows := maintRowsFor(0, 300, "ams")
+	var targets []*dmlTarget
+	for i := range 3 {
+		targets = append(targets, &dmlTarget{f: &scanFile{add: &txlog.Add{Path: fmt.Sprintf("f%d", i), Size: 10}},
+			matched: []int64{0}, keptRows: rows[i*100+1 : (i+1)*100]})
+	}
+	targets = append(targets, &dmlTarget{f: &scanFile{add: &txlog.Add{Path: "whole", Size: 10}}, whole: true, live: 7})
+	for _, useDV := range []bool{false, true} {
+		rw := newRemover(tbl, &operation{}, useDV)
+		rw.reserve(targets)
+		if useDV {
+			if cap(rw.rows) != 0 {
+				t.Errorf("deletion vectors: reserved %d rows, want 0", cap(rw.rows))
+			}
+			continue
+		}
+		if cap(rw.rows) < 297 {
+			t.Fatalf("copy-on-write: reserved %d rows, want at least 297", cap(rw.rows))
+		}
+		start := unsafe.SliceData(rw.rows[:1])
+		var deleted int64
+		for _, tg := range targets {
+			deleted += rw.remove(tg)
+		}
+		if len(rw.rows) != 297 || unsafe.SliceData(rw.rows) != start || deleted != 3+7 {
+			t.Errorf("copy-on-write: %d rows kept (moved %v), %d deleted; want 297 in place, 10", len(rw.rows), unsafe.SliceData(rw.rows) != start, deleted)
+		}
 	}
 }
