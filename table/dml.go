@@ -42,7 +42,7 @@ type dmlTarget struct {
 	f     *scanFile
 	oldDV *roaring64.Bitmap // rows the file's current deletion vector deletes; nil for none
 	// whole is true when every live row of the file matches, known without
-	// reading it (partition-only predicate).
+	// reading it (partition-only predicate, or stats that prove it).
 	whole bool
 	live  int64 // live rows of the file (numRecords minus its DV), -1 unknown
 	// matched are the indexes of the live rows that match, in file order;
@@ -109,12 +109,20 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			return nil, nil, err
 		}
 		tg := &dmlTarget{f: f, live: -1, whole: partOnly}
+		if !partOnly && !r.readWhole {
+			// Stats may prove every row matches: removed unread.
+			if fs := parseFileStats(f.add.Stats); fs != nil {
+				partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
+				tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
+			}
+		}
 		if f.add.DeletionVector != nil {
 			bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
 			if err != nil {
 				return nil, nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
 			}
 			tg.oldDV = bm
+			f.dv = bm // readFile applies it without loading it again
 		}
 		if n, ok := f.add.NumRecords(); ok {
 			tg.live = n
