@@ -134,20 +134,8 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			out = append(out, tg)
 			continue
 		}
-		// The file is read without its deletion vector, which is loaded
-		// above already: the rows it deletes are skipped here, by index.
-		rf := f
-		if tg.oldDV != nil {
-			nf, na := *f, *f.add
-			na.DeletionVector = nil
-			nf.add = &na
-			rf = &nf
-		}
 		var live int64
-		_, err := reader.readFile(ctx, rf, func(idx int64, row parquetio.Row) bool {
-			if tg.oldDV != nil && idx >= 0 && tg.oldDV.Contains(uint64(idx)) {
-				return true
-			}
+		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
 			live++
 			if proj != nil {
 				for i, top := range proj {
