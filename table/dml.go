@@ -78,6 +78,30 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	// Rows are read unfiltered and matched here.
 	reader := *plan
 	reader.pred = nil
+	// A DELETE with deletion vectors keeps no rows: it reads only the
+	// predicate's columns (proj, placed at their top-level indexes in full
+	// for matching), not every column.
+	var proj []int
+	var full parquetio.Row
+	if !r.matchedRows && !r.keptRows && plan.pred != nil {
+		sch := t.snap.Schema()
+		need := make([]bool, len(sch.Fields))
+		plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+		var names []string
+		for i, f := range sch.Fields {
+			if need[i] {
+				names = append(names, f.Name)
+			}
+		}
+		cfg := plan.cfg
+		cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
+		np, err := t.newPlan(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		np.files, np.locs = plan.files, plan.locs
+		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
+	}
 	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
 	var out []*dmlTarget
 	for _, f := range plan.files {
@@ -113,6 +137,12 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		var live int64
 		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
 			live++
+			if proj != nil {
+				for i, top := range proj {
+					full[top] = row[i]
+				}
+				row = full
+			}
 			if plan.pred == nil || plan.pred.matchRow(row) {
 				tg.matched = append(tg.matched, idx)
 				if r.matchedRows {
