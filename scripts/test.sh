@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of deltakit, installing first whatever is missing:
-# Go modules, the MinIO server (for S3 tests) and the Python interop readers.
+# Go modules, the MinIO server (for S3 tests), the Kafka broker jars (for
+# the Kafka tests) and the Python interop readers.
 #
 #   ./scripts/test.sh            all tests (race detector on the concurrent packages)
 #   FUZZTIME=30s ./scripts/test.sh   longer fuzzing of commit decoding (default 10s)
@@ -11,6 +12,7 @@ cd "$repo"
 echo "== installing"
 go mod download
 ./scripts/install-minio.sh
+./scripts/install-kafka.sh
 ./scripts/install-interop.sh
 export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
 # The demo data (npm vega-datasets@3.2.1): the demo test and the Polars

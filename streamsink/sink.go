@@ -16,8 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,7 +27,7 @@ import (
 
 // Operation is the commitInfo.operation of every epoch commit, as Spark
 // writes it.
-const Operation = "STREAMING UPDATE"
+const Operation = table.StreamingUpdateOperation
 
 // OutputMode is Spark's output mode of a streaming query.
 type OutputMode string
@@ -235,7 +234,9 @@ func untyped(rows []parquetio.Row) rowsFunc {
 }
 
 // writeEpoch is the one path of every epoch write (WriteEpoch,
-// WriteEpochWith, WriteEpochOf).
+// WriteEpochWith, WriteEpochOf). It writes the epoch's data files once
+// and commits them through the table's operation path
+// (table.WithStreamingUpdate), retrying the commit from fresh snapshots.
 func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []txlog.Txn) (*Result, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
@@ -250,20 +251,20 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
 		s.tbl = tbl
-		tx := tbl.NewTransaction(Operation, s.txnOpts...)
-		if v := tx.TxnVersion(s.queryID); epochID <= v {
+		// The commit records the query's txn version as read (WithTxn of
+		// the streaming update), on this same snapshot.
+		if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
 			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
 			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
 		}
-		for _, t := range extra {
-			tx.TxnVersion(t.AppID)
-		}
+		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
 			rows, err := rowsOf(tbl)
 			if err != nil {
 				return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 			}
-			if adds, err = tbl.WriteFiles(ctx, rows, s.wopts...); err != nil {
+			wopts := append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))
+			if adds, err = tbl.WriteFiles(ctx, rows, wopts...); err != nil {
 				return nil, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
 			}
 			nrows = int64(len(rows))
@@ -271,54 +272,23 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 				adds = []*txlog.Add{} // no rows: commit the epoch without files
 			}
 		}
-		res, err := s.commit(ctx, tbl, tx, epochID, adds, extra)
+		upd.Time = s.now()
+		ntbl, cr, err := tbl.CommitFiles(ctx, adds,
+			table.WithOperationParameters(s.params),
+			table.WithStreamingUpdate(upd),
+			table.WithExtraTxns(extra...),
+			table.WithCommitOptions(s.txnOpts...))
 		if err == nil {
-			res.Rows = nrows
-			return res, nil
+			s.tbl = ntbl
+			var bytes int64
+			for _, a := range adds {
+				bytes += a.Size
+			}
+			return &Result{Epoch: epochID, Version: cr.Version, Files: len(adds), Rows: nrows, Bytes: bytes, Attempts: cr.Attempts}, nil
 		}
 		if errors.Is(err, txlog.ErrConcurrentTransaction) || !errors.Is(err, txlog.ErrConcurrentModification) || round >= s.retries {
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
 		s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)
 	}
-}
-
-func (s *Sink) commit(ctx context.Context, tbl *table.Table, tx *txlog.Transaction, epochID int64, adds []*txlog.Add, extra []txlog.Txn) (*Result, error) {
-	if s.mode == Complete {
-		now := s.now().UnixMilli()
-		for _, f := range tx.ReadFiles(nil) {
-			tx.Add(txlog.Action{Remove: f.RemoveAt(now)})
-		}
-	}
-	for _, a := range adds {
-		tx.Add(txlog.Action{Add: a})
-	}
-	lastUpdated := s.now().UnixMilli()
-	tx.Add(txlog.Action{Txn: &txlog.Txn{AppID: s.queryID, Version: epochID, LastUpdated: &lastUpdated}})
-	for _, t := range extra {
-		if t.LastUpdated == nil {
-			t.LastUpdated = &lastUpdated
-		}
-		tx.Add(txlog.Action{Txn: &t})
-	}
-	params := make(map[string]string, len(s.params)+3)
-	maps.Copy(params, s.params)
-	params["outputMode"] = string(s.mode)
-	params["queryId"] = s.queryID
-	params["epochId"] = strconv.FormatInt(epochID, 10)
-	tx.SetOperationParameters(params)
-	var bytes int64
-	for _, a := range adds {
-		bytes += a.Size
-	}
-	tx.SetOperationMetrics(map[string]string{
-		"numAddedFiles":  strconv.Itoa(len(adds)),
-		"numOutputBytes": strconv.FormatInt(bytes, 10),
-	})
-	ntbl, res, err := tbl.Commit(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
-	s.tbl = ntbl
-	return &Result{Epoch: epochID, Version: res.Version, Files: len(adds), Bytes: bytes, Attempts: res.Attempts}, nil
 }

@@ -237,6 +237,53 @@ func TestBadInput(t *testing.T) {
 // A Complete-mode epoch removes every live file with dataChange=true, which
 // an append-only table forbids (spec "Append-only Tables"): the commit is
 // refused below the sink, and the table keeps its rows.
+// TestCompleteModeOnAppendOnlyWritesNothing: the refusal of a Complete
+// epoch on an append-only table with live files comes before any data file
+// is written (table.WithStreamingUpdate's precheck in WriteFiles), not
+// only at the commit, so it leaves no orphan files behind.
+func TestCompleteModeOnAppendOnlyWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	tbl, err := table.Create(ctx, "", eventSchema, table.WithStore(mem),
+		table.WithProperties(map[string]string{"delta.appendOnly": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tbl.AppendRows(ctx, epochRows(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	countObjects := func() (data, logs int) {
+		for info, err := range mem.List(ctx, "", "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(info.Key, "_delta_log/") {
+				logs++
+			} else {
+				data++
+			}
+		}
+		return data, logs
+	}
+	data0, logs0 := countObjects()
+	if data0 == 0 {
+		t.Fatal("no data file after the append")
+	}
+	sink, err := New(tbl, "q", WithOutputMode(Complete))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for epoch := int64(0); epoch < 2; epoch++ { // a retried epoch is refused the same way
+		_, err := sink.WriteEpoch(ctx, epoch, epochRows(epoch, 3))
+		if !errors.Is(err, table.ErrAppendOnly) {
+			t.Fatalf("epoch %d: err = %v, want ErrAppendOnly", epoch, err)
+		}
+		if data, logs := countObjects(); data != data0 || logs != logs0 {
+			t.Fatalf("epoch %d: %d data and %d log objects, want %d and %d: the refused epoch wrote files", epoch, data, logs, data0, logs0)
+		}
+	}
+}
+
 func TestCompleteModeRefusedOnAppendOnlyTable(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")

@@ -5,30 +5,47 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
 )
 
+// This file holds the table's one commit path. Every write (append,
+// overwrite, replaceWhere, AppendFiles and drafts, streaming epochs,
+// OPTIMIZE, DELETE, UPDATE, RESTORE, CREATE TABLE) is described by an
+// operation and committed by commitOperation; it is the only code of the
+// package that creates or commits a txlog transaction.
+
 // operation is one write to the table as it is committed: Spark's
 // commitInfo.operation name, its operationParameters and operationMetrics
-// (Spark's keys), the actions, and what it read (recorded on tx, for
-// conflict detection). Every operation is committed by commitOperation.
+// (Spark's keys), the actions, a new metaData or protocol, and what it read
+// (recorded on tx, for conflict detection). Every operation is committed by
+// commitOperation.
 type operation struct {
-	name    string
+	name string
+	// verb names the operation in errors ("append", "overwrite"); default
+	// the lower-case name.
+	verb    string
 	tx      *txlog.Transaction
 	params  map[string]string
 	metrics map[string]string
 	adds    []*txlog.Add
 	removes []*txlog.Remove
+	// metadata and protocol, when set, are committed as the table's new
+	// metaData and protocol (schema evolution, RESTORE of an older schema).
+	metadata *txlog.Metadata
+	protocol *txlog.Protocol
 	// written are the store keys of data and deletion-vector files this
 	// operation wrote: deleted again when its commit definitely fails.
 	written []string
-	// txn is the WithTxn action (nil without WithTxn); skip is true when
-	// the table already holds that txn version: nothing is committed.
-	txn   *txlog.Txn
+	// txns are the txn actions of WithTxn (first) and WithExtraTxns, each
+	// recorded as read; skip is true when the table already holds the
+	// WithTxn version: nothing is committed.
+	txns  []*txlog.Txn
 	skip  bool
 	start time.Time
 }
@@ -37,25 +54,52 @@ type operation struct {
 // table deltakit cannot write (unsupported writer features; spec "Table
 // Features") and, when removesData is set, an append-only table
 // (ErrAppendOnly). With WithTxn it records the appId as read and marks the
-// operation skipped when its version is already committed.
+// operation skipped when its version is already committed; the appIds of
+// WithExtraTxns are recorded as read too.
 func (t *Table) begin(name string, removesData bool, cfg writeConfig) (*operation, error) {
-	if err := t.checkWritable(nil); err != nil {
+	return t.beginAs(name, strings.ToLower(name), removesData, cfg)
+}
+
+// beginAs is begin with verb naming the operation in errors.
+func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*operation, error) {
+	if err := t.precheck(verb, removesData); err != nil {
 		return nil, err
 	}
-	if removesData && t.snap.Metadata().AppendOnly() {
-		return nil, fmt.Errorf("table: %s %s: %w", strings.ToLower(name), t.URI(), ErrAppendOnly)
+	op := &operation{name: name, verb: verb, tx: t.newTransaction(name, cfg.txnOpts...), start: t.cfg.now()}
+	now := t.cfg.now()
+	if !cfg.txnTime.IsZero() {
+		now = cfg.txnTime
 	}
-	op := &operation{name: name, tx: t.NewTransaction(name), start: t.cfg.now()}
+	lastUpdated := now.UnixMilli()
 	if cfg.txnSet {
 		if v := op.tx.TxnVersion(cfg.txnAppID); v >= cfg.txnVersion {
 			op.skip = true
 			t.cfg.logger.Debug("table: operation skipped, txn version already committed",
 				"operation", name, "appId", cfg.txnAppID, "version", cfg.txnVersion, "txnVersion", v, "table", t.URI())
 		}
-		a := t.txnAction(cfg)
-		op.txn = a.Txn
+		op.txns = append(op.txns, &txlog.Txn{AppID: cfg.txnAppID, Version: cfg.txnVersion, LastUpdated: &lastUpdated})
+	}
+	for _, x := range cfg.extraTxns {
+		op.tx.TxnVersion(x.AppID)
+		if x.LastUpdated == nil {
+			x.LastUpdated = &lastUpdated
+		}
+		op.txns = append(op.txns, &x)
 	}
 	return op, nil
+}
+
+// precheck refuses, before any file is written, a table deltakit cannot
+// write and, when removesData is set, an append-only table
+// (ErrAppendOnly); verb names the operation in the error.
+func (t *Table) precheck(verb string, removesData bool) error {
+	if err := t.checkWritable(nil); err != nil {
+		return err
+	}
+	if removesData && t.snap.Metadata().AppendOnly() {
+		return fmt.Errorf("table: %s %s: %w", verb, t.URI(), ErrAppendOnly)
+	}
+	return nil
 }
 
 // elapsedMs returns the milliseconds since the operation began, as Spark's
@@ -64,18 +108,25 @@ func (op *operation) elapsedMs() string {
 	return strconv.FormatInt(time.Since(op.start).Milliseconds(), 10)
 }
 
-// commitOperation commits op as the next table version: its txn, removes
-// and adds, commitInfo with its parameters and metrics. The protocol's
-// write-side rules are checked by the transaction before anything is
-// written (txlog.Transaction.Commit: writer features, delta.appendOnly,
-// no action twice); conflicts with concurrent commits follow Delta's rules
-// (*txlog.ConflictError). When the commit definitely did not land (a
-// conflict, or a refusal), the files op wrote are deleted (best effort).
-// Errors name the operation and the table.
+// commitOperation commits op as the next table version: its new metaData
+// and protocol, its txns, removes and adds, and commitInfo with its
+// operation name, parameters and metrics. The protocol's write-side rules
+// are checked by the transaction before anything is written
+// (txlog.Transaction.Commit: writer features the table requires,
+// delta.appendOnly, no action twice); conflicts with concurrent commits
+// follow Delta's rules (*txlog.ConflictError). When the commit definitely
+// did not land (a conflict, or a refusal), the files op wrote are deleted
+// (best effort). Errors name the operation and the table.
 func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *txlog.CommitResult, error) {
 	tx := op.tx
-	if op.txn != nil {
-		tx.Add(txlog.Action{Txn: op.txn})
+	if op.metadata != nil {
+		tx.UpdateMetadata(op.metadata)
+	}
+	if op.protocol != nil {
+		tx.UpdateProtocol(op.protocol)
+	}
+	for _, x := range op.txns {
+		tx.Add(txlog.Action{Txn: x})
 	}
 	for _, r := range op.removes {
 		tx.Add(txlog.Action{Remove: r})
@@ -85,14 +136,80 @@ func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *tx
 	}
 	tx.SetOperationParameters(op.params)
 	tx.SetOperationMetrics(op.metrics)
-	nt, res, err := t.Commit(ctx, tx)
+	nt, res, err := t.commitTx(ctx, tx)
 	if err != nil {
 		if definitelyNotCommitted(err) {
 			deleteFiles(t.store, op.written, t.cfg.logger)
 		}
-		return nil, nil, fmt.Errorf("table: %s %s: %w", strings.ToLower(op.name), t.URI(), err)
+		verb := op.verb
+		if verb == "" {
+			verb = strings.ToLower(op.name)
+		}
+		return nil, nil, fmt.Errorf("table: %s %s: %w", verb, t.URI(), err)
 	}
 	return nt, res, nil
+}
+
+// beginCreate starts the CREATE TABLE operation of a new table in store:
+// version 0 with protocol p and metadata m. Commit it with
+// commitOperation on created(store, cfg).
+func beginCreate(store objectstore.Store, p *txlog.Protocol, m *txlog.Metadata, cfg config) *operation {
+	return &operation{
+		name:  "CREATE TABLE",
+		verb:  "create",
+		tx:    txlog.CreateTransaction(store, p, m, cfg.txnOpts...),
+		start: cfg.now(),
+	}
+}
+
+// newTransaction starts a txlog transaction on t's version with the
+// table's transaction options (and opts after them).
+func (t *Table) newTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
+	return txlog.NewTransaction(t.snap, operation, append(slices.Clone(t.cfg.txnOpts), opts...)...)
+}
+
+// commitTx commits tx and returns the table at the new version.
+func (t *Table) commitTx(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Snapshot == nil {
+		// The commit landed but its snapshot could not be built in memory.
+		nt, err := Open(ctx, "", WithStore(t.store))
+		if err != nil {
+			return nil, res, err
+		}
+		nt.cfg = t.cfg
+		return nt, res, nil
+	}
+	return t.with(res.Snapshot), res, nil
+}
+
+// NewTransaction starts a txlog transaction on this version, with the
+// table's transaction options (its logger and clock, WithTxnOptions), for
+// Commit.
+//
+// NewTransaction and Commit are the low-level escape hatch for commits the
+// table's operations do not cover (a custom operation, tests that craft
+// actions). Every write of this package (AppendRows, Overwrite,
+// AppendFiles, Optimize, Delete, ...) and the streaming sink commit
+// through the table's one operation path instead, which adds the
+// operation's Spark metrics and refuses writes before any data file is
+// written.
+func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
+	return t.newTransaction(operation, opts...)
+}
+
+// Commit commits tx (from NewTransaction; the low-level escape hatch, see
+// there) and returns the table at the new version with the commit's
+// result. It goes through the same commit as the table's operations: the
+// transaction checks the protocol's write-side rules before it writes
+// (writer features the table requires, delta.appendOnly: ErrAppendOnly,
+// no file added or removed twice). Errors are txlog's
+// (*txlog.ConflictError, txlog.ErrCommitFailed, ...).
+func (t *Table) Commit(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
+	return t.commitTx(ctx, tx)
 }
 
 // metricsOf renders counts as Spark's string-valued operationMetrics.
@@ -116,6 +233,11 @@ func paramsWith(params map[string]string, cfg writeConfig) map[string]string {
 // landed, whose files must stay.
 func definitelyNotCommitted(err error) bool {
 	var ce *txlog.ConflictError
+	if errors.Is(err, txlog.ErrCommitOutcomeUnknown) {
+		return false
+	}
 	return errors.As(err, &ce) || errors.Is(err, txlog.ErrAppendOnly) ||
-		errors.Is(err, txlog.ErrUnsupportedFeature) || errors.Is(err, txlog.ErrUnsupportedProtocol)
+		errors.Is(err, txlog.ErrUnsupportedFeature) || errors.Is(err, txlog.ErrUnsupportedProtocol) ||
+		// a full disk, a read-only store: the version file was not created
+		errors.Is(err, objectstore.ErrNotStored)
 }

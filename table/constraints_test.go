@@ -118,7 +118,22 @@ func TestUnsupportedConstraintRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("id", prim(schema.Long), true), field("s", prim(schema.String), true))
 	dir := t.TempDir()
-	tbl, err := Create(ctx, dir, sch, WithProperties(map[string]string{"delta.constraints.slen": "length(s) > 2"}))
+	// Create refuses such a constraint; a table another engine made with
+	// it is written here as Spark would.
+	store, err := objectstore.NewLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := schema.Marshal(sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &txlog.Metadata{ID: "slen", Format: txlog.Format{Provider: "parquet"}, SchemaString: ss,
+		Configuration: map[string]string{"delta.constraints.slen": "length(s) > 2"}}
+	if _, err := txlog.CreateTransaction(store, &txlog.Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, m).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,6 +261,30 @@ func writeRawCommit(t testing.TB, store objectstore.Store, p *txlog.Protocol, m 
 	}
 	b := append(append(append(pj, '\n'), mj...), '\n')
 	if err := store.Put(context.Background(), txlog.CommitKey(0), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A constraint deltakit cannot evaluate is refused when the table is
+// created, naming it, and nothing is written.
+func TestCreateRefusesUnevaluableConstraints(t *testing.T) {
+	sch := schema.NewStruct(field("id", prim(schema.Long), true), field("s", prim(schema.String), true))
+	for _, expr := range []string{"length(s) < 5", "s LIKE 'a%'", "id > ", "nosuch > 0"} {
+		t.Run(expr, func(t *testing.T) {
+			mem := objectstore.NewMem(t.Name())
+			_, err := Create(context.Background(), "", sch, WithStore(mem),
+				WithProperties(map[string]string{"delta.constraints.c1": expr}))
+			if !errors.Is(err, ErrUnsupportedConstraint) || !strings.Contains(err.Error(), "c1") {
+				t.Fatalf("err = %v, want ErrUnsupportedConstraint naming c1", err)
+			}
+			for info, err := range mem.List(context.Background(), "", "") {
+				t.Fatalf("store holds %v (%v) after a refused create", info.Key, err)
+			}
+		})
+	}
+	// One that can be evaluated is accepted.
+	if _, err := Create(context.Background(), "", sch, WithStore(objectstore.NewMem("ok")),
+		WithProperties(map[string]string{"delta.constraints.c1": "id > 0 AND s IS NOT NULL"})); err != nil {
 		t.Fatal(err)
 	}
 }

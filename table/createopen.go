@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -234,7 +233,7 @@ func (d *Draft) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 // *txlog.ConflictError (the files are deleted then).
 func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
 	if d.base != nil {
-		nt, err := d.base.appendFiles(ctx, adds, d.merged, newWriteConfig(opts))
+		nt, _, err := d.base.commitFiles(ctx, adds, d.merged, newWriteConfig(opts))
 		if err != nil {
 			var ce *txlog.ConflictError
 			if errors.As(err, &ce) {
@@ -261,47 +260,6 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 	}
 	d.keys = nil
 	return nt, created, nil
-}
-
-// appendFiles is AppendFiles with an optional schema change.
-func (t *Table) appendFiles(ctx context.Context, adds []*txlog.Add, merged *schema.StructType, cfg writeConfig) (*Table, error) {
-	if merged == nil {
-		opts := []WriteOption{func(c *writeConfig) { *c = cfg }}
-		return t.AppendFiles(ctx, adds, opts...)
-	}
-	meta, proto, err := t.evolvedMetadata(merged)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.checkWritable(meta); err != nil {
-		return nil, err
-	}
-	tx := t.NewTransaction("WRITE")
-	tx.UpdateMetadata(meta)
-	if proto != nil {
-		tx.UpdateProtocol(proto)
-	}
-	var rows, bytes int64
-	for _, a := range adds {
-		tx.Add(txlog.Action{Add: a})
-		bytes += a.Size
-		if n, ok := a.NumRecords(); ok {
-			rows += n
-		}
-	}
-	params := t.operationParams(modeAppend, cfg, "")
-	params["mergeSchema"] = "true"
-	tx.SetOperationParameters(params)
-	tx.SetOperationMetrics(map[string]string{
-		"numFiles":       strconv.Itoa(len(adds)),
-		"numOutputRows":  strconv.FormatInt(rows, 10),
-		"numOutputBytes": strconv.FormatInt(bytes, 10),
-	})
-	nt, _, err := t.Commit(ctx, tx)
-	if err != nil {
-		return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
-	}
-	return nt, nil
 }
 
 // Discard deletes the data files the draft wrote and has not committed

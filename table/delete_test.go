@@ -240,3 +240,81 @@ func TestDeletionVectorsVacuumOptimize(t *testing.T) {
 		t.Fatalf("rows after optimize:\n got %v\nwant %v", got, want)
 	}
 }
+
+// Files whose stats prove that every row matches are removed without being
+// read; files the stats cannot decide are read.
+func TestDeleteByStatsReadsNothing(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		where     Expr
+		wantRead  int // data files read
+		wantWhole int // files removed whole
+	}{
+		{"range covers the middle file", And(Col("id").Ge(40), Col("id").Lt(80)), 0, 1},
+		{"range covers two files", Col("id").Ge(40), 0, 2},
+		{"range cuts a file", Col("id").Ge(50), 1, 1},
+		{"not-null column", Col("id").IsNotNull(), 0, 3},
+		{"float bounds are not trusted", Col("v").Ge(0.0), 3, 3},
+		{"or of a covered file and a cut one", Or(Col("id").Lt(40), Col("id").Eq(100)), 1, 1},
+	}
+	for _, dv := range []bool{false, true} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/dv=%v", c.name, dv), func(t *testing.T) {
+				var props map[string]string
+				if dv {
+					props = dvProps
+				}
+				tbl, mem := maintTable(t, false, props)
+				input := maintRowsFor(0, 120, "ams")
+				tbl = maintAppend(t, tbl, input[:40])
+				tbl = maintAppend(t, tbl, input[40:80])
+				maintAppend(t, tbl, input[80:])
+				f := objectstore.NewFaulty(mem)
+				ft, err := Open(ctx, "", WithStore(f), WithTxnOptions(txlog.WithoutAutoCheckpoint()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := len(f.Calls())
+				nt, res, err := Delete(ctx, ft, c.where)
+				if err != nil {
+					t.Fatal(err)
+				}
+				read := map[string]bool{}
+				for _, call := range f.Calls()[before:] {
+					if call.Op == objectstore.OpGet && strings.HasSuffix(call.Key, ".parquet") {
+						read[call.Key] = true
+					}
+				}
+				if len(read) != c.wantRead {
+					t.Errorf("read %d data files %v, want %d", len(read), read, c.wantRead)
+				}
+				if whole := res.RemovedFiles - res.AddedFiles; dv && res.RemovedFiles != c.wantWhole {
+					t.Errorf("removed %d files whole, want %d (%+v)", res.RemovedFiles, c.wantWhole, res)
+				} else if !dv && whole != c.wantWhole {
+					t.Errorf("removed %d files whole, want %d (%+v)", whole, c.wantWhole, res)
+				}
+				want := refFilter(input, func(r parquetio.Row) bool { return matchesRef(c.name, r) })
+				if got := maintScan(t, nt); !slices.Equal(got, want) {
+					t.Fatalf("rows:\n got %v\nwant %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// matchesRef is TestDeleteByStatsReadsNothing's predicates over input rows.
+func matchesRef(name string, r parquetio.Row) bool {
+	id := r[0].(int64)
+	switch name {
+	case "range covers the middle file":
+		return id >= 40 && id < 80
+	case "range covers two files":
+		return id >= 40
+	case "range cuts a file":
+		return id >= 50
+	case "or of a covered file and a cut one":
+		return id < 40 || id == 100
+	}
+	return true
+}

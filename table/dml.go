@@ -42,7 +42,7 @@ type dmlTarget struct {
 	f     *scanFile
 	oldDV *roaring64.Bitmap // rows the file's current deletion vector deletes; nil for none
 	// whole is true when every live row of the file matches, known without
-	// reading it (partition-only predicate).
+	// reading it (partition-only predicate, or stats that prove it).
 	whole bool
 	live  int64 // live rows of the file (numRecords minus its DV), -1 unknown
 	// matched are the indexes of the live rows that match, in file order;
@@ -78,6 +78,30 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	// Rows are read unfiltered and matched here.
 	reader := *plan
 	reader.pred = nil
+	// A DELETE with deletion vectors keeps no rows: it reads only the
+	// predicate's columns (proj, placed at their top-level indexes in full
+	// for matching), not every column.
+	var proj []int
+	var full parquetio.Row
+	if !r.matchedRows && !r.keptRows && plan.pred != nil {
+		sch := t.snap.Schema()
+		need := make([]bool, len(sch.Fields))
+		plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+		var names []string
+		for i, f := range sch.Fields {
+			if need[i] {
+				names = append(names, f.Name)
+			}
+		}
+		cfg := plan.cfg
+		cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
+		np, err := t.newPlan(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		np.files, np.locs = plan.files, plan.locs
+		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
+	}
 	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
 	var out []*dmlTarget
 	for _, f := range plan.files {
@@ -85,12 +109,20 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			return nil, nil, err
 		}
 		tg := &dmlTarget{f: f, live: -1, whole: partOnly}
+		if !partOnly && !r.readWhole {
+			// Stats may prove every row matches: removed unread.
+			if fs := parseFileStats(f.add.Stats); fs != nil {
+				partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
+				tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
+			}
+		}
 		if f.add.DeletionVector != nil {
 			bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
 			if err != nil {
 				return nil, nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
 			}
 			tg.oldDV = bm
+			f.dv = bm // readFile applies it without loading it again
 		}
 		if n, ok := f.add.NumRecords(); ok {
 			tg.live = n
@@ -105,6 +137,12 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		var live int64
 		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
 			live++
+			if proj != nil {
+				for i, top := range proj {
+					full[top] = row[i]
+				}
+				row = full
+			}
 			if plan.pred == nil || plan.pred.matchRow(row) {
 				tg.matched = append(tg.matched, idx)
 				if r.matchedRows {

@@ -3,8 +3,8 @@ package table
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,7 +110,8 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 		return nil, nil, fmt.Errorf("table: optimize %s: %w: target size %d", t.URI(), ErrInvalidArgument, cfg.target)
 	}
 	res := &OptimizeResult{Version: t.Version(), TargetSize: cfg.target}
-	if err := t.checkWritable(nil); err != nil {
+	op, err := t.begin(OptimizeOperation, false, writeConfig{})
+	if err != nil {
 		return nil, nil, err
 	}
 	files := t.snap.Files()
@@ -120,13 +121,12 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 		return t, res, nil
 	}
 
-	tx := t.NewTransaction(OptimizeOperation)
 	parts := map[string]bool{}
 	for _, b := range bins {
 		parts[partitionKey(t.PartitionColumns(), b.values)] = true
 	}
 	cols := t.PartitionColumns()
-	tx.ReadFiles(func(pv map[string]string) bool { return parts[partitionKey(cols, pv)] })
+	op.tx.ReadFiles(func(pv map[string]string) bool { return parts[partitionKey(cols, pv)] })
 	res.Partitions = len(parts)
 
 	var total, done int64
@@ -134,8 +134,8 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 		total += b.bytes
 	}
 	wopts := append(slices.Clone(cfg.wopts), WithTargetFileSize(cfg.target))
-	var written []string
 	now := cfg.now().UnixMilli()
+	var dvsRemoved int64
 	for _, b := range bins {
 		rows, err := t.readBin(ctx, b, func(n int64) {
 			done += n
@@ -144,58 +144,79 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 			}
 		})
 		if err != nil {
-			deleteFiles(t.store, written, t.cfg.logger)
+			deleteFiles(t.store, op.written, t.cfg.logger)
 			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 		}
 		adds, err := t.WriteFiles(ctx, rows, wopts...)
 		if err != nil {
-			deleteFiles(t.store, written, t.cfg.logger)
+			deleteFiles(t.store, op.written, t.cfg.logger)
 			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 		}
 		res.Rows += int64(len(rows))
 		for _, a := range adds {
 			a.DataChange = false
 			if k, ok := storeKey(t.store.URI(), txlog.DecodePath(a.Path)); ok {
-				written = append(written, k)
+				op.written = append(op.written, k)
 			}
-			tx.Add(txlog.Action{Add: a})
+			op.adds = append(op.adds, a)
 			res.FilesAdded++
 			res.BytesAdded += a.Size
 		}
 		for _, f := range b.files {
 			r := f.RemoveAt(now)
 			r.DataChange = false
-			tx.Add(txlog.Action{Remove: r})
+			op.removes = append(op.removes, r)
 			res.FilesRemoved++
 			res.BytesRemoved += f.Size
+			if f.DeletionVector != nil {
+				dvsRemoved++
+			}
 		}
 	}
-	tx.SetOperationParameters(map[string]string{
+	op.params = map[string]string{
 		"predicate":  "[]",
 		"zOrderBy":   "[]",
 		"auto":       "false",
 		"targetSize": strconv.FormatInt(cfg.target, 10),
-	})
-	tx.SetOperationMetrics(map[string]string{
-		"numRemovedFiles":     strconv.Itoa(res.FilesRemoved),
-		"numAddedFiles":       strconv.Itoa(res.FilesAdded),
-		"numRemovedBytes":     strconv.FormatInt(res.BytesRemoved, 10),
-		"numAddedBytes":       strconv.FormatInt(res.BytesAdded, 10),
-		"partitionsOptimized": strconv.Itoa(res.Partitions),
-		"numBins":             strconv.Itoa(len(bins)),
-		"numOutputRows":       strconv.FormatInt(res.Rows, 10),
-	})
-	nt, cr, err := t.Commit(ctx, tx)
+	}
+	m := map[string]int64{
+		"numRemovedFiles":           int64(res.FilesRemoved),
+		"numAddedFiles":             int64(res.FilesAdded),
+		"numRemovedBytes":           res.BytesRemoved,
+		"numAddedBytes":             res.BytesAdded,
+		"numDeletionVectorsRemoved": dvsRemoved,
+	}
+	maps.Copy(m, fileSizeStats(op.adds))
+	op.metrics = metricsOf(m)
+	nt, cr, err := t.commitOperation(ctx, op)
 	if err != nil {
-		var ce *txlog.ConflictError
-		if errors.As(err, &ce) {
-			deleteFiles(t.store, written, t.cfg.logger)
-		}
-		return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
+		return nil, nil, err
 	}
 	res.Version = cr.Version
 	res.Committed = true
 	return nt, res, nil
+}
+
+// fileSizeStats are Spark's OPTIMIZE file size metrics of the added files:
+// minFileSize, p25FileSize, p50FileSize, p75FileSize and maxFileSize, in
+// bytes (percentile p is the size at index floor(p*(n-1)) of the sorted
+// sizes; all 0 without files).
+func fileSizeStats(adds []*txlog.Add) map[string]int64 {
+	sizes := make([]int64, len(adds))
+	for i, a := range adds {
+		sizes[i] = a.Size
+	}
+	slices.Sort(sizes)
+	at := func(p float64) int64 {
+		if len(sizes) == 0 {
+			return 0
+		}
+		return sizes[int(p*float64(len(sizes)-1))]
+	}
+	return map[string]int64{
+		"minFileSize": at(0), "p25FileSize": at(0.25), "p50FileSize": at(0.5),
+		"p75FileSize": at(0.75), "maxFileSize": at(1),
+	}
 }
 
 // partitionKey identifies a partition by its values in column order.

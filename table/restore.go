@@ -90,7 +90,8 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 		then[a.Key()] = a
 	}
 	res := &DMLResult{}
-	m := map[string]int64{}
+	// Spark's RESTORE metrics, every key present (also when 0).
+	m := map[string]int64{"removedFilesSize": 0, "restoredFilesSize": 0}
 	now := t.cfg.now().UnixMilli()
 	var afterFiles, afterBytes int64
 	for a := range t.snap.AllFiles() {
@@ -121,7 +122,7 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 		afterBytes += a.Size
 	}
 	if om := old.snap.Metadata(); !sameMetadata(om, t.snap.Metadata()) {
-		op.tx.UpdateMetadata(om.Clone())
+		op.metadata = om.Clone()
 	} else if len(op.adds) == 0 && len(op.removes) == 0 {
 		t.cfg.logger.Debug("table: restore changes nothing; nothing committed", "table", t.URI(), "version", t.Version(), "to", old.Version())
 		return t, &DMLResult{Version: t.Version()}, nil

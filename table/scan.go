@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -126,6 +128,9 @@ type scanFile struct {
 	store objectstore.Store
 	key   string
 	part  []any // parsed values of plan.parts (nil for null)
+	// dv, when set, is the file's deletion vector already loaded (DML
+	// plans load it first); readFile then does not load it again.
+	dv *roaring64.Bitmap
 }
 
 // scanPlan is a scan resolved against one snapshot: which files, which
@@ -339,9 +344,12 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, p
 	var c fileCounts
 	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
 	if dv := f.add.DeletionVector; dv != nil {
-		bm, err := p.locs.loadDV(ctx, dv)
-		if err != nil {
-			return c, p.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+		bm := f.dv
+		if bm == nil {
+			var err error
+			if bm, err = p.locs.loadDV(ctx, dv); err != nil {
+				return c, p.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+			}
 		}
 		if !bm.IsEmpty() {
 			opts = append(opts, parquetio.WithSkipRows(func(i int64) bool {

@@ -2,9 +2,12 @@
 // tables by URI, append and overwrite rows (typed from Go structs or untyped),
 // and scan them with partition pruning and stats-based file skipping.
 //
-// A *Table is an immutable view of one table version. Write operations commit
-// a new version through txlog's single commit path and return a new *Table;
-// the old one stays valid, so a *Table is safe to share between goroutines.
+// A *Table is an immutable view of one table version. Every write operation
+// (append, overwrite, AppendFiles and CommitFiles, streaming epochs,
+// Optimize, Delete, Update, Restore, Create) commits a new version through
+// the package's one operation path (commit.go), above txlog's single
+// commit, and returns a new *Table; the old one stays valid, so a *Table is
+// safe to share between goroutines.
 //
 // The Go struct tags of typed rows (Append, ScanAs, ...) are documented
 // with SchemaOf. First writes into a location that may not hold a table
@@ -128,8 +131,10 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 // txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithClock sets the clock used for modification times and commit
-// timestamps (default time.Now).
+// WithClock sets the clock used for modification times, txn lastUpdated,
+// remove deletion timestamps and commitInfo.timestamp of the table's
+// commits (default time.Now): it is the transactions' clock too
+// (txlog.WithTxnClock), unless WithTxnOptions sets another.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // AtVersion makes Open load version v (time travel). Writes from such a
@@ -165,9 +170,9 @@ func newConfig(opts []Option) config {
 	if c.logger == nil {
 		c.logger = slog.Default()
 	}
-	// The table's logger is the transactions' too, unless WithTxnOptions
-	// sets another (later options win).
-	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger)}, c.txnOpts...)
+	// The table's logger and clock are the transactions' too, unless
+	// WithTxnOptions sets others (later options win).
+	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger), txlog.WithTxnClock(c.now)}, c.txnOpts...)
 	return c
 }
 
@@ -227,7 +232,9 @@ func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Opt
 }
 
 // checkNewTable checks what Create checks before writing anything: the
-// partition columns, the column names and the protocol the properties need.
+// partition columns, the column names, the protocol the properties need and
+// that every CHECK constraint and invariant can be evaluated
+// (ErrUnsupportedConstraint naming it otherwise).
 func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) (*txlog.Protocol, error) {
 	if err := validatePartitionColumns(sch, cfg.partitionColumns); err != nil {
 		return nil, err
@@ -237,6 +244,12 @@ func checkNewTable(store objectstore.Store, sch *schema.StructType, cfg config) 
 	}
 	p, err := protocolFor(sch, cfg.properties)
 	if err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
+	// A CHECK constraint every later write would refuse to evaluate is
+	// refused now, by name (Spark refuses unknown columns and bad SQL at
+	// ADD CONSTRAINT too).
+	if _, err := tableConstraints(&txlog.Metadata{Configuration: cfg.properties}, sch); err != nil {
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
 	}
 	return p, nil
@@ -275,21 +288,21 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 	if m.Configuration == nil {
 		m.Configuration = map[string]string{}
 	}
-	tx := txlog.CreateTransaction(store, p, m, cfg.txnOpts...)
-	tx.SetOperationParameters(map[string]string{
+	op := beginCreate(store, p, m, cfg)
+	op.params = map[string]string{
 		"isManaged":   "false",
 		"description": cfg.description,
 		"partitionBy": jsonString(m.PartitionColumns),
 		"properties":  jsonString(m.Configuration),
-	})
-	res, err := tx.Commit(ctx)
+	}
+	nt, _, err := (&Table{store: store, cfg: cfg}).commitOperation(ctx, op)
 	if err != nil {
 		if errors.Is(err, txlog.ErrConcurrentModification) {
 			return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
 		}
-		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+		return nil, err
 	}
-	return &Table{store: store, snap: res.Snapshot, cfg: cfg}, nil
+	return nt, nil
 }
 
 // hasLog reports whether store holds any commit or checkpoint file.
@@ -429,31 +442,4 @@ func (t *Table) Refresh(ctx context.Context) (*Table, error) {
 // with returns a table sharing t's store and options at snapshot snap.
 func (t *Table) with(snap *txlog.Snapshot) *Table {
 	return &Table{store: t.store, snap: snap, cfg: t.cfg}
-}
-
-// NewTransaction starts a txlog transaction on this version, with the
-// table's transaction options; Commit commits it. Library code that builds
-// its own commits (the streaming sink, maintenance) uses these two.
-func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
-	return txlog.NewTransaction(t.snap, operation, append(slices.Clone(t.cfg.txnOpts), opts...)...)
-}
-
-// Commit commits tx and returns the table at the new version with the
-// commit's result. Errors are txlog's (*txlog.ConflictError,
-// txlog.ErrCommitFailed, ...).
-func (t *Table) Commit(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
-	res, err := tx.Commit(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if res.Snapshot == nil {
-		// The commit landed but its snapshot could not be built in memory.
-		nt, err := Open(ctx, "", WithStore(t.store))
-		if err != nil {
-			return nil, res, err
-		}
-		nt.cfg = t.cfg
-		return nt, res, nil
-	}
-	return t.with(res.Snapshot), res, nil
 }

@@ -786,7 +786,9 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 const maxNumRecords = 1 << 53
 
 // verifyValues checks the values of the live files' add actions: size,
-// stats.numRecords, deletion vector cardinality, partition values.
+// stats.numRecords, deletion vector cardinality, partition values (one for
+// each partition column, none for other columns, each parsing as its
+// column's type).
 func verifyValues(snap *txlog.Snapshot, rep *VerifyReport) {
 	v := snap.Version()
 	sch := snap.Schema()
@@ -818,8 +820,25 @@ func verifyValues(snap *txlog.Snapshot, rep *VerifyReport) {
 			}
 		}
 		for _, c := range parts {
+			_, has := a.PartitionValues[c.key]
+			if !has {
+				_, has = a.PartitionValues[c.name]
+			}
+			if !has {
+				// Spec "Add File": partitionValues names every partition
+				// column (null as a null value); readers would read null.
+				rep.add(ProblemInvalidValue, v, p, "partitionValues lacks partition column %s", c.name)
+				continue
+			}
 			if _, err := partitionValue(a, c); err != nil {
 				rep.add(ProblemInvalidValue, v, p, "%v", err)
+			}
+		}
+		if len(a.PartitionValues) > len(parts) {
+			for k := range a.PartitionValues {
+				if !slices.ContainsFunc(parts, func(c partCol) bool { return c.key == k || c.name == k }) {
+					rep.add(ProblemInvalidValue, v, p, "partitionValues names %q, which is not a partition column", k)
+				}
 			}
 		}
 	}

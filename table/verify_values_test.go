@@ -36,6 +36,8 @@ func TestVerifyValues(t *testing.T) {
 		{"int partition value", func(a *txlog.Add) { a.PartitionValues["p"] = "abc" }, `partition value "abc" of column p`},
 		{"int partition value overflows", func(a *txlog.Add) { a.PartitionValues["p"] = "3000000000" }, "column p"},
 		{"date partition value", func(a *txlog.Add) { a.PartitionValues["d"] = "2024-13-45" }, "column d"},
+		{"missing partition column", func(a *txlog.Add) { delete(a.PartitionValues, "d") }, "lacks partition column d"},
+		{"extra partition key", func(a *txlog.Add) { a.PartitionValues["zz"] = "1" }, `names "zz"`},
 		{"DV cardinality above numRecords", func(a *txlog.Add) { *a = *withDV(t, a, 0, 1, 2, 3) }, "above stats.numRecords 2"},
 		{"negative DV cardinality", func(a *txlog.Add) { *a = *withDV(t, a, 0); a.DeletionVector.Cardinality = -1 }, "cardinality is negative"},
 	}

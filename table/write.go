@@ -61,6 +61,11 @@ type writeConfig struct {
 	parquetOpts    []parquetio.WriteOption
 	concurrency    int
 	replace        *replaceWhere
+	// txnTime is the txn actions' lastUpdated (zero: the table's clock).
+	txnTime   time.Time
+	extraTxns []Txn
+	stream    *StreamingUpdate
+	txnOpts   []txlog.TxnOption
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -122,6 +127,87 @@ func WithOperationParameters(params map[string]string) WriteOption {
 // already in the table), as Spark's txnAppId/txnVersion writes do.
 func WithTxn(appID string, version int64) WriteOption {
 	return func(c *writeConfig) { c.txnSet, c.txnAppID, c.txnVersion = true, appID, version }
+}
+
+// Txn is a txn action (spec "Transaction Identifiers"): an application's
+// progress, AppID at Version, recorded in the table with the commit that
+// made it; LastUpdated is in milliseconds since the epoch.
+type Txn = txlog.Txn
+
+// WithExtraTxns adds more txn actions to the commit, next to WithTxn's,
+// for a writer that keeps its own progress in the table with the data (the
+// Kafka source records the next offset of every partition). Each appId is
+// recorded as read: a concurrent commit that writes one of them makes this
+// one fail with txlog.ErrConcurrentTransaction. A nil LastUpdated is set
+// to the time of the commit's txn (see StreamingUpdate.Time). Unlike
+// WithTxn they never make a write skip. Used by WriteFiles' commits
+// (CommitFiles, AppendFiles); the appIds must differ from WithTxn's and
+// from each other (the commit refuses a txn given twice).
+func WithExtraTxns(txns ...Txn) WriteOption {
+	return func(c *writeConfig) { c.extraTxns = append(c.extraTxns, txns...) }
+}
+
+// StreamingUpdateOperation is the commitInfo.operation of a streaming
+// epoch, as Spark's Delta sink writes it.
+const StreamingUpdateOperation = "STREAMING UPDATE"
+
+// StreamingUpdate describes the commit of one epoch of a streaming query,
+// as Spark's Delta sink makes it (operation STREAMING UPDATE).
+type StreamingUpdate struct {
+	// QueryID and EpochID are the commit's txn {appId: QueryID, version:
+	// EpochID} (WithTxn) and its operationParameters queryId and epochId.
+	QueryID string
+	EpochID int64
+	// OutputMode is "Append" (the epoch's files are added) or "Complete"
+	// (they replace every live file of the table, in the same commit).
+	OutputMode string
+	// Time is the txn's lastUpdated and, in Complete mode, the removes'
+	// deletionTimestamp (zero: the table's clock).
+	Time time.Time
+}
+
+// WithStreamingUpdate makes WriteFiles and CommitFiles write one epoch of
+// a streaming query: CommitFiles commits operation STREAMING UPDATE with
+// parameters outputMode, queryId and epochId (they win over
+// WithOperationParameters), Spark's metrics (numAddedFiles,
+// numRemovedFiles, numOutputRows, numOutputBytes) and the txn of WithTxn(
+// u.QueryID, u.EpochID). In Complete mode it records the whole table as
+// read and removes every live file; on a table with delta.appendOnly=true
+// that has live files, WriteFiles refuses such an epoch with ErrAppendOnly
+// before it writes any file. An unknown output mode or an empty query id
+// is ErrInvalidArgument.
+func WithStreamingUpdate(u StreamingUpdate) WriteOption {
+	return func(c *writeConfig) {
+		c.stream = &u
+		c.txnSet, c.txnAppID, c.txnVersion = true, u.QueryID, u.EpochID
+		c.txnTime = u.Time
+	}
+}
+
+// WithCommitOptions passes options to the transaction of this write (after
+// the table's WithTxnOptions): attempt bounds, a checkpointer.
+func WithCommitOptions(opts ...txlog.TxnOption) WriteOption {
+	return func(c *writeConfig) { c.txnOpts = append(c.txnOpts, opts...) }
+}
+
+// checkStream validates WithStreamingUpdate.
+func (c *writeConfig) checkStream() error {
+	if c.stream == nil {
+		return nil
+	}
+	if c.stream.QueryID == "" {
+		return fmt.Errorf("table: %w: streaming update with an empty query id", ErrInvalidArgument)
+	}
+	if m := c.stream.OutputMode; m != "Append" && m != "Complete" {
+		return fmt.Errorf("table: %w: unknown output mode %q (Append or Complete)", ErrInvalidArgument, m)
+	}
+	return nil
+}
+
+// replacesTable reports whether the files' commit removes every live file
+// (a Complete-mode epoch).
+func (c *writeConfig) replacesTable() bool {
+	return c.stream != nil && c.stream.OutputMode == "Complete"
 }
 
 // WithRowSchema says that untyped rows are aligned with sch instead of the
@@ -263,14 +349,25 @@ func opError(ctx context.Context, op, uri string, err error) error {
 }
 
 // WriteFiles validates rows and writes them as data files, as AppendRows
-// does, but commits nothing: it returns the add actions (dataChange true),
-// for a caller that builds its own commit with NewTransaction and Commit
-// (the streaming sink) or uses AppendFiles. Files that are never committed
-// are orphans that vacuum removes. WithSchemaEvolution is refused when it
-// would change the schema (the schema change belongs to the commit; use
-// AppendRows).
+// does, but commits nothing: it returns the add actions (dataChange true)
+// for CommitFiles or AppendFiles (the streaming sink writes an epoch's
+// files once and commits them, retrying from fresh snapshots). Files that
+// are never committed are orphans that vacuum removes. WithSchemaEvolution
+// is refused when it would change the schema (the schema change belongs to
+// the commit; use AppendRows or DraftAppend). With WithStreamingUpdate in
+// Complete mode, an append-only table with live files is refused
+// (ErrAppendOnly) before any file is written.
 func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	cfg := newWriteConfig(opts)
+	if err := cfg.checkStream(); err != nil {
+		return nil, err
+	}
+	if cfg.replacesTable() {
+		// The commit removes the live files: refuse now, before writing.
+		if err := t.precheck("streaming update of", t.snap.NumFiles() > 0); err != nil {
+			return nil, err
+		}
+	}
 	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
 		return nil, opError(ctx, "write files of", t.URI(), err)
@@ -289,19 +386,44 @@ func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...Wr
 }
 
 // AppendFiles commits add actions (from WriteFiles) as a blind append:
-// operation "WRITE", mode "Append", plus the txn action of WithTxn (which
-// then makes it not blind: it records the appId read) and the parameters of
-// WithOperationParameters. Unlike AppendRows it does not skip an already
-// committed WithTxn version: the caller checks TxnVersion itself. Adds
-// whose partition values do not name exactly the table's partition columns
-// are refused with ErrInvalidArgument. Returns the table at the new
-// version; other errors are txlog's.
+// operation "WRITE", mode "Append", plus the txn actions of WithTxn (which
+// then makes it not blind: it records the appId read) and WithExtraTxns,
+// and the parameters of WithOperationParameters. It is CommitFiles without
+// the commit's result (see there, also for WithStreamingUpdate). Unlike
+// AppendRows it does not skip an already committed WithTxn version: the
+// caller checks TxnVersion itself. Adds whose partition values do not name
+// exactly the table's partition columns are refused with
+// ErrInvalidArgument. Returns the table at the new version; other errors
+// are txlog's.
 func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, error) {
-	cfg := newWriteConfig(opts)
+	nt, _, err := t.commitFiles(ctx, adds, nil, newWriteConfig(opts))
+	return nt, err
+}
+
+// CommitFiles commits add actions (from WriteFiles) through the table's
+// operation path and returns the table at the new version with the
+// commit's result (version, attempts). Without WithStreamingUpdate it is
+// AppendFiles' blind append (operation WRITE, mode Append, Spark's WRITE
+// metrics numFiles, numOutputRows, numOutputBytes). With it the commit is
+// one streaming epoch (operation STREAMING UPDATE; in Complete mode the
+// live files are removed, and an append-only table with live files is
+// refused with ErrAppendOnly). Like AppendFiles it does not skip an already
+// committed txn version: the caller checks it on the same snapshot. The
+// files are the caller's: a commit that fails leaves them in place.
+func (t *Table) CommitFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, *txlog.CommitResult, error) {
+	return t.commitFiles(ctx, adds, nil, newWriteConfig(opts))
+}
+
+// commitFiles is CommitFiles with an optional schema change (merged: the
+// evolved schema, from DraftAppend).
+func (t *Table) commitFiles(ctx context.Context, adds []*txlog.Add, merged *schema.StructType, cfg writeConfig) (*Table, *txlog.CommitResult, error) {
+	if err := cfg.checkStream(); err != nil {
+		return nil, nil, err
+	}
 	parts := t.PartitionColumns()
 	for i, a := range adds {
 		if a == nil || a.Path == "" {
-			return nil, fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
+			return nil, nil, fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
 		}
 		ok := len(a.PartitionValues) == len(parts)
 		for _, c := range parts {
@@ -309,39 +431,71 @@ func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...Writ
 			ok = ok && has
 		}
 		if !ok {
-			return nil, fmt.Errorf("table: %w: add %s has partition values for %v, the table is partitioned by %v",
+			return nil, nil, fmt.Errorf("table: %w: add %s has partition values for %v, the table is partitioned by %v",
 				ErrInvalidArgument, a.Path, slices.Sorted(maps.Keys(a.PartitionValues)), parts)
 		}
 	}
-	tx := t.NewTransaction("WRITE")
-	if cfg.txnSet {
-		tx.TxnVersion(cfg.txnAppID)
-		tx.Add(t.txnAction(cfg))
+	name, verb := "WRITE", "append to"
+	if cfg.stream != nil {
+		name, verb = StreamingUpdateOperation, "streaming update of"
 	}
+	op, err := t.beginAs(name, verb, cfg.replacesTable() && t.snap.NumFiles() > 0, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if merged != nil {
+		if op.metadata, op.protocol, err = t.evolvedMetadata(merged); err != nil {
+			return nil, nil, err
+		}
+		if err := t.checkWritable(op.metadata); err != nil {
+			return nil, nil, err
+		}
+	}
+	op.adds = adds
 	var rows, bytes int64
 	for _, a := range adds {
-		tx.Add(txlog.Action{Add: a})
 		bytes += a.Size
 		if n, ok := a.NumRecords(); ok {
 			rows += n
 		}
 	}
-	tx.SetOperationParameters(t.operationParams(modeAppend, cfg, ""))
-	tx.SetOperationMetrics(map[string]string{
-		"numFiles":       strconv.Itoa(len(adds)),
-		"numOutputRows":  strconv.FormatInt(rows, 10),
-		"numOutputBytes": strconv.FormatInt(bytes, 10),
-	})
-	nt, _, err := t.Commit(ctx, tx)
-	if err != nil {
-		return nil, fmt.Errorf("table: append to %s: %w", t.URI(), err)
+	if cfg.stream == nil {
+		op.params = t.operationParams(modeAppend, cfg, "")
+		if merged != nil {
+			op.params["mergeSchema"] = "true"
+		}
+		op.metrics = writeMetrics(len(adds), rows, bytes)
+	} else {
+		if cfg.replacesTable() {
+			now := t.cfg.now()
+			if !cfg.stream.Time.IsZero() {
+				now = cfg.stream.Time
+			}
+			for _, f := range op.tx.ReadFiles(nil) {
+				op.removes = append(op.removes, f.RemoveAt(now.UnixMilli()))
+			}
+		}
+		op.params = paramsWith(map[string]string{}, cfg)
+		op.params["outputMode"] = cfg.stream.OutputMode
+		op.params["queryId"] = cfg.stream.QueryID
+		op.params["epochId"] = strconv.FormatInt(cfg.stream.EpochID, 10)
+		op.metrics = map[string]string{
+			"numAddedFiles":   strconv.Itoa(len(adds)),
+			"numRemovedFiles": strconv.Itoa(len(op.removes)),
+			"numOutputRows":   strconv.FormatInt(rows, 10),
+			"numOutputBytes":  strconv.FormatInt(bytes, 10),
+		}
 	}
-	return nt, nil
+	return t.commitOperation(ctx, op)
 }
 
-func (t *Table) txnAction(cfg writeConfig) txlog.Action {
-	now := t.cfg.now().UnixMilli()
-	return txlog.Action{Txn: &txlog.Txn{AppID: cfg.txnAppID, Version: cfg.txnVersion, LastUpdated: &now}}
+// writeMetrics are Spark's WRITE operationMetrics.
+func writeMetrics(files int, rows, bytes int64) map[string]string {
+	return map[string]string{
+		"numFiles":       strconv.Itoa(files),
+		"numOutputRows":  strconv.FormatInt(rows, 10),
+		"numOutputBytes": strconv.FormatInt(bytes, 10),
+	}
 }
 
 func (t *Table) operationParams(mode writeMode, cfg writeConfig, predicate string) map[string]string {
@@ -400,34 +554,31 @@ func (t *Table) checkWritable(m *txlog.Metadata) error {
 	return nil
 }
 
-// writeCommit writes p's rows and commits them in mode.
+// writeCommit writes p's rows and commits them in mode: operation WRITE
+// with Spark's WRITE metrics (numFiles, numOutputRows, numOutputBytes; with
+// replaceWhere also numRemovedFiles and numRemovedBytes, as Spark's
+// WRITE_REPLACE_WHERE).
 func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cfg writeConfig) (nt *Table, err error) {
 	defer func() { err = opError(ctx, mode.op(), t.URI(), err) }()
 	if mode == modeAppend && cfg.replace != nil {
 		return nil, fmt.Errorf("table: %w: WithReplaceWhere is for overwrites", ErrInvalidArgument)
 	}
-	if cfg.txnSet && t.snap.TxnVersion(cfg.txnAppID) >= cfg.txnVersion {
-		t.cfg.logger.Debug("table: write skipped, txn version already committed",
-			"appId", cfg.txnAppID, "version", cfg.txnVersion, "table", t.URI())
+	op, err := t.beginAs("WRITE", mode.op(), mode == modeOverwrite, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if op.skip {
 		return t, nil
 	}
-	var meta *txlog.Metadata
-	var proto *txlog.Protocol
 	if p.schemaChanged {
-		var err error
-		if meta, proto, err = t.evolvedMetadata(p.schema); err != nil {
+		if op.metadata, op.protocol, err = t.evolvedMetadata(p.schema); err != nil {
 			return nil, err
 		}
 	}
-	if err := t.checkWrite(meta, p); err != nil {
+	if err := t.checkWrite(op.metadata, p); err != nil {
 		return nil, err
 	}
-	if mode == modeOverwrite && t.snap.Metadata().AppendOnly() {
-		return nil, fmt.Errorf("table: overwrite %s: %w", t.URI(), ErrAppendOnly)
-	}
 
-	op := "WRITE"
-	tx := t.NewTransaction(op)
 	var removes []*txlog.Add
 	var groupCheck func(map[string]string) error
 	predicate := ""
@@ -438,7 +589,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 				return nil, err
 			}
 			predicate = cfg.replace.String()
-			removes = tx.ReadFiles(pred)
+			removes = op.tx.ReadFiles(pred)
 			groupCheck = func(pv map[string]string) error {
 				if !pred(pv) {
 					return fmt.Errorf("table: %w: rows of partition %s do not satisfy the replaceWhere predicate %s",
@@ -447,56 +598,34 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 				return nil
 			}
 		} else {
-			removes = tx.ReadFiles(nil)
+			removes = op.tx.ReadFiles(nil)
 		}
-	}
-	if cfg.txnSet {
-		tx.TxnVersion(cfg.txnAppID)
 	}
 
 	res, err := t.writeDataFiles(ctx, p, cfg, groupCheck)
 	if err != nil {
 		return nil, err
 	}
-	if meta != nil {
-		tx.UpdateMetadata(meta)
-	}
-	if proto != nil {
-		tx.UpdateProtocol(proto)
-	}
-	if cfg.txnSet {
-		tx.Add(t.txnAction(cfg))
-	}
+	op.adds, op.written = res.adds, res.keys
 	var addBytes int64
 	for _, a := range res.adds {
-		tx.Add(txlog.Action{Add: a})
 		addBytes += a.Size
 	}
-	metrics := map[string]string{
-		"numFiles":       strconv.Itoa(len(res.adds)),
-		"numOutputRows":  strconv.FormatInt(int64(p.numRows()), 10),
-		"numOutputBytes": strconv.FormatInt(addBytes, 10),
+	op.metrics = writeMetrics(len(res.adds), int64(p.numRows()), addBytes)
+	now := t.cfg.now().UnixMilli()
+	var removedBytes int64
+	for _, f := range removes {
+		op.removes = append(op.removes, f.RemoveAt(now))
+		removedBytes += f.Size
 	}
-	if mode == modeOverwrite {
-		now := t.cfg.now().UnixMilli()
-		var removedBytes int64
-		for _, f := range removes {
-			tx.Add(txlog.Action{Remove: f.RemoveAt(now)})
-			removedBytes += f.Size
-		}
-		metrics["numRemovedFiles"] = strconv.Itoa(len(removes))
-		metrics["numRemovedBytes"] = strconv.FormatInt(removedBytes, 10)
+	if cfg.replace != nil {
+		op.metrics["numRemovedFiles"] = strconv.Itoa(len(removes))
+		op.metrics["numRemovedBytes"] = strconv.FormatInt(removedBytes, 10)
 	}
-	tx.SetOperationParameters(t.operationParams(mode, cfg, predicate))
-	tx.SetOperationMetrics(metrics)
-	nt, _, err = t.Commit(ctx, tx)
+	op.params = t.operationParams(mode, cfg, predicate)
+	nt, _, err = t.commitOperation(ctx, op)
 	if err != nil {
-		var ce *txlog.ConflictError
-		if errors.As(err, &ce) {
-			// The commit definitely did not land: its files are orphans.
-			deleteFiles(t.store, res.keys, t.cfg.logger)
-		}
-		return nil, fmt.Errorf("table: %s %s: %w", strings.ToLower(mode.String()), t.URI(), err)
+		return nil, err
 	}
 	return nt, nil
 }

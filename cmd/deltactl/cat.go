@@ -39,23 +39,35 @@ combined with AND, OR, NOT and parentheses. Literals: numbers, 'strings',
 TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
 fields are a.b; quote odd names with backquotes.
 
---format: table (aligned columns), csv (with a header) or jsonl (one JSON
+--format: table (aligned columns), csv (with a header), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
-decimals as strings, binary as base64). The default is table, or jsonl with
--o json.`,
+decimals as strings, binary as base64) or arrow (an Apache Arrow IPC stream,
+as pyarrow.ipc.open_stream reads it; types as in package arrowio). The
+default is table, jsonl with -o json, and arrow with -o arrow. An Arrow
+stream holds every row unless --limit is given.`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
   deltactl cat ./demo-data/flights --where "delay > 10 AND origin = 'SFO'" --columns date,delay,destination
   deltactl cat ./demo-data/weather --where "weather IN ('snow', 'fog')" --format csv --limit 0`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
-				format = "table"
-				if a.output == "json" {
+				switch a.output {
+				case "json":
 					format = "jsonl"
+				case "arrow":
+					format = "arrow"
+				default:
+					format = "table"
 				}
 			}
-			if format != "table" && format != "csv" && format != "jsonl" {
-				return usagef("invalid --format %q: want table, csv or jsonl", format)
+			if format != "table" && format != "csv" && format != "jsonl" && format != "arrow" {
+				return usagef("invalid --format %q: want table, csv, jsonl or arrow", format)
+			}
+			if a.output == "arrow" && format != "arrow" {
+				return usagef("-o arrow writes an Arrow stream; it cannot be combined with --format %s", format)
+			}
+			if format == "arrow" && !cmd.Flags().Changed("limit") {
+				limit = 0
 			}
 			if limit < 0 {
 				return usagef("--limit must be >= 0 (0: all rows), got %d", limit)
@@ -80,6 +92,9 @@ decimals as strings, binary as base64). The default is table, or jsonl with
 			if err != nil {
 				return err
 			}
+			if format == "arrow" {
+				return writeArrow(ctx, a.stdout, t, sopts)
+			}
 			w := newRowWriter(format, a.stdout, sch)
 			for row, err := range t.Scan(ctx, sopts...) {
 				if err != nil {
@@ -96,7 +111,7 @@ decimals as strings, binary as base64). The default is table, or jsonl with
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
-	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv or jsonl")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl or arrow")
 	return cmd
 }
 

@@ -43,8 +43,10 @@ Kafka transactions never arrive) and decoded as JSON objects, matched to the
 table's columns by name. Each poll batch (at most --batch-records records)
 is committed as one epoch of the streaming query --query-id, together with
 the next offset of every partition it read, recorded as a txn action
-{appId: "<query-id>-<topic>-<partition>", version: offset} in the same
-commit. On start, every partition resumes at the offset the table records
+{appId: "<query-id>/kafka/<topic>/<partition>", version: offset} in the same
+commit (tables written by releases that recorded "<query-id>-<topic>-<partition>"
+resume at those offsets, unless another query of the table could have
+written them: then the run refuses, naming the appId). On start, every partition resumes at the offset the table records
 (partitions without one start at their beginning, or their end with
 --start-at-end); consumer groups are not used. A run killed at any point
 loses nothing and duplicates nothing: run it again with the same query id.

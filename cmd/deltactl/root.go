@@ -15,7 +15,6 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Exit codes of deltactl.
@@ -134,8 +133,11 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		SilenceUsage:  true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if a.output != "table" && a.output != "json" {
-				return usagef("invalid value %q for -o/--output: want table or json", a.output)
+			if a.output == "arrow" && cmd.Name() != "cat" {
+				return usagef("-o arrow is for cat only (an Arrow IPC stream of the rows); %s takes -o table or json", cmd.CommandPath())
+			}
+			if a.output != "table" && a.output != "json" && a.output != "arrow" {
+				return usagef("invalid value %q for -o/--output: want table or json (or arrow for cat)", a.output)
 			}
 			level := slog.LevelWarn
 			if a.verbose {
@@ -148,7 +150,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 	root.SetVersionTemplate(versionView(debug.ReadBuildInfo()).String() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (cat also takes arrow)")
 	pf.StringVar(&a.endpoint, "endpoint", firstNonEmpty(a.getenv("AWS_ENDPOINT_URL_S3"), a.getenv("AWS_ENDPOINT_URL")),
 		"S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
 	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (default for localhost and IP endpoints; else $AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false)")
@@ -241,7 +243,7 @@ func (a *app) storeOptions() []objectstore.OpenOption {
 func (a *app) tableOptions(opts ...table.Option) []table.Option {
 	base := []table.Option{table.WithLogger(a.logger)}
 	if a.now != nil {
-		base = append(base, table.WithClock(a.now), table.WithTxnOptions(txlog.WithTxnClock(a.now)))
+		base = append(base, table.WithClock(a.now))
 	}
 	if so := a.storeOptions(); len(so) > 0 {
 		base = append(base, table.WithStoreOptions(so...))

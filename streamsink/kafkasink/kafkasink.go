@@ -5,8 +5,8 @@
 // Each poll batch becomes one epoch of a streamsink.Sink. Its commit holds
 // the batch's rows, the query's epoch (txn{appId: queryId, version: epoch})
 // and, for every partition in the batch, the next offset to consume
-// (txn{appId: "<queryId>-<topic>-<partition>", version: offset}), all in one
-// atomic Delta commit. On start the Ingester reads those offsets from the
+// (txn{appId: AppID(queryId, topic, partition), version: offset}), all in
+// one atomic Delta commit. On start the Ingester reads those offsets from the
 // table and seeks every partition to them exactly (kgo.ConsumePartitions),
 // so whatever happened before (a crash after the data files were written,
 // a commit whose reply was lost, a kill between two batches), the table
@@ -17,6 +17,27 @@
 // Two runs of one query (or two queries claiming a partition) fence each
 // other through the txn actions they read: the later commit fails with
 // txlog.ErrConcurrentTransaction and its run stops.
+//
+// # Offset appIds
+//
+// The offset of a partition is recorded under the appId
+// "<queryId>/kafka/<topic>/<partition>", the topic escaped with
+// url.PathEscape (legal Kafka topic names, [a-zA-Z0-9._-], are unchanged).
+// The mapping is injective: the topic holds no '/' once escaped and the
+// partition is a number, so ParseAppID splits an appId from its end into
+// the one (query, topic, partition) it names, however many '/' or '-' the
+// query id holds. A query id must not itself be such an appId (New refuses
+// one), and no other writer of the table should use one as its own.
+//
+// Earlier releases wrote "<queryId>-<topic>-<partition>" (LegacyAppID),
+// which is not injective: query "a" with topic "b-c" and query "a-b" with
+// topic "c" both map partition 0 to "a-b-c-0". Tables written so keep
+// working: a partition without an offset in the new form resumes at its
+// legacy-form offset, unless the table also holds epochs of another query
+// whose legacy appIds could have written it; then Offsets and Run refuse
+// with ErrAmbiguousOffsets, naming the appId, rather than resume at
+// another query's offset. The next commit records the partition in the new
+// form, which wins from then on.
 package kafkasink
 
 import (
@@ -26,6 +47,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +72,11 @@ const DefaultMaxBatchRecords = 10_000
 // ErrFenced is returned by Run when the epoch it was about to write was
 // already in the table: another run of the same query is writing it.
 var ErrFenced = errors.New("kafkasink: another run of the query committed first")
+
+// ErrAmbiguousOffsets is returned (wrapped) by Offsets and Run when a
+// partition's offset exists only in the legacy appId form and that appId
+// could belong to more than one query of the table (see the package doc).
+var ErrAmbiguousOffsets = errors.New("kafkasink: ambiguous legacy offset appId")
 
 // ErrUnknownTopic is returned (wrapped) by Run for a topic the cluster does
 // not have.
@@ -215,6 +242,10 @@ func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Inge
 			return nil, errors.New("kafkasink: empty topic name")
 		}
 	}
+	if q, t, p, ok := ParseAppID(sink.QueryID()); ok {
+		return nil, fmt.Errorf("kafkasink: query id %q has the form of the offset appId of query %q, topic %q, partition %d: choose another",
+			sink.QueryID(), q, t, p)
+	}
 	cfg := config{decoder: JSONDecoder, maxRecords: DefaultMaxBatchRecords}
 	for _, o := range opts {
 		if o != nil {
@@ -234,18 +265,99 @@ func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Inge
 	return &Ingester{sink: sink, brokers: slices.Clone(brokers), topics: topics, cfg: cfg}, nil
 }
 
+// appIDInfix separates the query id from the topic in an offset appId.
+const appIDInfix = "/kafka/"
+
 // AppID returns the txn appId under which the table records the next
-// offset of a partition for the query: "<queryID>-<topic>-<partition>".
+// offset to consume of a partition for the query:
+// "<queryID>/kafka/<topic>/<partition>", the topic escaped with
+// url.PathEscape. Distinct (queryID, topic, partition) give distinct appIds
+// (ParseAppID inverts it); see the package doc.
 func AppID(queryID, topic string, partition int32) string {
+	return queryID + appIDInfix + url.PathEscape(topic) + "/" + strconv.Itoa(int(partition))
+}
+
+// ParseAppID splits an appId made by AppID into its query id, topic and
+// partition; ok is false when appID does not have that form.
+func ParseAppID(appID string) (queryID, topic string, partition int32, ok bool) {
+	rest, part, found := cutLast(appID, "/")
+	if !found {
+		return "", "", 0, false
+	}
+	p, err := strconv.ParseInt(part, 10, 32)
+	if err != nil || p < 0 || strconv.Itoa(int(p)) != part {
+		return "", "", 0, false
+	}
+	q, esc, found := cutLast(rest, "/")
+	if !found || !strings.HasSuffix(q+"/", appIDInfix) {
+		return "", "", 0, false
+	}
+	t, err := url.PathUnescape(esc)
+	if err != nil || t == "" || url.PathEscape(t) != esc {
+		return "", "", 0, false
+	}
+	return strings.TrimSuffix(q+"/", appIDInfix), t, int32(p), true
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+// LegacyAppID returns the offset appId of earlier releases,
+// "<queryID>-<topic>-<partition>". It is not injective; Offsets still reads
+// it (see the package doc), nothing writes it.
+func LegacyAppID(queryID, topic string, partition int32) string {
 	return queryID + "-" + topic + "-" + strconv.Itoa(int(partition))
 }
 
 // Offsets returns the next offset to consume of each given partition as
 // snap records it for the query, or -1 for a partition it has none for.
-func Offsets(snap *txlog.Snapshot, queryID string, partitions []TopicPartition) map[TopicPartition]int64 {
+// A partition recorded only under its LegacyAppID gets that offset, unless
+// the appId could also be another query's: then Offsets returns an error
+// wrapping ErrAmbiguousOffsets that names the appId and the queries.
+func Offsets(snap *txlog.Snapshot, queryID string, partitions []TopicPartition) (map[TopicPartition]int64, error) {
 	out := make(map[TopicPartition]int64, len(partitions))
+	var txns map[string]*txlog.Txn // loaded on the first legacy offset
 	for _, tp := range partitions {
-		out[tp] = snap.TxnVersion(AppID(queryID, tp.Topic, tp.Partition))
+		if v := snap.TxnVersion(AppID(queryID, tp.Topic, tp.Partition)); v >= 0 {
+			out[tp] = v
+			continue
+		}
+		legacy := LegacyAppID(queryID, tp.Topic, tp.Partition)
+		v := snap.TxnVersion(legacy)
+		if v >= 0 {
+			if txns == nil {
+				txns = snap.Txns()
+			}
+			if others := legacyOwners(txns, legacy, queryID); len(others) > 0 {
+				return nil, fmt.Errorf("%w: table version %d: txn appId %q (next offset %d) may be partition %d of topic %q of query %q or of query %v; "+
+					"a release before injective offset appIds wrote it; commit the partition's offset under %q to resume",
+					ErrAmbiguousOffsets, snap.Version(), legacy, v, tp.Partition, tp.Topic, queryID, others, AppID(queryID, tp.Topic, tp.Partition))
+			}
+		}
+		out[tp] = v
+	}
+	return out, nil
+}
+
+// legacyOwners returns the query ids other than queryID that the table has
+// epochs of (a txn appId of their own) and whose legacy offset appIds
+// could be legacy: every split of legacy at a '-' into a query id and a
+// non-empty "<topic>-<partition>".
+func legacyOwners(txns map[string]*txlog.Txn, legacy, queryID string) []string {
+	var out []string
+	for i := range max(0, strings.LastIndex(legacy, "-")-1) {
+		if legacy[i] != '-' {
+			continue
+		}
+		if q := legacy[:i]; q != queryID && txns[q] != nil {
+			out = append(out, q)
+		}
 	}
 	return out
 }
@@ -269,7 +381,10 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	committed := Offsets(in.sink.Table().Snapshot(), q, parts)
+	committed, err := Offsets(in.sink.Table().Snapshot(), q, parts)
+	if err != nil {
+		return nil, fmt.Errorf("kafkasink: query %s: %w", q, err)
+	}
 	start := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
 		o := kgo.NewOffset().AtStart()

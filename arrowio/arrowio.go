@@ -1,0 +1,268 @@
+// Package arrowio maps Delta schemas and values to Apache Arrow
+// (github.com/apache/arrow-go/v18) and back. It is the one place where
+// deltakit decides how a Delta type looks in Arrow: table.ScanArrow,
+// table.AppendArrow and `deltactl cat -o arrow` all go through it, as
+// parquetio is the one place for Delta ↔ Parquet.
+//
+// # Type mapping
+//
+//	Delta type       Arrow type (produced)              also accepted on input
+//	long             int64
+//	integer          int32
+//	short            int16
+//	byte             int8
+//	float            float32
+//	double           float64
+//	boolean          bool
+//	string           utf8                               large_utf8, utf8_view
+//	binary           binary                             large_binary, binary_view, fixed_size_binary
+//	date             date32                             date64
+//	timestamp        timestamp[us, tz=UTC]              timestamp of any unit with a zone
+//	timestamp_ntz    timestamp[us] (no zone)            timestamp of any unit without a zone
+//	decimal(p,s)     decimal128(p,s)
+//	struct<...>      struct (same field names)
+//	array<T>         list<element: T>                   large_list, list_view
+//	map<K,V>         map<K,V> (entries/key/value)
+//	void             null
+//
+// Field names are the Delta logical names (never the physical names of
+// column mapping), and Arrow nullability is the Delta nullability
+// (containsNull for list elements, valueContainsNull for map values; map
+// keys and map entries are never null). These are the types delta-rs's
+// to_pyarrow_table() gives, list elements named "element" and map entries
+// "entries" as there. Delta decimals have precision at most 38, so
+// decimal128 always fits; decimal256 is never produced. Timestamps are
+// microseconds since the Unix epoch, as Delta stores them: a timestamp_ntz
+// is the wall clock reading taken as if it were UTC. Variant has no
+// mapping (ErrUnsupportedType).
+//
+// Going from Arrow to Delta (DeltaSchema), the table's inverse holds, plus
+// the "accepted on input" column; unsigned integers, float16, time,
+// duration, interval, union, dictionary and extension types have no Delta
+// type and are refused with ErrUnsupportedType, naming the field.
+//
+// # Values
+//
+// Values are the parquetio value model (see package parquetio): a
+// parquetio.Row per record, int64 for long, time.Time (UTC) for both
+// timestamps, parquetio.Date, parquetio.Decimal, []any for arrays,
+// []parquetio.MapEntry for maps, parquetio.Row for structs. RecordBuilder
+// appends such rows to Arrow builders; Rows and Value read them back out of
+// record batches, so a row survives Row → Arrow → Row unchanged.
+package arrowio
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// ErrUnsupportedType is wrapped when a Delta type has no Arrow mapping
+// (variant) or an Arrow type has no Delta one (unsigned integers, unions,
+// ...). The error names the field.
+var ErrUnsupportedType = errors.New("type has no Delta/Arrow mapping")
+
+// ErrInvalidValue is wrapped when a value does not fit the type of its
+// column: a Go value of the wrong type for the Delta type, a null in a
+// non-nullable field, a decimal that does not fit its precision. It is
+// parquetio.ErrInvalidValue, so the write paths match one sentinel.
+var ErrInvalidValue = parquetio.ErrInvalidValue
+
+// Names of the nested fields Arrow requires, as delta-rs and pyarrow name
+// them.
+const (
+	listElementName = "element"
+	mapEntriesName  = "entries"
+	mapKeyName      = "key"
+	mapValueName    = "value"
+)
+
+// UTC is the time zone of timestamp columns.
+const UTC = "UTC"
+
+// Schema returns the Arrow schema of a Delta schema: one field per
+// top-level column, in order, with the types of the package doc.
+func Schema(s *schema.StructType) (*arrow.Schema, error) {
+	fields, err := structFields(s, "")
+	if err != nil {
+		return nil, err
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// Field returns the Arrow field of a Delta field.
+func Field(f *schema.StructField) (arrow.Field, error) {
+	t, err := typeAt(f.Type, f.Name)
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	return arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}, nil
+}
+
+// Type returns the Arrow type of a Delta type.
+func Type(t schema.Type) (arrow.DataType, error) { return typeAt(t, "") }
+
+func structFields(s *schema.StructType, path string) ([]arrow.Field, error) {
+	fields := make([]arrow.Field, len(s.Fields))
+	for i, f := range s.Fields {
+		t, err := typeAt(f.Type, join(path, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}
+	}
+	return fields, nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func typeAt(t schema.Type, path string) (arrow.DataType, error) {
+	switch x := t.(type) {
+	case *schema.PrimitiveType:
+		switch x.Name {
+		case schema.Long:
+			return arrow.PrimitiveTypes.Int64, nil
+		case schema.Integer:
+			return arrow.PrimitiveTypes.Int32, nil
+		case schema.Short:
+			return arrow.PrimitiveTypes.Int16, nil
+		case schema.Byte:
+			return arrow.PrimitiveTypes.Int8, nil
+		case schema.Float:
+			return arrow.PrimitiveTypes.Float32, nil
+		case schema.Double:
+			return arrow.PrimitiveTypes.Float64, nil
+		case schema.Boolean:
+			return arrow.FixedWidthTypes.Boolean, nil
+		case schema.String:
+			return arrow.BinaryTypes.String, nil
+		case schema.Binary:
+			return arrow.BinaryTypes.Binary, nil
+		case schema.Date:
+			return arrow.FixedWidthTypes.Date32, nil
+		case schema.Timestamp:
+			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: UTC}, nil
+		case schema.TimestampNTZ:
+			return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
+		case schema.Void:
+			return arrow.Null, nil
+		}
+	case *schema.DecimalType:
+		if x.Precision < 1 || x.Precision > 38 || x.Scale < 0 || x.Scale > x.Precision {
+			return nil, fmt.Errorf("arrowio: column %s: %w: %s", path, ErrUnsupportedType, x)
+		}
+		return &arrow.Decimal128Type{Precision: int32(x.Precision), Scale: int32(x.Scale)}, nil
+	case *schema.StructType:
+		fields, err := structFields(x, path)
+		if err != nil {
+			return nil, err
+		}
+		return arrow.StructOf(fields...), nil
+	case *schema.ArrayType:
+		e, err := typeAt(x.ElementType, path+".element")
+		if err != nil {
+			return nil, err
+		}
+		return arrow.ListOfField(arrow.Field{Name: listElementName, Type: e, Nullable: x.ContainsNull}), nil
+	case *schema.MapType:
+		k, err := typeAt(x.KeyType, path+".key")
+		if err != nil {
+			return nil, err
+		}
+		v, err := typeAt(x.ValueType, path+".value")
+		if err != nil {
+			return nil, err
+		}
+		return arrow.MapOfFields(arrow.Field{Name: mapKeyName, Type: k},
+			arrow.Field{Name: mapValueName, Type: v, Nullable: x.ValueContainsNull}), nil
+	}
+	return nil, fmt.Errorf("arrowio: column %s: %w: Delta type %s", path, ErrUnsupportedType, t)
+}
+
+// DeltaSchema returns the Delta schema of an Arrow schema: the inverse of
+// Schema, also accepting the input-only types of the package doc. Field
+// metadata is not carried over.
+func DeltaSchema(s *arrow.Schema) (*schema.StructType, error) {
+	return deltaStruct(s.Fields(), "")
+}
+
+// DeltaType returns the Delta type of an Arrow type (see DeltaSchema).
+func DeltaType(t arrow.DataType) (schema.Type, error) { return deltaTypeAt(t, "") }
+
+func deltaStruct(fields []arrow.Field, path string) (*schema.StructType, error) {
+	out := &schema.StructType{Fields: make([]*schema.StructField, len(fields))}
+	for i, f := range fields {
+		t, err := deltaTypeAt(f.Type, join(path, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		out.Fields[i] = schema.NewField(f.Name, t, f.Nullable)
+	}
+	return out, nil
+}
+
+func deltaTypeAt(t arrow.DataType, path string) (schema.Type, error) {
+	p := schema.Primitive
+	switch x := t.(type) {
+	case *arrow.Int64Type:
+		return p(schema.Long), nil
+	case *arrow.Int32Type:
+		return p(schema.Integer), nil
+	case *arrow.Int16Type:
+		return p(schema.Short), nil
+	case *arrow.Int8Type:
+		return p(schema.Byte), nil
+	case *arrow.Float32Type:
+		return p(schema.Float), nil
+	case *arrow.Float64Type:
+		return p(schema.Double), nil
+	case *arrow.BooleanType:
+		return p(schema.Boolean), nil
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
+		return p(schema.String), nil
+	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
+		return p(schema.Binary), nil
+	case *arrow.Date32Type, *arrow.Date64Type:
+		return p(schema.Date), nil
+	case *arrow.TimestampType:
+		if x.TimeZone == "" {
+			return p(schema.TimestampNTZ), nil
+		}
+		return p(schema.Timestamp), nil
+	case *arrow.NullType:
+		return p(schema.Void), nil
+	case *arrow.Decimal128Type:
+		if x.Precision > 38 {
+			break
+		}
+		return &schema.DecimalType{Precision: int(x.Precision), Scale: int(x.Scale)}, nil
+	case *arrow.StructType:
+		return deltaStruct(x.Fields(), path)
+	case *arrow.MapType: // before ListType: MapType embeds it
+		k, err := deltaTypeAt(x.KeyType(), path+".key")
+		if err != nil {
+			return nil, err
+		}
+		v, err := deltaTypeAt(x.ItemType(), path+".value")
+		if err != nil {
+			return nil, err
+		}
+		return &schema.MapType{KeyType: k, ValueType: v, ValueContainsNull: x.ItemField().Nullable}, nil
+	case arrow.ListLikeType:
+		e, err := deltaTypeAt(x.Elem(), path+".element")
+		if err != nil {
+			return nil, err
+		}
+		return &schema.ArrayType{ElementType: e, ContainsNull: x.ElemField().Nullable}, nil
+	}
+	return nil, fmt.Errorf("arrowio: column %s: %w: Arrow type %s", path, ErrUnsupportedType, t)
+}

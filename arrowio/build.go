@@ -1,0 +1,348 @@
+package arrowio
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// RecordBuilder builds Arrow record batches from rows of the parquetio value
+// model. It is not safe for concurrent use.
+type RecordBuilder struct {
+	sch    *schema.StructType
+	asch   *arrow.Schema
+	b      *array.RecordBuilder
+	append []appendFunc
+	rows   int
+}
+
+type appendFunc func(v any) error
+
+// NewRecordBuilder returns a builder for rows of sch, allocating from mem
+// (memory.DefaultAllocator when nil). Its Arrow schema is Schema(sch).
+func NewRecordBuilder(mem memory.Allocator, sch *schema.StructType) (*RecordBuilder, error) {
+	asch, err := Schema(sch)
+	if err != nil {
+		return nil, err
+	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	rb := &RecordBuilder{sch: sch, asch: asch, b: array.NewRecordBuilder(mem, asch)}
+	rb.append = make([]appendFunc, len(sch.Fields))
+	for i, f := range sch.Fields {
+		fn, err := appender(rb.b.Field(i), f.Type, f.Nullable, f.Name)
+		if err != nil {
+			rb.b.Release()
+			return nil, err
+		}
+		rb.append[i] = fn
+	}
+	return rb, nil
+}
+
+// Schema returns the Arrow schema of the batches.
+func (rb *RecordBuilder) Schema() *arrow.Schema { return rb.asch }
+
+// Len returns the number of rows appended since the last NewRecordBatch.
+func (rb *RecordBuilder) Len() int { return rb.rows }
+
+// Append adds one row (one value per field of the schema, nil for null).
+// A value of the wrong Go type for its Delta type, or a null in a
+// non-nullable field, is an error wrapping ErrInvalidValue naming the
+// column; the builder must then be released (its columns may be ragged).
+func (rb *RecordBuilder) Append(row parquetio.Row) error {
+	if len(row) != len(rb.append) {
+		return fmt.Errorf("arrowio: %w: row has %d values for %d columns", ErrInvalidValue, len(row), len(rb.append))
+	}
+	for i, fn := range rb.append {
+		if err := fn(row[i]); err != nil {
+			return err
+		}
+	}
+	rb.rows++
+	return nil
+}
+
+// NewRecordBatch returns the rows appended so far as one record batch (the
+// caller releases it) and resets the builder.
+func (rb *RecordBuilder) NewRecordBatch() arrow.RecordBatch {
+	rb.rows = 0
+	return rb.b.NewRecordBatch()
+}
+
+// Release frees the builder's buffers.
+func (rb *RecordBuilder) Release() { rb.b.Release() }
+
+func badValue(path string, t schema.Type, v any) error {
+	return fmt.Errorf("arrowio: column %s: %w: %T for %s", path, ErrInvalidValue, v, t)
+}
+
+// appender returns the function that appends a value of Delta type t to b.
+func appender(b array.Builder, t schema.Type, nullable bool, path string) (appendFunc, error) {
+	inner, err := valueAppender(b, t, path)
+	if err != nil {
+		return nil, err
+	}
+	return func(v any) error {
+		if v == nil {
+			if !nullable {
+				return fmt.Errorf("arrowio: column %s: %w: null in a non-nullable field", path, ErrInvalidValue)
+			}
+			b.AppendNull()
+			return nil
+		}
+		return inner(v)
+	}, nil
+}
+
+// valueAppender appends non-null values.
+func valueAppender(b array.Builder, t schema.Type, path string) (appendFunc, error) {
+	switch x := t.(type) {
+	case *schema.PrimitiveType:
+		switch x.Name {
+		case schema.Long:
+			bb := b.(*array.Int64Builder)
+			return func(v any) error {
+				switch n := v.(type) {
+				case int64:
+					bb.Append(n)
+				case int:
+					bb.Append(int64(n))
+				case int32:
+					bb.Append(int64(n))
+				default:
+					return badValue(path, t, v)
+				}
+				return nil
+			}, nil
+		case schema.Integer:
+			bb := b.(*array.Int32Builder)
+			return func(v any) error {
+				n, ok := v.(int32)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.Short:
+			bb := b.(*array.Int16Builder)
+			return func(v any) error {
+				n, ok := v.(int16)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.Byte:
+			bb := b.(*array.Int8Builder)
+			return func(v any) error {
+				n, ok := v.(int8)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.Float:
+			bb := b.(*array.Float32Builder)
+			return func(v any) error {
+				n, ok := v.(float32)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.Double:
+			bb := b.(*array.Float64Builder)
+			return func(v any) error {
+				n, ok := v.(float64)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.Boolean:
+			bb := b.(*array.BooleanBuilder)
+			return func(v any) error {
+				n, ok := v.(bool)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				bb.Append(n)
+				return nil
+			}, nil
+		case schema.String:
+			bb := b.(*array.StringBuilder)
+			return func(v any) error {
+				switch s := v.(type) {
+				case string:
+					bb.Append(s)
+				case []byte:
+					bb.BinaryBuilder.Append(s)
+				default:
+					return badValue(path, t, v)
+				}
+				return nil
+			}, nil
+		case schema.Binary:
+			bb := b.(*array.BinaryBuilder)
+			return func(v any) error {
+				switch s := v.(type) {
+				case []byte:
+					bb.Append(s)
+				case string:
+					bb.AppendString(s)
+				default:
+					return badValue(path, t, v)
+				}
+				return nil
+			}, nil
+		case schema.Date:
+			bb := b.(*array.Date32Builder)
+			return func(v any) error {
+				switch d := v.(type) {
+				case parquetio.Date:
+					bb.Append(arrow.Date32(d))
+				case time.Time:
+					bb.Append(arrow.Date32(parquetio.DateOf(d)))
+				default:
+					return badValue(path, t, v)
+				}
+				return nil
+			}, nil
+		case schema.Timestamp, schema.TimestampNTZ:
+			ntz := x.Name == schema.TimestampNTZ
+			bb := b.(*array.TimestampBuilder)
+			return func(v any) error {
+				ts, ok := v.(time.Time)
+				if !ok {
+					return badValue(path, t, v)
+				}
+				if ntz {
+					// The wall clock in ts's own location, read as UTC.
+					y, mo, d := ts.Date()
+					h, mi, s := ts.Clock()
+					ts = time.Date(y, mo, d, h, mi, s, ts.Nanosecond(), time.UTC)
+				}
+				bb.Append(arrow.Timestamp(ts.UnixMicro()))
+				return nil
+			}, nil
+		case schema.Void:
+			return func(v any) error { return badValue(path, t, v) }, nil
+		}
+	case *schema.DecimalType:
+		bb := b.(*array.Decimal128Builder)
+		scale := int32(x.Scale)
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Precision)), nil)
+		return func(v any) error {
+			d, ok := v.(parquetio.Decimal)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			if d.Unscaled == nil {
+				bb.Append(decimal128.Num{})
+				return nil
+			}
+			if d.Scale != scale {
+				r, ok := d.Rescale(scale)
+				if !ok {
+					return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, t)
+				}
+				d = r
+			}
+			if d.Unscaled.IsInt64() {
+				n := d.Unscaled.Int64()
+				if x.Precision >= 19 || n > -limit.Int64() && n < limit.Int64() {
+					bb.Append(decimal128.FromI64(n))
+					return nil
+				}
+			} else if new(big.Int).Abs(d.Unscaled).Cmp(limit) < 0 {
+				bb.Append(decimal128.FromBigInt(d.Unscaled))
+				return nil
+			}
+			return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, t)
+		}, nil
+	case *schema.StructType:
+		sb := b.(*array.StructBuilder)
+		fields := make([]appendFunc, len(x.Fields))
+		for i, f := range x.Fields {
+			fn, err := appender(sb.FieldBuilder(i), f.Type, f.Nullable, join(path, f.Name))
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = fn
+		}
+		return func(v any) error {
+			r, ok := v.(parquetio.Row)
+			if !ok || len(r) != len(fields) {
+				return badValue(path, t, v)
+			}
+			sb.Append(true)
+			for i, fn := range fields {
+				if err := fn(r[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	case *schema.ArrayType:
+		lb := b.(*array.ListBuilder)
+		elem, err := appender(lb.ValueBuilder(), x.ElementType, x.ContainsNull, path+".element")
+		if err != nil {
+			return nil, err
+		}
+		return func(v any) error {
+			l, ok := v.([]any)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			lb.Append(true)
+			for _, e := range l {
+				if err := elem(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	case *schema.MapType:
+		mb := b.(*array.MapBuilder)
+		key, err := appender(mb.KeyBuilder(), x.KeyType, false, path+".key")
+		if err != nil {
+			return nil, err
+		}
+		val, err := appender(mb.ItemBuilder(), x.ValueType, x.ValueContainsNull, path+".value")
+		if err != nil {
+			return nil, err
+		}
+		return func(v any) error {
+			m, ok := v.([]parquetio.MapEntry)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			mb.Append(true)
+			for _, e := range m {
+				if err := key(e.Key); err != nil {
+					return err
+				}
+				if err := val(e.Value); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+	return nil, fmt.Errorf("arrowio: column %s: %w: Delta type %s", path, ErrUnsupportedType, t)
+}

@@ -1,0 +1,127 @@
+package arrowio
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/deltakit/deltakit/parquetio"
+)
+
+// Value returns element i of arr in the parquetio value model (nil for a
+// null): the inverse of RecordBuilder.Append for the produced types, and
+// the natural Delta value for the input-only types of the package doc
+// (large_utf8 gives a string, timestamp[ns, tz=X] a time.Time in UTC
+// truncated to microseconds, date64 a parquetio.Date, ...). Byte slices are
+// copies. An Arrow type without a Delta mapping is an error wrapping
+// ErrUnsupportedType.
+func Value(arr arrow.Array, i int) (any, error) {
+	if arr.IsNull(i) {
+		return nil, nil
+	}
+	switch a := arr.(type) {
+	case *array.Null:
+		return nil, nil
+	case *array.Int64:
+		return a.Value(i), nil
+	case *array.Int32:
+		return a.Value(i), nil
+	case *array.Int16:
+		return a.Value(i), nil
+	case *array.Int8:
+		return a.Value(i), nil
+	case *array.Float32:
+		return a.Value(i), nil
+	case *array.Float64:
+		return a.Value(i), nil
+	case *array.Boolean:
+		return a.Value(i), nil
+	case *array.String:
+		return a.Value(i), nil
+	case *array.LargeString:
+		return a.Value(i), nil
+	case *array.StringView:
+		return a.Value(i), nil
+	case *array.Binary:
+		return append([]byte{}, a.Value(i)...), nil
+	case *array.LargeBinary:
+		return append([]byte{}, a.Value(i)...), nil
+	case *array.BinaryView:
+		return append([]byte{}, a.Value(i)...), nil
+	case *array.FixedSizeBinary:
+		return append([]byte{}, a.Value(i)...), nil
+	case *array.Date32:
+		return parquetio.Date(a.Value(i)), nil
+	case *array.Date64:
+		return parquetio.DateOf(a.Value(i).ToTime()), nil
+	case *array.Timestamp:
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		return a.Value(i).ToTime(unit).UTC().Truncate(time.Microsecond), nil
+	case *array.Decimal128:
+		scale := a.DataType().(*arrow.Decimal128Type).Scale
+		return parquetio.Decimal{Unscaled: a.Value(i).BigInt(), Scale: scale}, nil
+	case *array.Struct:
+		row := make(parquetio.Row, a.NumField())
+		for f := range row {
+			v, err := Value(a.Field(f), i)
+			if err != nil {
+				return nil, err
+			}
+			row[f] = v
+		}
+		return row, nil
+	case *array.Map: // before the list cases: Map embeds List
+		keys, items := a.Keys(), a.Items()
+		start, end := a.ValueOffsets(i)
+		out := make([]parquetio.MapEntry, 0, end-start)
+		for j := int(start); j < int(end); j++ {
+			k, err := Value(keys, j)
+			if err != nil {
+				return nil, err
+			}
+			v, err := Value(items, j)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, parquetio.MapEntry{Key: k, Value: v})
+		}
+		return out, nil
+	case array.ListLike:
+		vals := a.ListValues()
+		start, end := a.ValueOffsets(i)
+		out := make([]any, 0, end-start)
+		for j := int(start); j < int(end); j++ {
+			v, err := Value(vals, j)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("arrowio: %w: Arrow type %s", ErrUnsupportedType, arr.DataType())
+}
+
+// Rows returns the rows of a record batch in the parquetio value model, one
+// value per column (see Value). An unsupported column type is an error
+// wrapping ErrUnsupportedType naming the column.
+func Rows(rec arrow.RecordBatch) ([]parquetio.Row, error) {
+	n := int(rec.NumRows())
+	cols := rec.Columns()
+	out := make([]parquetio.Row, n)
+	for r := range out {
+		out[r] = make(parquetio.Row, len(cols))
+	}
+	for c, col := range cols {
+		for r := range n {
+			v, err := Value(col, r)
+			if err != nil {
+				return nil, fmt.Errorf("arrowio: column %s: %w: Arrow type %s", rec.ColumnName(c), ErrUnsupportedType, col.DataType())
+			}
+			out[r][c] = v
+		}
+	}
+	return out, nil
+}

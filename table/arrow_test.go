@@ -1,0 +1,286 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// canon turns a parquetio value into one DeepEqual compares by value:
+// decimals as their exact text, times as UTC microseconds.
+func canon(v any) any {
+	switch x := v.(type) {
+	case parquetio.Decimal:
+		return "decimal " + x.String()
+	case time.Time:
+		return fmt.Sprintf("time %d", x.UnixMicro())
+	case []any: // parquetio.Row too
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = canon(e)
+		}
+		return out
+	case []parquetio.MapEntry:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = [2]any{canon(e.Key), canon(e.Value)}
+		}
+		return out
+	}
+	return v
+}
+
+// arrowRows reads a whole ScanArrow into rows through arrowio.Rows, checking
+// the reader's schema against the scan schema.
+func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]parquetio.Row, error) {
+	t.Helper()
+	rr, err := ScanArrow(context.Background(), tbl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer rr.Release()
+	ssch, err := tbl.ScanSchema(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := arrowio.Schema(ssch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rr.Schema().Equal(want) {
+		t.Fatalf("ScanArrow schema\n%s\nwant\n%s", rr.Schema(), want)
+	}
+	var rows []parquetio.Row
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if !rec.Schema().Equal(want) {
+			t.Fatalf("batch schema %s, want %s", rec.Schema(), want)
+		}
+		rs, err := arrowio.Rows(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, rr.Err()
+}
+
+// checkArrowMatchesScan asserts that ScanArrow yields Scan's rows, cell by
+// cell, and returns their number.
+func checkArrowMatchesScan(t *testing.T, tbl *Table, opts ...ScanOption) int {
+	t.Helper()
+	var want []parquetio.Row
+	for r, err := range tbl.Scan(context.Background(), opts...) {
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		want = append(want, r)
+	}
+	got, err := arrowRows(t, tbl, opts...)
+	if err != nil {
+		t.Fatalf("ScanArrow: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ScanArrow yields %d rows, Scan %d", len(got), len(want))
+	}
+	sch, _ := tbl.ScanSchema(opts...)
+	bad := 0
+	for i := range want {
+		for c := range want[i] {
+			if g, w := canon(got[i][c]), canon(want[i][c]); !reflect.DeepEqual(g, w) {
+				t.Errorf("row %d column %s: Arrow %v, Scan %v", i, sch.Fields[c].Name, g, w)
+				if bad++; bad > 10 {
+					t.FailNow()
+				}
+			}
+		}
+	}
+	return len(want)
+}
+
+// TestScanArrowCorpus scans every corpus table deltakit reads through
+// ScanArrow and compares every cell with Scan's.
+func TestScanArrowCorpus(t *testing.T) {
+	dir := testsupport.CorpusDir(t)
+	for _, exp := range testsupport.CorpusTables(t, dir) {
+		if exp.Expect != "read" {
+			continue
+		}
+		t.Run(exp.Table, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			root := filepath.Join(dir, exp.Table, exp.Root)
+			var openOpts []Option
+			if exp.Table == "spark__table-with-dv-large" {
+				store, err := objectstore.NewLocal(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				openOpts = append(openOpts, WithStore(&dvPrefixStore{Store: store, prefix: "test%dv%prefix-"}))
+			}
+			tbl, err := Open(ctx, root, openOpts...)
+			if err != nil {
+				t.Skipf("Open: %v (TestCorpusScan checks the refusal)", err)
+			}
+			if tbl.Snapshot().NumFiles() > 0 && logOnly(t, root) {
+				_, err := arrowRows(t, tbl)
+				if !errors.Is(err, objectstore.ErrNotExist) {
+					t.Errorf("ScanArrow of a table without data files = %v, want ErrNotExist", err)
+				}
+				return
+			}
+			n := checkArrowMatchesScan(t, tbl)
+			if exp.RowsLatest != nil && int64(n) != *exp.RowsLatest {
+				t.Errorf("%d rows, expected.json says %d", n, *exp.RowsLatest)
+			}
+			// A projection in reverse order and a limit.
+			sch := tbl.Schema()
+			var rev []string
+			for i := len(sch.Fields) - 1; i >= 0; i-- {
+				rev = append(rev, sch.Fields[i].Name)
+			}
+			checkArrowMatchesScan(t, tbl, WithColumns(rev...), WithLimit(3))
+			checkArrowMatchesScan(t, tbl, WithScanConcurrency(1))
+		})
+	}
+}
+
+// TestScanArrowOptions checks filters (partition pruning, statistics
+// skipping, row filter), projections and limits on partitioned, deletion
+// vector and column-mapping tables: same rows and same ScanStats as Scan.
+func TestScanArrowOptions(t *testing.T) {
+	cases := []struct {
+		table, filter string
+		cols          []string
+		limit         int64
+		wantRows      int
+	}{
+		{"deltars__delta-0.8.0-partitioned", "year = '2021' AND value > '5'", nil, 0, 2},
+		{"deltars__delta-0.8.0-partitioned", "month = '12'", []string{"day", "value"}, 0, 3},
+		{"deltars__delta-0.8.0-partitioned", "", []string{"year"}, 4, 4},
+		{"golden__data-reader-partition-values", "as_int = 1", nil, 0, 1},
+		{"golden__data-reader-partition-values", "as_string IS NULL", []string{"as_timestamp", "as_big_decimal", "as_date"}, 0, 1},
+		{"deltars__table-with-dv-small", "value > 3", nil, 0, 5},
+		{"golden__table-with-columnmapping-mode-name", "IntegerType > 1", []string{"StringType", "IntegerType"}, 0, -1},
+		{"kernel__basic-dv-no-checkpoint", "", nil, 0, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.table+"/"+c.filter, func(t *testing.T) {
+			tbl := openCorpus(t, c.table)
+			var opts []ScanOption
+			if c.filter != "" {
+				e, err := ParsePredicate(c.filter, tbl.Schema())
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, WithFilter(e))
+			}
+			if c.cols != nil {
+				opts = append(opts, WithColumns(c.cols...))
+			}
+			if c.limit > 0 {
+				opts = append(opts, WithLimit(c.limit))
+			}
+			var st ScanStats
+			n := checkArrowMatchesScan(t, tbl, append(opts, WithScanStats(&st))...)
+			if c.wantRows >= 0 && n != c.wantRows {
+				t.Errorf("%d rows, want %d", n, c.wantRows)
+			}
+			var ast ScanStats
+			if _, err := arrowRows(t, tbl, append(opts, WithScanStats(&ast))...); err != nil {
+				t.Fatal(err)
+			}
+			if ast != st {
+				t.Errorf("ScanArrow stats %+v, Scan stats %+v", ast, st)
+			}
+			t.Logf("%d rows; stats %+v", n, st)
+		})
+	}
+}
+
+// TestScanArrowErrors: planning errors come back at once; read errors end
+// the stream through Err, naming the data file.
+func TestScanArrowErrors(t *testing.T) {
+	tbl := openCorpus(t, "deltars__simple_table")
+	if _, err := ScanArrow(context.Background(), tbl, WithColumns("nope")); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("unknown column: %v, want ErrInvalidArgument", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rr, err := ScanArrow(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		t.Fatal("a batch from a cancelled scan")
+	}
+	if !errors.Is(rr.Err(), context.Canceled) {
+		t.Errorf("Err() = %v, want context.Canceled", rr.Err())
+	}
+}
+
+// TestScanArrowCancelMidStream: cancelling the caller's context after the
+// first batch ends the stream with the context's error, never a short
+// stream that looks complete; releasing early stops the producer.
+func TestScanArrowCancelMidStream(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := Create(ctx, t.TempDir(), schema.NewStruct(field("id", prim(schema.Long), false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]parquetio.Row, 3*arrowBatchRows)
+	for i := range rows {
+		rows[i] = parquetio.Row{int64(i)}
+	}
+	if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rr, err := ScanArrow(cctx, tbl, WithScanConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for rr.Next() {
+		n += rr.RecordBatch().NumRows()
+		cancel()
+	}
+	if !errors.Is(rr.Err(), context.Canceled) || n >= int64(len(rows)) {
+		t.Errorf("after cancel: %d rows, Err() = %v; want fewer than %d rows and context.Canceled", n, rr.Err(), len(rows))
+	}
+	rr.Release()
+	// Full read, then an early release.
+	var st ScanStats
+	rr, err = ScanArrow(ctx, tbl, WithScanStats(&st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = 0
+	for rr.Next() {
+		if got := rr.RecordBatch().NumRows(); got != arrowBatchRows {
+			t.Errorf("batch of %d rows, want %d", got, arrowBatchRows)
+		}
+		n += rr.RecordBatch().NumRows()
+	}
+	rr.Release()
+	if rr.Err() != nil || n != int64(len(rows)) || st.RowsReturned != n {
+		t.Errorf("full read: %d rows, Err %v, stats %+v", n, rr.Err(), st)
+	}
+	rr, _ = ScanArrow(ctx, tbl)
+	if !rr.Next() {
+		t.Fatal(rr.Err())
+	}
+	rr.Release() // must not hang or leak the producer
+}

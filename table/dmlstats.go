@@ -1,0 +1,71 @@
+package table
+
+// mustMatch reports whether every row of a file matches p, by its partition
+// values and stats alone, so that a DELETE can remove the file without
+// reading it (Spark's metadata-only delete, extended to stats). It is
+// conservative: false whenever the stats cannot prove it. A data leaf is
+// proven only for exact kinds (integers, dates; no truncated strings,
+// millisecond timestamps or NaN-prone floats), with bounds present and a
+// null count of 0 (comparisons are never true on null). part and stats are
+// as for mayMatch; stats may not be nil.
+func (p *pred) mustMatch(part func(*boundCol) any, stats func(*boundCol) *colBounds) bool {
+	switch p.kind {
+	case predTrue:
+		return true
+	case predFalse:
+		return false
+	case predAnd:
+		for _, k := range p.kids {
+			if !k.mustMatch(part, stats) {
+				return false
+			}
+		}
+		return true
+	case predOr:
+		for _, k := range p.kids {
+			if k.mustMatch(part, stats) {
+				return true
+			}
+		}
+		return false
+	}
+	if p.col.partition && len(p.col.sub) == 0 {
+		return leafTrue(p, part(p.col))
+	}
+	b := stats(p.col)
+	if b == nil {
+		return false
+	}
+	switch p.kind {
+	case predIsNull:
+		return b.allNull()
+	case predIsNotNull:
+		return b.nullCount == 0
+	case predCmp:
+	default:
+		return false
+	}
+	if b.nullCount != 0 || b.min == nil || b.max == nil || (b.kind != kindInt && b.kind != kindDate) {
+		return false
+	}
+	lo, ok1 := compareValue(b.kind, b.min, p.lit)
+	hi, ok2 := compareValue(b.kind, b.max, p.lit)
+	if !ok1 || !ok2 {
+		return false
+	}
+	switch p.op {
+	case opEq:
+		return lo == 0 && hi == 0
+	case opNe:
+		return lo > 0 || hi < 0
+	case opLt:
+		return hi < 0
+	case opLe:
+		return hi <= 0
+	case opGt:
+		return lo > 0
+	case opGe:
+		return lo >= 0
+	}
+	return false
+}
