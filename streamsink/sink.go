@@ -15,7 +15,7 @@
 // commits after a restart) uses the two phases separately: Prepare writes
 // an epoch's files and returns a Committable for the processor's
 // checkpoint, Commit commits it idempotently, Abort deletes its files (see
-// twophase.go).
+// Sink.Prepare and Sink.Commit).
 package streamsink
 
 import (

@@ -64,8 +64,13 @@ type tpOutcome struct {
 	acked   []int64 // epochs whose Commit committed before the crash
 	// restored is the checkpoint the restart restored.
 	restored     tpCheckpoint
-	resumedAfter int64 // the query's txn version at the restart
-	check        *tableCheck
+	resumedAfter int64 // the query's txn version at the (last) restart
+	// restoreCalls are the calls [from, to) of the first restart that
+	// committed the restored committables; restartCrashed is true when
+	// that restart crashed.
+	restoreCalls   [2]int
+	restartCrashed bool
+	check          *tableCheck
 }
 
 // tpProcessor is one run of the processor on a store.
@@ -139,8 +144,9 @@ func (p *tpProcessor) run(ctx context.Context, from int64, onCommit func(*Commit
 }
 
 // runTwoPhase runs one scenario on a new memory store.
-// props are the table's properties.
-func runTwoPhase(t *testing.T, props map[string]string, faults []objectstore.Fault) *tpOutcome {
+// props are the table's properties; faults are injected into the first
+// processor's store calls, restartFaults into the restarted one's.
+func runTwoPhase(t *testing.T, props map[string]string, faults, restartFaults []objectstore.Fault) *tpOutcome {
 	ctx := t.Context()
 	out := &tpOutcome{check: &tableCheck{}}
 	c := out.check
@@ -184,8 +190,14 @@ func runTwoPhase(t *testing.T, props map[string]string, faults []objectstore.Fau
 	kill()
 	out.calls, out.crashed = f.Calls(), f.Crashed()
 
-	// The restarted processor restores the last completed checkpoint.
-	tpRestart(ctx, base, ckpt, out)
+	// The restarted processor restores the last completed checkpoint; when
+	// it crashes too, a third one does.
+	if tpRestart(ctx, base, ckpt, out, restartFaults) {
+		out.restartCrashed = true
+		if tpRestart(ctx, base, ckpt, out, nil) && len(c.problems) == 0 {
+			c.addf("the third processor crashed")
+		}
+	}
 	if len(c.problems) > 0 {
 		return out
 	}
@@ -197,20 +209,33 @@ func runTwoPhase(t *testing.T, props map[string]string, faults []objectstore.Fau
 	return out
 }
 
-// tpRestart restores ckpt on a fault-free store, commits its pending
-// committables, checks what each commit did, and finishes the stream.
-func tpRestart(ctx context.Context, store objectstore.Store, ckpt *tpCheckpoint, out *tpOutcome) {
+// tpRestart restores ckpt on store, commits its pending committables,
+// checks what each commit did, and finishes the stream. Its store calls go
+// through a Faulty with faults (nil: none), whose crash ends the restart
+// early (crashed true): out.restoreCalls then says which calls (1-based,
+// [from, to)) committed the restored committables.
+func tpRestart(ctx context.Context, base objectstore.Store, ckpt *tpCheckpoint, out *tpOutcome, faults []objectstore.Fault) (crashed bool) {
+	ctx, kill := context.WithCancel(ctx)
+	defer kill()
+	f := objectstore.NewFaulty(base, objectstore.WithCrashHook(kill))
+	f.Inject(faults...)
 	c := out.check
+	// fail reports a problem unless the injected crash caused it.
+	fail := func(format string, args ...any) bool {
+		if f.Crashed() {
+			return true
+		}
+		c.addf(format, args...)
+		return false
+	}
 	out.restored = tpCheckpoint{next: ckpt.next, pending: slices.Clone(ckpt.pending)}
-	p, err := openTPProcessor(ctx, store, ckpt)
+	p, err := openTPProcessor(ctx, f, ckpt)
 	if err != nil {
-		c.addf("restart: open: %v", err)
-		return
+		return fail("restart: open: %v", err)
 	}
 	last, err := p.sink.LastCommittedEpoch(ctx)
 	if err != nil {
-		c.addf("restart: last committed epoch: %v", err)
-		return
+		return fail("restart: last committed epoch: %v", err)
 	}
 	out.resumedAfter = last
 	// What the table holds: epochs 0..last, each whole, all of them in a
@@ -224,8 +249,7 @@ func tpRestart(ctx context.Context, store objectstore.Store, ckpt *tpCheckpoint,
 	}
 	counts, err := epochCounts(ctx, p.sink.Table())
 	if err != nil {
-		c.addf("restart: %v", err)
-		return
+		return fail("restart: %v", err)
 	}
 	var held []int64
 	for e := range last + 1 {
@@ -233,12 +257,18 @@ func tpRestart(ctx context.Context, store objectstore.Store, ckpt *tpCheckpoint,
 	}
 	checkEpochRows(c, counts, held, crashRowsPerEpoch, nil)
 	if len(c.problems) > 0 {
-		return
+		return false
 	}
 
 	// Restore: commit the checkpoint's pending committables.
 	p.pending = slices.Clone(ckpt.pending)
+	acked := func(r *CommitResult) {
+		if !r.AlreadyCommitted {
+			out.acked = append(out.acked, r.Epoch)
+		}
+	}
 	check := func(r *CommitResult) {
+		acked(r)
 		switch want := r.Epoch <= last; {
 		case r.AlreadyCommitted != want:
 			c.addf("restart: commit of restored epoch %d: already committed %v, want %v (last committed %d)", r.Epoch, r.AlreadyCommitted, want, last)
@@ -248,36 +278,38 @@ func tpRestart(ctx context.Context, store objectstore.Store, ckpt *tpCheckpoint,
 			c.addf("restart: restored epoch %d: version %d", r.Epoch, r.Version)
 		}
 	}
-	if err := p.commitPending(ctx, check); err != nil {
-		c.addf("restart: commit pending: %v", err)
-		return
+	out.restoreCalls[0] = len(f.Calls()) + 1
+	err = p.commitPending(ctx, check)
+	out.restoreCalls[1] = len(f.Calls()) + 1
+	if err != nil {
+		return fail("restart: commit pending: %v", err)
 	}
 	// Continue the stream.
 	err = p.run(ctx, ckpt.next, func(r *CommitResult) {
+		acked(r)
 		if r.AlreadyCommitted {
 			c.addf("restart: new epoch %d already committed", r.Epoch)
 		}
 	})
 	if err != nil {
-		c.addf("restart: %v", err)
-		return
+		return fail("restart: %v", err)
 	}
 	// A second restart that replays the restored committables again: all
 	// no-ops, committed with their own files.
 	for _, b := range out.restored.pending {
 		cm, err := DecodeCommittable(b)
 		if err != nil {
-			c.addf("replay: %v", err)
-			return
+			return fail("replay: %v", err)
 		}
 		r, err := p.sink.Commit(ctx, cm)
 		switch {
 		case err != nil:
-			c.addf("replay: epoch %d: %v", cm.EpochID(), err)
+			return fail("replay: epoch %d: %v", cm.EpochID(), err)
 		case !r.AlreadyCommitted || r.ByOtherFiles:
 			c.addf("replay: epoch %d: %+v, want already committed with its own files", cm.EpochID(), *r)
 		}
 	}
+	return f.Crashed()
 }
 
 // TestTwoPhaseCrashMatrix crashes the checkpointing processor at every
@@ -297,11 +329,14 @@ func TestTwoPhaseCrashMatrix(t *testing.T) {
 	}
 }
 
-func twoPhaseMatrix(t *testing.T, props map[string]string) {
-	// Enumerate: two fault-free runs make the same calls.
+// tpEnumerate runs the processor without faults, twice, and returns the
+// first run's calls with the step of each; both runs must make the same
+// calls, or the crash points would not name what they claim to.
+func tpEnumerate(t *testing.T, props map[string]string) ([]objectstore.Call, []tpStep) {
+	t.Helper()
 	var runs [2]*tpOutcome
 	for i := range runs {
-		out := runTwoPhase(t, props, nil)
+		out := runTwoPhase(t, props, nil, nil)
 		if len(out.check.problems) > 0 || out.crashed || len(out.acked) != crashEpochs {
 			t.Fatalf("fault-free run: crashed %v, acked %v, problems:\n%s", out.crashed, out.acked, strings.Join(out.check.problems, "\n"))
 		}
@@ -317,11 +352,14 @@ func twoPhaseMatrix(t *testing.T, props map[string]string) {
 	if names(runs[0]) != names(runs[1]) {
 		t.Fatalf("two fault-free runs made different calls:\n%s\n---\n%s", names(runs[0]), names(runs[1]))
 	}
-	calls, steps := runs[0].calls, runs[0].steps
-	if len(steps) != len(calls) {
-		t.Fatalf("%d steps recorded for %d calls", len(steps), len(calls))
+	if len(runs[0].steps) != len(runs[0].calls) {
+		t.Fatalf("%d steps recorded for %d calls", len(runs[0].steps), len(runs[0].calls))
 	}
+	return runs[0].calls, runs[0].steps
+}
 
+func twoPhaseMatrix(t *testing.T, props map[string]string) {
+	calls, steps := tpEnumerate(t, props)
 	var (
 		st        matrixStats
 		wg        sync.WaitGroup
@@ -338,7 +376,7 @@ func twoPhaseMatrix(t *testing.T, props map[string]string) {
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				name := fmt.Sprintf("crash %s call %d (%s, %s)", phaseName(phase), i, steps[i-1], callString(calls[i-1]))
-				out := runTwoPhase(t, props, []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}})
+				out := runTwoPhase(t, props, []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}, nil)
 				st.points.Add(1)
 				st.lost.Add(int64(out.check.lost))
 				st.duplicated.Add(int64(out.check.duplicated))
@@ -378,10 +416,78 @@ func twoPhaseMatrix(t *testing.T, props map[string]string) {
 	for _, s := range slices.Sorted(maps.Keys(perStep)) {
 		stepCounts = append(stepCounts, fmt.Sprintf("%s %d", s, perStep[s]))
 	}
-	summary := fmt.Sprintf("two-phase crash matrix: %d points (%s); restored committables: %d already committed, %d committed on restore; %d lost, %d duplicated, %d orphan files never referenced",
-		st.points.Load(), strings.Join(stepCounts, ", "), committed.Load(), redone.Load(), st.lost.Load(), st.duplicated.Load(), st.orphans.Load())
+	summary := fmt.Sprintf("crash matrix: two-phase, %s: %d points (%s); restored committables: %d already committed, %d committed on restore; %d lost, %d duplicated, %d orphan files never referenced",
+		t.Name()[strings.LastIndex(t.Name(), "/")+1:], st.points.Load(), strings.Join(stepCounts, ", "), committed.Load(), redone.Load(), st.lost.Load(), st.duplicated.Load(), st.orphans.Load())
 	if st.lost.Load() != 0 || st.duplicated.Load() != 0 {
 		t.Error(summary)
 	}
 	t.Log(summary)
+	fmt.Println(summary) // scripts/test.sh shows the crash matrix lines
+}
+
+// TestTwoPhaseCrashDuringRecovery crashes the processor twice: first at
+// every store call of its run (as TestTwoPhaseCrashMatrix), then the
+// restarted processor at every store call (before and after it) of its
+// restore, while it commits the restored committables; a third processor
+// restores the same checkpoint and finishes. Exactly once still holds.
+// First crashes that leave the same state to restore (the checkpoint's
+// next epoch and pending committables, the table's last epoch) make the
+// same restore calls; the second crashes run once per distinct state.
+func TestTwoPhaseCrashDuringRecovery(t *testing.T) {
+	calls, _ := tpEnumerate(t, nil)
+	var (
+		st     matrixStats
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, 2)
+		phases = []objectstore.Phase{objectstore.Before, objectstore.After}
+		states = map[string]bool{}
+	)
+	for i := 1; i <= len(calls); i++ {
+		for _, phase := range phases {
+			first := []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}
+			// The restore's calls after this first crash, from a run whose
+			// restart does not crash.
+			probe := runTwoPhase(t, nil, first, nil)
+			if len(probe.check.problems) > 0 {
+				t.Fatalf("crash %s call %d: %s", phaseName(phase), i, strings.Join(probe.check.problems, "\n  "))
+			}
+			state := fmt.Sprintf("next %d, %d pending, last %d", probe.restored.next, len(probe.restored.pending), probe.resumedAfter)
+			if states[state] {
+				continue
+			}
+			states[state] = true
+			for j := probe.restoreCalls[0]; j < probe.restoreCalls[1]; j++ {
+				for _, phase2 := range phases {
+					sem <- struct{}{}
+					wg.Add(1)
+					go func() {
+						defer func() { <-sem; wg.Done() }()
+						name := fmt.Sprintf("crash %s call %d (%s), then %s restore call %d", phaseName(phase), i, callString(calls[i-1]), phaseName(phase2), j)
+						out := runTwoPhase(t, nil, first, []objectstore.Fault{{Nth: j, Phase: phase2, Kind: objectstore.FaultCrash}})
+						st.points.Add(1)
+						st.lost.Add(int64(out.check.lost))
+						st.duplicated.Add(int64(out.check.duplicated))
+						st.orphans.Add(int64(out.check.orphans))
+						if !out.restartCrashed {
+							t.Errorf("%s: the restart did not crash", name)
+						}
+						if len(out.check.problems) > 0 {
+							t.Errorf("%s: acked %v, resumed after %d:\n  %s", name, out.acked, out.resumedAfter, strings.Join(out.check.problems, "\n  "))
+						}
+					}()
+				}
+			}
+		}
+	}
+	wg.Wait()
+	if len(states) < crashEpochs || st.points.Load() < int64(4*len(states)) {
+		t.Errorf("only %d double-crash points from %d restore states", st.points.Load(), len(states))
+	}
+	summary := fmt.Sprintf("crash matrix: two-phase, crash during recovery: %d points from %d distinct restore states; %d lost, %d duplicated, %d orphan files never referenced",
+		st.points.Load(), len(states), st.lost.Load(), st.duplicated.Load(), st.orphans.Load())
+	if st.lost.Load() != 0 || st.duplicated.Load() != 0 {
+		t.Error(summary)
+	}
+	t.Log(summary)
+	fmt.Println(summary) // scripts/test.sh shows the crash matrix lines
 }
