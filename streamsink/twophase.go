@@ -305,7 +305,11 @@ type CommitResult struct {
 // version, so epochs may have gaps (epoch 7 after epoch 4); but an epoch
 // at or below the txn version that no commit in the log holds (epoch 5
 // after 7 was committed) is refused with ErrEpochOrder rather than
-// reported committed: commit a query's committables in epoch order.
+// reported committed: commit a query's committables in epoch order. To
+// tell these cases apart, Commit of an epoch at or below the txn version
+// reads the log back from the latest version to the commit that holds the
+// epoch: one commit read per version since then (one or two after a
+// restart that replays the last checkpoint's committables).
 //
 // Before committing, Commit checks that every data file exists at its
 // recorded size: missing files are a *MissingFilesError (ErrMissingFiles)
