@@ -9,6 +9,13 @@
 // never references, removed later by vacuum) or the whole commit. After a
 // restart the source replays from the epoch after LastCommittedEpoch, or
 // replays older epochs, which are skipped.
+//
+// A stream processor that checkpoints (Flink's model: pre-commit on the
+// checkpoint barrier, commit when the checkpoint completes, recover pending
+// commits after a restart) uses the two phases separately: Prepare writes
+// an epoch's files and returns a Committable for the processor's
+// checkpoint, Commit commits it idempotently, Abort deletes its files (see
+// Sink.Prepare and Sink.Commit).
 package streamsink
 
 import (
