@@ -358,6 +358,8 @@ func TestSparkCorpusDVDML(t *testing.T) {
 		// updRef: the reference's new value of a row the UPDATE matches, ok
 		// false when it does not match
 		updRef func(int64) (int64, bool)
+		// the same DELETE and UPDATE in Spark SQL
+		deleteSQL, updateSQL string
 	}{
 		{
 			// v1 removes 0, 180, 300, 700, 1800; v2 re-inserts 300, 700; v3
@@ -373,26 +375,32 @@ func TestSparkCorpusDVDML(t *testing.T) {
 			updRef: func(v int64) (int64, bool) {
 				return v + 10000, v >= 1700 && v <= 1750
 			},
+			deleteSQL: "value < 400 OR value IN (1000, 1500)",
+			updateSQL: "SET value = value + 10000 WHERE value BETWEEN 1700 AND 1750",
 		},
 		{
 			// ids 0..9 in two files (0..4, 5..9); v1 deleted 0 and 1 by DV.
 			table: "kernel__basic-dv-no-checkpoint", col: "id",
-			live:   ints(2, 9),
-			where:  Col("id").In(3, 7),
-			drop:   func(v int64) bool { return v == 3 || v == 7 },
-			upd:    Col("id").Ge(8),
-			set:    map[string]Value{"id": Times(Col("id"), 10)},
-			updRef: func(v int64) (int64, bool) { return v * 10, v >= 8 },
+			live:      ints(2, 9),
+			where:     Col("id").In(3, 7),
+			drop:      func(v int64) bool { return v == 3 || v == 7 },
+			upd:       Col("id").Ge(8),
+			set:       map[string]Value{"id": Times(Col("id"), 10)},
+			updRef:    func(v int64) (int64, bool) { return v * 10, v >= 8 },
+			deleteSQL: "id IN (3, 7)",
+			updateSQL: "SET id = id * 10 WHERE id >= 8",
 		},
 		{
 			// ids 0..49 in one file; v1..v3 deleted 0, 7, 14, each a new DV.
 			table: "golden__log-replay-dv-key-cases", col: "id",
-			live:   ints(0, 49, 0, 7, 14),
-			where:  Or(Col("id").Eq(21), Col("id").Gt(45)),
-			drop:   func(v int64) bool { return v == 21 || v > 45 },
-			upd:    Col("id").Lt(5),
-			set:    map[string]Value{"id": Plus(Col("id"), 100)},
-			updRef: func(v int64) (int64, bool) { return v + 100, v < 5 },
+			live:      ints(0, 49, 0, 7, 14),
+			where:     Or(Col("id").Eq(21), Col("id").Gt(45)),
+			drop:      func(v int64) bool { return v == 21 || v > 45 },
+			upd:       Col("id").Lt(5),
+			set:       map[string]Value{"id": Plus(Col("id"), 100)},
+			updRef:    func(v int64) (int64, bool) { return v + 100, v < 5 },
+			deleteSQL: "id = 21 OR id > 45",
+			updateSQL: "SET id = id + 100 WHERE id < 5",
 		},
 	}
 	row := func(int32col bool, v int64) parquetio.Row {
@@ -457,6 +465,18 @@ func TestSparkCorpusDVDML(t *testing.T) {
 		cols := []string{c.col}
 		commits := []dmlCommit{{"DELETE", dres}, {"UPDATE", ures}}
 		latest := tbl.Version()
+		// Spark runs the same DELETE and UPDATE on another copy: its rows
+		// confirm the reference, its metrics are the ones ours must match.
+		sdir := copyCorpusTable(t, c.table)
+		checks = append(checks,
+			sparkCheck{c.table + "/spark-delete", testsupport.SQLRequest(fmt.Sprintf("DELETE FROM delta.`%s` WHERE %s", sdir, c.deleteSQL)), func(*testing.T, *testsupport.SparkResult) {}},
+			sparkCheck{c.table + "/spark-update", testsupport.SQLRequest(fmt.Sprintf("UPDATE delta.`%s` %s", sdir, c.updateSQL)), func(*testing.T, *testsupport.SparkResult) {}},
+			sparkCheck{c.table + "/spark-dml-rows", testsupport.ReadRequest(sdir, nil), wantSparkRows(after, cols)},
+			sparkCheck{c.table + "/spark-dml-metrics", testsupport.SQLRequest(fmt.Sprintf("DESCRIBE HISTORY delta.`%s`", sdir)),
+				func(t *testing.T, res *testsupport.SparkResult) {
+					compareSparkDMLMetrics(t, sparkHistory(t, res), base, commits)
+				}},
+		)
 		checks = append(checks,
 			sparkCheck{c.table + "/latest", testsupport.ReadRequest(dir, nil), wantSparkRows(after, cols)},
 			sparkCheck{fmt.Sprintf("%s/versionAsOf=%d", c.table, base+1), testsupport.ReadRequest(dir, ptr(base+1)), wantSparkRows(afterDelete, cols)},
@@ -465,4 +485,33 @@ func TestSparkCorpusDVDML(t *testing.T) {
 		)
 	}
 	runSparkChecks(t, spark, checks)
+}
+
+// compareSparkDMLMetrics compares the metrics of our DML commits with those
+// of Spark's own DELETE and UPDATE of the same rows (spark: Spark's history
+// of its copy, whose commits follow version base in the same order): row
+// counts, files removed and deletion vector counts. Added files are
+// compared for DELETE only (an UPDATE's new files follow Spark's task
+// split); bytes and times are not compared.
+func compareSparkDMLMetrics(t *testing.T, spark map[int64]sparkHistoryEntry, base int64, commits []dmlCommit) {
+	t.Helper()
+	for i, c := range commits {
+		e, ok := spark[base+1+int64(i)]
+		if !ok || e.operation != c.op {
+			t.Fatalf("Spark's version %d: %+v, want its %s", base+1+int64(i), e, c.op)
+		}
+		keys := []string{"numDeletedRows", "numUpdatedRows", "numCopiedRows", "numRemovedFiles",
+			"numDeletionVectorsAdded", "numDeletionVectorsRemoved", "numDeletionVectorsUpdated"}
+		if c.op == "DELETE" {
+			keys = append(keys, "numAddedFiles")
+		}
+		for _, k := range keys {
+			want, inSpark := e.metrics[k]
+			got, inOurs := c.res.Metrics[k]
+			if inSpark != inOurs || got != want {
+				t.Errorf("%s operationMetrics[%s]: ours %q (present %v), Spark's %q (present %v)", c.op, k, got, inOurs, want, inSpark)
+			}
+		}
+		t.Logf("%s: ours %v\nSpark's %v", c.op, c.res.Metrics, e.metrics)
+	}
 }
