@@ -140,6 +140,8 @@ type remover struct {
 	removedFiles, addedFiles      int
 	removedBytes, addedBytes      int64
 	dvAdded, dvUpdated, dvRemoved int
+	// dvFilesTouched counts files re-added with a (new) deletion vector.
+	dvFilesTouched int
 }
 
 func newRemover(t *Table, op *operation, useDV bool) *remover {
@@ -176,12 +178,15 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 		return max(tg.live, 0)
 	}
 	if r.useDV {
+		// As Spark counts: every vector written is added; one that grows
+		// also updates the file's and removes its old vector.
 		bm := roaring64.New()
+		r.dvAdded++
+		r.dvFilesTouched++
 		if tg.oldDV != nil {
 			bm.Or(tg.oldDV)
 			r.dvUpdated++
-		} else {
-			r.dvAdded++
+			r.dvRemoved++
 		}
 		for _, i := range tg.matched {
 			bm.Add(uint64(i))
@@ -246,10 +251,17 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 }
 
 // metrics returns the file and deletion-vector counts under Spark's
-// DELETE/UPDATE metric keys.
+// DELETE/UPDATE metric keys and meanings: an UPDATE's numRemovedFiles
+// counts the files that got a deletion vector too (Spark's UpdateCommand
+// takes it from every remove), a DELETE's only the files removed or
+// rewritten.
 func (r *remover) metrics() map[string]int64 {
+	removed := r.removedFiles
+	if r.op.name == "UPDATE" {
+		removed += r.dvFilesTouched
+	}
 	return map[string]int64{
-		"numRemovedFiles":           int64(r.removedFiles),
+		"numRemovedFiles":           int64(removed),
 		"numAddedFiles":             int64(r.addedFiles),
 		"numRemovedBytes":           r.removedBytes,
 		"numAddedBytes":             r.addedBytes,

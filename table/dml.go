@@ -26,11 +26,14 @@ type DMLResult struct {
 	// rewritten unchanged into new files by copy-on-write) count rows.
 	DeletedRows, UpdatedRows, CopiedRows int64
 	// AddedFiles and RemovedFiles count data files added and removed; a
-	// file that only got a (new) deletion vector counts in neither.
+	// file that only got a (new) deletion vector counts in neither (an
+	// UPDATE's numRemovedFiles metric counts it, as Spark's does).
 	AddedFiles, RemovedFiles int
-	// DeletionVectorsAdded counts files that got a deletion vector they
-	// did not have, DeletionVectorsUpdated files whose deletion vector grew,
-	// DeletionVectorsRemoved files with a deletion vector that were removed.
+	// As Spark counts them: DeletionVectorsAdded counts the deletion
+	// vectors written (a file's first one or a grown one),
+	// DeletionVectorsUpdated the files whose deletion vector grew, and
+	// DeletionVectorsRemoved the vectors no longer live (replaced by a grown
+	// one, or of a file removed or rewritten).
 	DeletionVectorsAdded, DeletionVectorsUpdated, DeletionVectorsRemoved int
 	// Metrics is commitInfo.operationMetrics of the commit (nil when
 	// nothing was committed).
