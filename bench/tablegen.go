@@ -3,8 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
@@ -36,39 +37,16 @@ func GenerateTable(ctx context.Context, store objectstore.Store, spec TableSpec)
 	if err := putCommit(ctx, store, 0, v0); err != nil {
 		return err
 	}
-	const workers = 8
-	versions := make(chan int64)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for v := range versions {
-				if err := putCommit(ctx, store, v, dataCommit(v, spec.FilesPerCommit)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
+	// Eight puts at once; the first error cancels the others.
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(8)
+	for v := int64(1); v <= spec.Commits && gctx.Err() == nil; v++ {
+		eg.Go(func() error { return putCommit(gctx, store, v, dataCommit(v, spec.FilesPerCommit)) })
 	}
-	var sendErr error
-send:
-	for v := int64(1); v <= spec.Commits; v++ {
-		select {
-		case versions <- v:
-		case sendErr = <-errs:
-			break send
-		case <-ctx.Done():
-			sendErr = ctx.Err()
-			break send
-		}
+	if err := eg.Wait(); err != nil {
+		return err
 	}
-	close(versions)
-	wg.Wait()
-	close(errs)
-	if sendErr != nil {
-		return sendErr
-	}
-	if err := <-errs; err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if spec.CheckpointAt >= 0 {

@@ -492,6 +492,12 @@ type chunk struct {
 // reader sends batches on its own channel (a few batches deep, so memory
 // stays bounded); the caller's goroutine drains the channels in file order,
 // so rows come out exactly as a sequential scan yields them.
+//
+// The bound is a sliding window: file i+conc starts once the caller has
+// drained file i, so at most conc files are being read or hold unread
+// batches. (errgroup's SetLimit bounds running goroutines instead, and a
+// reader that has sent its last batch has returned while its batches still
+// wait in its channel; the window bounds what memory holds.)
 func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(parquetio.Row) bool, account func(fileCounts), yield func(parquetio.Row, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -499,34 +505,26 @@ func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(parquetio.Row) 
 		cancel()
 		wg.Wait()
 	}()
-	conc := p.cfg.concurrency
-	slots := make(chan struct{}, conc)
-	pending := make(chan chan chunk, conc)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(pending)
-		for _, f := range p.files {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			ch := make(chan chunk, 4)
-			select {
-			case pending <- ch:
-			case <-ctx.Done():
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer close(ch)
-				p.produce(ctx, f, ch)
-			}()
+	chans := make([]chan chunk, len(p.files))
+	start := func(i int) {
+		if i >= len(p.files) || ctx.Err() != nil {
+			return
 		}
-	}()
-	for ch := range pending {
+		ch := make(chan chunk, 4)
+		chans[i] = ch
+		wg.Go(func() {
+			defer close(ch)
+			p.produce(ctx, p.files[i], ch)
+		})
+	}
+	conc := p.cfg.concurrency
+	for i := range conc {
+		start(i)
+	}
+	for i, ch := range chans {
+		if ch == nil {
+			break // not started: the caller's context ended
+		}
 		for c := range ch {
 			for _, r := range c.rows {
 				if !emit(r) {
@@ -541,10 +539,11 @@ func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(parquetio.Row) 
 				return
 			}
 		}
-		<-slots
+		chans[i] = nil
+		start(i + conc)
 	}
 	if err := ctx.Err(); err != nil {
-		// The dispatcher stopped early because the caller's context ended.
+		// Readers stopped early because the caller's context ended.
 		yield(nil, p.errorf("", err))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -285,35 +287,30 @@ func hiddenKey(key string) bool {
 
 func deleteKeys(ctx context.Context, store objectstore.Store, files []VacuumFile, cfg vacuumConfig) error {
 	var (
-		mu       sync.Mutex
-		done     int
-		firstErr error
-		wg       sync.WaitGroup
+		mu   sync.Mutex
+		done int
 	)
-	sem := make(chan struct{}, cfg.concurrency)
+	// Up to cfg.concurrency deletes at once; a failed delete does not stop
+	// the others (the first error is returned), the caller's cancellation does.
+	var eg errgroup.Group
+	eg.SetLimit(cfg.concurrency)
 	for _, f := range files {
 		if ctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		eg.Go(func() error {
 			err := store.Delete(ctx, f.Path)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
 			done++
 			if cfg.progress != nil {
 				cfg.progress(done, len(files))
 			}
-		}()
+			return err
+		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := eg.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }

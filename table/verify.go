@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -328,27 +330,27 @@ func readAllCommits(ctx context.Context, store objectstore.Store, versions []int
 	out := make(map[int64][]txlog.Action, len(versions))
 	errs := make(map[int64]error)
 	var mu sync.Mutex
-	sem := make(chan struct{}, conc)
-	var wg sync.WaitGroup
+	// Up to conc reads at once; an unreadable commit is a problem, not an
+	// error, so every goroutine returns nil and only ctx stops the loop.
+	var eg errgroup.Group
+	eg.SetLimit(conc)
 	for _, v := range versions {
 		if ctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		eg.Go(func() error {
 			actions, err := txlog.ReadCommit(ctx, store, v)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs[v] = err
-				return
+				return nil
 			}
 			out[v] = actions
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait() // the goroutines report through errs
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -728,17 +730,16 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 	var (
 		mu   sync.Mutex
 		done int
-		wg   sync.WaitGroup
 	)
-	sem := make(chan struct{}, cfg.concurrency)
+	// Up to cfg.concurrency stats at once; each result lands in results[i],
+	// so the problems below come out in refs order.
+	var eg errgroup.Group
+	eg.SetLimit(cfg.concurrency)
 	for i, r := range refs {
 		if ctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		eg.Go(func() error {
 			info, err := store.Stat(ctx, r.key)
 			results[i] = result{info: info, err: err}
 			if local != nil {
@@ -752,9 +753,10 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 				cfg.progress(done, len(refs))
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = eg.Wait() // the goroutines report through results
 	if err := ctx.Err(); err != nil {
 		return err
 	}

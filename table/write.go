@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
@@ -1073,10 +1074,10 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		ratio:    1,
 	}
 	results := make([][]*txlog.Add, len(order))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, cfg.concurrency)
-	var wg sync.WaitGroup
+	// Up to cfg.concurrency groups are written at once; the first error
+	// cancels gctx, which stops the others and the loop below.
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(cfg.concurrency)
 	for gi, g := range order {
 		var rows []parquetio.Row
 		var gsizes []int64
@@ -1090,8 +1091,8 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 			for r, i := range g.rows {
 				b := r % cancelCheckRows
 				if b == 0 {
-					if ctx.Err() != nil {
-						break // the loop below sees ctx and stops
+					if gctx.Err() != nil {
+						break // the loop below sees gctx and stops
 					}
 					backing = make([]any, min(cancelCheckRows, len(g.rows)-r)*k) // block by block: see encodeRows
 				}
@@ -1102,25 +1103,20 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 				rows[r], gsizes[r] = dr, sizes[i]
 			}
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			adds, err := fw.writeGroup(ctx, g.values, rows, gsizes)
-			if err != nil {
-				cancel(err)
-				return
-			}
+		eg.Go(func() error {
+			adds, err := fw.writeGroup(gctx, g.values, rows, gsizes)
 			results[gi] = adds
+			return err
 		})
 	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	err := eg.Wait()
+	if err == nil {
+		err = context.Cause(ctx) // the caller's cancellation, when no group saw it
+	}
+	if err != nil {
 		deleteFiles(t.store, fw.written(), t.cfg.logger)
 		return nil, err
 	}

@@ -691,34 +691,28 @@ func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile,
 		done    chan struct{}
 	}
 	results := make([]result, len(files))
-	for i := range results {
-		results[i].done = make(chan struct{})
-	}
-	// sem bounds the files fetched but not yet consumed; the consumer
-	// releases a slot after applying a file.
-	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait()
 	}()
-	wg.Go(func() {
-		for i := range files {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				for j := i; j < len(files); j++ {
-					results[j].err = ctx.Err()
-					close(results[j].done)
-				}
-				return
-			}
-			wg.Go(func() {
-				results[i].actions, results[i].err = readCommitFile(ctx, store, files[i], files[i].version == keepInfoOf)
-				close(results[i].done)
-			})
+	// A sliding window bounds the files fetched but not yet consumed: file
+	// i+conc is fetched once file i is applied. (errgroup's SetLimit bounds
+	// running reads instead, and would let finished reads pile up ahead of
+	// a slow fn.)
+	start := func(i int) {
+		if i >= len(files) {
+			return
 		}
-	})
+		results[i].done = make(chan struct{})
+		wg.Go(func() {
+			results[i].actions, results[i].err = readCommitFile(ctx, store, files[i], files[i].version == keepInfoOf)
+			close(results[i].done)
+		})
+	}
+	for i := range conc {
+		start(i)
+	}
 	for i, f := range files {
 		<-results[i].done
 		if err := results[i].err; err != nil {
@@ -728,7 +722,7 @@ func fetchCommits(ctx context.Context, store objectstore.Store, files []logFile,
 			return err
 		}
 		results[i].actions = nil
-		<-sem
+		start(i + conc)
 	}
 	return nil
 }
