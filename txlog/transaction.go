@@ -596,6 +596,19 @@ func (t *Transaction) settle(ctx context.Context, pending bool, version int64, a
 
 // backoff returns the wait before retry n (1-based): full jitter over an
 // exponentially growing cap.
+//
+// The commit loop keeps its own retry control instead of
+// github.com/cenkalti/backoff/v5 (which objectstore's S3 PutIfAbsent uses
+// for its 409 retries): backoff.Retry cannot express it. Its wait depends
+// on why the last attempt failed (lost races retry at once, up to two in a
+// row, because the next version is known; unknown outcomes back off); its
+// time bound counts only unknown outcomes (WithMaxRetryTime), where
+// Retry's MaxElapsedTime counts every attempt; giving up must read the
+// version back (settle) with the loop's state; and the clock, sleep and
+// jitter source are injected (txnConfig) so that the time bound is tested
+// without waiting, where Retry's timer is fixed. backoff.ExponentialBackOff
+// alone draws from its own random source, so it cannot replace these six
+// lines either.
 func (t *Transaction) backoff(n int) time.Duration {
 	ceil := t.cfg.minBackoff << min(n-1, 20)
 	if ceil <= 0 || ceil > t.cfg.maxBackoff {
