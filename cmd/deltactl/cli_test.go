@@ -272,13 +272,23 @@ func TestParseDDL(t *testing.T) {
 	}
 }
 
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 9: "9 B", 1000: "1000 B", 1536: "1.5 KiB", 12_900_000: "12 MiB",
+		3 << 29: "1.5 GiB", 130 << 30: "130 GiB", -1: "0 B"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestParseSizeAndRetention(t *testing.T) {
-	for in, want := range map[string]int64{"128MB": 128 << 20, "64MiB": 64 << 20, "1g": 1 << 30, "1048576": 1 << 20, "512 KB": 512 << 10} {
+	for in, want := range map[string]int64{"128MB": 128 << 20, "64MiB": 64 << 20, "1g": 1 << 30, "1048576": 1 << 20, "512 KB": 512 << 10,
+		"1.5GiB": 3 << 29, "2k": 2 << 10, "64mb": 64 << 20, " 8 M ": 8 << 20, "100B": 100, "1TB": 1 << 40, "0.5KiB": 512} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "0", "-1MB", "big"} {
+	for _, bad := range []string{"", "0", "-1MB", "big", "12XB", "MB", "16EiB", "0.1B"} {
 		if _, err := parseSize(bad); err == nil {
 			t.Errorf("parseSize(%q): no error", bad)
 		}

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/table"
@@ -112,24 +115,22 @@ readers of older versions and writers in flight may still need the files.
 	return cmd
 }
 
-// parseSize parses "128MB", "64MiB", "1g", "1048576".
+// parseSize parses a size with go-humanize: "128MB", "64MiB", "1g",
+// "512 KB", "1.5GiB", "1048576". K, M, G, T, P and E with or without B are
+// binary multiples here, as in Spark's and Hadoop's size settings (128MB is
+// 128 MiB); humanize alone would read them as powers of 1000.
 func parseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if v, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mult = strings.TrimSpace(v), u.mult
-			break
-		}
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, unicode.IsLetter)
+	unit := strings.ToLower(t[len(num):])
+	if len(unit) == 1 && unit != "b" || len(unit) == 2 && unit[1] == 'b' {
+		unit = unit[:1] + "ib" // "m", "mb" -> "mib"
 	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 {
+	n, err := humanize.ParseBytes(strings.TrimSpace(num) + unit)
+	if err != nil || n == 0 || n > math.MaxInt64 {
 		return 0, fmt.Errorf("bad size %q: want e.g. 128MB", s)
 	}
-	return int64(n * float64(mult)), nil
+	return int64(n), nil
 }
 
 func newOptimizeCmd(a *app) *cobra.Command {

@@ -8,9 +8,10 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -623,16 +624,8 @@ func indentJSON(raw []byte) string {
 	return b.String()
 }
 
-// humanBytes formats a byte count as "12.3 MiB".
+// humanBytes formats a byte count with go-humanize's IEC units, three
+// significant digits: "512 B", "1.5 KiB", "12 MiB", "130 GiB".
 func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return strconv.FormatFloat(float64(n)/float64(div), 'f', 1, 64) + " " + string("KMGTPE"[exp]) + "iB"
+	return humanize.IBytes(uint64(max(n, 0)))
 }
