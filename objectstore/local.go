@@ -160,7 +160,7 @@ func (l *Local) put(ctx context.Context, op, key string, data []byte, ifAbsent b
 // putErr is err for a failed put: a cause that certainly left the key
 // unchanged also wraps ErrNotStored.
 func (l *Local) putErr(op, key string, err error) error {
-	if definiteWriteFailure(err) {
+	if DefiniteWriteFailure(err) {
 		err = fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
 	return l.err(op, key, err)
@@ -173,9 +173,12 @@ var definiteWriteErrnos = []syscall.Errno{
 	syscall.EFBIG, syscall.ENAMETOOLONG, syscall.ENOTDIR, syscall.EISDIR,
 }
 
-// definiteWriteFailure reports whether err, from a local put, is one of
-// definiteWriteErrnos.
-func definiteWriteFailure(err error) bool {
+// DefiniteWriteFailure reports whether err, from a local write, is a
+// system error that means nothing was written (ENOSPC, EDQUOT, EROFS,
+// EACCES, EPERM, EFBIG, ENAMETOOLONG, ENOTDIR, EISDIR): the errors that
+// Local's puts also wrap in ErrNotStored. faultstore uses it to fail an
+// injected put as Local would.
+func DefiniteWriteFailure(err error) bool {
 	var errno syscall.Errno
 	return errors.As(err, &errno) && slices.Contains(definiteWriteErrnos, errno)
 }

@@ -86,24 +86,6 @@ func TestLocalOtherPutErrorsAreNotDefinite(t *testing.T) {
 	}
 }
 
-// A Faulty store reports an injected ENOSPC on a put as Local would.
-func TestFaultyInjectsErrno(t *testing.T) {
-	ctx := context.Background()
-	f := objectstore.NewFaulty(objectstore.NewMem("m"))
-	f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, Nth: 1, Kind: objectstore.FaultFail, Err: syscall.ENOSPC},
-		objectstore.Fault{Op: objectstore.OpGet, Nth: 1, Kind: objectstore.FaultFail, Err: syscall.EIO})
-	err := f.PutIfAbsent(ctx, "k", []byte("x"))
-	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, objectstore.ErrNotStored) || !errors.Is(err, objectstore.ErrInjected) {
-		t.Fatalf("put-if-absent: %v, want ENOSPC, ErrNotStored and ErrInjected", err)
-	}
-	if _, err := f.Inner().Stat(ctx, "k"); !errors.Is(err, objectstore.ErrNotExist) {
-		t.Fatalf("the failed put was made: %v", err)
-	}
-	if _, err := f.Get(ctx, "k", objectstore.FullObject); !errors.Is(err, syscall.EIO) || errors.Is(err, objectstore.ErrNotStored) {
-		t.Fatalf("get: %v, want EIO without ErrNotStored", err)
-	}
-}
-
 func writeFile(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

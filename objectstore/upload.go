@@ -39,7 +39,7 @@ type Upload interface {
 }
 
 // Uploader is the capability of a Store to write an object as a stream
-// (S3, Local, Mem and Faulty have it). Use StartUpload, which falls back to
+// (S3, Local, Mem and faultstore.Store have it). Use StartUpload, which falls back to
 // buffering for a Store without it.
 type Uploader interface {
 	// Upload starts writing the object key. ctx governs the whole upload:

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -19,15 +20,15 @@ func TestSinkWithCheckpointer(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
-		fault   *objectstore.Fault
+		fault   *faultstore.Fault
 		wantErr error
 		wantCP  int64 // checkpoint the restarted sink's table starts from
 	}{
 		{name: "checkpoint written", wantCP: 10},
-		{name: "crash before the checkpoint file", wantErr: objectstore.ErrCrashed, wantCP: 5,
-			fault: &objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: txlog.CheckpointKey(10), Nth: 1, Kind: objectstore.FaultCrash}},
-		{name: "crash before _last_checkpoint", wantErr: objectstore.ErrCrashed, wantCP: 10,
-			fault: &objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: txlog.LastCheckpointKey, Nth: 2, Kind: objectstore.FaultCrash}},
+		{name: "crash before the checkpoint file", wantErr: faultstore.ErrCrashed, wantCP: 5,
+			fault: &faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: txlog.CheckpointKey(10), Nth: 1, Kind: faultstore.Crash}},
+		{name: "crash before _last_checkpoint", wantErr: faultstore.ErrCrashed, wantCP: 10,
+			fault: &faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: txlog.LastCheckpointKey, Nth: 2, Kind: faultstore.Crash}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestSinkWithCheckpointer(t *testing.T) {
 				table.WithProperties(map[string]string{txlog.PropCheckpointInterval: "5"})); err != nil {
 				t.Fatal(err)
 			}
-			store := objectstore.NewFaulty(mem)
+			store := faultstore.New(mem)
 			if tc.fault != nil {
 				store.Inject(*tc.fault)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
@@ -23,7 +24,7 @@ import (
 // For each write path (the table's idempotent append, the sink's epochs,
 // the sink's epochs with automatic and explicit checkpoints, and an
 // idempotent DELETE with deletion vectors per epoch) one run of a
-// 6-epoch stream on a Faulty store enumerates every call the writer makes,
+// 6-epoch stream on a faultstore.Store enumerates every call the writer makes,
 // table open included. Then, for each call i and each phase (before the
 // call is made, after it is made), a fresh scenario runs: the writer
 // crashes at call i (FaultCrash: that call and every later one fail and
@@ -289,7 +290,7 @@ func minioEnv(m *testenv.MinIO) crashEnv {
 type scenario struct {
 	env    crashEnv
 	path   crashPath
-	faults []objectstore.Fault
+	faults []faultstore.Fault
 	// retries is how often the first writer retries an epoch that failed
 	// without a crash (lost replies).
 	retries int
@@ -297,7 +298,7 @@ type scenario struct {
 
 // outcome is what a scenario did and what its check found.
 type outcome struct {
-	calls   []objectstore.Call // the first writer's calls
+	calls   []faultstore.Call // the first writer's calls
 	crashed bool
 	acked   []int64 // epochs the first writer saw succeed
 	errors  int     // failed epoch writes of the first writer without a crash
@@ -329,7 +330,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	// The first writer: dies at the injected crash, or finishes.
 	wctx, kill := context.WithCancel(ctx)
 	defer kill()
-	f := objectstore.NewFaulty(base, objectstore.WithCrashHook(kill))
+	f := faultstore.New(base, faultstore.WithCrashHook(kill))
 	f.Inject(sc.faults...)
 	sc.firstWriter(wctx, f, out)
 	kill()
@@ -356,7 +357,7 @@ func (sc scenario) run(t *testing.T) *outcome {
 	return out
 }
 
-func (sc scenario) firstWriter(ctx context.Context, f *objectstore.Faulty, out *outcome) {
+func (sc scenario) firstWriter(ctx context.Context, f *faultstore.Store, out *outcome) {
 	w, err := sc.path.open(ctx, f)
 	if err != nil {
 		if !f.Crashed() {
@@ -449,7 +450,7 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 }
 
 // callString names a call for messages, data file names shortened.
-func callString(c objectstore.Call) string {
+func callString(c faultstore.Call) string {
 	key := c.Key
 	for _, p := range []string{"part-", "deletion_vector_"} {
 		if i := strings.Index(key, p); i >= 0 {
@@ -462,10 +463,10 @@ func callString(c objectstore.Call) string {
 // enumerate runs the path's stream without faults, twice, and returns the
 // calls of the first writer; both runs must make the same calls, or the
 // crash points would not name what they claim to.
-func enumerate(t *testing.T, env crashEnv, path crashPath) []objectstore.Call {
+func enumerate(t *testing.T, env crashEnv, path crashPath) []faultstore.Call {
 	t.Helper()
 	var runs [2][]string
-	var calls []objectstore.Call
+	var calls []faultstore.Call
 	for i := range runs {
 		out := scenario{env: env, path: path}.run(t)
 		if len(out.check.problems) > 0 || out.crashed || len(out.acked) != crashEpochs || out.resumedAfter != crashEpochs-1 {
@@ -493,24 +494,24 @@ type matrixStats struct {
 
 // pickFunc selects the crash points of a matrix run: call i (1-based) of
 // the enumerated calls.
-type pickFunc func(i int, c objectstore.Call) bool
+type pickFunc func(i int, c faultstore.Call) bool
 
-func everyCall(int, objectstore.Call) bool { return true }
+func everyCall(int, faultstore.Call) bool { return true }
 
 // writesAndEveryThirdRead picks every call that writes, and every third of
 // the others.
-func writesAndEveryThirdRead(i int, c objectstore.Call) bool {
-	return c.Op == objectstore.OpPut || c.Op == objectstore.OpPutIfAbsent || i%3 == 0
+func writesAndEveryThirdRead(i int, c faultstore.Call) bool {
+	return c.Op == faultstore.OpPut || c.Op == faultstore.OpPutIfAbsent || i%3 == 0
 }
 
 // writes picks every call that writes.
-func writes(_ int, c objectstore.Call) bool {
-	return c.Op == objectstore.OpPut || c.Op == objectstore.OpPutIfAbsent
+func writes(_ int, c faultstore.Call) bool {
+	return c.Op == faultstore.OpPut || c.Op == faultstore.OpPutIfAbsent
 }
 
 // checkpointPuts picks the writes of checkpoint files.
-func checkpointPuts(_ int, c objectstore.Call) bool {
-	return c.Op == objectstore.OpPut && strings.HasSuffix(c.Key, ".checkpoint.parquet")
+func checkpointPuts(_ int, c faultstore.Call) bool {
+	return c.Op == faultstore.OpPut && strings.HasSuffix(c.Key, ".checkpoint.parquet")
 }
 
 // runMatrix crashes path's writer at every picked call (before and after
@@ -527,13 +528,13 @@ func runMatrix(t *testing.T, env crashEnv, path crashPath, pick pickFunc, parall
 		if !pick(i, calls[i-1]) {
 			continue
 		}
-		for _, phase := range []objectstore.Phase{objectstore.Before, objectstore.After} {
+		for _, phase := range []faultstore.Phase{faultstore.Before, faultstore.After} {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				name := fmt.Sprintf("%s crash %s call %d (%s)", path.name, phaseName(phase), i, callString(calls[i-1]))
-				sc := scenario{env: env, path: path, faults: []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}}
+				sc := scenario{env: env, path: path, faults: []faultstore.Fault{{Nth: i, Phase: phase, Kind: faultstore.Crash}}}
 				out := sc.run(t)
 				n.Add(1)
 				st.points.Add(1)
@@ -555,8 +556,8 @@ func runMatrix(t *testing.T, env crashEnv, path crashPath, pick pickFunc, parall
 	return int(n.Load())
 }
 
-func phaseName(p objectstore.Phase) string {
-	if p == objectstore.After {
+func phaseName(p faultstore.Phase) string {
+	if p == faultstore.After {
 		return "after"
 	}
 	return "before"
@@ -612,46 +613,46 @@ func TestCrashMatrix(t *testing.T) {
 // lost reply the writer cannot resolve fails the epoch, and the writer's
 // retry of it is skipped or lands once.
 func TestLostReplies(t *testing.T) {
-	commitPut := func(v int64, kind objectstore.FaultKind) objectstore.Fault {
-		return objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(v), Nth: 1, Phase: objectstore.After, Kind: kind}
+	commitPut := func(v int64, kind faultstore.Kind) faultstore.Fault {
+		return faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(v), Nth: 1, Phase: faultstore.After, Kind: kind}
 	}
 	tests := []struct {
 		name        string
 		path        crashPath
-		faults      []objectstore.Fault
+		faults      []faultstore.Fault
 		wantErrors  int // failed epoch writes the writer retried
 		wantOrphans int
 	}{
-		{name: "epoch: commit reply lost at version 1", path: crashPaths[1], faults: []objectstore.Fault{commitPut(1, objectstore.FaultDropReply)}},
-		{name: "epoch: commit reply lost at version 4", path: crashPaths[1], faults: []objectstore.Fault{commitPut(4, objectstore.FaultDropReply)}},
-		{name: "epoch: commit reply lost at every version", path: crashPaths[1], faults: []objectstore.Fault{
-			commitPut(1, objectstore.FaultDropReply), commitPut(2, objectstore.FaultDropReply), commitPut(3, objectstore.FaultDropReply),
-			commitPut(4, objectstore.FaultDropReply), commitPut(5, objectstore.FaultDropReply), commitPut(6, objectstore.FaultDropReply)}},
-		{name: "epoch: commit reply lost twice at one version", path: crashPaths[1], faults: []objectstore.Fault{
-			commitPut(3, objectstore.FaultDropReply),
-			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(3), Nth: 2, Kind: objectstore.FaultDropReply}}},
-		{name: "epoch: commit answered 503 after it landed", path: crashPaths[1], faults: []objectstore.Fault{
-			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultStatus, Status: 503}}},
-		{name: "epoch: commit refused 503 before it landed", path: crashPaths[1], faults: []objectstore.Fault{
-			{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
+		{name: "epoch: commit reply lost at version 1", path: crashPaths[1], faults: []faultstore.Fault{commitPut(1, faultstore.DropReply)}},
+		{name: "epoch: commit reply lost at version 4", path: crashPaths[1], faults: []faultstore.Fault{commitPut(4, faultstore.DropReply)}},
+		{name: "epoch: commit reply lost at every version", path: crashPaths[1], faults: []faultstore.Fault{
+			commitPut(1, faultstore.DropReply), commitPut(2, faultstore.DropReply), commitPut(3, faultstore.DropReply),
+			commitPut(4, faultstore.DropReply), commitPut(5, faultstore.DropReply), commitPut(6, faultstore.DropReply)}},
+		{name: "epoch: commit reply lost twice at one version", path: crashPaths[1], faults: []faultstore.Fault{
+			commitPut(3, faultstore.DropReply),
+			{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(3), Nth: 2, Kind: faultstore.DropReply}}},
+		{name: "epoch: commit answered 503 after it landed", path: crashPaths[1], faults: []faultstore.Fault{
+			{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Phase: faultstore.After, Kind: faultstore.Status, Status: 503}}},
+		{name: "epoch: commit refused 503 before it landed", path: crashPaths[1], faults: []faultstore.Fault{
+			{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: faultstore.Status, Status: 503}}},
 		// The commit loop reads the version back again after a failed
 		// read-back, finds its txnId and reports success.
-		{name: "epoch: commit reply lost, then its read-back fails once", path: crashPaths[1], faults: []objectstore.Fault{
-			commitPut(3, objectstore.FaultDropReply),
-			{Op: objectstore.OpGet, KeyPrefix: txlog.CommitKey(3), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
+		{name: "epoch: commit reply lost, then its read-back fails once", path: crashPaths[1], faults: []faultstore.Fault{
+			commitPut(3, faultstore.DropReply),
+			{Op: faultstore.OpGet, KeyPrefix: txlog.CommitKey(3), Nth: 1, Kind: faultstore.Status, Status: 503}}},
 		// The failed write deletes its files, the one whose reply was lost
 		// included: no orphan is left.
-		{name: "epoch: data file reply lost", path: crashPaths[1], wantErrors: 1, faults: []objectstore.Fault{
-			{Op: objectstore.OpPut, KeyPrefix: "part-", Nth: 2, Phase: objectstore.After, Kind: objectstore.FaultDropReply}}},
-		{name: "append: commit reply lost", path: crashPaths[0], faults: []objectstore.Fault{commitPut(3, objectstore.FaultDropReply)}},
-		{name: "append: commit reply lost, then its read-back fails once", path: crashPaths[0], faults: []objectstore.Fault{
-			commitPut(2, objectstore.FaultDropReply),
-			{Op: objectstore.OpGet, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: objectstore.FaultStatus, Status: 503}}},
-		{name: "checkpoint: reply lost on the commit that checkpoints", path: crashPaths[2], faults: []objectstore.Fault{commitPut(2, objectstore.FaultDropReply)}},
-		{name: "checkpoint: checkpoint file reply lost", path: crashPaths[2], faults: []objectstore.Fault{
-			{Op: objectstore.OpPut, KeyPrefix: txlog.CheckpointKey(4), Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply}}},
-		{name: "checkpoint: _last_checkpoint write fails", path: crashPaths[2], faults: []objectstore.Fault{
-			{Op: objectstore.OpPut, KeyPrefix: txlog.LastCheckpointKey, Nth: 1, Kind: objectstore.FaultFail}}},
+		{name: "epoch: data file reply lost", path: crashPaths[1], wantErrors: 1, faults: []faultstore.Fault{
+			{Op: faultstore.OpPut, KeyPrefix: "part-", Nth: 2, Phase: faultstore.After, Kind: faultstore.DropReply}}},
+		{name: "append: commit reply lost", path: crashPaths[0], faults: []faultstore.Fault{commitPut(3, faultstore.DropReply)}},
+		{name: "append: commit reply lost, then its read-back fails once", path: crashPaths[0], faults: []faultstore.Fault{
+			commitPut(2, faultstore.DropReply),
+			{Op: faultstore.OpGet, KeyPrefix: txlog.CommitKey(2), Nth: 1, Kind: faultstore.Status, Status: 503}}},
+		{name: "checkpoint: reply lost on the commit that checkpoints", path: crashPaths[2], faults: []faultstore.Fault{commitPut(2, faultstore.DropReply)}},
+		{name: "checkpoint: checkpoint file reply lost", path: crashPaths[2], faults: []faultstore.Fault{
+			{Op: faultstore.OpPut, KeyPrefix: txlog.CheckpointKey(4), Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply}}},
+		{name: "checkpoint: _last_checkpoint write fails", path: crashPaths[2], faults: []faultstore.Fault{
+			{Op: faultstore.OpPut, KeyPrefix: txlog.LastCheckpointKey, Nth: 1, Kind: faultstore.Fail}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

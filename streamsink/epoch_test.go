@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -115,14 +116,14 @@ func TestWriteEpochWithExtraTxnFences(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")
 	tbl := newTable(t, mem)
-	slow := objectstore.NewFaulty(mem)
+	slow := faultstore.New(mem)
 	slowTbl, err := table.Open(ctx, "", table.WithStore(slow))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := New(tbl, "qa")
 	b, _ := New(slowTbl, "qb")
-	slow.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: objectstore.FaultLatency, Latency: 300 * time.Millisecond})
+	slow.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: faultstore.Latency, Latency: 300 * time.Millisecond})
 	var wg sync.WaitGroup
 	var errB error
 	wg.Add(1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -139,7 +140,7 @@ func TestSameQueryTwiceIsFenced(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")
 	tbl := newTable(t, mem)
-	slow := objectstore.NewFaulty(mem)
+	slow := faultstore.New(mem)
 	slowTbl, err := table.Open(ctx, "", table.WithStore(slow))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestSameQueryTwiceIsFenced(t *testing.T) {
 	a, _ := New(tbl, "q")
 	b, _ := New(slowTbl, "q")
 	// b's commit PUT waits long enough for a to commit the same epoch first.
-	slow.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: objectstore.FaultLatency, Latency: 300 * time.Millisecond})
+	slow.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: faultstore.Latency, Latency: 300 * time.Millisecond})
 	var wg sync.WaitGroup
 	var errB error
 	wg.Add(1)

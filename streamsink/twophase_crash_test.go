@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -58,7 +59,7 @@ const (
 
 // tpOutcome is what one two-phase scenario did.
 type tpOutcome struct {
-	calls   []objectstore.Call
+	calls   []faultstore.Call
 	steps   []tpStep // steps[i]: the step of call i+1
 	crashed bool
 	acked   []int64 // epochs whose Commit committed before the crash
@@ -146,7 +147,7 @@ func (p *tpProcessor) run(ctx context.Context, from int64, onCommit func(*Commit
 // runTwoPhase runs one scenario on a new memory store.
 // props are the table's properties; faults are injected into the first
 // processor's store calls, restartFaults into the restarted one's.
-func runTwoPhase(t *testing.T, props map[string]string, faults, restartFaults []objectstore.Fault) *tpOutcome {
+func runTwoPhase(t *testing.T, props map[string]string, faults, restartFaults []faultstore.Fault) *tpOutcome {
 	ctx := t.Context()
 	out := &tpOutcome{check: &tableCheck{}}
 	c := out.check
@@ -160,7 +161,7 @@ func runTwoPhase(t *testing.T, props map[string]string, faults, restartFaults []
 	// The first processor: dies at the injected crash, or finishes.
 	wctx, kill := context.WithCancel(ctx)
 	defer kill()
-	f := objectstore.NewFaulty(base, objectstore.WithCrashHook(kill))
+	f := faultstore.New(base, faultstore.WithCrashHook(kill))
 	f.Inject(faults...)
 	step := tpOpen
 	record := func() {
@@ -211,13 +212,13 @@ func runTwoPhase(t *testing.T, props map[string]string, faults, restartFaults []
 
 // tpRestart restores ckpt on store, commits its pending committables,
 // checks what each commit did, and finishes the stream. Its store calls go
-// through a Faulty with faults (nil: none), whose crash ends the restart
+// through a faultstore.Store with faults (nil: none), whose crash ends the restart
 // early (crashed true): out.restoreCalls then says which calls (1-based,
 // [from, to)) committed the restored committables.
-func tpRestart(ctx context.Context, base objectstore.Store, ckpt *tpCheckpoint, out *tpOutcome, faults []objectstore.Fault) (crashed bool) {
+func tpRestart(ctx context.Context, base objectstore.Store, ckpt *tpCheckpoint, out *tpOutcome, faults []faultstore.Fault) (crashed bool) {
 	ctx, kill := context.WithCancel(ctx)
 	defer kill()
-	f := objectstore.NewFaulty(base, objectstore.WithCrashHook(kill))
+	f := faultstore.New(base, faultstore.WithCrashHook(kill))
 	f.Inject(faults...)
 	c := out.check
 	// fail reports a problem unless the injected crash caused it.
@@ -332,7 +333,7 @@ func TestTwoPhaseCrashMatrix(t *testing.T) {
 // tpEnumerate runs the processor without faults, twice, and returns the
 // first run's calls with the step of each; both runs must make the same
 // calls, or the crash points would not name what they claim to.
-func tpEnumerate(t *testing.T, props map[string]string) ([]objectstore.Call, []tpStep) {
+func tpEnumerate(t *testing.T, props map[string]string) ([]faultstore.Call, []tpStep) {
 	t.Helper()
 	var runs [2]*tpOutcome
 	for i := range runs {
@@ -370,13 +371,13 @@ func twoPhaseMatrix(t *testing.T, props map[string]string) {
 		redone    atomic.Int64 // restored committables committed by the restart
 	)
 	for i := 1; i <= len(calls); i++ {
-		for _, phase := range []objectstore.Phase{objectstore.Before, objectstore.After} {
+		for _, phase := range []faultstore.Phase{faultstore.Before, faultstore.After} {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				name := fmt.Sprintf("crash %s call %d (%s, %s)", phaseName(phase), i, steps[i-1], callString(calls[i-1]))
-				out := runTwoPhase(t, props, []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}, nil)
+				out := runTwoPhase(t, props, []faultstore.Fault{{Nth: i, Phase: phase, Kind: faultstore.Crash}}, nil)
 				st.points.Add(1)
 				st.lost.Add(int64(out.check.lost))
 				st.duplicated.Add(int64(out.check.duplicated))
@@ -439,12 +440,12 @@ func TestTwoPhaseCrashDuringRecovery(t *testing.T) {
 		st     matrixStats
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, 2)
-		phases = []objectstore.Phase{objectstore.Before, objectstore.After}
+		phases = []faultstore.Phase{faultstore.Before, faultstore.After}
 		states = map[string]bool{}
 	)
 	for i := 1; i <= len(calls); i++ {
 		for _, phase := range phases {
-			first := []objectstore.Fault{{Nth: i, Phase: phase, Kind: objectstore.FaultCrash}}
+			first := []faultstore.Fault{{Nth: i, Phase: phase, Kind: faultstore.Crash}}
 			// The restore's calls after this first crash, from a run whose
 			// restart does not crash.
 			probe := runTwoPhase(t, nil, first, nil)
@@ -463,7 +464,7 @@ func TestTwoPhaseCrashDuringRecovery(t *testing.T) {
 					go func() {
 						defer func() { <-sem; wg.Done() }()
 						name := fmt.Sprintf("crash %s call %d (%s), then %s restore call %d", phaseName(phase), i, callString(calls[i-1]), phaseName(phase2), j)
-						out := runTwoPhase(t, nil, first, []objectstore.Fault{{Nth: j, Phase: phase2, Kind: objectstore.FaultCrash}})
+						out := runTwoPhase(t, nil, first, []faultstore.Fault{{Nth: j, Phase: phase2, Kind: faultstore.Crash}})
 						st.points.Add(1)
 						st.lost.Add(int64(out.check.lost))
 						st.duplicated.Add(int64(out.check.duplicated))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -15,12 +16,12 @@ import (
 func TestDefiniteCommitFailureDeletesDataFiles(t *testing.T) {
 	ctx := context.Background()
 	tbl, mem := maintTable(t, false, nil)
-	f := objectstore.NewFaulty(mem)
+	f := faultstore.New(mem)
 	ft, err := Open(ctx, "", WithStore(f), WithTxnOptions(txlog.WithoutAutoCheckpoint()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: objectstore.FaultFail, Err: syscall.ENOSPC})
+	f.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 1, Kind: faultstore.Fail, Err: syscall.ENOSPC})
 	_, err = ft.AppendRows(ctx, maintRowsFor(0, 10, "ams"))
 	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, objectstore.ErrNotStored) {
 		t.Fatalf("append on a full disk: %v", err)

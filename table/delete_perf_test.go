@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -19,7 +20,7 @@ import (
 // BENCHMARKS.md P7), and still keeps the rows the old vector deleted out.
 func TestDeleteLoadsEachDeletionVectorOnce(t *testing.T) {
 	ctx := context.Background()
-	faulty := objectstore.NewFaulty(objectstore.NewMem(t.Name()))
+	faulty := faultstore.New(objectstore.NewMem(t.Name()))
 	tbl, err := Create(ctx, "", maintSchema(), WithStore(faulty), WithProperties(dvProps),
 		WithTxnOptions(txlog.WithoutAutoCheckpoint()))
 	if err != nil {
@@ -51,7 +52,7 @@ func TestDeleteLoadsEachDeletionVectorOnce(t *testing.T) {
 	}
 	dvGets := 0
 	for _, c := range faulty.Calls()[before:] {
-		if c.Op == objectstore.OpGet && strings.HasPrefix(path.Base(c.Key), "deletion_vector_") {
+		if c.Op == faultstore.OpGet && strings.HasPrefix(path.Base(c.Key), "deletion_vector_") {
 			dvGets++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -270,7 +271,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 				tbl = maintAppend(t, tbl, input[:40])
 				tbl = maintAppend(t, tbl, input[40:80])
 				maintAppend(t, tbl, input[80:])
-				f := objectstore.NewFaulty(mem)
+				f := faultstore.New(mem)
 				ft, err := Open(ctx, "", WithStore(f), WithTxnOptions(txlog.WithoutAutoCheckpoint()))
 				if err != nil {
 					t.Fatal(err)
@@ -282,7 +283,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 				}
 				read := map[string]bool{}
 				for _, call := range f.Calls()[before:] {
-					if call.Op == objectstore.OpGet && strings.HasSuffix(call.Key, ".parquet") {
+					if call.Op == faultstore.OpGet && strings.HasSuffix(call.Key, ".parquet") {
 						read[call.Key] = true
 					}
 				}

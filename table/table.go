@@ -77,7 +77,7 @@ type Option func(*config)
 
 // WithStore uses store instead of opening the URI (the URI is then ignored
 // and may be ""). Tests use it to wrap a store, e.g. with
-// objectstore.NewFaulty.
+// faultstore.New.
 func WithStore(store objectstore.Store) Option { return func(c *config) { c.store = store } }
 
 // WithStoreOptions passes options to objectstore.Open (S3 endpoint,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
@@ -839,7 +840,7 @@ func TestCheckpointAfterWrites(t *testing.T) {
 func TestWriteFailureCleansUp(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("p", prim(schema.Long), true), field("v", prim(schema.String), true))
-	faulty := objectstore.NewFaulty(objectstore.NewMem(t.Name()))
+	faulty := faultstore.New(objectstore.NewMem(t.Name()))
 	tbl, err := Create(ctx, "", sch, WithStore(faulty), WithPartitionColumns("p"))
 	if err != nil {
 		t.Fatal(err)
@@ -850,9 +851,9 @@ func TestWriteFailureCleansUp(t *testing.T) {
 	}
 	// The third data file's Put fails: no commit, and the files already
 	// written are deleted.
-	faulty.Inject(objectstore.Fault{Op: objectstore.OpPut, Nth: 3, Kind: objectstore.FaultFail})
+	faulty.Inject(faultstore.Fault{Op: faultstore.OpPut, Nth: 3, Kind: faultstore.Fail})
 	_, err = tbl.AppendRows(ctx, rows, WithWriteConcurrency(1))
-	if !errors.Is(err, objectstore.ErrInjected) {
+	if !errors.Is(err, faultstore.ErrInjected) {
 		t.Fatalf("err %v, want the injected fault", err)
 	}
 	if keys := dataKeys(t, faulty.Inner()); len(keys) != 0 {

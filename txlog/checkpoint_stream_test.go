@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 // WriteCheckpoint streams the checkpoint through an upload: the stored
@@ -34,13 +35,13 @@ func TestWriteCheckpointStreams(t *testing.T) {
 	}
 
 	// A write of the upload fails: nothing is stored.
-	store := objectstore.NewFaulty(mem)
+	store := faultstore.New(mem)
 	s2, err := Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.Inject(objectstore.Fault{Op: objectstore.OpUploadWrite, KeyPrefix: CheckpointKey(3), Nth: 1, Kind: objectstore.FaultFail})
-	if err := WriteCheckpoint(ctx, s2); !errors.Is(err, objectstore.ErrInjected) {
+	store.Inject(faultstore.Fault{Op: faultstore.OpUploadWrite, KeyPrefix: CheckpointKey(3), Nth: 1, Kind: faultstore.Fail})
+	if err := WriteCheckpoint(ctx, s2); !errors.Is(err, faultstore.ErrInjected) {
 		t.Fatalf("WriteCheckpoint with a failing write = %v, want ErrInjected", err)
 	}
 	if _, err := mem.Stat(ctx, CheckpointKey(3)); !errors.Is(err, objectstore.ErrNotExist) {
@@ -55,7 +56,7 @@ func TestWriteCheckpointStreams(t *testing.T) {
 	}
 	var uploads int
 	for _, c := range store.Calls() {
-		if c.Op == objectstore.OpUpload && c.Key == CheckpointKey(3) {
+		if c.Op == faultstore.OpUpload && c.Key == CheckpointKey(3) {
 			uploads++
 		}
 	}

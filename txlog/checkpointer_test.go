@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 // gatedWriter replaces Checkpointer.write: it records the versions written,
@@ -456,32 +457,32 @@ func paths(files []*Add) []string {
 func TestBackgroundCheckpointCrash(t *testing.T) {
 	tests := []struct {
 		name      string
-		fault     objectstore.Fault
+		fault     faultstore.Fault
 		closeWait time.Duration // Close's deadline; 0: none
 		wantErr   error
 		wantCP    int64 // checkpoint the reloaded table uses
 	}{
 		{
 			name:    "crash before the checkpoint file",
-			fault:   objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: CheckpointKey(10), Nth: 1, Phase: objectstore.Before, Kind: objectstore.FaultCrash},
-			wantErr: objectstore.ErrCrashed,
+			fault:   faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: CheckpointKey(10), Nth: 1, Phase: faultstore.Before, Kind: faultstore.Crash},
+			wantErr: faultstore.ErrCrashed,
 			wantCP:  5,
 		},
 		{
 			name:    "crash after the checkpoint file, before _last_checkpoint",
-			fault:   objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: objectstore.Before, Kind: objectstore.FaultCrash},
-			wantErr: objectstore.ErrCrashed,
+			fault:   faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: faultstore.Before, Kind: faultstore.Crash},
+			wantErr: faultstore.ErrCrashed,
 			wantCP:  10,
 		},
 		{
 			name:    "reply of _last_checkpoint lost",
-			fault:   objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: objectstore.After, Kind: objectstore.FaultDropReply},
-			wantErr: objectstore.ErrReplyLost,
+			fault:   faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: faultstore.After, Kind: faultstore.DropReply},
+			wantErr: faultstore.ErrReplyLost,
 			wantCP:  10,
 		},
 		{
 			name:      "stopped while writing the checkpoint file",
-			fault:     objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: CheckpointKey(10), Nth: 1, Phase: objectstore.Before, Kind: objectstore.FaultLatency, Latency: time.Minute},
+			fault:     faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: CheckpointKey(10), Nth: 1, Phase: faultstore.Before, Kind: faultstore.Latency, Latency: time.Minute},
 			closeWait: 20 * time.Millisecond,
 			wantErr:   context.DeadlineExceeded,
 			wantCP:    5,
@@ -492,7 +493,7 @@ func TestBackgroundCheckpointCrash(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("cp-crash")
 			createTestTable(t, mem, map[string]string{"delta.checkpointInterval": "5"})
-			store := objectstore.NewFaulty(mem)
+			store := faultstore.New(mem)
 			snap, err := Load(ctx, store)
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 // buildAgedTable commits versions 1..25 (checkpoints at 10 and 20) and sets
@@ -122,12 +123,12 @@ func TestCrashBetweenCheckpointAndLastCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")
 	createTestTable(t, mem, map[string]string{"delta.checkpointInterval": "5"})
-	store := objectstore.NewFaulty(mem)
+	store := faultstore.New(mem)
 	snap, err := Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.Inject(objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: objectstore.Before, Kind: objectstore.FaultCrash})
+	store.Inject(faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: LastCheckpointKey, Nth: 2, Phase: faultstore.Before, Kind: faultstore.Crash})
 	for i := 1; i <= 10; i++ {
 		tx := NewTransaction(snap, "WRITE")
 		tx.Add(addFile(fmt.Sprintf("f%d.parquet", i), "a"))
@@ -136,7 +137,7 @@ func TestCrashBetweenCheckpointAndLastCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap = res.Snapshot
-		if i == 10 && (res.CheckpointErr == nil || !errors.Is(res.CheckpointErr, objectstore.ErrCrashed)) {
+		if i == 10 && (res.CheckpointErr == nil || !errors.Is(res.CheckpointErr, faultstore.ErrCrashed)) {
 			t.Fatalf("checkpoint at 10: %v, want the injected crash", res.CheckpointErr)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 // A put that fails definitely (full disk, read-only filesystem, no
@@ -22,12 +23,12 @@ func TestCommitDefiniteStoreFailure(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("t")
 			createTestTable(t, mem, nil)
-			store := objectstore.NewFaulty(mem)
+			store := faultstore.New(mem)
 			snap, err := Load(ctx, store)
 			if err != nil {
 				t.Fatal(err)
 			}
-			store.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: objectstore.FaultFail, Err: errno})
+			store.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: faultstore.Fail, Err: errno})
 			tx := NewTransaction(snap, "WRITE", WithBackoff(time.Millisecond, time.Millisecond))
 			tx.Add(addFile("a.parquet", "a"))
 			res, err := tx.Commit(ctx)
@@ -47,7 +48,7 @@ func TestCommitDefiniteStoreFailure(t *testing.T) {
 			}
 			puts := 0
 			for _, c := range store.Calls() {
-				if c.Op == objectstore.OpPutIfAbsent {
+				if c.Op == faultstore.OpPutIfAbsent {
 					puts++
 				}
 			}
@@ -68,14 +69,14 @@ func TestCommitDefiniteFailureAfterUnknownOutcome(t *testing.T) {
 	ctx := context.Background()
 	mem := objectstore.NewMem("t")
 	createTestTable(t, mem, nil)
-	store := objectstore.NewFaulty(mem)
+	store := faultstore.New(mem)
 	snap, err := Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store.Inject(
-		objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply},
-		objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 2, Kind: objectstore.FaultFail, Err: syscall.ENOSPC},
+		faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply},
+		faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 2, Kind: faultstore.Fail, Err: syscall.ENOSPC},
 	)
 	tx := NewTransaction(snap, "WRITE", WithBackoff(time.Millisecond, time.Millisecond))
 	tx.Add(addFile("a.parquet", "a"))
@@ -102,7 +103,7 @@ func TestCommitRetryTimeLimit(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("t")
 			createTestTable(t, mem, nil)
-			store := objectstore.NewFaulty(mem, objectstore.WithRandomFaults(1, 1.0)) // every call 503
+			store := faultstore.New(mem, faultstore.WithRandomFaults(1, 1.0)) // every call 503
 			snap, err := Load(ctx, mem)
 			if err != nil {
 				t.Fatal(err)
@@ -177,10 +178,10 @@ func TestCommitLogs(t *testing.T) {
 	if _, err := other.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	store := objectstore.NewFaulty(mem)
+	store := faultstore.New(mem)
 	snap.store = store
 	// The attempt at version 2 fails with an unknown outcome once.
-	store.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: CommitKey(2), Nth: 1, Kind: objectstore.FaultStatus, Status: 503})
+	store.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: CommitKey(2), Nth: 1, Kind: faultstore.Status, Status: 503})
 	h := &recordingHandler{}
 	tx := NewTransaction(snap, "STREAMING UPDATE", WithLogger(slog.New(h)), WithBackoff(time.Millisecond, time.Millisecond))
 	tx.Add(addFile("a.parquet", "a"))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/testenv"
 )
 
@@ -80,17 +81,17 @@ func TestConcurrentOverwriteSamePartitionMinIO(t *testing.T) {
 func TestUnknownOutcomeMinIO(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault objectstore.Fault
+		fault faultstore.Fault
 	}{
-		{"reply dropped", objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply}},
-		{"409", objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: objectstore.FaultStatus, Status: 409}},
+		{"reply dropped", faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply}},
+		{"409", faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: faultstore.Status, Status: 409}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			newStore := s3Stores(t)
 			createTestTable(t, newStore(), nil)
-			store := objectstore.NewFaulty(newStore())
+			store := faultstore.New(newStore())
 			snap, err := Load(ctx, store)
 			if err != nil {
 				t.Fatal(err)

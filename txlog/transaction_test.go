@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 const testSchema = `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`
@@ -313,18 +314,18 @@ func TestCreateTwiceConflicts(t *testing.T) {
 func TestCommitUnknownOutcome(t *testing.T) {
 	tests := []struct {
 		name  string
-		fault objectstore.Fault
+		fault faultstore.Fault
 	}{
-		{"reply lost after the PUT landed", objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply}},
-		{"409 conflict in flight", objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: objectstore.FaultStatus, Status: 409}},
-		{"503 before the PUT", objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: objectstore.FaultStatus, Status: 503}},
+		{"reply lost after the PUT landed", faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply}},
+		{"409 conflict in flight", faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: faultstore.Status, Status: 409}},
+		{"503 before the PUT", faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: 1, Kind: faultstore.Status, Status: 503}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("t")
 			createTestTable(t, mem, nil)
-			store := objectstore.NewFaulty(mem)
+			store := faultstore.New(mem)
 			snap, err := Load(ctx, store)
 			if err != nil {
 				t.Fatal(err)
@@ -353,7 +354,7 @@ func TestCommitUnknownOutcome(t *testing.T) {
 func TestCommitGivesUp(t *testing.T) {
 	mem := objectstore.NewMem("t")
 	createTestTable(t, mem, nil)
-	store := objectstore.NewFaulty(mem, objectstore.WithRandomFaults(1, 1.0))
+	store := faultstore.New(mem, faultstore.WithRandomFaults(1, 1.0))
 	snap, err := Load(context.Background(), mem)
 	if err != nil {
 		t.Fatal(err)
@@ -478,36 +479,36 @@ func TestContendingBlindAppendsMem(t *testing.T) {
 // the version back: success when it is ours, ErrCommitOutcomeUnknown when
 // that cannot be learned.
 func TestCommitSettlesUnknownOutcome(t *testing.T) {
-	putFault := func(nth int, kind objectstore.FaultKind, phase objectstore.Phase) objectstore.Fault {
-		return objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: nth, Phase: phase, Kind: kind, Status: 503}
+	putFault := func(nth int, kind faultstore.Kind, phase faultstore.Phase) faultstore.Fault {
+		return faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: nth, Phase: phase, Kind: kind, Status: 503}
 	}
-	getFault := func(nth int) objectstore.Fault {
-		return objectstore.Fault{Op: objectstore.OpGet, KeyPrefix: LogPrefix, Nth: nth, Kind: objectstore.FaultStatus, Status: 503}
+	getFault := func(nth int) faultstore.Fault {
+		return faultstore.Fault{Op: faultstore.OpGet, KeyPrefix: LogPrefix, Nth: nth, Kind: faultstore.Status, Status: 503}
 	}
 	tests := []struct {
 		name    string
-		faults  []objectstore.Fault
+		faults  []faultstore.Fault
 		wantErr error // nil: success at version 1
 		landed  bool
 	}{
 		{"503, 503, then the last attempt lands but its reply is lost",
-			[]objectstore.Fault{putFault(1, objectstore.FaultStatus, objectstore.Before), putFault(1, objectstore.FaultStatus, objectstore.Before),
-				putFault(1, objectstore.FaultDropReply, objectstore.After)}, nil, true},
+			[]faultstore.Fault{putFault(1, faultstore.Status, faultstore.Before), putFault(1, faultstore.Status, faultstore.Before),
+				putFault(1, faultstore.DropReply, faultstore.After)}, nil, true},
 		{"reply lost, then the read-back fails once",
-			[]objectstore.Fault{putFault(1, objectstore.FaultDropReply, objectstore.After), getFault(1)}, nil, true},
+			[]faultstore.Fault{putFault(1, faultstore.DropReply, faultstore.After), getFault(1)}, nil, true},
 		{"reply lost, every read-back fails",
-			[]objectstore.Fault{putFault(1, objectstore.FaultDropReply, objectstore.After), getFault(1), getFault(1), getFault(1), getFault(1)},
+			[]faultstore.Fault{putFault(1, faultstore.DropReply, faultstore.After), getFault(1), getFault(1), getFault(1), getFault(1)},
 			ErrCommitOutcomeUnknown, true},
 		{"three attempts fail before reaching the store",
-			[]objectstore.Fault{putFault(1, objectstore.FaultStatus, objectstore.Before), putFault(1, objectstore.FaultStatus, objectstore.Before),
-				putFault(1, objectstore.FaultStatus, objectstore.Before)}, ErrCommitFailed, false},
+			[]faultstore.Fault{putFault(1, faultstore.Status, faultstore.Before), putFault(1, faultstore.Status, faultstore.Before),
+				putFault(1, faultstore.Status, faultstore.Before)}, ErrCommitFailed, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mem := objectstore.NewMem("t")
 			createTestTable(t, mem, nil)
-			store := objectstore.NewFaulty(mem)
+			store := faultstore.New(mem)
 			snap, err := Load(ctx, store)
 			if err != nil {
 				t.Fatal(err)

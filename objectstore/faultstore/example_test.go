@@ -1,4 +1,4 @@
-package objectstore_test
+package faultstore_test
 
 import (
 	"context"
@@ -7,29 +7,30 @@ import (
 	"log"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
 
-// A fault-injecting store for tests: wrap any store with NewFaulty, plan
+// A fault-injecting store for tests: wrap any store with New, plan
 // faults with Inject, and hand it to the code under test (here a table,
 // with table.WithStore). The reply of the first commit's put is dropped
 // after the commit file was written, as a timeout after the request
 // reached the server would: the commit loop finds its own commit and the
 // append lands exactly once.
-func ExampleNewFaulty() {
+func ExampleNew() {
 	ctx := context.Background()
-	faulty := objectstore.NewFaulty(objectstore.NewMem("faulty-example"))
+	faulty := faultstore.New(objectstore.NewMem("faulty-example"))
 	sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
 	tbl, err := table.Create(ctx, "", sch, table.WithStore(faulty))
 	if err != nil {
 		log.Fatal(err)
 	}
 
-	faulty.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(1),
-		Nth: 1, Phase: objectstore.After, Kind: objectstore.FaultDropReply})
+	faulty.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(1),
+		Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply})
 	tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}, {int64(2)}})
 	if err != nil {
 		log.Fatal(err)
@@ -37,9 +38,9 @@ func ExampleNewFaulty() {
 	fmt.Println("version", tbl.Version(), "files", len(tbl.Snapshot().Files()))
 
 	// A writer that dies: every call after the crash fails with ErrCrashed.
-	faulty.Inject(objectstore.Fault{Op: objectstore.OpPut, Nth: 1, Phase: objectstore.Before, Kind: objectstore.FaultCrash})
+	faulty.Inject(faultstore.Fault{Op: faultstore.OpPut, Nth: 1, Phase: faultstore.Before, Kind: faultstore.Crash})
 	_, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(3)}})
-	fmt.Println("crashed:", errors.Is(err, objectstore.ErrCrashed), faulty.Crashed())
+	fmt.Println("crashed:", errors.Is(err, faultstore.ErrCrashed), faulty.Crashed())
 
 	// The table as another process sees it: the crashed append left nothing.
 	again, err := table.Open(ctx, "", table.WithStore(faulty.Inner()))

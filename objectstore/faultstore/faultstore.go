@@ -1,4 +1,12 @@
-package objectstore
+// Package faultstore is a fault-injecting objectstore.Store for tests: it
+// wraps any store, records every call it receives (Store.Calls), and fails,
+// delays or crashes calls as planned (Store.Inject with a Fault) or at
+// random (WithRandomFaults, deterministic for a seed). A crash test
+// enumerates the calls an operation makes, then crashes before and after
+// each one; a lost reply (DropReply) is a call that took effect but whose
+// caller cannot know it. Every made-up error wraps ErrInjected and is an
+// *InjectedError.
+package faultstore
 
 import (
 	"context"
@@ -9,12 +17,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/deltakit/deltakit/objectstore"
 )
 
-// Op names a Store method, for fault injection.
+// Op names an objectstore.Store method, for fault injection.
 type Op string
 
-// The operations a Faulty store counts and can fail.
+// The operations a fault store counts and can fail.
 const (
 	OpGet         Op = "get"
 	OpPut         Op = "put"
@@ -22,7 +32,7 @@ const (
 	OpList        Op = "list"
 	OpStat        Op = "stat"
 	OpDelete      Op = "delete"
-	// OpUpload is the start of a streaming upload (Uploader.Upload). Its
+	// OpUpload is the start of a streaming upload (objectstore.Uploader.Upload). Its
 	// Commit counts as OpPut, the call where the object appears, so that a
 	// fault planned for a put strikes a streamed object too.
 	OpUpload Op = "upload"
@@ -33,35 +43,35 @@ const (
 	OpUploadWrite Op = "upload-write"
 )
 
-// ErrInjected is wrapped by every error a Faulty store makes up.
+// ErrInjected is wrapped by every error a fault store makes up.
 var ErrInjected = errors.New("injected fault")
 
-// ErrCrashed is wrapped by the errors of a Faulty store after a crash: the
+// ErrCrashed is wrapped by the errors of a fault store after a crash: the
 // writer using it is dead and every later call fails.
 var ErrCrashed = errors.New("writer crashed (injected)")
 
-// ErrReplyLost is wrapped when a Faulty store performed a call and then
+// ErrReplyLost is wrapped when a fault store performed a call and then
 // dropped its reply, like a timeout or a connection reset after the request
 // reached the server. The caller cannot know whether the call took effect.
 var ErrReplyLost = errors.New("reply lost (injected)")
 
-// FaultKind says what an injected fault does.
-type FaultKind int
+// Kind says what an injected fault does.
+type Kind int
 
 const (
-	// FaultFail returns an error without making the call (Before) or after
-	// making it (After, which is the same as FaultDropReply).
-	FaultFail FaultKind = iota
-	// FaultCrash fails this call and every later one with ErrCrashed. With
+	// Fail returns an error without making the call (Before) or after
+	// making it (After, which is the same as DropReply).
+	Fail Kind = iota
+	// Crash fails this call and every later one with ErrCrashed. With
 	// Before the call is not made; with After it is made, then the writer dies.
-	FaultCrash
-	// FaultDropReply makes the call, then returns ErrReplyLost.
-	FaultDropReply
-	// FaultStatus returns an *InjectedError with Status (e.g. 409, 503)
+	Crash
+	// DropReply makes the call, then returns ErrReplyLost.
+	DropReply
+	// Status returns an *InjectedError with Status (e.g. 409, 503)
 	// without making the call.
-	FaultStatus
-	// FaultLatency waits Latency, then makes the call normally.
-	FaultLatency
+	Status
+	// Latency waits Latency, then makes the call normally.
+	Latency
 )
 
 // Phase says whether a fault strikes before or after the call is made.
@@ -80,21 +90,21 @@ type Fault struct {
 	KeyPrefix string
 	Nth       int
 	Phase     Phase
-	Kind      FaultKind
-	Status    int           // for FaultStatus: the HTTP status to report
-	Latency   time.Duration // for FaultLatency
-	// Err, for FaultFail before the call, is the cause to report instead of
+	Kind      Kind
+	Status    int           // for Status: the HTTP status to report
+	Latency   time.Duration // for Latency
+	// Err, for Fail before the call, is the cause to report instead of
 	// ErrInjected, e.g. syscall.ENOSPC. A put fails with it as Local
 	// would: a cause that leaves the key unchanged (ENOSPC, EROFS, EACCES,
-	// ...) also wraps ErrNotStored.
+	// ...) also wraps objectstore.ErrNotStored.
 	Err error
 }
 
-// InjectedError is the error a Faulty store returns for an injected fault.
+// InjectedError is the error a fault store returns for an injected fault.
 type InjectedError struct {
 	Op     Op
 	Key    string
-	Status int   // HTTP status for FaultStatus, else 0
+	Status int   // HTTP status for Status, else 0
 	Err    error // ErrCrashed, ErrReplyLost, ErrInjected or Fault.Err
 }
 
@@ -108,19 +118,19 @@ func (e *InjectedError) Error() string {
 // Unwrap returns the cause and ErrInjected.
 func (e *InjectedError) Unwrap() []error { return []error{e.Err, ErrInjected} }
 
-// Call records one call a Faulty store received.
+// Call records one call a fault store received.
 type Call struct {
 	Op  Op
 	Key string // the key, or the prefix for List
 }
 
-// Faulty wraps a Store and injects faults: planned ones (Inject) and random
+// Store wraps an objectstore.Store and injects faults: planned ones (Inject) and random
 // ones (WithRandomFaults), deterministic for a given seed and call sequence.
 // It records every call it receives (Calls), so a test can enumerate the
 // calls an operation makes and then crash before and after each of them.
 // Safe for concurrent use.
-type Faulty struct {
-	inner Store
+type Store struct {
+	inner objectstore.Store
 
 	mu      sync.Mutex
 	faults  []*armedFault
@@ -128,7 +138,7 @@ type Faulty struct {
 	crashed bool
 	rng     *rand.Rand
 	rate    float64
-	kinds   []FaultKind
+	kinds   []Kind
 
 	onCrash   func()
 	crashOnce sync.Once
@@ -140,35 +150,35 @@ type armedFault struct {
 	done bool
 }
 
-// FaultyOption configures NewFaulty.
-type FaultyOption func(*Faulty)
+// Option configures New.
+type Option func(*Store)
 
 // WithRandomFaults makes each call fail with probability rate (0..1) with a
-// fault kind drawn from kinds (default FaultStatus 503), using a PRNG seeded
+// fault kind drawn from kinds (default Status 503), using a PRNG seeded
 // with seed: the same seed and call sequence give the same faults.
-func WithRandomFaults(seed uint64, rate float64, kinds ...FaultKind) FaultyOption {
-	return func(f *Faulty) {
+func WithRandomFaults(seed uint64, rate float64, kinds ...Kind) Option {
+	return func(f *Store) {
 		f.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		f.rate = rate
 		f.kinds = kinds
 		if len(f.kinds) == 0 {
-			f.kinds = []FaultKind{FaultStatus}
+			f.kinds = []Kind{Status}
 		}
 	}
 }
 
-// WithCrashHook calls fn once, when the first FaultCrash strikes (planned
+// WithCrashHook calls fn once, when the first Crash strikes (planned
 // or random), before the call that crashed returns. A crash test cancels
 // the dead writer's context there: a crashed process runs no retries and no
 // background work, while a writer that merely sees failing calls would
 // keep retrying them.
-func WithCrashHook(fn func()) FaultyOption {
-	return func(f *Faulty) { f.onCrash = fn }
+func WithCrashHook(fn func()) Option {
+	return func(f *Store) { f.onCrash = fn }
 }
 
-// NewFaulty wraps inner.
-func NewFaulty(inner Store, opts ...FaultyOption) *Faulty {
-	f := &Faulty{inner: inner}
+// New wraps inner.
+func New(inner objectstore.Store, opts ...Option) *Store {
+	f := &Store{inner: inner}
 	for _, o := range opts {
 		o(f)
 	}
@@ -176,7 +186,7 @@ func NewFaulty(inner Store, opts ...FaultyOption) *Faulty {
 }
 
 // Inject arms faults; each strikes once.
-func (f *Faulty) Inject(faults ...Fault) {
+func (f *Store) Inject(faults ...Fault) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, ft := range faults {
@@ -185,27 +195,27 @@ func (f *Faulty) Inject(faults ...Fault) {
 }
 
 // Calls returns the calls received so far, in order.
-func (f *Faulty) Calls() []Call {
+func (f *Store) Calls() []Call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Call(nil), f.calls...)
 }
 
-// Crashed reports whether a FaultCrash struck.
-func (f *Faulty) Crashed() bool {
+// Crashed reports whether a Crash struck.
+func (f *Store) Crashed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.crashed
 }
 
 // Inner returns the wrapped store.
-func (f *Faulty) Inner() Store { return f.inner }
+func (f *Store) Inner() objectstore.Store { return f.inner }
 
-// URI implements Store: the wrapped store's URI.
-func (f *Faulty) URI() string { return f.inner.URI() }
+// URI implements objectstore.Store: the wrapped store's URI.
+func (f *Store) URI() string { return f.inner.URI() }
 
 // plan decides what happens to one call; record adds it to Calls.
-func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, crashedErr error) {
+func (f *Store) plan(op Op, key string, record bool) (before, after *Fault, crashedErr error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if record {
@@ -226,8 +236,8 @@ func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, cra
 		}
 		a.done = true
 		ft := a.Fault
-		if ft.Phase == Before && ft.Kind != FaultDropReply {
-			if ft.Kind == FaultCrash {
+		if ft.Phase == Before && ft.Kind != DropReply {
+			if ft.Kind == Crash {
 				f.crashed = true
 			}
 			return &ft, nil, nil
@@ -236,10 +246,10 @@ func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, cra
 	}
 	if record && f.rng != nil && f.rng.Float64() < f.rate {
 		ft := Fault{Op: op, Kind: f.kinds[f.rng.IntN(len(f.kinds))], Status: 503, Latency: 10 * time.Millisecond}
-		if ft.Kind == FaultCrash {
+		if ft.Kind == Crash {
 			f.crashed = true
 		}
-		if ft.Kind == FaultDropReply {
+		if ft.Kind == DropReply {
 			return nil, &ft, nil
 		}
 		return &ft, nil, nil
@@ -251,7 +261,7 @@ func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, cra
 // (nil for latency, after waiting).
 func strikeBefore(ctx context.Context, ft *Fault, op Op, key string) error {
 	switch ft.Kind {
-	case FaultLatency:
+	case Latency:
 		t := time.NewTimer(ft.Latency)
 		defer t.Stop()
 		select {
@@ -260,35 +270,35 @@ func strikeBefore(ctx context.Context, ft *Fault, op Op, key string) error {
 		case <-t.C:
 			return nil
 		}
-	case FaultCrash:
+	case Crash:
 		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
-	case FaultStatus:
+	case Status:
 		return &InjectedError{Op: op, Key: key, Status: ft.Status, Err: ErrInjected}
 	default:
 		if ft.Err == nil {
 			return &InjectedError{Op: op, Key: key, Err: ErrInjected}
 		}
 		cause := ft.Err
-		if (op == OpPut || op == OpPutIfAbsent) && definiteWriteFailure(cause) {
-			cause = fmt.Errorf("%w: %w", ErrNotStored, cause)
+		if (op == OpPut || op == OpPutIfAbsent) && objectstore.DefiniteWriteFailure(cause) {
+			cause = fmt.Errorf("%w: %w", objectstore.ErrNotStored, cause)
 		}
 		return &InjectedError{Op: op, Key: key, Err: cause}
 	}
 }
 
 // strikeAfter returns the error of a fault that strikes after the call.
-func (f *Faulty) strikeAfter(ft *Fault, op Op, key string) error {
+func (f *Store) strikeAfter(ft *Fault, op Op, key string) error {
 	switch ft.Kind {
-	case FaultCrash:
+	case Crash:
 		f.mu.Lock()
 		f.crashed = true
 		f.mu.Unlock()
 		f.fireCrashHook()
 		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
-	case FaultLatency:
+	case Latency:
 		time.Sleep(ft.Latency)
 		return nil
-	case FaultStatus:
+	case Status:
 		return &InjectedError{Op: op, Key: key, Status: ft.Status, Err: ErrReplyLost}
 	default:
 		return &InjectedError{Op: op, Key: key, Err: ErrReplyLost}
@@ -296,25 +306,25 @@ func (f *Faulty) strikeAfter(ft *Fault, op Op, key string) error {
 }
 
 // fireCrashHook runs the WithCrashHook function, once.
-func (f *Faulty) fireCrashHook() {
+func (f *Store) fireCrashHook() {
 	if f.onCrash != nil {
 		f.crashOnce.Do(f.onCrash)
 	}
 }
 
 // do runs one call under the fault plan.
-func (f *Faulty) do(ctx context.Context, op Op, key string, call func() error) error {
+func (f *Store) do(ctx context.Context, op Op, key string, call func() error) error {
 	return f.doCall(ctx, op, key, true, call)
 }
 
 // doCall is do; record adds the call to Calls.
-func (f *Faulty) doCall(ctx context.Context, op Op, key string, record bool, call func() error) error {
+func (f *Store) doCall(ctx context.Context, op Op, key string, record bool, call func() error) error {
 	before, after, err := f.plan(op, key, record)
 	if err != nil {
 		return err
 	}
 	if before != nil {
-		if before.Kind == FaultCrash {
+		if before.Kind == Crash {
 			f.fireCrashHook()
 		}
 		if err := strikeBefore(ctx, before, op, key); err != nil {
@@ -330,8 +340,8 @@ func (f *Faulty) doCall(ctx context.Context, op Op, key string, record bool, cal
 	return callErr
 }
 
-// Get implements Store.
-func (f *Faulty) Get(ctx context.Context, key string, r Range) ([]byte, error) {
+// Get implements objectstore.Store.
+func (f *Store) Get(ctx context.Context, key string, r objectstore.Range) ([]byte, error) {
 	var out []byte
 	err := f.do(ctx, OpGet, key, func() (err error) {
 		out, err = f.inner.Get(ctx, key, r)
@@ -343,20 +353,20 @@ func (f *Faulty) Get(ctx context.Context, key string, r Range) ([]byte, error) {
 	return out, nil
 }
 
-// Put implements Store.
-func (f *Faulty) Put(ctx context.Context, key string, data []byte) error {
+// Put implements objectstore.Store.
+func (f *Store) Put(ctx context.Context, key string, data []byte) error {
 	return f.do(ctx, OpPut, key, func() error { return f.inner.Put(ctx, key, data) })
 }
 
-// PutIfAbsent implements Store.
-func (f *Faulty) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+// PutIfAbsent implements objectstore.Store.
+func (f *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	return f.do(ctx, OpPutIfAbsent, key, func() error { return f.inner.PutIfAbsent(ctx, key, data) })
 }
 
-// List implements Store. Faults strike when iteration starts.
-func (f *Faulty) List(ctx context.Context, prefix, startAfter string) iter.Seq2[ObjectInfo, error] {
-	return func(yield func(ObjectInfo, error) bool) {
-		var infos []ObjectInfo
+// List implements objectstore.Store. Faults strike when iteration starts.
+func (f *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[objectstore.ObjectInfo, error] {
+	return func(yield func(objectstore.ObjectInfo, error) bool) {
+		var infos []objectstore.ObjectInfo
 		err := f.do(ctx, OpList, prefix, func() error {
 			for info, err := range f.inner.List(ctx, prefix, startAfter) {
 				if err != nil {
@@ -367,7 +377,7 @@ func (f *Faulty) List(ctx context.Context, prefix, startAfter string) iter.Seq2[
 			return nil
 		})
 		if err != nil {
-			yield(ObjectInfo{}, err)
+			yield(objectstore.ObjectInfo{}, err)
 			return
 		}
 		for _, info := range infos {
@@ -378,34 +388,34 @@ func (f *Faulty) List(ctx context.Context, prefix, startAfter string) iter.Seq2[
 	}
 }
 
-// Stat implements Store.
-func (f *Faulty) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	var out ObjectInfo
+// Stat implements objectstore.Store.
+func (f *Store) Stat(ctx context.Context, key string) (objectstore.ObjectInfo, error) {
+	var out objectstore.ObjectInfo
 	err := f.do(ctx, OpStat, key, func() (err error) {
 		out, err = f.inner.Stat(ctx, key)
 		return err
 	})
 	if err != nil {
-		return ObjectInfo{}, err
+		return objectstore.ObjectInfo{}, err
 	}
 	return out, nil
 }
 
-// Delete implements Store.
-func (f *Faulty) Delete(ctx context.Context, key string) error {
+// Delete implements objectstore.Store.
+func (f *Store) Delete(ctx context.Context, key string) error {
 	return f.do(ctx, OpDelete, key, func() error { return f.inner.Delete(ctx, key) })
 }
 
-// Upload implements Uploader: the wrapped store's upload (StartUpload's,
+// Upload implements objectstore.Uploader: the wrapped store's upload (StartUpload's,
 // so a store without the capability buffers), under the fault plan. The
 // start is OpUpload, each Write OpUploadWrite and Commit OpPut. When an
 // injected fault fails any of them (a crash too), the wrapped upload is
 // aborted, so that a test leaves no temporary file or open multipart
 // upload behind; a real crash would leave those to the store's cleanup.
-func (f *Faulty) Upload(ctx context.Context, key string) (Upload, error) {
-	var inner Upload
+func (f *Store) Upload(ctx context.Context, key string) (objectstore.Upload, error) {
+	var inner objectstore.Upload
 	err := f.do(ctx, OpUpload, key, func() (err error) {
-		inner, err = StartUpload(ctx, f.inner, key)
+		inner, err = objectstore.StartUpload(ctx, f.inner, key)
 		return err
 	})
 	if err != nil {
@@ -418,10 +428,10 @@ func (f *Faulty) Upload(ctx context.Context, key string) (Upload, error) {
 }
 
 type faultyUpload struct {
-	f     *Faulty
+	f     *Store
 	ctx   context.Context
 	key   string
-	inner Upload
+	inner objectstore.Upload
 	err   error // the first injected failure
 	done  bool  // Commit or Abort was called
 }
@@ -438,7 +448,7 @@ func (u *faultyUpload) failed(err error) error {
 func (u *faultyUpload) Write(p []byte) (int, error) {
 	switch {
 	case u.done:
-		return 0, &KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: ErrUploadClosed}
+		return 0, &objectstore.KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: objectstore.ErrUploadClosed}
 	case u.err != nil:
 		return 0, u.err
 	}
@@ -457,7 +467,7 @@ func (u *faultyUpload) Write(p []byte) (int, error) {
 func (u *faultyUpload) Commit(ctx context.Context) error {
 	switch {
 	case u.done:
-		return &KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: ErrUploadClosed}
+		return &objectstore.KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: objectstore.ErrUploadClosed}
 	case u.err != nil:
 		u.done = true
 		return u.err

@@ -1,4 +1,4 @@
-package objectstore_test
+package faultstore_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/objectstore/storetest"
 )
 
-// Without faults, a Faulty store behaves exactly like the store it wraps.
+// Without faults, a fault store behaves exactly like the store it wraps.
 func TestFaultyConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) objectstore.Store {
-		return objectstore.NewFaulty(objectstore.NewMem("t"))
+		return faultstore.New(objectstore.NewMem("t"))
 	})
 }
 
@@ -21,22 +22,22 @@ func TestFaultyInjects(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name       string
-		fault      objectstore.Fault
+		fault      faultstore.Fault
 		wantErr    error
 		wantStored bool // whether the put took effect
 		thenErr    error
 	}{
-		{"fail before", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultFail}, objectstore.ErrInjected, false, nil},
-		{"drop reply", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultDropReply}, objectstore.ErrReplyLost, true, nil},
-		{"crash before", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultCrash}, objectstore.ErrCrashed, false, objectstore.ErrCrashed},
-		{"crash after", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Phase: objectstore.After, Kind: objectstore.FaultCrash}, objectstore.ErrCrashed, true, objectstore.ErrCrashed},
-		{"status 409", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultStatus, Status: 409}, objectstore.ErrInjected, false, nil},
-		{"other key prefix", objectstore.Fault{Op: objectstore.OpPut, KeyPrefix: "zzz", Nth: 1, Kind: objectstore.FaultFail}, nil, true, nil},
+		{"fail before", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.Fail}, faultstore.ErrInjected, false, nil},
+		{"drop reply", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.DropReply}, faultstore.ErrReplyLost, true, nil},
+		{"crash before", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.Crash}, faultstore.ErrCrashed, false, faultstore.ErrCrashed},
+		{"crash after", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Phase: faultstore.After, Kind: faultstore.Crash}, faultstore.ErrCrashed, true, faultstore.ErrCrashed},
+		{"status 409", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.Status, Status: 409}, faultstore.ErrInjected, false, nil},
+		{"other key prefix", faultstore.Fault{Op: faultstore.OpPut, KeyPrefix: "zzz", Nth: 1, Kind: faultstore.Fail}, nil, true, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := objectstore.NewMem("t")
-			f := objectstore.NewFaulty(mem)
+			f := faultstore.New(mem)
 			f.Inject(tc.fault)
 			if err := f.Put(ctx, "a", []byte("1")); err != nil {
 				t.Fatalf("first put: %v", err)
@@ -63,7 +64,7 @@ func TestFaultyInjects(t *testing.T) {
 // Random faults are the same for the same seed.
 func TestFaultyRandomIsDeterministic(t *testing.T) {
 	run := func(seed uint64) []bool {
-		f := objectstore.NewFaulty(objectstore.NewMem("t"), objectstore.WithRandomFaults(seed, 0.3))
+		f := faultstore.New(objectstore.NewMem("t"), faultstore.WithRandomFaults(seed, 0.3))
 		var out []bool
 		for range 50 {
 			out = append(out, f.Put(context.Background(), "k", []byte("v")) != nil)

@@ -1,4 +1,4 @@
-package objectstore_test
+package faultstore_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 )
 
 // The crash hook runs exactly once, when the crash strikes, whichever the
@@ -14,20 +15,20 @@ func TestFaultyCrashHook(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name      string
-		fault     objectstore.Fault
+		fault     faultstore.Fault
 		wantCalls int  // hook calls after the second put
 		wantB     bool // whether "b" was stored
 	}{
-		{"crash before", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultCrash}, 1, false},
-		{"crash after", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Phase: objectstore.After, Kind: objectstore.FaultCrash}, 1, true},
-		{"drop reply", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultDropReply}, 0, true},
-		{"fail", objectstore.Fault{Op: objectstore.OpPut, Nth: 2, Kind: objectstore.FaultFail}, 0, false},
+		{"crash before", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.Crash}, 1, false},
+		{"crash after", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Phase: faultstore.After, Kind: faultstore.Crash}, 1, true},
+		{"drop reply", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.DropReply}, 0, true},
+		{"fail", faultstore.Fault{Op: faultstore.OpPut, Nth: 2, Kind: faultstore.Fail}, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := objectstore.NewMem("t")
 			hook := 0
-			f := objectstore.NewFaulty(mem, objectstore.WithCrashHook(func() { hook++ }))
+			f := faultstore.New(mem, faultstore.WithCrashHook(func() { hook++ }))
 			f.Inject(tc.fault)
 			if err := f.Put(ctx, "a", []byte("1")); err != nil {
 				t.Fatal(err)
@@ -46,7 +47,7 @@ func TestFaultyCrashHook(t *testing.T) {
 			}
 			// Later calls of a crashed writer fail without running the hook again.
 			err := f.Put(ctx, "c", []byte("3"))
-			if tc.wantCalls == 1 && !errors.Is(err, objectstore.ErrCrashed) {
+			if tc.wantCalls == 1 && !errors.Is(err, faultstore.ErrCrashed) {
 				t.Fatalf("put after the crash: %v, want ErrCrashed", err)
 			}
 			if hook != tc.wantCalls {
@@ -60,11 +61,11 @@ func TestFaultyCrashHook(t *testing.T) {
 func TestFaultyCrashHookRandom(t *testing.T) {
 	ctx := context.Background()
 	hook := 0
-	f := objectstore.NewFaulty(objectstore.NewMem("t"),
-		objectstore.WithRandomFaults(1, 1, objectstore.FaultCrash),
-		objectstore.WithCrashHook(func() { hook++ }))
+	f := faultstore.New(objectstore.NewMem("t"),
+		faultstore.WithRandomFaults(1, 1, faultstore.Crash),
+		faultstore.WithCrashHook(func() { hook++ }))
 	for range 3 {
-		if err := f.Put(ctx, "k", nil); !errors.Is(err, objectstore.ErrCrashed) {
+		if err := f.Put(ctx, "k", nil); !errors.Is(err, faultstore.ErrCrashed) {
 			t.Fatalf("put: %v, want ErrCrashed", err)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
@@ -49,12 +50,12 @@ func testOpenTransaction(t *testing.T, c cluster) {
 
 	mem := objectstore.NewMem(t.Name())
 	createTable(t, mem)
-	crashRun := func(phase objectstore.Phase) *Stats {
+	crashRun := func(phase faultstore.Phase) *Stats {
 		t.Helper()
 		wctx, kill := context.WithCancel(ctx)
 		defer kill()
-		f := objectstore.NewFaulty(mem, objectstore.WithCrashHook(kill))
-		f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 2, Phase: phase, Kind: objectstore.FaultCrash})
+		f := faultstore.New(mem, faultstore.WithCrashHook(kill))
+		f.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 2, Phase: phase, Kind: faultstore.Crash})
 		in, _ := New(newSink(t, f), c.brokers, []string{c.topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(2), WithLogger(quiet))
 		st, err := in.Run(wctx)
 		if err == nil || !f.Crashed() || st.Batches != 1 {
@@ -73,7 +74,7 @@ func testOpenTransaction(t *testing.T, c cluster) {
 		return st
 	}
 
-	crashRun(objectstore.Before)
+	crashRun(faultstore.Before)
 	idleRun()
 	if got := tableRows(t, mem); !maps.Equal(got, visible) {
 		t.Fatalf("while a transaction is open the table holds %d records %v, want the %d committed before it %v",
@@ -84,7 +85,7 @@ func testOpenTransaction(t *testing.T, c cluster) {
 	a = newProducerID(t, c, "a-"+c.topic, l)
 	l.aborted += 6
 	a.produceRounds(ctx, 3)
-	crashRun(objectstore.After)
+	crashRun(faultstore.After)
 	st := idleRun()
 	if st.Batches == 0 {
 		t.Fatalf("last run: %+v, want the records released by the abort", st)
@@ -134,12 +135,12 @@ func ingestHelper() int {
 			fmt.Println("stopped")
 			time.Sleep(10 * time.Minute) // until the test kills this process
 		}
-		phase := objectstore.Before
+		phase := faultstore.Before
 		if job.After {
-			phase = objectstore.After
+			phase = faultstore.After
 		}
-		f := objectstore.NewFaulty(local, objectstore.WithCrashHook(hang))
-		f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: job.StopAt, Phase: phase, Kind: objectstore.FaultCrash})
+		f := faultstore.New(local, faultstore.WithCrashHook(hang))
+		f.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: job.StopAt, Phase: phase, Kind: faultstore.Crash})
 		store = f
 	}
 	tbl, err := table.Open(ctx, "", table.WithStore(store), table.WithLogger(quiet))

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
@@ -358,10 +359,10 @@ func TestIngestExactlyOnceAcrossCrashes(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for _, tc := range []struct {
 				name  string
-				phase objectstore.Phase
+				phase faultstore.Phase
 			}{
-				{"crash before the commit lands", objectstore.Before},
-				{"crash after the commit lands", objectstore.After},
+				{"crash before the commit lands", faultstore.Before},
+				{"crash after the commit lands", faultstore.After},
 			} {
 				t.Run(tc.name, func(t *testing.T) { testExactlyOnceAcrossCrashes(t, k.start(t), tc.phase) })
 			}
@@ -369,7 +370,7 @@ func TestIngestExactlyOnceAcrossCrashes(t *testing.T) {
 	}
 }
 
-func testExactlyOnceAcrossCrashes(t *testing.T, c cluster, phase objectstore.Phase) {
+func testExactlyOnceAcrossCrashes(t *testing.T, c cluster, phase faultstore.Phase) {
 	ctx := t.Context()
 	brokers, topic := c.brokers, c.topic
 	p := newProducer(t, c)
@@ -395,8 +396,8 @@ func testExactlyOnceAcrossCrashes(t *testing.T, c cluster, phase objectstore.Pha
 	// Run 2: the writer dies at its second commit.
 	wctx, kill := context.WithCancel(ctx)
 	defer kill()
-	f := objectstore.NewFaulty(mem, objectstore.WithCrashHook(kill))
-	f.Inject(objectstore.Fault{Op: objectstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 2, Phase: phase, Kind: objectstore.FaultCrash})
+	f := faultstore.New(mem, faultstore.WithCrashHook(kill))
+	f.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.LogPrefix, Nth: 2, Phase: phase, Kind: faultstore.Crash})
 	in, _ = New(newSink(t, f), brokers, []string{topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(5), WithLogger(quiet))
 	st, err = in.Run(wctx)
 	if err == nil || !f.Crashed() {
@@ -415,7 +416,7 @@ func testExactlyOnceAcrossCrashes(t *testing.T, c cluster, phase objectstore.Pha
 		t.Fatal(err)
 	}
 	wantStart := int64(3) // run 2's second commit was lost...
-	if phase == objectstore.After {
+	if phase == faultstore.After {
 		wantStart = 4 // ...or landed without an acknowledgement
 	}
 	if st.Stopped != StopIdle || st.StartEpoch != wantStart || st.Batches == 0 {
