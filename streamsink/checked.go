@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // WriteEpochChecked is WriteEpochWith with a precondition on the table
@@ -18,10 +16,10 @@ import (
 // extra txns being recorded as read, this makes "the table still holds
 // what I expect for these appIds" hold at the commit: a concurrent commit
 // that writes one of them after the snapshot fails this one with
-// txlog.ErrConcurrentTransaction; one that landed before the snapshot is
+// table.ErrConcurrentTransaction; one that landed before the snapshot is
 // seen by check. The Kafka source uses it to fence a consumer that lost a
 // partition to another one (see streamsink/kafkasink).
-func (s *Sink) WriteEpochChecked(ctx context.Context, epochID int64, rows []parquetio.Row, check func(*table.Table) error, extra ...txlog.Txn) (*Result, error) {
+func (s *Sink) WriteEpochChecked(ctx context.Context, epochID int64, rows []table.Row, check func(*table.Table) error, extra ...table.Txn) (*Result, error) {
 	if err := s.checkExtra(extra); err != nil {
 		return nil, err
 	}

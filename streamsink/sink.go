@@ -27,9 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Operation is the commitInfo.operation of every epoch commit, as Spark
@@ -60,7 +58,7 @@ type Sink struct {
 	retries int
 	wopts   []table.WriteOption
 	params  map[string]string // extra commitInfo.operationParameters
-	txnOpts []txlog.TxnOption
+	txnOpts []table.TxnOption
 
 	mu  sync.Mutex
 	tbl *table.Table
@@ -87,15 +85,15 @@ func WithWriteOptions(opts ...table.WriteOption) Option {
 // WithCheckpointer makes the sink's epoch commits hand their due
 // checkpoints to cp, which writes them in the background, so that an epoch
 // every delta.checkpointInterval does not wait for a checkpoint of the whole
-// table (see txlog.Checkpointer). The caller owns cp: close it after the
+// table (see table.Checkpointer). The caller owns cp: close it after the
 // last epoch (a checkpoint still queued then is written by Close, or
 // dropped if Close's context ends first: the table stays valid either way,
 // and exactly-once does not depend on checkpoints). A Sink has no lifecycle
 // of its own, so there is no default background checkpointer: without this
 // option (or table.WithCheckpointer on the table) epoch commits checkpoint
 // synchronously, as Spark's sink does.
-func WithCheckpointer(cp *txlog.Checkpointer) Option {
-	return func(s *Sink) { s.txnOpts = append(s.txnOpts, txlog.WithCheckpointer(cp)) }
+func WithCheckpointer(cp *table.Checkpointer) Option {
+	return func(s *Sink) { s.txnOpts = append(s.txnOpts, table.CheckpointerOption(cp)) }
 }
 
 // WithConflictRetries bounds how often an epoch is retried from a fresh
@@ -175,7 +173,7 @@ type Result struct {
 }
 
 // WriteEpoch writes one epoch: rows are aligned with the table schema (see
-// parquetio.Row). It follows Spark's DeltaSink.addBatch:
+// table.Row). It follows Spark's DeltaSink.addBatch:
 //
 //  1. refresh the snapshot and read the query's txn version v (recorded as
 //     read, so a concurrent commit of the same query conflicts);
@@ -186,11 +184,11 @@ type Result struct {
 //     (operation STREAMING UPDATE with outputMode, queryId, epochId).
 //
 // When another run of the same query commits first, WriteEpoch returns an
-// error matching txlog.ErrConcurrentTransaction: two live runs of one query
+// error matching table.ErrConcurrentTransaction: two live runs of one query
 // are fenced. Other conflicts (a concurrent metadata change, ...) are retried
 // from a fresh snapshot, re-checking step 2. Other errors are returned
 // wrapped; the epoch may then be written again: it lands once.
-func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []parquetio.Row) (*Result, error) {
+func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []table.Row) (*Result, error) {
 	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil)
 }
 
@@ -200,12 +198,12 @@ func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []parquetio.R
 // partition as txn{appId: "<queryId>-<topic>-<partition>", version:
 // offset}, so the data and the offsets commit atomically. Each extra appId
 // is recorded as read, like the query's: a concurrent commit that writes
-// one of them fences this one (txlog.ErrConcurrentTransaction). A nil
+// one of them fences this one (table.ErrConcurrentTransaction). A nil
 // LastUpdated is set to the sink's clock. An extra txn must not use the
 // query id as its appId, and appIds must not repeat (ErrInvalidTxn). When
 // the epoch is skipped, the extra txns are not written either: they belong
 // to the commit that wrote the epoch.
-func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []parquetio.Row, extra ...txlog.Txn) (*Result, error) {
+func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []table.Row, extra ...table.Txn) (*Result, error) {
 	if err := s.checkExtra(extra); err != nil {
 		return nil, err
 	}
@@ -216,7 +214,7 @@ func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []parquet
 // an empty appId, the query's own appId, or an appId given twice.
 var ErrInvalidTxn = errors.New("invalid txn action")
 
-func (s *Sink) checkExtra(extra []txlog.Txn) error {
+func (s *Sink) checkExtra(extra []table.Txn) error {
 	seen := make(map[string]bool, len(extra))
 	for _, t := range extra {
 		switch {
@@ -234,10 +232,10 @@ func (s *Sink) checkExtra(extra []txlog.Txn) error {
 
 // rowsFunc produces an epoch's rows for the table version it is written
 // to; it runs only when the epoch is not skipped.
-type rowsFunc func(tbl *table.Table) ([]parquetio.Row, error)
+type rowsFunc func(tbl *table.Table) ([]table.Row, error)
 
-func untyped(rows []parquetio.Row) rowsFunc {
-	return func(*table.Table) ([]parquetio.Row, error) { return rows, nil }
+func untyped(rows []table.Row) rowsFunc {
+	return func(*table.Table) ([]table.Row, error) { return rows, nil }
 }
 
 // writeEpoch is the one path of every epoch write (WriteEpoch,
@@ -247,13 +245,13 @@ func untyped(rows []parquetio.Row) rowsFunc {
 // check, when not nil, runs on every snapshot an attempt starts from,
 // after the skip test and before anything of that attempt is written or
 // committed.
-func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []txlog.Txn, check func(*table.Table) error) (*Result, error) {
+func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var adds []*txlog.Add
+	var adds []*table.Add
 	var nrows int64
 	for round := 0; ; round++ {
 		tbl, err := s.tbl.Refresh(ctx)
@@ -284,7 +282,7 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 			}
 			nrows = int64(len(rows))
 			if adds == nil {
-				adds = []*txlog.Add{} // no rows: commit the epoch without files
+				adds = []*table.Add{} // no rows: commit the epoch without files
 			}
 		}
 		upd.Time = s.now()
@@ -301,7 +299,7 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 			}
 			return &Result{Epoch: epochID, Version: cr.Version, Files: len(adds), Rows: nrows, Bytes: bytes, Attempts: cr.Attempts}, nil
 		}
-		if errors.Is(err, txlog.ErrConcurrentTransaction) || !errors.Is(err, txlog.ErrConcurrentModification) || round >= s.retries {
+		if errors.Is(err, table.ErrConcurrentTransaction) || !errors.Is(err, table.ErrConcurrentModification) || round >= s.retries {
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
 		s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)

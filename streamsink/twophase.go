@@ -10,10 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Two-phase epochs, for stream processors that checkpoint (Flink's Sink V2
@@ -91,7 +88,7 @@ type Committable struct {
 	queryID string
 	epochID int64
 	mode    OutputMode
-	adds    []*txlog.Add
+	adds    []*table.Add
 	rows    int64
 	// skipped: the table already held the epoch when it was prepared;
 	// nothing was written.
@@ -112,7 +109,7 @@ func (c *Committable) Rows() int64 { return c.rows }
 func (c *Committable) Files() []string {
 	keys := make([]string, len(c.adds))
 	for i, a := range c.adds {
-		keys[i] = txlog.DecodePath(a.Path)
+		keys[i] = table.DecodePath(a.Path)
 	}
 	return keys
 }
@@ -131,7 +128,7 @@ type committableBody struct {
 	OutputMode    OutputMode   `json:"outputMode"`
 	Rows          int64        `json:"rows"`
 	Skipped       bool         `json:"skipped,omitempty"`
-	Adds          []*txlog.Add `json:"adds"`
+	Adds          []*table.Add `json:"adds"`
 }
 
 // committableEnvelope carries the body with its SHA-256, so that damaged
@@ -157,9 +154,9 @@ func (c *Committable) MarshalBinary() ([]byte, error) {
 	return json.Marshal(committableEnvelope{Committable: body, SHA256: hex.EncodeToString(sum[:])})
 }
 
-func nonNilAdds(adds []*txlog.Add) []*txlog.Add {
+func nonNilAdds(adds []*table.Add) []*table.Add {
 	if adds == nil {
-		return []*txlog.Add{}
+		return []*table.Add{}
 	}
 	return adds
 }
@@ -205,7 +202,7 @@ func DecodeCommittable(data []byte) (*Committable, error) {
 		if a == nil || a.Path == "" {
 			return nil, bad("add %d has no path", i)
 		}
-		if !relativeKey(txlog.DecodePath(a.Path)) {
+		if !relativeKey(table.DecodePath(a.Path)) {
 			return nil, bad("add %d: path %q is not a file under the table root", i, a.Path)
 		}
 	}
@@ -217,7 +214,7 @@ func DecodeCommittable(data []byte) (*Committable, error) {
 // no scheme, no leading slash, no empty, "." or ".." segment, not in the
 // log. Prepare writes only such paths; Abort deletes only such keys.
 func relativeKey(key string) bool {
-	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "://") || strings.HasPrefix(key, txlog.LogPrefix) {
+	if key == "" || strings.HasPrefix(key, "/") || strings.Contains(key, "://") || strings.HasPrefix(key, table.LogPrefix) {
 		return false
 	}
 	for seg := range strings.SplitSeq(key, "/") {
@@ -229,7 +226,7 @@ func relativeKey(key string) bool {
 }
 
 // Prepare is the first phase of an epoch: it writes the epoch's rows as
-// data files (rows aligned with the table schema, see parquetio.Row; in
+// data files (rows aligned with the table schema, see table.Row; in
 // the sink's output mode, with its write options) and returns the
 // committable that Commit commits. Nothing is committed: until Commit the
 // files are orphans that no reader sees.
@@ -240,7 +237,7 @@ func relativeKey(key string) bool {
 // negative epoch (ErrInvalidEpoch), a table that refuses the write
 // (table.ErrAppendOnly for Complete mode, constraints, ...) before any
 // file is written, store errors (the files written so far are deleted).
-func (s *Sink) Prepare(ctx context.Context, epochID int64, rows []parquetio.Row) (*Committable, error) {
+func (s *Sink) Prepare(ctx context.Context, epochID int64, rows []table.Row) (*Committable, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: prepare epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
@@ -316,7 +313,7 @@ type CommitResult struct {
 // naming them, and nothing is committed. A committable of another query or
 // another table is ErrInvalidCommittable. When another run of the query
 // commits the epoch (or a later one) concurrently, Commit fails with
-// txlog.ErrConcurrentTransaction; call it again to learn whether the
+// table.ErrConcurrentTransaction; call it again to learn whether the
 // table holds the epoch. Other conflicts are retried from a fresh snapshot
 // (WithConflictRetries). Any other error leaves the epoch committed or
 // not: call Commit again.
@@ -361,7 +358,7 @@ func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error
 				ErrInvalidCommittable, tbl.Snapshot().TxnVersion(s.queryID)))
 		}
 		if !checked {
-			if err := s.checkFiles(ctx, tbl.Store(), c); err != nil {
+			if err := s.checkFiles(ctx, tbl, c); err != nil {
 				return nil, err
 			}
 			checked = true
@@ -379,7 +376,7 @@ func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error
 			}
 			return &CommitResult{Epoch: c.epochID, Version: cr.Version, Files: len(c.adds), Rows: c.rows, Bytes: bytes, Attempts: cr.Attempts}, nil
 		}
-		if errors.Is(err, txlog.ErrConcurrentTransaction) || !errors.Is(err, txlog.ErrConcurrentModification) || round >= s.retries {
+		if errors.Is(err, table.ErrConcurrentTransaction) || !errors.Is(err, table.ErrConcurrentModification) || round >= s.retries {
 			return nil, wrap(err)
 		}
 		s.logger.Info("streamsink: conflict, retrying commit from a fresh snapshot", "query", s.queryID, "epoch", c.epochID, "err", err)
@@ -456,15 +453,16 @@ func (s *Sink) checkOwn(c *Committable) error {
 	return nil
 }
 
-// checkFiles stats every data file of c: a missing file, or one whose size
-// differs from its add, is a *MissingFilesError.
-func (s *Sink) checkFiles(ctx context.Context, store objectstore.Store, c *Committable) error {
+// checkFiles stats every data file of c in tbl's store: a missing file, or
+// one whose size differs from its add, is a *MissingFilesError.
+func (s *Sink) checkFiles(ctx context.Context, tbl *table.Table, c *Committable) error {
+	store := tbl.Store()
 	var missing []string
 	for _, a := range c.adds {
-		key := txlog.DecodePath(a.Path)
+		key := table.DecodePath(a.Path)
 		info, err := store.Stat(ctx, key)
 		switch {
-		case errors.Is(err, objectstore.ErrNotExist):
+		case errors.Is(err, table.ErrNotExist):
 			missing = append(missing, key+" does not exist")
 		case err != nil:
 			return fmt.Errorf("streamsink: query %s commit epoch %d: checking data file %s: %w", s.queryID, c.epochID, key, err)
@@ -516,23 +514,22 @@ func (ec *epochCommit) holdsAny(c *Committable) bool {
 // commit per version since the epoch's commit. A version no longer in the
 // log (log cleanup) ends the walk with nothing found: Version -1.
 func (s *Sink) findEpochCommit(ctx context.Context, tbl *table.Table, epoch int64) (*epochCommit, error) {
-	store := tbl.Store()
 	for v := tbl.Version(); v >= 0; v-- {
-		actions, err := txlog.ReadCommit(ctx, store, v)
-		if errors.Is(err, objectstore.ErrNotExist) {
+		actions, err := tbl.ReadCommit(ctx, v)
+		if errors.Is(err, table.ErrNotExist) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("looking for the commit of epoch %d: %w", epoch, err)
 		}
-		var txn *txlog.Txn
+		var txn *table.Txn
 		files := map[string]bool{}
 		for _, a := range actions {
 			switch {
 			case a.Txn != nil && a.Txn.AppID == s.queryID:
 				txn = a.Txn
 			case a.Add != nil:
-				files[txlog.DecodePath(a.Add.Path)] = true
+				files[table.DecodePath(a.Add.Path)] = true
 			}
 		}
 		switch {
@@ -548,13 +545,13 @@ func (s *Sink) findEpochCommit(ctx context.Context, tbl *table.Table, epoch int6
 }
 
 // liveAny reports whether the snapshot references a file of c.
-func liveAny(snap *txlog.Snapshot, c *Committable) bool {
+func liveAny(snap *table.Snapshot, c *Committable) bool {
 	keys := map[string]bool{}
 	for _, k := range c.Files() {
 		keys[k] = true
 	}
 	for a := range snap.AllFiles() {
-		if keys[txlog.DecodePath(a.Path)] {
+		if keys[table.DecodePath(a.Path)] {
 			return true
 		}
 	}

@@ -3,7 +3,6 @@ package streamsink
 import (
 	"context"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -16,7 +15,7 @@ import (
 // hold, is an error wrapping table.ErrSchemaMismatch, and nothing is
 // written.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]parquetio.Row, error) {
+	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, error) {
 		return table.RowsOf(tbl.Schema(), rows)
 	}, nil, nil)
 }

@@ -1,0 +1,83 @@
+package table
+
+import (
+	"context"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// The names below let the packages above table (streamsink, kafkasink,
+// deltactl) and library users work with a table through this package
+// alone: they are the lower packages' types and errors, under table's name.
+
+// Row is one table row: the values of the table's columns in schema order
+// (or a projection's order), in the value model of parquetio.Row.
+type Row = parquetio.Row
+
+// Date is a Delta date value in a Row (days since the Unix epoch).
+type Date = parquetio.Date
+
+// Decimal is a Delta decimal value in a Row.
+type Decimal = parquetio.Decimal
+
+// MapEntry is one key/value pair of a Delta map value in a Row.
+type MapEntry = parquetio.MapEntry
+
+// Add is a data file as the log records it (spec "Add File and Remove
+// File"): what a write adds and a snapshot lists.
+type Add = txlog.Add
+
+// Action is one action of a commit (spec "Actions").
+type Action = txlog.Action
+
+// CommitInfo is a commit's provenance (spec "Commit Provenance
+// Information").
+type CommitInfo = txlog.CommitInfo
+
+// Snapshot is the table state at one version (Table.Snapshot).
+type Snapshot = txlog.Snapshot
+
+// Protocol is a table's protocol action (reader and writer versions and
+// features).
+type Protocol = txlog.Protocol
+
+// Checkpointer writes checkpoints in the background (WithCheckpointer).
+type Checkpointer = txlog.Checkpointer
+
+// TxnOption configures the transaction of a commit (WithTxnOptions,
+// WithCommitOptions).
+type TxnOption = txlog.TxnOption
+
+// Errors of the lower packages that callers of table match with errors.Is.
+var (
+	// ErrConcurrentTransaction: a concurrent commit changed an application
+	// transaction (txn appId) this one read; two live writers of one
+	// streaming query.
+	ErrConcurrentTransaction = txlog.ErrConcurrentTransaction
+	// ErrConcurrentModification is wrapped by every commit conflict.
+	ErrConcurrentModification = txlog.ErrConcurrentModification
+	// ErrNotExist: an object (a data file, a commit) does not exist.
+	ErrNotExist = objectstore.ErrNotExist
+)
+
+// LogPrefix is the key prefix of the Delta log under a table root
+// ("_delta_log/"): no data file key starts with it.
+const LogPrefix = txlog.LogPrefix
+
+// CheckpointerOption is the transaction option that hands due checkpoints
+// to cp (txlog.WithCheckpointer), for WithCommitOptions.
+func CheckpointerOption(cp *Checkpointer) TxnOption { return txlog.WithCheckpointer(cp) }
+
+// DecodePath returns the store key (relative to the table root) or URI of
+// an add or remove path, which the log holds URI-encoded (spec "Add File
+// and Remove File"; txlog.DecodePath).
+func DecodePath(p string) string { return txlog.DecodePath(p) }
+
+// ReadCommit reads and decodes the commit of version v of the table: an
+// error wrapping ErrNotExist when the log no longer holds it (log cleanup)
+// or never did, a *txlog.CorruptLogError when it cannot be decoded.
+func (t *Table) ReadCommit(ctx context.Context, v int64) ([]Action, error) {
+	return txlog.ReadCommit(ctx, t.store, v)
+}
