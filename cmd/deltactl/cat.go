@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -117,7 +116,7 @@ stream holds every row unless --limit is given.`,
 
 // rowWriter prints scanned rows in one format.
 type rowWriter interface {
-	write(parquetio.Row) error
+	write(table.Row) error
 	flush() error
 }
 
@@ -147,7 +146,7 @@ func (r *tableRows) header() {
 	r.started = true
 }
 
-func (r *tableRows) write(row parquetio.Row) error {
+func (r *tableRows) write(row table.Row) error {
 	if !r.started {
 		r.header()
 	}
@@ -190,7 +189,7 @@ func (r *csvRows) header() error {
 	return r.w.Write(names)
 }
 
-func (r *csvRows) write(row parquetio.Row) error {
+func (r *csvRows) write(row table.Row) error {
 	if err := r.header(); err != nil {
 		return err
 	}
@@ -214,8 +213,8 @@ type jsonRows struct {
 	sch *schema.StructType
 }
 
-func (r *jsonRows) write(row parquetio.Row) error {
-	b, err := json.Marshal(jsonValue(r.sch, parquetio.Row(row)))
+func (r *jsonRows) write(row table.Row) error {
+	b, err := json.Marshal(jsonValue(r.sch, table.Row(row)))
 	if err != nil {
 		return err
 	}
@@ -258,7 +257,7 @@ func jsonValue(t schema.Type, v any) any {
 	}
 	switch t := t.(type) {
 	case *schema.StructType:
-		row, ok := v.(parquetio.Row)
+		row, ok := v.(table.Row)
 		if !ok {
 			return fmt.Sprint(v)
 		}
@@ -283,7 +282,7 @@ func jsonValue(t schema.Type, v any) any {
 		}
 		return out
 	case *schema.MapType:
-		entries, ok := v.([]parquetio.MapEntry)
+		entries, ok := v.([]table.MapEntry)
 		if !ok {
 			return fmt.Sprint(v)
 		}
@@ -312,7 +311,7 @@ func jsonValue(t schema.Type, v any) any {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				return strconv.FormatFloat(float64(x), 'g', -1, 32)
 			}
-		case time.Time, parquetio.Date, []byte:
+		case time.Time, table.Date, []byte:
 			return formatValue(t, v)
 		}
 		return v
@@ -330,9 +329,9 @@ func formatValue(t schema.Type, v any) string {
 		return x
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
-	case parquetio.Date:
+	case table.Date:
 		return x.String()
-	case parquetio.Decimal:
+	case table.Decimal:
 		return x.String()
 	case time.Time:
 		if pt, ok := t.(*schema.PrimitiveType); ok && pt.Name == schema.TimestampNTZ {

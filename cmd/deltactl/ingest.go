@@ -14,7 +14,6 @@ import (
 
 	"github.com/deltakit/deltakit/ingest"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
@@ -208,7 +207,7 @@ func (e *hintError) Unwrap() error { return e.err }
 // batches groups the input rows after the first skip into slices of n,
 // calling fn for each (the last may be shorter); fn returning false stops.
 // limit > 0 ends the input after limit rows (skipped ones included).
-func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, bar progress, fn func([]parquetio.Row) (bool, error)) error {
+func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, bar progress, fn func([]table.Row) (bool, error)) error {
 	if limit > 0 && skip >= limit {
 		return nil
 	}
@@ -218,7 +217,7 @@ func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, 
 	if limit > 0 {
 		left = limit - skip
 	}
-	batch := make([]parquetio.Row, 0, n)
+	batch := make([]table.Row, 0, n)
 	for row, err := range src.Rows(ctx, skip) {
 		if err != nil {
 			return err
@@ -237,7 +236,7 @@ func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, 
 			if err != nil || !more {
 				return err
 			}
-			batch = make([]parquetio.Row, 0, n)
+			batch = make([]table.Row, 0, n)
 		}
 	}
 	bar.Add(int64(read))
@@ -274,7 +273,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
 	defer bar.Finish()
 	var adds []*txlog.Add
-	err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []parquetio.Row) (bool, error) {
+	err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []table.Row) (bool, error) {
 		files, err := d.WriteFiles(ctx, rows, wopts...)
 		adds = append(adds, files...)
 		if err != nil {
@@ -377,7 +376,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	defer bar.Finish()
 	epoch := start
 	ran := 0
-	err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []parquetio.Row) (bool, error) {
+	err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []table.Row) (bool, error) {
 		if f.maxEpochs > 0 && ran >= f.maxEpochs {
 			view.Stopped = true
 			return false, nil

@@ -16,7 +16,7 @@
 //
 // Two runs of one query (or two queries claiming a partition) fence each
 // other through the txn actions they read: the later commit fails with
-// txlog.ErrConcurrentTransaction and its run stops. Without a consumer
+// table.ErrConcurrentTransaction and its run stops. Without a consumer
 // group every run reads all partitions of its topics; to spread them over
 // processes, see below.
 //
@@ -44,7 +44,7 @@
 // the member started at, or after its own last commit), checked on the
 // very snapshot the commit is based on (streamsink.Sink.WriteEpochChecked).
 // So of two commits of one partition from one offset, the second either
-// conflicts with txlog.ErrConcurrentTransaction (the first landed after
+// conflicts with table.ErrConcurrentTransaction (the first landed after
 // its snapshot: a winner wrote an appId it read) or sees the new offset on
 // its snapshot (the first landed before). Either way it finds that its
 // offset is behind the table's, leaves out its records below the table's
@@ -95,11 +95,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/deltakit/deltakit/ingest"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // DefaultMaxBatchRecords is how many records one poll batch (one epoch)
@@ -122,11 +120,11 @@ var ErrUnknownTopic = errors.New("kafkasink: unknown topic")
 // Decoder turns one Kafka record into a row aligned with schema, the schema
 // of the table the row is written to. A nil row with a nil error drops the
 // record (its offset still counts as consumed).
-type Decoder func(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error)
+type Decoder func(rec *kgo.Record, sch *schema.StructType) (table.Row, error)
 
 // JSONDecoder decodes a record's value as one JSON object, by column name
 // (see ingest.JSONRow). It is the default decoder.
-func JSONDecoder(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error) {
+func JSONDecoder(rec *kgo.Record, sch *schema.StructType) (table.Row, error) {
 	return ingest.JSONRow(sch, rec.Value)
 }
 
@@ -371,9 +369,9 @@ func LegacyAppID(queryID, topic string, partition int32) string {
 // A partition recorded only under its LegacyAppID gets that offset, unless
 // the appId could also be another query's: then Offsets returns an error
 // wrapping ErrAmbiguousOffsets that names the appId and the queries.
-func Offsets(snap *txlog.Snapshot, queryID string, partitions []TopicPartition) (map[TopicPartition]int64, error) {
+func Offsets(snap *table.Snapshot, queryID string, partitions []TopicPartition) (map[TopicPartition]int64, error) {
 	out := make(map[TopicPartition]int64, len(partitions))
-	var txns map[string]*txlog.Txn // loaded on the first legacy offset
+	var txns map[string]*table.Txn // loaded on the first legacy offset
 	for _, tp := range partitions {
 		if v := snap.TxnVersion(AppID(queryID, tp.Topic, tp.Partition)); v >= 0 {
 			out[tp] = v
@@ -400,7 +398,7 @@ func Offsets(snap *txlog.Snapshot, queryID string, partitions []TopicPartition) 
 // epochs of (a txn appId of their own) and whose legacy offset appIds
 // could be legacy: every split of legacy at a '-' into a query id and a
 // non-empty "<topic>-<partition>".
-func legacyOwners(txns map[string]*txlog.Txn, legacy, queryID string) []string {
+func legacyOwners(txns map[string]*table.Txn, legacy, queryID string) []string {
 	var out []string
 	for i := range max(0, strings.LastIndex(legacy, "-")-1) {
 		if legacy[i] != '-' {
@@ -628,7 +626,7 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 			if err := g.moved(moved); err != nil {
 				return nil, err
 			}
-		case errors.Is(err, txlog.ErrConcurrentTransaction):
+		case errors.Is(err, table.ErrConcurrentTransaction):
 			last, lerr := in.sink.LastCommittedEpoch(ctx)
 			if lerr != nil {
 				return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), lerr)
@@ -660,7 +658,7 @@ const maxMoveRetries = 10
 func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState) (_ *Batch, bad int64, _ error) {
 	sch := in.sink.Table().Schema()
 	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
-	rows := make([]parquetio.Row, 0, len(recs))
+	rows := make([]table.Row, 0, len(recs))
 	src := make([]*kgo.Record, 0, len(recs)) // the record of each row
 	for _, r := range recs {
 		tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
@@ -681,9 +679,9 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		src = append(src, r)
 	}
 	parts := slices.SortedFunc(maps.Keys(b.Offsets), compareTP)
-	txns := make([]txlog.Txn, 0, len(b.Offsets))
+	txns := make([]table.Txn, 0, len(b.Offsets))
 	for _, tp := range parts {
-		txns = append(txns, txlog.Txn{AppID: AppID(in.offsetsQuery(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
+		txns = append(txns, table.Txn{AppID: AppID(in.offsetsQuery(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
 	}
 	for {
 		var res *streamsink.Result
