@@ -688,21 +688,15 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// ReadCheckpointParquet decodes one checkpoint (or, with topLevel false,
+// readCheckpointParquet decodes one checkpoint (or, with topLevel false,
 // sidecar) Parquet file held in data and calls fn for each action in row
 // order; fn must not keep the *Action (its fields may be kept). file and
-// version name the file in errors. A top-level checkpoint must have the
-// protocol and metaData columns, a sidecar the add or remove column;
-// otherwise, for a column of an unexpected type, and for any Parquet
-// decoding failure (including a panic inside the Parquet library), it
-// returns a *CorruptLogError.
-func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) error {
-	return readCheckpointParquet(file, version, data, topLevel, fn, nil)
-}
-
-// readCheckpointParquet is ReadCheckpointParquet; with pb set, add actions
-// are packed into pb (in row order, by the goroutine that decodes them)
-// instead of being passed to fn.
+// version name the file in errors. With pb set, add actions are packed into
+// pb (in row order, by the goroutine that decodes them) instead of being
+// passed to fn. A top-level checkpoint must have the protocol and metaData
+// columns, a sidecar the add or remove column; otherwise, for a column of an
+// unexpected type, and for any Parquet decoding failure (including a panic
+// inside the Parquet library), it returns a *CorruptLogError.
 func readCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action), pb *packBuilder) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
