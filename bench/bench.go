@@ -20,6 +20,9 @@
 //	P6 streaming    epochs/s of a streamsink on MinIO, vs the floor of the
 //	                same data file and commit written directly; the cost of
 //	                a skipped epoch
+//	P7 delete       DELETE of ~1% of the rows of a table, every file
+//	                touched, with deletion vectors and copy-on-write, vs
+//	                rewriting the touched files with raw parquet-go, on MinIO
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -42,7 +45,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -82,6 +85,12 @@ type Config struct {
 	StreamEpochs  int
 	StreamRows    int
 	StreamSkipped int
+
+	// P7: rows and files of the table deleted from, repetitions per side
+	// (the median counts).
+	DeleteRows  int
+	DeleteFiles int
+	DeleteReps  int
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -94,11 +103,13 @@ func QuickConfig() Config {
 		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 15,
 		MemoryFiles:  100_000,
 		StreamEpochs: 20, StreamRows: 10_000, StreamSkipped: 20,
+		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
 	}
 }
 
 // FullConfig returns the sizes of the issue: 1,000,000 rows, a table of
-// 10,000 commits and 100,000 files, a snapshot of 1,000,000 files.
+// 10,000 commits and 100,000 files, a snapshot of 1,000,000 files, a
+// DELETE from a table of 1,000,000 rows in 20 files.
 func FullConfig() Config {
 	return Config{
 		Mode:        "full",
@@ -108,12 +119,13 @@ func FullConfig() Config {
 		ContentionWriters: []int{1, 4, 8}, ContentionCommits: 50,
 		MemoryFiles:  1_000_000,
 		StreamEpochs: 100, StreamRows: 10_000, StreamSkipped: 50,
+		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
 	}
 }
 
 // Env is what the figures run against.
 type Env struct {
-	// S3 is the MinIO server of P1, P2, P4 and P6; nil skips them.
+	// S3 is the MinIO server of P1, P2, P4, P6 and P7; nil skips them.
 	S3 *testenv.MinIO
 	// TempDir holds generated tables; it must exist. Run removes what it
 	// writes there.
@@ -237,6 +249,7 @@ func figureFuncs() map[string]figureFunc {
 		"P4": ContentionFigure,
 		"P5": MemoryFigure,
 		"P6": StreamFigure,
+		"P7": DeleteFigure,
 	}
 }
 

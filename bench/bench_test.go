@@ -67,7 +67,8 @@ func TestFigures(t *testing.T) {
 	env := testEnv(t)
 	cfg := Config{Mode: "test", CommitPairs: 10, CommitWarmup: 1, AppendRows: 5_000, AppendReps: 1,
 		OpenCommits: 30, OpenFilesPerCommit: 5, OpenReps: 1, ContentionWriters: []int{1, 3}, ContentionCommits: 4,
-		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2}
+		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2,
+		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1}
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +80,8 @@ func TestFigures(t *testing.T) {
 		"P4": {"commits_per_s_1w", "commits_per_s_3w", "lost_commits_3w"},
 		"P5": {"peak_rss", "heap_live"},
 		"P6": {"epochs_per_s", "skipped_epoch_p50"},
+		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
+			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
 	}
 	if env.Python != "" {
 		want["P3"] = append(want["P3"], "ratio_open", "ratio_update")
@@ -97,6 +100,23 @@ func TestFigures(t *testing.T) {
 	}
 	if !slices.Equal(ids, FigureIDs()) {
 		t.Errorf("figures %v", ids)
+	}
+	for _, f := range rep.Figures {
+		if f.ID != "P7" {
+			continue
+		}
+		// Every file is touched; with deletion vectors none is rewritten
+		// and one DV file is written, copy-on-write rewrites them all.
+		for name, want := range map[string]float64{"dv_files_touched": 4, "cow_files_touched": 4, "floor_files_touched": 4,
+			"dv_data_files_written": 0, "dv_dv_files_written": 1, "cow_dv_files_written": 0, "floor_data_files_written": 4,
+			"dv_second_dv_files_written": 1, "dv_second_files_touched": 4} {
+			if m := f.Metric(name); m == nil || m.Value != want {
+				t.Errorf("P7: %s = %+v, want %v", name, m, want)
+			}
+		}
+		if f.Metric("cow_deleted_rows").Value != f.Metric("floor_deleted_rows").Value {
+			t.Errorf("P7: deleted rows differ: copy-on-write %v, floor %v", f.Metric("cow_deleted_rows").Value, f.Metric("floor_deleted_rows").Value)
+		}
 	}
 	for _, f := range rep.Figures {
 		if m := f.Metric("lost_commits_3w"); m != nil && (m.Value != 0 || !*m.Met) {
@@ -345,6 +365,49 @@ func BenchmarkStream(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkDelete is P7: DELETE of origin = 'MSY' (~1% of the rows, every
+// file touched) with deletion vectors ("deletion-vectors") and
+// copy-on-write ("copy-on-write"), and the floor of rewriting every file
+// with raw parquet-go ("raw-parquet-go"), on MinIO. Each deltakit delete is
+// followed, outside the timer, by a restore of the table's initial files.
+func BenchmarkDelete(b *testing.B) {
+	ctx := b.Context()
+	cfg := benchConfig()
+	d, err := newDeleteBench(ctx, testenv.StartMinIO(b), cfg.DeleteRows, cfg.DeleteFiles)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		run   func(context.Context) (deleteOutcome, error)
+		after func(context.Context) error
+	}{
+		{"deletion-vectors", d.dvDelete, func(ctx context.Context) error { return restore(ctx, &d.dv, d.dvBase) }},
+		{"copy-on-write", d.cowDelete, func(ctx context.Context) error { return restore(ctx, &d.cow, d.cowBase) }},
+		{"raw-parquet-go", d.floor, nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var written int64
+			for b.Loop() {
+				out, err := c.run(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				written += out.io.putBytes
+				if c.after != nil {
+					b.StopTimer()
+					if err := c.after(ctx); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+			}
+			b.ReportMetric(float64(written)/float64(b.N), "B-written/op")
 		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // Flight is one row of the flights schema as a plain Go struct, the input of
-// parquet-go's GenericWriter (the raw floor of P2 and P6) and of
+// parquet-go's GenericWriter (the raw floor of P2, P6 and P7) and of
 // table.Append[Flight] (P2). The parquet tags give the layout deltakit
 // writes: optional columns, microsecond timestamps, dictionary-encoded
 // strings; the delta tags map the fields to FlightsSchema (Date holds

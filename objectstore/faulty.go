@@ -22,6 +22,15 @@ const (
 	OpList        Op = "list"
 	OpStat        Op = "stat"
 	OpDelete      Op = "delete"
+	// OpUpload is the start of a streaming upload (Uploader.Upload). Its
+	// Commit counts as OpPut, the call where the object appears, so that a
+	// fault planned for a put strikes a streamed object too.
+	OpUpload Op = "upload"
+	// OpUploadWrite is one Write of a streaming upload. Writes are not
+	// recorded by Calls (a large object takes many), and only a fault
+	// whose Op is OpUploadWrite strikes them: a fault of any op (Op "")
+	// and random faults count and strike recorded calls only.
+	OpUploadWrite Op = "upload-write"
 )
 
 // ErrInjected is wrapped by every error a Faulty store makes up.
@@ -195,16 +204,20 @@ func (f *Faulty) Inner() Store { return f.inner }
 // URI implements Store: the wrapped store's URI.
 func (f *Faulty) URI() string { return f.inner.URI() }
 
-// plan decides what happens to one call.
-func (f *Faulty) plan(op Op, key string) (before, after *Fault, crashedErr error) {
+// plan decides what happens to one call; record adds it to Calls.
+func (f *Faulty) plan(op Op, key string, record bool) (before, after *Fault, crashedErr error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, Call{Op: op, Key: key})
+	if record {
+		f.calls = append(f.calls, Call{Op: op, Key: key})
+	}
 	if f.crashed {
 		return nil, nil, &InjectedError{Op: op, Key: key, Err: ErrCrashed}
 	}
 	for _, a := range f.faults {
-		if a.done || (a.Op != "" && a.Op != op) || !strings.HasPrefix(key, a.KeyPrefix) {
+		// A call not recorded is struck only by a fault that names its op:
+		// the Nth of "any op" counts the calls Calls lists.
+		if a.done || (a.Op != "" && a.Op != op) || (a.Op == "" && !record) || !strings.HasPrefix(key, a.KeyPrefix) {
 			continue
 		}
 		a.seen++
@@ -221,7 +234,7 @@ func (f *Faulty) plan(op Op, key string) (before, after *Fault, crashedErr error
 		}
 		return nil, &ft, nil
 	}
-	if f.rng != nil && f.rng.Float64() < f.rate {
+	if record && f.rng != nil && f.rng.Float64() < f.rate {
 		ft := Fault{Op: op, Kind: f.kinds[f.rng.IntN(len(f.kinds))], Status: 503, Latency: 10 * time.Millisecond}
 		if ft.Kind == FaultCrash {
 			f.crashed = true
@@ -291,7 +304,12 @@ func (f *Faulty) fireCrashHook() {
 
 // do runs one call under the fault plan.
 func (f *Faulty) do(ctx context.Context, op Op, key string, call func() error) error {
-	before, after, err := f.plan(op, key)
+	return f.doCall(ctx, op, key, true, call)
+}
+
+// doCall is do; record adds the call to Calls.
+func (f *Faulty) doCall(ctx context.Context, op Op, key string, record bool, call func() error) error {
+	before, after, err := f.plan(op, key, record)
 	if err != nil {
 		return err
 	}
@@ -376,4 +394,85 @@ func (f *Faulty) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 // Delete implements Store.
 func (f *Faulty) Delete(ctx context.Context, key string) error {
 	return f.do(ctx, OpDelete, key, func() error { return f.inner.Delete(ctx, key) })
+}
+
+// Upload implements Uploader: the wrapped store's upload (StartUpload's,
+// so a store without the capability buffers), under the fault plan. The
+// start is OpUpload, each Write OpUploadWrite and Commit OpPut. When an
+// injected fault fails any of them (a crash too), the wrapped upload is
+// aborted, so that a test leaves no temporary file or open multipart
+// upload behind; a real crash would leave those to the store's cleanup.
+func (f *Faulty) Upload(ctx context.Context, key string) (Upload, error) {
+	var inner Upload
+	err := f.do(ctx, OpUpload, key, func() (err error) {
+		inner, err = StartUpload(ctx, f.inner, key)
+		return err
+	})
+	if err != nil {
+		if inner != nil {
+			_ = inner.Abort(context.WithoutCancel(ctx))
+		}
+		return nil, err
+	}
+	return &faultyUpload{f: f, ctx: ctx, key: key, inner: inner}, nil
+}
+
+type faultyUpload struct {
+	f     *Faulty
+	ctx   context.Context
+	key   string
+	inner Upload
+	err   error // the first injected failure
+	done  bool  // Commit or Abort was called
+}
+
+// failed aborts the wrapped upload after err and keeps err for later calls.
+func (u *faultyUpload) failed(err error) error {
+	if u.err == nil {
+		u.err = err
+	}
+	_ = u.inner.Abort(context.WithoutCancel(u.ctx))
+	return u.err
+}
+
+func (u *faultyUpload) Write(p []byte) (int, error) {
+	switch {
+	case u.done:
+		return 0, &KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: ErrUploadClosed}
+	case u.err != nil:
+		return 0, u.err
+	}
+	var n int
+	err := u.f.doCall(u.ctx, OpUploadWrite, u.key, false, func() (err error) {
+		n, err = u.inner.Write(p)
+		return err
+	})
+	var ie *InjectedError
+	if errors.As(err, &ie) {
+		return n, u.failed(err)
+	}
+	return n, err
+}
+
+func (u *faultyUpload) Commit(ctx context.Context) error {
+	switch {
+	case u.done:
+		return &KeyError{Op: "upload", Store: u.f.URI(), Key: u.key, Err: ErrUploadClosed}
+	case u.err != nil:
+		u.done = true
+		return u.err
+	}
+	u.done = true
+	err := u.f.do(ctx, OpPut, u.key, func() error { return u.inner.Commit(ctx) })
+	if err != nil {
+		// A fault before the call left the upload open; after it, the
+		// abort does nothing.
+		return u.failed(err)
+	}
+	return nil
+}
+
+func (u *faultyUpload) Abort(ctx context.Context) error {
+	u.done = true
+	return u.inner.Abort(ctx)
 }

@@ -173,3 +173,15 @@ func (m *Mem) SetModTime(key string, t time.Time) error {
 	m.objs[key] = o
 	return nil
 }
+
+// Upload implements Uploader: the object is collected in memory and stored
+// by Commit, as Put stores it.
+func (m *Mem) Upload(ctx context.Context, key string) (Upload, error) {
+	if err := checkKey(key); err != nil {
+		return nil, m.err("upload", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, m.err("upload", key, err)
+	}
+	return &bufferedUpload{ctx: ctx, key: key, uri: m.URI(), put: m.Put}, nil
+}

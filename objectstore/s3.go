@@ -39,6 +39,8 @@ type S3 struct {
 	uri         string
 	maxAttempts int
 	maxDelay    time.Duration
+	partSize    int64 // bytes per part of a streaming upload
+	inFlight    int   // parts of one upload sent at once
 }
 
 // S3Option configures NewS3.
@@ -53,6 +55,8 @@ type s3Config struct {
 	httpClient  *http.Client
 	maxAttempts int
 	maxDelay    time.Duration
+	partSize    int64
+	inFlight    int
 }
 
 // DefaultS3Region is the region NewS3 uses when no option, environment
@@ -145,7 +149,8 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 	if bucket == "" {
 		return nil, fmt.Errorf("objectstore: NewS3: %w: empty bucket name", ErrInvalidArgument)
 	}
-	cfg := s3Config{maxAttempts: defaultS3MaxAttempts, maxDelay: defaultS3MaxDelay}
+	cfg := s3Config{maxAttempts: defaultS3MaxAttempts, maxDelay: defaultS3MaxDelay,
+		partSize: DefaultS3PartSize, inFlight: DefaultS3InFlight}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -205,6 +210,8 @@ func NewS3(ctx context.Context, bucket, prefix string, opts ...S3Option) (*S3, e
 		uri:         "s3://" + bucket,
 		maxAttempts: cfg.maxAttempts,
 		maxDelay:    cfg.maxDelay,
+		partSize:    cfg.partSize,
+		inFlight:    cfg.inFlight,
 	}
 	if prefix != "" {
 		s.root = prefix + "/"

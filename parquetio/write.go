@@ -197,6 +197,7 @@ type Writer struct {
 	stats *statsBuilder
 
 	numRows int64
+	size    int64 // bytes passed to the underlying io.Writer, counted at Close
 	rgRows  int64
 	rgBytes int64
 	err     error
@@ -331,6 +332,12 @@ func (w *Writer) Write(rows []Row) (err error) {
 // NumRows returns the number of rows written so far.
 func (w *Writer) NumRows() int64 { return w.numRows }
 
+// Size returns the number of bytes of the file produced so far, of which
+// up to 256 KiB may still be buffered on their way to the underlying
+// io.Writer; after a successful Close, the size of the whole file. Rows of
+// the current row group count once the group is flushed.
+func (w *Writer) Size() int64 { return max(w.size, w.out.n) }
+
 // Close writes the last row group and the footer and returns the file's
 // Delta stats. It does not close the underlying io.Writer. Calling Close
 // again returns the same result.
@@ -369,6 +376,7 @@ func (w *Writer) Close() (st *Stats, err error) {
 	if err := w.out.w.Flush(); err != nil {
 		return nil, err
 	}
+	w.size = w.out.n + int64(len(tail))
 	w.result = w.stats.finish(w.numRows, w.cfg.tightBounds)
 	return w.result, nil
 }
@@ -391,7 +399,7 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 	return m, err
 }
 
-// WrittenFile describes a data file written by WriteFile.
+// WrittenFile describes a data file written by WriteFile or FileWriter.
 type WrittenFile struct {
 	Key   string // the store key written
 	Size  int64  // bytes
@@ -399,28 +407,88 @@ type WrittenFile struct {
 	Stats *Stats // the Delta stats of the file
 }
 
-// WriteFile writes rows as one Parquet file and stores it under key with
-// store.Put. The file is built in memory first.
+// WriteFile writes rows as one Parquet file and stores it under key,
+// streamed to the store as CreateFile does. When it fails nothing is
+// stored (except after a lost reply of the store's last call, whose
+// outcome is open).
 func WriteFile(ctx context.Context, store objectstore.Store, key string, sch *schema.StructType, rows []Row, opts ...WriteOption) (*WrittenFile, error) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, sch, opts...)
+	fw, err := CreateFile(ctx, store, key, sch, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer fw.Abort()
+	if err := fw.Write(rows); err != nil {
+		return nil, err
+	}
+	return fw.Close(ctx)
+}
+
+// FileWriter writes one Parquet file to a store as a stream
+// (objectstore.StartUpload: S3 multipart parts, a local temporary file),
+// so that a file larger than memory can be written one batch of rows at a
+// time; the file's Delta stats are computed on the way, as Writer does.
+// The file appears under its key only when Close succeeds. Not safe for
+// concurrent use.
+type FileWriter struct {
+	key string
+	up  objectstore.Upload
+	w   *Writer
+	ctx context.Context
+}
+
+// CreateFile starts writing the Parquet file key to store for rows of sch
+// (NewWriter's layout and options). ctx governs the whole upload: when it
+// is cancelled before Close, the file is not stored. Errors are
+// *FileError naming key.
+func CreateFile(ctx context.Context, store objectstore.Store, key string, sch *schema.StructType, opts ...WriteOption) (*FileWriter, error) {
+	up, err := objectstore.StartUpload(ctx, store, key)
 	if err != nil {
 		return nil, fileErr("write", key, err)
 	}
-	if err := w.Write(rows); err != nil {
-		return nil, fileErr("write", key, err)
-	}
-	st, err := w.Close()
+	w, err := NewWriter(up, sch, opts...)
 	if err != nil {
+		_ = up.Abort(ctx)
 		return nil, fileErr("write", key, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fileErr("write", key, err)
+	return &FileWriter{key: key, up: up, w: w, ctx: ctx}, nil
+}
+
+// Writer returns the Parquet writer of the file, for a caller that hands
+// it to code written against *Writer. Do not Close it: Close the
+// FileWriter.
+func (f *FileWriter) Writer() *Writer { return f.w }
+
+// Write appends rows, as Writer.Write does. After an error the file is
+// broken: call Abort.
+func (f *FileWriter) Write(rows []Row) error {
+	if err := f.w.Write(rows); err != nil {
+		return fileErr("write", f.key, err)
 	}
-	if err := store.Put(ctx, key, buf.Bytes()); err != nil {
-		return nil, fileErr("write", key, err)
+	return nil
+}
+
+// Close writes the footer, stores the file under its key and describes
+// it. When it fails, nothing is stored (but after a lost reply of the
+// store) and the upload is aborted.
+func (f *FileWriter) Close(ctx context.Context) (*WrittenFile, error) {
+	st, err := f.w.Close()
+	if err == nil {
+		err = ctx.Err()
 	}
-	return &WrittenFile{Key: key, Size: int64(buf.Len()), Rows: w.NumRows(), Stats: st}, nil
+	if err == nil {
+		err = f.up.Commit(ctx)
+	}
+	if err != nil {
+		_ = f.up.Abort(context.WithoutCancel(ctx))
+		return nil, fileErr("write", f.key, err)
+	}
+	return &WrittenFile{Key: f.key, Size: f.w.Size(), Rows: f.w.NumRows(), Stats: st}, nil
+}
+
+// Abort discards the file: nothing is stored under its key. Abort after
+// Close does nothing, so `defer fw.Abort()` cleans up on every error path.
+func (f *FileWriter) Abort() {
+	_ = f.up.Abort(context.WithoutCancel(f.ctx))
 }
 
 // groupNode is a Parquet group whose fields keep the order they are given

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures deltakit against its floors and delta-rs (cmd/deltabench), after
-# installing what the figures need: the MinIO server (P1, P2, P4, P6) and the
+# installing what the figures need: the MinIO server (P1, P2, P4, P6, P7) and the
 # Python venv with deltalake (the delta-rs side of P3). See BENCHMARKS.md.
 #
 #   ./scripts/bench.sh                      full sizes (1-4 minutes on 2 cores)

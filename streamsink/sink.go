@@ -9,6 +9,13 @@
 // never references, removed later by vacuum) or the whole commit. After a
 // restart the source replays from the epoch after LastCommittedEpoch, or
 // replays older epochs, which are skipped.
+//
+// A stream processor that checkpoints (Flink's model: pre-commit on the
+// checkpoint barrier, commit when the checkpoint completes, recover pending
+// commits after a restart) uses the two phases separately: Prepare writes
+// an epoch's files and returns a Committable for the processor's
+// checkpoint, Commit commits it idempotently, Abort deletes its files (see
+// Sink.Prepare and Sink.Commit).
 package streamsink
 
 import (
@@ -184,7 +191,7 @@ type Result struct {
 // from a fresh snapshot, re-checking step 2. Other errors are returned
 // wrapped; the epoch may then be written again: it lands once.
 func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []parquetio.Row) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, untyped(rows), nil)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil)
 }
 
 // WriteEpochWith is WriteEpoch with more txn actions in the epoch's commit,
@@ -202,7 +209,7 @@ func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []parquet
 	if err := s.checkExtra(extra); err != nil {
 		return nil, err
 	}
-	return s.writeEpoch(ctx, epochID, untyped(rows), extra)
+	return s.writeEpoch(ctx, epochID, untyped(rows), extra, nil)
 }
 
 // ErrInvalidTxn is returned by WriteEpochWith for an extra txn action with
@@ -234,10 +241,13 @@ func untyped(rows []parquetio.Row) rowsFunc {
 }
 
 // writeEpoch is the one path of every epoch write (WriteEpoch,
-// WriteEpochWith, WriteEpochOf). It writes the epoch's data files once
-// and commits them through the table's operation path
+// WriteEpochWith, WriteEpochOf, WriteEpochChecked). It writes the epoch's
+// data files once and commits them through the table's operation path
 // (table.WithStreamingUpdate), retrying the commit from fresh snapshots.
-func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []txlog.Txn) (*Result, error) {
+// check, when not nil, runs on every snapshot an attempt starts from,
+// after the skip test and before anything of that attempt is written or
+// committed.
+func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []txlog.Txn, check func(*table.Table) error) (*Result, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
@@ -256,6 +266,11 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 		if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
 			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
 			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
+		}
+		if check != nil {
+			if err := check(tbl); err != nil {
+				return nil, fmt.Errorf("streamsink: query %s epoch %d: precondition at table version %d: %w", s.queryID, epochID, tbl.Version(), err)
+			}
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {

@@ -18,5 +18,5 @@ import (
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]parquetio.Row, error) {
 		return table.RowsOf(tbl.Schema(), rows)
-	}, nil)
+	}, nil, nil)
 }

@@ -269,7 +269,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 				input := maintRowsFor(0, 120, "ams")
 				tbl = maintAppend(t, tbl, input[:40])
 				tbl = maintAppend(t, tbl, input[40:80])
-				tbl = maintAppend(t, tbl, input[80:])
+				maintAppend(t, tbl, input[80:])
 				f := objectstore.NewFaulty(mem)
 				ft, err := Open(ctx, "", WithStore(f), WithTxnOptions(txlog.WithoutAutoCheckpoint()))
 				if err != nil {

@@ -26,11 +26,14 @@ type DMLResult struct {
 	// rewritten unchanged into new files by copy-on-write) count rows.
 	DeletedRows, UpdatedRows, CopiedRows int64
 	// AddedFiles and RemovedFiles count data files added and removed; a
-	// file that only got a (new) deletion vector counts in neither.
+	// file that only got a (new) deletion vector counts in neither (an
+	// UPDATE's numRemovedFiles metric counts it, as Spark's does).
 	AddedFiles, RemovedFiles int
-	// DeletionVectorsAdded counts files that got a deletion vector they
-	// did not have, DeletionVectorsUpdated files whose deletion vector grew,
-	// DeletionVectorsRemoved files with a deletion vector that were removed.
+	// As Spark counts them: DeletionVectorsAdded counts the deletion
+	// vectors written (a file's first one or a grown one),
+	// DeletionVectorsUpdated the files whose deletion vector grew, and
+	// DeletionVectorsRemoved the vectors no longer live (replaced by a grown
+	// one, or of a file removed or rewritten).
 	DeletionVectorsAdded, DeletionVectorsUpdated, DeletionVectorsRemoved int
 	// Metrics is commitInfo.operationMetrics of the commit (nil when
 	// nothing was committed).
@@ -78,6 +81,30 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	// Rows are read unfiltered and matched here.
 	reader := *plan
 	reader.pred = nil
+	// A DELETE with deletion vectors keeps no rows: it reads only the
+	// predicate's columns (proj, placed at their top-level indexes in full
+	// for matching), not every column.
+	var proj []int
+	var full parquetio.Row
+	if !r.matchedRows && !r.keptRows && plan.pred != nil {
+		sch := t.snap.Schema()
+		need := make([]bool, len(sch.Fields))
+		plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+		var names []string
+		for i, f := range sch.Fields {
+			if need[i] {
+				names = append(names, f.Name)
+			}
+		}
+		cfg := plan.cfg
+		cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
+		np, err := t.newPlan(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		np.files, np.locs = plan.files, plan.locs
+		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
+	}
 	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
 	var out []*dmlTarget
 	for _, f := range plan.files {
@@ -113,6 +140,12 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		var live int64
 		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
 			live++
+			if proj != nil {
+				for i, top := range proj {
+					full[top] = row[i]
+				}
+				row = full
+			}
 			if plan.pred == nil || plan.pred.matchRow(row) {
 				tg.matched = append(tg.matched, idx)
 				if r.matchedRows {

@@ -41,18 +41,48 @@ type dmlInteropTable struct {
 	name string
 	tbl  *Table
 	want []parquetio.Row
+	// at holds the rows of earlier versions (before and between the DML
+	// commits), for time travel.
+	at map[int64][]parquetio.Row
+	// commits are the DML commits, in order.
+	commits []dmlCommit
+}
+
+// dmlCommit is one DML commit of a dmlInteropTable: its commitInfo
+// operation and what the call returned.
+type dmlCommit struct {
+	op  string
+	res *DMLResult
 }
 
 // writeDMLInteropTables builds the DML tables in stores from newStore.
 func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.Store) []dmlInteropTable {
 	ctx := context.Background()
 	input := slices.Concat(maintRowsFor(0, 40, "ams", "ber", "cph"), maintRowsFor(40, 40, "ams"), maintRowsFor(80, 40, "ber", "cph"))
-	must := func(tbl *Table, _ *DMLResult, err error) *Table {
+	var results []*DMLResult // of the table being built
+	must := func(tbl *Table, res *DMLResult, err error) *Table {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !res.Committed {
+			t.Fatalf("DML committed nothing: %+v", res)
+		}
+		results = append(results, res)
 		return tbl
+	}
+	// finish describes the table built, its DML commits being ops.
+	finish := func(name string, tbl *Table, want []parquetio.Row, at map[int64][]parquetio.Row, ops ...string) dmlInteropTable {
+		t.Helper()
+		if len(ops) != len(results) {
+			t.Fatalf("%s: %d DML commits, %d operation names", name, len(results), len(ops))
+		}
+		it := dmlInteropTable{name: name, tbl: tbl, want: want, at: at}
+		for i, op := range ops {
+			it.commits = append(it.commits, dmlCommit{op, results[i]})
+		}
+		results = nil
+		return it
 	}
 	var out []dmlInteropTable
 	for _, dv := range []bool{false, true} {
@@ -77,15 +107,20 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 			}
 			// DELETE by data and partition predicates, twice (DVs merge).
 			tbl := create("delete")
+			v := tbl.Version()
 			tbl = must(Delete(ctx, tbl, Or(Col("id").Lt(7), Col("id").Between(50, 60))))
-			tbl = must(Delete(ctx, tbl, And(Col("city").Eq("ber"), Col("id").Ge(100))))
-			want := refRows(input, func(r parquetio.Row) (parquetio.Row, bool) {
+			first := refRows(input, func(r parquetio.Row) (parquetio.Row, bool) {
 				id := r[0].(int64)
-				return r, !(id < 7 || id >= 50 && id <= 60 || r[1] == "ber" && id >= 100)
+				return r, !(id < 7 || id >= 50 && id <= 60)
 			})
-			out = append(out, dmlInteropTable{"delete" + suffix, tbl, want})
+			tbl = must(Delete(ctx, tbl, And(Col("city").Eq("ber"), Col("id").Ge(100))))
+			want := refRows(first, func(r parquetio.Row) (parquetio.Row, bool) {
+				return r, !(r[1] == "ber" && r[0].(int64) >= 100)
+			})
+			out = append(out, finish("delete"+suffix, tbl, want, map[int64][]parquetio.Row{v: input, v + 1: first}, "DELETE", "DELETE"))
 			// UPDATE of a data column and of the partition column.
 			tbl = create("update")
+			v = tbl.Version()
 			tbl = must(Update(ctx, tbl, Col("id").Ge(90), map[string]Value{"v": Times(Col("v"), -1)}))
 			tbl = must(Update(ctx, tbl, Col("id").Lt(10), map[string]Value{"city": Lit("osl"), "id": Plus(Col("id"), 1000)}))
 			want = refRows(input, func(r parquetio.Row) (parquetio.Row, bool) {
@@ -98,14 +133,21 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 				}
 				return r, true
 			})
-			out = append(out, dmlInteropTable{"update" + suffix, tbl, want})
+			out = append(out, finish("update"+suffix, tbl, want, map[int64][]parquetio.Row{v: input}, "UPDATE", "UPDATE"))
 			// RESTORE after a delete and an update.
 			tbl = create("restore")
-			v := tbl.Version()
+			v = tbl.Version()
 			tbl = must(Delete(ctx, tbl, Col("id").Gt(20)))
+			deleted := refRows(input, func(r parquetio.Row) (parquetio.Row, bool) { return r, r[0].(int64) <= 20 })
 			tbl = must(Update(ctx, tbl, nil, map[string]Value{"v": Lit(0.0)}))
+			zeroed := refRows(deleted, func(r parquetio.Row) (parquetio.Row, bool) {
+				r = slices.Clone(r)
+				r[2] = 0.0
+				return r, true
+			})
 			tbl = must(Restore(ctx, tbl, ToVersion(v)))
-			out = append(out, dmlInteropTable{"restore" + suffix, tbl, slices.Clone(input)})
+			out = append(out, finish("restore"+suffix, tbl, slices.Clone(input),
+				map[int64][]parquetio.Row{v: input, v + 1: deleted, v + 2: zeroed}, "DELETE", "UPDATE", "RESTORE"))
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package table
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -1239,30 +1238,26 @@ func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[strin
 		name += "." + w.suffix
 	}
 	rel := dir + name + ".parquet"
-	var buf bytes.Buffer
-	buf.Grow(int(min(raw/2+4096, 64<<20)))
-	pw, err := parquetio.NewWriter(&buf, w.schema, w.opts...)
+	fw, err := parquetio.CreateFile(ctx, w.store, rel, w.schema, w.opts...)
 	if err != nil {
 		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
 	}
-	if err := write(pw); err != nil {
+	defer fw.Abort() // nothing after Close
+	if err := write(fw.Writer()); err != nil {
 		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
-	}
-	st, err := pw.Close()
-	if err != nil {
-		return nil, fmt.Errorf("table: data file %s: %w", rel, err)
-	}
-	stats, err := st.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("table: stats of %s: %w", rel, err)
 	}
 	w.mu.Lock()
 	w.keys = append(w.keys, rel)
 	w.mu.Unlock()
-	if err := w.store.Put(ctx, rel, buf.Bytes()); err != nil {
+	wf, err := fw.Close(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("table: data file: %w", err)
 	}
-	size := int64(buf.Len())
+	stats, err := wf.Stats.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("table: stats of %s: %w", rel, err)
+	}
+	size := wf.Size
 	w.mu.Lock()
 	w.rawSum += float64(raw)
 	w.fileSum += float64(size)

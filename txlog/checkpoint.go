@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -349,13 +350,23 @@ func sidecarKey(p string) string {
 // unless it already names a newer version. The commit of snap's version must
 // exist (it does for a loaded snapshot). Errors are store or Parquet encoding
 // errors, wrapped.
+//
+// The checkpoint is streamed to the store as it is encoded
+// (objectstore.StartUpload: S3 multipart parts, a local temporary file),
+// so a checkpoint of many files is never whole in memory; it appears
+// under its key only once complete.
 func WriteCheckpoint(ctx context.Context, snap *Snapshot) error {
-	data, lc, err := EncodeCheckpoint(snap)
-	if err != nil {
-		return err
-	}
 	key := CheckpointKey(snap.Version())
-	if err := snap.store.Put(ctx, key, data); err != nil {
+	up, err := objectstore.StartUpload(ctx, snap.store, key)
+	if err != nil {
+		return fmt.Errorf("txlog: writing checkpoint %s: %w", key, err)
+	}
+	defer up.Abort(context.WithoutCancel(ctx)) // nothing after Commit
+	lc, err := encodeCheckpoint(snap, up)
+	if err != nil {
+		return fmt.Errorf("txlog: writing checkpoint %s: %w", key, err)
+	}
+	if err := up.Commit(ctx); err != nil {
 		return fmt.Errorf("txlog: writing checkpoint %s: %w", key, err)
 	}
 	old, err := readLastCheckpoint(ctx, snap.store)
@@ -379,9 +390,32 @@ func WriteCheckpoint(ctx context.Context, snap *Snapshot) error {
 // matching _last_checkpoint content, without writing anything.
 func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 	var buf bytes.Buffer
+	lc, err := encodeCheckpoint(snap, &buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), lc, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// encodeCheckpoint writes a classic checkpoint of snap to out and returns
+// the matching _last_checkpoint content.
+func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
+	cw := &countingWriter{w: out}
 	// Row groups of at most 32,768 rows let readers decode large checkpoints
 	// in parallel.
-	w := parquet.NewGenericWriter[checkpointRowV1](&buf, parquet.Compression(&parquet.Snappy),
+	w := parquet.NewGenericWriter[checkpointRowV1](cw, parquet.Compression(&parquet.Snappy),
 		parquet.MaxRowsPerRowGroup(32_768))
 	var rows []checkpointRowV1
 	numAdds := int64(0)
@@ -407,39 +441,39 @@ func EncodeCheckpoint(snap *Snapshot) ([]byte, *LastCheckpoint, error) {
 		return flush(false)
 	}
 	if err := push(Action{Protocol: snap.protocol}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := push(Action{Metadata: snap.metadata}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, t := range snap.Txns() {
 		if err := push(Action{Txn: t}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	for _, d := range snap.domains {
 		if err := push(Action{DomainMetadata: d}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	for a := range snap.AllFiles() {
 		if err := push(Action{Add: a}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		numAdds++
 	}
 	for _, r := range snap.Tombstones() {
 		// CheckpointRowOf keeps no stats or tags of removes
 		if err := push(Action{Remove: r}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := flush(true); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		return nil, nil, fmt.Errorf("txlog: encoding checkpoint: %w", err)
+		return nil, fmt.Errorf("txlog: encoding checkpoint: %w", err)
 	}
-	n := int64(buf.Len())
-	return buf.Bytes(), &LastCheckpoint{Version: snap.version, Size: size, SizeInBytes: &n, NumOfAddFiles: &numAdds}, nil
+	n := cw.n
+	return &LastCheckpoint{Version: snap.version, Size: size, SizeInBytes: &n, NumOfAddFiles: &numAdds}, nil
 }

@@ -5,8 +5,9 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming) are described in package bench and BENCHMARKS.md. A MinIO
-// server (scripts/install-minio.sh) is started for P1, P2, P4 and P6; the
+// streaming, P7 delete) are described in package bench and BENCHMARKS.md. A
+// MinIO server (scripts/install-minio.sh) is started for P1, P2, P4, P6 and
+// P7; the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
@@ -161,4 +162,6 @@ func writeJSON(file string, rep *bench.Report) error {
 }
 
 // needsS3 reports whether figure id runs on MinIO.
-func needsS3(id string) bool { return id == "P1" || id == "P2" || id == "P4" || id == "P6" }
+func needsS3(id string) bool {
+	return id == "P1" || id == "P2" || id == "P4" || id == "P6" || id == "P7"
+}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +29,9 @@ type kafkaFlags struct {
 	startAtEnd   bool
 	skipBad      bool
 	targetSize   string
-	clientID     string
+	group        string
+	member       string
+	conn         kafkaConnFlags
 }
 
 // newKafkaCmd is "deltactl ingest kafka": Kafka topics into an existing
@@ -48,8 +54,24 @@ commit (tables written by releases that recorded "<query-id>-<topic>-<partition>
 resume at those offsets, unless another query of the table could have
 written them: then the run refuses, naming the appId). On start, every partition resumes at the offset the table records
 (partitions without one start at their beginning, or their end with
---start-at-end); consumer groups are not used. A run killed at any point
-loses nothing and duplicates nothing: run it again with the same query id.
+--start-at-end). A run killed at any point loses nothing and duplicates
+nothing: run it again with the same query id.
+
+With --group, the process joins that Kafka consumer group and consumes only
+the partitions the group assigns it (cooperative-sticky): run several with
+the same --group and --query-id, each with its own --member, to spread a
+topic over processes. The offsets stay in the table under the query id,
+whichever member commits them; each member commits its epochs under
+"<query-id>/member/<member>". When a partition moves, its new owner resumes
+at the table's offset, and a member that lost it (after a pause the group
+took for a crash) never commits its records twice: 'deltactl verify
+--exactly-once' stays clean. No offsets are committed to Kafka.
+
+SASL (--sasl-mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, --sasl-user,
+--sasl-password or $DELTACTL_KAFKA_PASSWORD) and TLS (--tls, --tls-ca,
+--tls-cert/--tls-key, --tls-insecure-skip-verify) connect to secured
+clusters. On a terminal a progress line shows records/s, the last committed
+version and the lag of each partition.
 
 The run ends after --max-batches batches, after --idle-timeout without a
 record, or on an interrupt (Ctrl-C), which is a clean stop: every batch
@@ -72,7 +94,9 @@ offsets.`,
 	fl.BoolVar(&f.startAtEnd, "start-at-end", false, "partitions without an offset in the table start at their end instead of their beginning")
 	fl.BoolVar(&f.skipBad, "skip-bad-records", false, "drop records that do not decode or fit the table (logged) instead of stopping")
 	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
-	fl.StringVar(&f.clientID, "client-id", "deltactl", "Kafka client id")
+	fl.StringVar(&f.group, "group", "", "join this Kafka consumer group: several processes with the same --group and --query-id split the partitions (offsets stay in the table)")
+	fl.StringVar(&f.member, "member", "", "with --group: this process's name in the group, unique and stable across restarts (default: host name and process id)")
+	f.conn.register(cmd)
 	return cmd
 }
 
@@ -103,23 +127,50 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))
 	}
-	sink, err := streamsink.New(tbl, f.queryID, sopts...)
+	clientOpts, err := f.conn.clientOpts(a.getenv)
+	if err != nil {
+		return err
+	}
+	sinkQuery := f.queryID
+	var gopts []kafkasink.Option
+	switch {
+	case f.group != "":
+		member := f.member
+		if member == "" {
+			host, _ := os.Hostname()
+			member = fmt.Sprintf("%s-%d", cmp.Or(host, "deltactl"), os.Getpid())
+		}
+		sinkQuery = kafkasink.MemberQueryID(f.queryID, member)
+		gopts = append(gopts, kafkasink.WithConsumerGroup(f.group, f.queryID))
+	case f.member != "":
+		return usagef("--member needs --group")
+	}
+	sink, err := streamsink.New(tbl, sinkQuery, sopts...)
 	if err != nil {
 		return err
 	}
 	out := a.out()
-	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: f.queryID, Epochs: []EpochView{}}
+	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: sinkQuery, Epochs: []EpochView{}}
 	for _, t := range f.topics {
 		view.Sources = append(view.Sources, "kafka://"+strings.Join(f.brokers, ",")+"/"+t)
 	}
 	var hookErr error
+	bar := a.newProgress(-1, "kafka", "records")
+	defer bar.Finish()
+	lag := map[string]int64{}
 	kopts := []kafkasink.Option{
 		kafkasink.WithLogger(a.logger),
 		kafkasink.WithMaxBatches(f.maxBatches),
 		kafkasink.WithIdleTimeout(f.idleTimeout),
 		kafkasink.WithMaxBatchRecords(f.batchRecords),
-		kafkasink.WithClientOptions(kgo.ClientID(f.clientID)),
+		kafkasink.WithClientOptions(clientOpts...),
 		kafkasink.WithBatchHook(func(b kafkasink.Batch) {
+			for tp, l := range b.Lag {
+				lag[tp.String()] = l
+			}
+			bar.Describe(fmt.Sprintf("kafka v%d lag %s", b.Version, lagString(lag, slices.Sorted(maps.Keys(lag)))))
+			bar.Add(int64(b.Records))
+			bar.Clear()
 			ev := EpochView{Epoch: b.Epoch, Status: "committed", Version: b.Version, Rows: b.Rows, Files: b.Files}
 			view.Epochs = append(view.Epochs, ev)
 			view.Committed++
@@ -131,6 +182,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 			}
 		}),
 	}
+	kopts = append(kopts, gopts...)
 	if f.startAtEnd {
 		kopts = append(kopts, kafkasink.WithStartAtEnd())
 	}

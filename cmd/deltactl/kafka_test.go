@@ -90,6 +90,7 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		wantJSON  bool
 		check     func(t *testing.T, v *IngestView)
 		wantInOut string
+		before    func()
 	}{
 		{name: "no brokers", args: []string{dir, "--topic", "events", "--query-id", "q"}, wantErr: "--brokers is required"},
 		{name: "no topic", args: []string{dir, "--brokers", brokers, "--query-id", "q"}, wantErr: "--topic is required"},
@@ -106,8 +107,23 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		// longer than a fake one to answer the first fetch); text output.
 		{name: "resume until idle", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--idle-timeout", "1500ms"},
 			wantInOut: "2 skipped on resume"},
+		{name: "member without group", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--member", "m1"}, wantErr: "--member needs --group"},
+		{name: "bad sasl", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--sasl-mechanism", "X", "--sasl-user", "u", "--sasl-password", "p"},
+			wantErr: "--sasl-mechanism"},
+		// A consumer group member of the same query resumes at the
+		// offsets the table holds and commits its own epochs.
+		{name: "group member", before: func() { produce(20, 5, true) },
+			args:     []string{"-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--group", "g", "--member", "m1", "--idle-timeout", "1500ms"},
+			wantJSON: true, check: func(t *testing.T, v *IngestView) {
+				if v.Committed == 0 || v.Rows != 5 || v.QueryID != "q/member/m1" || v.Resumed != 0 {
+					t.Errorf("group member run: %+v, want the 5 new rows in epochs of query q/member/m1 from epoch 0", *v)
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
 			out, errs, err := runKafkaCLI(t, tc.args...)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !isUsageError(err) {
@@ -144,11 +160,15 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		ids = append(ids, row[0].(int64))
 	}
 	slices.Sort(ids)
-	want := make([]int64, 20)
+	want := make([]int64, 25)
 	for i := range want {
 		want[i] = int64(i)
 	}
 	if !slices.Equal(ids, want) {
-		t.Fatalf("table ids %v, want 0..19 once each (no aborted record)", ids)
+		t.Fatalf("table ids %v, want 0..24 once each (no aborted record)", ids)
+	}
+	rep, err := table.VerifyExactlyOnce(ctx, tbl.Store())
+	if err != nil || !rep.OK() {
+		t.Fatalf("VerifyExactlyOnce: %+v, %v", rep, err)
 	}
 }

@@ -20,6 +20,8 @@ type progress interface {
 	Clear()
 	// Finish completes the bar and erases it.
 	Finish()
+	// Describe replaces the text shown before the bar.
+	Describe(desc string)
 }
 
 type silentProgress struct{}
@@ -28,6 +30,8 @@ func (silentProgress) Set(int64) {}
 func (silentProgress) Add(int64) {}
 func (silentProgress) Clear()    {}
 func (silentProgress) Finish()   {}
+
+func (silentProgress) Describe(string) {}
 
 type barProgress struct {
 	mu  sync.Mutex
@@ -50,6 +54,12 @@ func (p *barProgress) Clear() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.bar.Clear()
+}
+
+func (p *barProgress) Describe(desc string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.Describe(desc)
 }
 
 func (p *barProgress) Finish() {

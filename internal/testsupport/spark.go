@@ -24,10 +24,12 @@ var sparkOracleScript string
 const IvyEnv = "DELTAKIT_IVY"
 
 // Time limits of the Spark oracle: starting the session (about 50 s on a
-// loaded 2-core machine) and one request.
+// loaded 2-core machine), one request, and what each request of a batch
+// adds to it.
 const (
-	sparkStartTimeout   = 5 * time.Minute
-	sparkRequestTimeout = 5 * time.Minute
+	sparkStartTimeout     = 5 * time.Minute
+	sparkRequestTimeout   = 5 * time.Minute
+	sparkBatchItemTimeout = 30 * time.Second
 )
 
 // SparkOracle is one Apache Spark session with Delta Lake (pyspark and
@@ -60,6 +62,8 @@ type SparkColumn struct {
 type SparkResult struct {
 	Schema []SparkColumn `json:"schema"`
 	Rows   [][]any       `json:"rows"`
+	// Millis is how long Spark took to answer, in milliseconds.
+	Millis int64 `json:"ms"`
 }
 
 // SparkError is a request Spark refused: Condition is its error class
@@ -201,6 +205,84 @@ func (o *SparkOracle) Close() {
 // *SparkError when Spark refused the request, or another error when the
 // oracle process failed (which ends the oracle for the rest of the run).
 func (o *SparkOracle) Do(req map[string]any) (*SparkResult, error) {
+	a, err := o.roundTrip(req, sparkRequestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return a.result()
+}
+
+// Batch sends reqs in one round trip (spark_oracle.py's "batch" op): Spark
+// runs them in order, one after the other. results[i] and errs[i] answer
+// reqs[i] (errs[i] a *SparkError when Spark refused that request; the
+// others still run); err is a failure of the oracle process, as for Do.
+func (o *SparkOracle) Batch(reqs []map[string]any) (results []*SparkResult, errs []error, err error) {
+	// Each request of a batch gets its own share of time.
+	d := sparkRequestTimeout + time.Duration(len(reqs))*sparkBatchItemTimeout
+	a, err := o.roundTrip(map[string]any{"op": "batch", "requests": reqs}, d)
+	if err == nil && !a.OK {
+		err = &SparkError{Condition: a.Condition, Message: a.Error}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(a.Results) != len(reqs) {
+		return nil, nil, fmt.Errorf("spark oracle: batch of %d requests got %d answers", len(reqs), len(a.Results))
+	}
+	results, errs = make([]*SparkResult, len(reqs)), make([]error, len(reqs))
+	for i, raw := range a.Results {
+		ra, err := decodeAnswer(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spark oracle: batch answer %d: %w", i, err)
+		}
+		results[i], errs[i] = ra.result()
+	}
+	return results, errs, nil
+}
+
+// ReadRequest is the request Read sends: the Delta table at path (a local
+// directory), at version when it is not nil. For Batch.
+func ReadRequest(path string, version *int64) map[string]any {
+	req := map[string]any{"op": "read", "path": path}
+	if version != nil {
+		req["version"] = *version
+	}
+	return req
+}
+
+// SQLRequest is the request SQL sends. For Batch.
+func SQLRequest(stmt string) map[string]any {
+	return map[string]any{"op": "sql", "sql": stmt}
+}
+
+// sparkAnswer is one answer line of spark_oracle.py.
+type sparkAnswer struct {
+	OK        bool   `json:"ok"`
+	Error     string `json:"error"`
+	Condition string `json:"condition"`
+	SparkResult
+	Results []json.RawMessage `json:"results"` // of a batch
+}
+
+func decodeAnswer(b []byte) (*sparkAnswer, error) {
+	var a sparkAnswer
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&a); err != nil {
+		return nil, fmt.Errorf("bad answer %q: %w", b, err)
+	}
+	return &a, nil
+}
+
+func (a *sparkAnswer) result() (*SparkResult, error) {
+	if !a.OK {
+		return nil, &SparkError{Condition: a.Condition, Message: a.Error}
+	}
+	return &a.SparkResult, nil
+}
+
+// roundTrip sends req and decodes the answer line, failing after d.
+func (o *SparkOracle) roundTrip(req map[string]any, d time.Duration) (*sparkAnswer, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.dead != nil {
@@ -214,42 +296,28 @@ func (o *SparkOracle) Do(req map[string]any) (*SparkResult, error) {
 		o.dead = fmt.Errorf("spark oracle: write request: %w\nstderr:\n%s", err, o.stderr.String())
 		return nil, o.dead
 	}
-	line, err := o.readLine(sparkRequestTimeout)
+	line, err := o.readLine(d)
 	if err != nil {
-		o.dead = fmt.Errorf("spark oracle: request %s: %w\nstderr:\n%s", b, err, o.stderr.String())
+		o.dead = fmt.Errorf("spark oracle: request %.2000s: %w\nstderr:\n%s", b, err, o.stderr.String())
 		return nil, o.dead
 	}
-	var resp struct {
-		OK        bool   `json:"ok"`
-		Error     string `json:"error"`
-		Condition string `json:"condition"`
-		SparkResult
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	if err := dec.Decode(&resp); err != nil {
-		o.dead = fmt.Errorf("spark oracle: bad answer %q: %w", line, err)
+	a, err := decodeAnswer(line)
+	if err != nil {
+		o.dead = fmt.Errorf("spark oracle: %w", err)
 		return nil, o.dead
 	}
-	if !resp.OK {
-		return nil, &SparkError{Condition: resp.Condition, Message: resp.Error}
-	}
-	return &resp.SparkResult, nil
+	return a, nil
 }
 
 // Read reads the Delta table at path (a local directory) with Spark, at
 // version when it is not nil.
 func (o *SparkOracle) Read(path string, version *int64) (*SparkResult, error) {
-	req := map[string]any{"op": "read", "path": path}
-	if version != nil {
-		req["version"] = *version
-	}
-	return o.Do(req)
+	return o.Do(ReadRequest(path, version))
 }
 
 // SQL runs one Spark SQL statement and returns its result.
 func (o *SparkOracle) SQL(stmt string) (*SparkResult, error) {
-	return o.Do(map[string]any{"op": "sql", "sql": stmt})
+	return o.Do(SQLRequest(stmt))
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -7,6 +7,11 @@ on stdout, in order.
 
   {"op": "read", "path": P, "version": V?}  -> {"ok": true, "schema": [...], "rows": [...]}
   {"op": "sql", "sql": S}                   -> {"ok": true, "schema": [...], "rows": [...]}
+  {"op": "batch", "requests": [R, ...]}     -> {"ok": true, "results": [answer to R, ...]}
+
+Every answer of a request that Spark ran has "ms": the milliseconds it took.
+A batch runs its requests in order and answers each as if sent alone (one
+refused request does not stop the others), in one round trip.
 
 Rows are lists of values in schema order, sorted by their JSON text so that
 the answer does not depend on file order. Values: null, booleans, integers,
@@ -28,6 +33,7 @@ import math
 import os
 import re
 import sys
+import threading
 import time
 
 os.environ["TZ"] = "UTC"
@@ -77,6 +83,9 @@ def start():
                  .config("spark.driver.memory", mem)
                  .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
                  .config("spark.sql.shuffle.partitions", "2")
+                 # Log replay of the small test tables in 2 tasks, not 50:
+                 # each read and time travel builds a snapshot.
+                 .config("spark.databricks.delta.snapshotPartitions", "2")
                  .config("spark.ui.enabled", "false")
                  .config("spark.sql.session.timeZone", "UTC")
                  .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
@@ -154,6 +163,13 @@ def message(e):
 
 
 def handle(spark, req):
+    start = time.monotonic()
+    resp = dispatch(spark, req)
+    resp["ms"] = int((time.monotonic() - start) * 1000)
+    return resp
+
+
+def dispatch(spark, req):
     op = req.get("op")
     if op == "read":
         r = spark.read.format("delta")
@@ -162,10 +178,36 @@ def handle(spark, req):
         return result(r.load(req["path"]))
     if op == "sql":
         return result(spark.sql(req["sql"]))
+    if op == "batch":
+        out = []
+        for r in req.get("requests") or []:
+            try:
+                if r.get("op") == "batch":
+                    raise ValueError("nested batch")
+                out.append(handle(spark, r))
+            except Exception as e:  # noqa: BLE001
+                out.append({"ok": False, "error": message(e), "condition": condition(e)})
+        return {"ok": True, "results": out}
     return {"ok": False, "error": "unknown op %r" % op, "condition": ""}
 
 
+def watch_parent():
+    """Ends this process (and with it the JVM, which exits when its stdin
+    from us closes) when the Go test binary that started it is gone, e.g.
+    killed by go test's -timeout in the middle of a long request."""
+    parent = os.getppid()
+
+    def loop():
+        while True:
+            time.sleep(2)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
 def main():
+    watch_parent()
     spark = start()
     if spark is None:
         return

@@ -1,6 +1,7 @@
 package testsupport
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -56,5 +57,34 @@ func TestCorpusTables(t *testing.T) {
 	if len(got) != 2 || got[0].Table != "a" || got[0].Root != "." || got[0].LatestVersion != 3 ||
 		got[1].Table != "b" || got[1].Root != "sub" || got[1].Expect != "refuse" {
 		t.Errorf("CorpusTables = %+v", got)
+	}
+}
+
+// TestSparkBatchAnswer decodes a batch answer as spark_oracle.py writes it:
+// each result as Do would return it, a refused request as a *SparkError.
+func TestSparkBatchAnswer(t *testing.T) {
+	a, err := decodeAnswer([]byte(`{"ok": true, "results": [{"ok": true, "schema": [{"name": "id", "type": "bigint", "nullable": false}], "rows": [[1], [20]]},` +
+		` {"ok": false, "error": "no table", "condition": "DELTA_MISSING_DELTA_TABLE"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.result(); err != nil || len(a.Results) != 2 {
+		t.Fatalf("batch answer: %v, %d results", err, len(a.Results))
+	}
+	first, err := decodeAnswer(a.Results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := first.result()
+	if err != nil || len(res.Rows) != 2 || res.Rows[1][0] != json.Number("20") || res.Schema[0].Type != "bigint" {
+		t.Errorf("first result %+v, %v", res, err)
+	}
+	second, err := decodeAnswer(a.Results[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *SparkError
+	if _, err := second.result(); !errors.As(err, &se) || se.Condition != "DELTA_MISSING_DELTA_TABLE" {
+		t.Errorf("second result: %v, want a SparkError DELTA_MISSING_DELTA_TABLE", err)
 	}
 }

@@ -27,7 +27,12 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 )
 
-// Run runs the conformance suite. newStore must return an empty store that
+// Run runs the conformance suite. The upload tests use
+// objectstore.StartUpload, so they check a store's own Uploader when it has
+// one and the buffered fallback otherwise. On a store with a
+// PendingUploads(ctx, prefix) ([]string, error) method (S3), directly or
+// under Inner() wrappers, they also check that no multipart upload is left
+// open. newStore must return an empty store that
 // no other subtest uses; Run calls it once per subtest.
 func Run(t *testing.T, newStore func(t *testing.T) objectstore.Store) {
 	tests := []struct {
@@ -47,6 +52,12 @@ func Run(t *testing.T, newStore func(t *testing.T) objectstore.Store) {
 		{"SpecialKeys", testSpecialKeys},
 		{"InvalidKeys", testInvalidKeys},
 		{"CanceledContext", testCanceledContext},
+		{"UploadRoundTrip", testUploadRoundTrip},
+		{"UploadLarge", testUploadLarge},
+		{"UploadAbort", testUploadAbort},
+		{"UploadCanceled", testUploadCanceled},
+		{"UploadCommitTwice", testUploadCommitTwice},
+		{"UploadInvalidKey", testUploadInvalidKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,13 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/streamsink"
@@ -101,6 +107,10 @@ type helperJob struct {
 	// after it is, with After), and then hang there until it is killed.
 	StopAt int
 	After  bool
+	// Group, when set, makes the process the member Member of that
+	// consumer group (WithConsumerGroup) until SIGINT, with a short
+	// session timeout.
+	Group, Member string
 }
 
 // ingestHelper runs the ingest job of helperEnv until idle: one line
@@ -137,19 +147,40 @@ func ingestHelper() int {
 		fmt.Fprintln(os.Stderr, "ingest helper:", err)
 		return 2
 	}
-	sink, err := streamsink.New(tbl, query, streamsink.WithLogger(quiet))
+	sinkQuery := query
+	logger := quiet
+	if job.Group != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil)) // shown when the test fails
+	}
+	opts := []Option{WithDecoder(recordDecoder), WithMaxBatchRecords(5), WithLogger(logger),
+		WithBatchHook(func(b Batch) {
+			var parts []string
+			for _, tp := range slices.SortedFunc(maps.Keys(b.Offsets), compareTP) {
+				parts = append(parts, strconv.Itoa(int(tp.Partition)))
+			}
+			fmt.Printf("batch %d %d %s\n", b.Epoch, b.Version, strings.Join(parts, ","))
+		})}
+	if job.Group != "" {
+		sinkQuery = MemberQueryID(query, job.Member)
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+		defer stop()
+		opts = append(opts, WithConsumerGroup(job.Group, query), WithClientOptions(
+			kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond), kgo.RebalanceTimeout(10*time.Second)))
+	} else {
+		opts = append(opts, WithIdleTimeout(testIdle))
+	}
+	sink, err := streamsink.New(tbl, sinkQuery, streamsink.WithLogger(quiet))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ingest helper:", err)
 		return 2
 	}
-	in, err := New(sink, job.Brokers, []string{job.Topic}, WithDecoder(recordDecoder), WithMaxBatchRecords(5),
-		WithIdleTimeout(testIdle), WithLogger(quiet),
-		WithBatchHook(func(b Batch) { fmt.Printf("batch %d %d\n", b.Epoch, b.Version) }))
+	in, err := New(sink, job.Brokers, []string{job.Topic}, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ingest helper:", err)
 		return 2
 	}
-	if _, err := in.Run(ctx); err != nil {
+	if _, err := in.Run(ctx); err != nil && !(job.Group != "" && errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(os.Stderr, "ingest helper:", err)
 		return 1
 	}

@@ -16,7 +16,44 @@
 //
 // Two runs of one query (or two queries claiming a partition) fence each
 // other through the txn actions they read: the later commit fails with
-// txlog.ErrConcurrentTransaction and its run stops.
+// txlog.ErrConcurrentTransaction and its run stops. Without a consumer
+// group every run reads all partitions of its topics; to spread them over
+// processes, see below.
+//
+// # Several processes: a consumer group
+//
+// With WithConsumerGroup, N Ingesters (processes) share one table and the
+// partitions of the topics: they join one Kafka consumer group, balanced
+// cooperative-sticky, and each commits epochs of its own (its sink's query
+// id, e.g. MemberQueryID) holding the records and offsets of the
+// partitions it owns. The offsets stay in the table under the appIds of
+// the query all members share, and nothing is committed to Kafka: a
+// member that is assigned a partition starts it at the table's offset.
+// Rebalances wait for the batch under way (kgo.BlockRebalanceOnPoll): a
+// member's revoke completes only after its commit of the revoked
+// partitions finished or failed, and it never commits them afterwards.
+//
+// That is not enough when the group drops a member it believes dead (a
+// session timeout during a long pause, a partition of the network) while
+// the member is still committing: the old and the new owner of a
+// partition then both hold records from the same offset. The table fences
+// them. Every commit of a member carries, for each partition of its
+// batch, the txn {appId of the partition, version: next offset}, and
+// records that appId as read, and it commits only if the table still
+// records for each partition the next offset the member expects (the one
+// the member started at, or after its own last commit), checked on the
+// very snapshot the commit is based on (streamsink.Sink.WriteEpochChecked).
+// So of two commits of one partition from one offset, the second either
+// conflicts with txlog.ErrConcurrentTransaction (the first landed after
+// its snapshot: a winner wrote an appId it read) or sees the new offset on
+// its snapshot (the first landed before). Either way it finds that its
+// offset is behind the table's, leaves out its records below the table's
+// offset (the other member committed them), and commits the rest, which
+// follow on from the table's offset; when nothing is left of a partition,
+// its consumer seeks to the table's offset. A partition's offset in the
+// table thus only grows, and each record is committed by exactly one
+// member. A member that finds its own epoch already in the table (another
+// live process with its sink query id) stops with ErrFenced.
 //
 // # Offset appIds
 //
@@ -114,6 +151,14 @@ type Batch struct {
 	// Offsets are the next offsets to consume after the batch, of the
 	// partitions it read.
 	Offsets map[TopicPartition]int64
+	// Lag is, per partition of the batch, how many offsets the partition's
+	// last stable offset (the end a read_committed consumer can reach)
+	// was ahead of Offsets when the batch was fetched; 0 when caught up.
+	Lag map[TopicPartition]int64
+	// Dropped counts the records of the batch left out because another
+	// member of the consumer group had committed them first (see the
+	// package doc); they are in the table once, from that member.
+	Dropped int
 }
 
 // TopicPartition names one Kafka partition.
@@ -174,6 +219,9 @@ type config struct {
 	clientOpts []kgo.Opt
 	logger     *slog.Logger
 	onBatch    func(Batch)
+	// group and offsetsQuery are set by WithConsumerGroup.
+	group        string
+	offsetsQuery string
 }
 
 // WithDecoder sets how records become rows (default JSONDecoder).
@@ -260,6 +308,9 @@ func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Inge
 	}
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
+	}
+	if err := checkGroup(&cfg, sink.QueryID()); err != nil {
+		return nil, err
 	}
 	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
 	return &Ingester{sink: sink, brokers: slices.Clone(brokers), topics: topics, cfg: cfg}, nil
@@ -371,6 +422,9 @@ func legacyOwners(txns map[string]*txlog.Txn, legacy, queryID string) []string {
 // The partitions of the topics are listed once, at the start; partitions
 // added later are picked up by the next run.
 func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
+	if in.cfg.group != "" {
+		return in.runGroup(ctx)
+	}
 	q := in.sink.QueryID()
 	last, err := in.sink.LastCommittedEpoch(ctx)
 	if err != nil {
@@ -425,7 +479,7 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 
 	epoch := st.StartEpoch
 	for in.cfg.maxBatches == 0 || st.Batches < in.cfg.maxBatches {
-		recs, idle, err := in.poll(ctx, cl)
+		recs, ends, idle, err := in.poll(ctx, cl)
 		if err != nil {
 			return in.finish(st, err)
 		}
@@ -436,7 +490,7 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		if len(recs) == 0 {
 			continue
 		}
-		b, err := in.writeBatch(ctx, epoch, recs, st)
+		b, err := in.writeBatch(ctx, epoch, recs, ends, st, nil)
 		if err != nil {
 			return in.finish(st, err)
 		}
@@ -496,9 +550,10 @@ func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
 	return out, nil
 }
 
-// poll returns the next batch of records; idle is true when none arrived
-// within the idle timeout.
-func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Record, idle bool, err error) {
+// poll returns the next batch of records and the last stable offsets of
+// their partitions; idle is true when none arrived within the idle
+// timeout.
+func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Record, ends map[TopicPartition]int64, idle bool, err error) {
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if in.cfg.idle > 0 {
 		pctx, cancel = context.WithTimeout(ctx, in.cfg.idle)
@@ -506,7 +561,7 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 	defer cancel()
 	fetches := cl.PollRecords(pctx, in.cfg.maxRecords)
 	if ctx.Err() != nil {
-		return nil, false, ctx.Err()
+		return nil, nil, false, ctx.Err()
 	}
 	var ferr error
 	fetches.EachError(func(topic string, partition int32, err error) {
@@ -516,74 +571,161 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 		ferr = fmt.Errorf("kafkasink: fetching %s/%d: %w", topic, partition, err)
 	})
 	if ferr != nil {
-		return nil, false, ferr
+		return nil, nil, false, ferr
 	}
 	recs = fetches.Records()
-	return recs, len(recs) == 0 && pctx.Err() != nil, nil
+	ends = map[TopicPartition]int64{}
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		ends[tp] = max(ends[tp], p.LastStableOffset)
+	})
+	return recs, ends, len(recs) == 0 && pctx.Err() != nil, nil
 }
 
-// writeBatch decodes recs and commits them as epoch with their offsets.
-func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, st *Stats) (*Batch, error) {
+// writeBatch decodes recs and commits them as epoch with their offsets;
+// ends are the partitions' last stable offsets, for Batch.Lag. In a
+// consumer group (g != nil) it first leaves out the records other members
+// committed (see the package doc) and returns a nil Batch when none is
+// left: the epoch is not used.
+func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, ends map[TopicPartition]int64, st *Stats, g *groupState) (*Batch, error) {
 	// Decode against the table's current schema.
 	if _, err := in.sink.LastCommittedEpoch(ctx); err != nil {
 		return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
 	}
+	dropped := 0
+	for attempt := 1; ; attempt++ {
+		if g != nil {
+			var n int
+			recs, n = g.keep(recs)
+			dropped += n
+			if len(recs) == 0 {
+				in.cfg.logger.Info("kafkasink: batch left out: other members committed its records", "query", in.sink.QueryID(), "epoch", epoch, "records", dropped)
+				return nil, nil
+			}
+		}
+		b, bad, err := in.commitRecords(ctx, epoch, recs, g)
+		if err == nil {
+			b.Dropped = dropped
+			b.Lag = map[TopicPartition]int64{}
+			for tp, next := range b.Offsets {
+				if end, ok := ends[tp]; ok {
+					b.Lag[tp] = max(0, end-next)
+				}
+			}
+			st.Records += int64(len(recs))
+			st.Rows += b.Rows
+			st.DroppedRecords += bad
+			in.cfg.logger.Debug("kafkasink: batch committed", "query", in.sink.QueryID(), "epoch", epoch,
+				"version", b.Version, "records", len(recs), "rows", b.Rows)
+			return b, nil
+		}
+		if g == nil {
+			return nil, err
+		}
+		var moved *movedError
+		switch {
+		case errors.As(err, &moved):
+			if err := g.moved(moved); err != nil {
+				return nil, err
+			}
+		case errors.Is(err, txlog.ErrConcurrentTransaction):
+			last, lerr := in.sink.LastCommittedEpoch(ctx)
+			if lerr != nil {
+				return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), lerr)
+			}
+			if last >= epoch {
+				return nil, fmt.Errorf("%w: epoch %d of member query %s is in the table: %v", ErrFenced, epoch, in.sink.QueryID(), err)
+			}
+			// Another member committed one of the batch's partitions after
+			// the snapshot: the next attempt's precondition sees its offset.
+		default:
+			return nil, err
+		}
+		if attempt >= maxMoveRetries {
+			return nil, fmt.Errorf("kafkasink: query %s epoch %d: gave up after %d attempts: other members keep committing the batch's partitions: %w",
+				in.sink.QueryID(), epoch, attempt, err)
+		}
+		in.cfg.logger.Info("kafkasink: another member committed a partition of the batch, retrying without its records", "query", in.sink.QueryID(), "epoch", epoch, "err", err)
+	}
+}
+
+// maxMoveRetries bounds the attempts of one batch in a consumer group
+// whose partitions other members keep committing.
+const maxMoveRetries = 10
+
+// commitRecords decodes recs and commits them as epoch with their offsets
+// (in a group, under the precondition that the table's offsets of their
+// partitions are still g's); bad counts the records the bad-record policy
+// dropped.
+func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState) (_ *Batch, bad int64, _ error) {
 	sch := in.sink.Table().Schema()
 	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
 	rows := make([]parquetio.Row, 0, len(recs))
 	src := make([]*kgo.Record, 0, len(recs)) // the record of each row
-	var dropped int64
 	for _, r := range recs {
 		tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		b.Offsets[tp] = max(b.Offsets[tp], r.Offset+1)
 		row, err := in.cfg.decoder(r, sch)
 		if err != nil {
 			if err := in.bad(r, err); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			dropped++
+			bad++
 			continue
 		}
 		if row == nil {
-			dropped++
+			bad++
 			continue
 		}
 		rows = append(rows, row)
 		src = append(src, r)
 	}
+	parts := slices.SortedFunc(maps.Keys(b.Offsets), compareTP)
 	txns := make([]txlog.Txn, 0, len(b.Offsets))
-	for _, tp := range slices.SortedFunc(maps.Keys(b.Offsets), compareTP) {
-		txns = append(txns, txlog.Txn{AppID: AppID(in.sink.QueryID(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
+	for _, tp := range parts {
+		txns = append(txns, txlog.Txn{AppID: AppID(in.offsetsQuery(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
 	}
 	for {
-		res, err := in.sink.WriteEpochWith(ctx, epoch, rows, txns...)
+		var res *streamsink.Result
+		var err error
+		if g != nil {
+			res, err = in.sink.WriteEpochChecked(ctx, epoch, rows, g.check(in.offsetsQuery(), parts), txns...)
+		} else {
+			res, err = in.sink.WriteEpochWith(ctx, epoch, rows, txns...)
+		}
 		var re *table.RowError
 		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) && sameSchema(sch, in.sink.Table().Schema()) {
 			// The table refused one row before writing anything: drop its
 			// record if the bad-record policy says so, and write again.
 			if err := in.bad(src[re.Row], err); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			rows = slices.Delete(rows, re.Row, re.Row+1)
 			src = slices.Delete(src, re.Row, re.Row+1)
-			dropped++
+			bad++
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
+			return nil, 0, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
 		}
 		if res.Skipped {
-			return nil, fmt.Errorf("%w: epoch %d is already in the table (version %d)", ErrFenced, epoch, res.Version)
+			return nil, 0, fmt.Errorf("%w: epoch %d is already in the table (version %d)", ErrFenced, epoch, res.Version)
 		}
 		b.Version, b.Rows, b.Files, b.Bytes = res.Version, res.Rows, res.Files, res.Bytes
-		break
+		if g != nil {
+			g.committed(b.Offsets)
+		}
+		return b, bad, nil
 	}
-	st.Records += int64(len(recs))
-	st.Rows += b.Rows
-	st.DroppedRecords += dropped
-	in.cfg.logger.Debug("kafkasink: batch committed", "query", in.sink.QueryID(), "epoch", epoch,
-		"version", b.Version, "records", len(recs), "rows", b.Rows)
-	return b, nil
+}
+
+// offsetsQuery is the query id the offset appIds are recorded under: the
+// sink's, or in a consumer group the one all members share.
+func (in *Ingester) offsetsQuery() string {
+	if in.cfg.offsetsQuery != "" {
+		return in.cfg.offsetsQuery
+	}
+	return in.sink.QueryID()
 }
 
 // sameSchema reports whether the table schema is still the one the batch

@@ -162,6 +162,7 @@ type producer struct {
 	t     *testing.T
 	cl    *kgo.Client
 	topic string
+	parts int // the partitions records are spread over; 0: partitions
 	*ledger
 }
 
@@ -194,7 +195,11 @@ func (p *producer) produceOpen(ctx context.Context, n int) kgo.ProduceResults {
 	var recs []*kgo.Record
 	for i := range n {
 		v, _ := json.Marshal(map[string]int64{"id": p.nextID, "txn": p.round})
-		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "k%d", p.nextID), Value: v, Partition: int32((int(p.nextID) + i) % partitions)})
+		part := (int(p.nextID) + i) % partitions
+		if p.parts > 0 {
+			part = int(p.nextID) % p.parts // every partition, whatever p.parts
+		}
+		recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "k%d", p.nextID), Value: v, Partition: int32(part)})
 		p.nextID++
 	}
 	res := p.cl.ProduceSync(ctx, recs...)

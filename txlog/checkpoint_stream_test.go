@@ -1,0 +1,88 @@
+package txlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// WriteCheckpoint streams the checkpoint through an upload: the stored
+// bytes are EncodeCheckpoint's, and a failure midway stores no checkpoint
+// and leaves _last_checkpoint as it was.
+func TestWriteCheckpointStreams(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	createTestTable(t, mem, nil)
+	snap, err := Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		tx := NewTransaction(snap, "WRITE")
+		for j := range 200 {
+			tx.Add(addFile(fmt.Sprintf("f%d-%d.parquet", i, j), "a"))
+		}
+		res, err := tx.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = res.Snapshot
+	}
+
+	// A write of the upload fails: nothing is stored.
+	store := objectstore.NewFaulty(mem)
+	s2, err := Load(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Inject(objectstore.Fault{Op: objectstore.OpUploadWrite, KeyPrefix: CheckpointKey(3), Nth: 1, Kind: objectstore.FaultFail})
+	if err := WriteCheckpoint(ctx, s2); !errors.Is(err, objectstore.ErrInjected) {
+		t.Fatalf("WriteCheckpoint with a failing write = %v, want ErrInjected", err)
+	}
+	if _, err := mem.Stat(ctx, CheckpointKey(3)); !errors.Is(err, objectstore.ErrNotExist) {
+		t.Fatalf("checkpoint after a failed write: %v, want ErrNotExist", err)
+	}
+	if hint, err := readLastCheckpoint(ctx, mem); err != nil || hint != nil {
+		t.Fatalf("_last_checkpoint after a failed write: %+v, %v; want none", hint, err)
+	}
+
+	if err := WriteCheckpoint(ctx, s2); err != nil {
+		t.Fatal(err)
+	}
+	var uploads int
+	for _, c := range store.Calls() {
+		if c.Op == objectstore.OpUpload && c.Key == CheckpointKey(3) {
+			uploads++
+		}
+	}
+	if uploads != 2 {
+		t.Errorf("%d uploads of the checkpoint recorded, want 2", uploads)
+	}
+	want, lc, err := EncodeCheckpoint(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mem.Get(ctx, CheckpointKey(3), objectstore.FullObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("stored checkpoint (%d bytes) differs from EncodeCheckpoint's (%d bytes)", len(got), len(want))
+	}
+	hint, err := readLastCheckpoint(ctx, mem)
+	if err != nil || hint == nil || hint.Version != 3 || *hint.SizeInBytes != int64(len(want)) || *hint.NumOfAddFiles != 600 ||
+		*lc.SizeInBytes != int64(len(want)) {
+		t.Fatalf("_last_checkpoint = %+v, %v; want version 3, %d bytes, 600 adds", hint, err, len(want))
+	}
+	loaded, err := Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(loaded.Files()); n != 600 {
+		t.Errorf("table loaded from the checkpoint has %d files, want 600", n)
+	}
+}
