@@ -26,5 +26,5 @@ import (
 func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.RecordReader) (*Result, error) {
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]parquetio.Row, error) {
 		return table.RowsOfArrow(ctx, tbl.Schema(), reader)
-	}, nil)
+	}, nil, nil)
 }
