@@ -281,8 +281,10 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 		n += rr.RecordBatch().NumRows()
 		cancel()
 	}
-	if !errors.Is(rr.Err(), context.Canceled) || n >= int64(len(rows)) {
-		t.Errorf("after cancel: %d rows, Err() = %v; want fewer than %d rows and context.Canceled", n, rr.Err(), len(rows))
+	// The producer may have queued every batch before the cancel: the
+	// stream may hold all rows, but it must end with the context's error.
+	if !errors.Is(rr.Err(), context.Canceled) || n > int64(len(rows)) {
+		t.Errorf("after cancel: %d rows, Err() = %v; want at most %d rows and context.Canceled", n, rr.Err(), len(rows))
 	}
 	rr.Release()
 	// Full read, then an early release.
