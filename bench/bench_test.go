@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/deltakit/deltakit/ingest"
 	"github.com/deltakit/deltakit/testenv"
 )
 
@@ -499,5 +500,30 @@ func TestGoalFull(t *testing.T) {
 		if got := groupDigits(n); got != want {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestKafkaRecord: P9's records are exactly the configured size, valid JSON
+// rows of the table's schema, and distinct.
+func TestKafkaRecord(t *testing.T) {
+	payloads := kafkaPayloads()
+	seen := map[string]bool{}
+	for _, id := range []int64{0, 1, 63, 64, 12_345, 199_999, 10_000_000} {
+		v := kafkaRecord(id, 1024, payloads)
+		if len(v) != 1024 {
+			t.Errorf("record %d: %d bytes, want 1024", id, len(v))
+		}
+		row, err := ingest.JSONRow(kafkaSchema(), v)
+		if err != nil {
+			t.Fatalf("record %d: %v: %s", id, err, v)
+		}
+		if row[0] != id {
+			t.Errorf("record %d: id column %v", id, row[0])
+		}
+		p := row[5].(string)
+		if seen[p] {
+			t.Errorf("record %d: payload repeated", id)
+		}
+		seen[p] = true
 	}
 }

@@ -74,35 +74,33 @@ var kafkaEvents = [...]string{"view", "click", "add_to_cart", "purchase", "searc
 
 var kafkaCountries = [...]string{"US", "DE", "FR", "GB", "BR", "IN", "JP", "NL", "ES", "CA"}
 
-// kafkaPayloads returns n random strings of letters and digits, the
-// payloads records cycle through.
-func kafkaPayloads(n, size int) []string {
+// kafkaPayloadBytes is the random text records take their payloads from:
+// more than a batch of records (10,000 × 1 KiB) apart before a payload
+// repeats, so that neither Kafka's nor Parquet's compression finds records
+// repeated.
+const kafkaPayloadBytes = 16 << 20
+
+// kafkaPayloads returns kafkaPayloadBytes of random letters and digits.
+func kafkaPayloads() []byte {
 	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
 	r := rand.New(rand.NewPCG(9, 9))
-	out := make([]string, n)
-	for i := range out {
-		b := make([]byte, size)
-		for j := range b {
-			b[j] = alphabet[r.IntN(len(alphabet))]
-		}
-		out[i] = string(b)
+	b := make([]byte, kafkaPayloadBytes)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
 	}
-	return out
+	return b
 }
 
 // kafkaRecord returns the JSON value of record id, exactly size bytes
-// (size must leave room for the fields, about 150 bytes).
-func kafkaRecord(id int64, size int, payloads []string) []byte {
+// (size must leave room for the fields, about 150 bytes; at most 64 KiB).
+func kafkaRecord(id int64, size int, payloads []byte) []byte {
 	head := fmt.Sprintf(`{"id":%d,"user":"user-%06d","event":%q,"amount":%d.%02d,"country":%q,"payload":"`,
 		id, id*7919%1_000_000, kafkaEvents[id%int64(len(kafkaEvents))], id%997, id%100, kafkaCountries[id*31%int64(len(kafkaCountries))])
+	pad := max(0, size-len(head)-2)
+	at := int(id*int64(size+7)) % (len(payloads) - pad)
 	b := make([]byte, 0, size)
 	b = append(b, head...)
-	pad := max(0, size-len(head)-2)
-	p := payloads[id%int64(len(payloads))]
-	for len(p) < pad {
-		p += p
-	}
-	b = append(b, p[:pad]...)
+	b = append(b, payloads[at:at+pad]...)
 	return append(b, `"}`...)
 }
 
@@ -500,7 +498,7 @@ type kafkaProducer struct {
 	topic    string
 	parts    int32
 	size     int
-	payloads []string
+	payloads []byte
 	next     int64           // next record id: the records produced so far
 	ends     map[int32]int64 // next offset after the records produced, per partition
 }
@@ -731,7 +729,7 @@ func KafkaFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		return fig, err
 	}
 	defer cl.Close()
-	prod := &kafkaProducer{cl: cl, topic: topic, parts: cfg.KafkaPartitions, size: cfg.KafkaRecordBytes, payloads: kafkaPayloads(64, cfg.KafkaRecordBytes)}
+	prod := &kafkaProducer{cl: cl, topic: topic, parts: cfg.KafkaPartitions, size: cfg.KafkaRecordBytes, payloads: kafkaPayloads()}
 	env.logf("P9: producing %d records", cfg.KafkaRecords)
 	if _, err := prod.produce(ctx, cfg.KafkaRecords, 0); err != nil {
 		return fig, err
