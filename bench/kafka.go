@@ -157,7 +157,8 @@ func kafkaIngest(ctx context.Context, j KafkaJob, opts []kgo.Opt, emit func(stri
 		return err
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	tbl, err := table.Open(ctx, "", table.WithStore(store), table.WithLogger(quiet))
+	retries := slog.New(retryCounter(func() { emit("retry %d", time.Now().UnixNano()) }))
+	tbl, err := table.Open(ctx, "", table.WithStore(store), table.WithLogger(quiet), table.WithTxnOptions(txlog.WithLogger(retries)))
 	if err != nil {
 		return err
 	}
@@ -176,6 +177,25 @@ func kafkaIngest(ctx context.Context, j KafkaJob, opts []kgo.Opt, emit func(stri
 	_, err = in.Run(ctx)
 	return err
 }
+
+// retryCounter is a slog handler that calls its function for each log
+// record of txlog reading back a version a concurrent commit took ("version
+// taken by a concurrent commit, retrying at the next version": one per
+// winner walked over before a free version) and drops everything else.
+type retryCounter func()
+
+func (retryCounter) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h retryCounter) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "concurrent commit") {
+		h()
+	}
+	return nil
+}
+
+func (h retryCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h retryCounter) WithGroup(string) slog.Handler { return h }
 
 // kafkaConsume is the floor: a consumer-group member with the client
 // options kafkasink uses (cooperative-sticky, read_committed, no offset
@@ -233,6 +253,7 @@ type kafkaProc struct {
 	records int64
 	last    time.Time // time of the last batch or poll
 	batches int
+	retries int   // commits retried after a conflict (ingest)
 	err     error // a bad line
 }
 
@@ -278,6 +299,8 @@ func startKafkaChild(ctx context.Context, env *Env, name string, job KafkaJob) (
 			}
 			p.mu.Lock()
 			switch {
+			case len(f) == 2 && f[0] == "retry":
+				p.retries++
 			case len(f) == 2 && f[0] == "first":
 				p.first = time.Unix(0, num(1))
 			case len(f) == 4 && f[0] == "batch", len(f) == 3 && f[0] == "poll":
@@ -339,6 +362,7 @@ type kafkaRun struct {
 	skew     time.Duration // first member's first batch .. last member's first batch
 	perProc  []int64       // records each member consumed or committed
 	batches  int
+	retries  int   // versions taken by concurrent commits read back, whole run (ingest)
 	versions int64 // table versions committed (ingest)
 }
 
@@ -359,6 +383,9 @@ func summarize(procs []*kafkaProc, end time.Time) kafkaRun {
 		r.records += n
 		r.batches += b
 		r.perProc = append(r.perProc, n)
+		p.mu.Lock()
+		r.retries += p.retries
+		p.mu.Unlock()
 		if !f.IsZero() && (first.IsZero() || f.Before(first)) {
 			first = f
 		}
@@ -672,6 +699,7 @@ func kafkaIngestSide(ctx context.Context, env *Env, cfg Config, prod *kafkaProdu
 	if err := stopAll(procs); err != nil {
 		return res, err
 	}
+	res.retries = summarize(procs, end).retries
 	// Exactly once: the table holds every record once, and the log's
 	// epochs and offsets are clean.
 	snap, err := txlog.Load(ctx, store)
@@ -756,6 +784,7 @@ func KafkaFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		fig.add("latency_p99"+s, ms(quantile(in.latencies, 0.99)), "ms")
 		fig.add("latency_max"+s, ms(quantile(in.latencies, 1)), "ms")
 		fig.add("commits"+s, float64(in.versions), "count")
+		fig.add("winners_read"+s, float64(in.retries), "count")
 		fig.add("startup"+s, ms(in.startup), "ms")
 		fig.add("rows"+s, float64(in.rows), "count")
 		fig.note("%d members, %d records: ingest %.0f records/s in %v (%d versions; per member %v records; first reads %v apart, %v after the start); "+

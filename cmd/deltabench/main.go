@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"time"
 
 	"github.com/deltakit/deltakit/bench"
 	"github.com/deltakit/deltakit/testenv"
@@ -140,6 +141,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			defer k.Close()
 			env.Kafka = k
+			if !*quiet {
+				fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
+			}
 		}
 	}
 	if wd, err := os.Getwd(); err == nil {
