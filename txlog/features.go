@@ -61,6 +61,10 @@ const (
 	PropInCommitTimestampEnablementTimestamp = "delta.inCommitTimestampEnablementTimestamp"
 	// PropColumnMappingMode: "none", "name" or "id".
 	PropColumnMappingMode = "delta.columnMapping.mode"
+	// PropIsolationLevel: "Serializable" or "WriteSerializable" (the
+	// default), the isolation level of data-changing commits (Spark's
+	// delta.isolationLevel).
+	PropIsolationLevel = "delta.isolationLevel"
 	// PropAppendOnly: "true" forbids removing data (spec "Append-only Tables").
 	PropAppendOnly = "delta.appendOnly"
 	// PropEnableChangeDataFeed: "true" when writers must write cdc files for
