@@ -23,6 +23,11 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
+//	P9 kafka        Kafka → Delta records/s of 1 KiB JSON records with 1, 2
+//	                and 3 ingest processes in one consumer group on a real
+//	                broker, vs as many plain kgo consumers reading the same
+//	                records; end-to-end latency from produce to the
+//	                committed version
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -45,7 +50,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -91,6 +96,16 @@ type Config struct {
 	DeleteRows  int
 	DeleteFiles int
 	DeleteReps  int
+
+	// P9: records produced before the runs, their size in bytes, the
+	// topic's partitions, the member counts; then records produced at
+	// KafkaLatencyRate records/s for the latency.
+	KafkaRecords        int
+	KafkaRecordBytes    int
+	KafkaPartitions     int32
+	KafkaMembers        []int
+	KafkaLatencyRecords int
+	KafkaLatencyRate    int
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -104,6 +119,8 @@ func QuickConfig() Config {
 		MemoryFiles:  100_000,
 		StreamEpochs: 20, StreamRows: 10_000, StreamSkipped: 20,
 		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
+		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
+		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 	}
 }
 
@@ -120,6 +137,8 @@ func FullConfig() Config {
 		MemoryFiles:  1_000_000,
 		StreamEpochs: 100, StreamRows: 10_000, StreamSkipped: 50,
 		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
+		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
+		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 	}
 }
 
@@ -136,6 +155,12 @@ type Env struct {
 	// MemoryChild returns the command that runs MemoryChild in a fresh
 	// process for the table in dir (P5); nil skips P5.
 	MemoryChild func(ctx context.Context, dir string) *exec.Cmd
+	// Kafka is the broker of P9; nil skips it.
+	Kafka *testenv.Kafka
+	// KafkaChild returns the command that runs KafkaChild with job in a
+	// fresh process (P9's ingest members and floor consumers); nil skips
+	// P9. The process must end cleanly on SIGINT.
+	KafkaChild func(ctx context.Context, job string) *exec.Cmd
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -250,6 +275,7 @@ func figureFuncs() map[string]figureFunc {
 		"P5": MemoryFigure,
 		"P6": StreamFigure,
 		"P7": DeleteFigure,
+		"P9": KafkaFigure,
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"testing"
 
+	"github.com/deltakit/deltakit/ingest"
 	"github.com/deltakit/deltakit/testenv"
 )
 
@@ -40,6 +42,45 @@ func TestMemoryChild(t *testing.T) {
 	}
 }
 
+// kafkaChildEnv names the variable that makes TestKafkaChild the body of a
+// P9 child process; its value is the job.
+const kafkaChildEnv = "DELTABENCH_KAFKA_CHILD"
+
+// TestKafkaChild is a P9 child process when run with $DELTABENCH_KAFKA_CHILD;
+// SIGINT ends it cleanly.
+func TestKafkaChild(t *testing.T) {
+	job := os.Getenv(kafkaChildEnv)
+	if job == "" {
+		t.Skip("only P9's child processes run this")
+	}
+	ctx, stop := signal.NotifyContext(t.Context(), os.Interrupt)
+	defer stop()
+	if err := KafkaChild(ctx, job, os.Stdout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withKafka adds a Kafka broker (and the test binary as P9's children) to
+// env. Without an install P9 is skipped (env.Kafka stays nil); with CI=true
+// that fails tb instead.
+func withKafka(tb testing.TB, env *Env) {
+	k, err := testenv.StartKafkaBroker(tb.Context(), tb.TempDir())
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			testenv.KafkaUnavailable(tb, err) // fails tb
+		}
+		tb.Logf("P9 skipped: %v", err)
+		return
+	}
+	tb.Cleanup(func() { _ = k.Close() })
+	env.Kafka = k
+	env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestKafkaChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), kafkaChildEnv+"="+job)
+		return cmd
+	}
+}
+
 // testEnv returns an Env with MinIO, the venv's python (if any) and the test
 // binary as P5's child.
 func testEnv(tb testing.TB) *Env {
@@ -65,10 +106,13 @@ func TestFigures(t *testing.T) {
 		t.Skip("starts MinIO and generates tables")
 	}
 	env := testEnv(t)
+	withKafka(t, env)
 	cfg := Config{Mode: "test", CommitPairs: 10, CommitWarmup: 1, AppendRows: 5_000, AppendReps: 1,
 		OpenCommits: 30, OpenFilesPerCommit: 5, OpenReps: 1, ContentionWriters: []int{1, 3}, ContentionCommits: 4,
 		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2,
-		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1}
+		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1,
+		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
+		KafkaLatencyRecords: 60, KafkaLatencyRate: 200}
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +126,8 @@ func TestFigures(t *testing.T) {
 		"P6": {"epochs_per_s", "skipped_epoch_p50"},
 		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
+		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
+			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},
 	}
 	if env.Python != "" {
 		want["P3"] = append(want["P3"], "ratio_open", "ratio_update")
@@ -94,7 +140,7 @@ func TestFigures(t *testing.T) {
 				t.Errorf("%s: metric %s = %+v", f.ID, name, m)
 			}
 		}
-		if f.Skipped != "" && !(f.ID == "P3" && env.Python == "") {
+		if f.Skipped != "" && !(f.ID == "P3" && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) {
 			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
 		}
 	}
@@ -116,6 +162,18 @@ func TestFigures(t *testing.T) {
 		}
 		if f.Metric("cow_deleted_rows").Value != f.Metric("floor_deleted_rows").Value {
 			t.Errorf("P7: deleted rows differ: copy-on-write %v, floor %v", f.Metric("cow_deleted_rows").Value, f.Metric("floor_deleted_rows").Value)
+		}
+	}
+	for _, f := range rep.Figures {
+		if f.ID != "P9" || env.Kafka == nil {
+			continue
+		}
+		// Each run's table holds every record on the topic once: the 600
+		// produced first, then 60 more per latency phase before it.
+		for name, want := range map[string]float64{"rows_1m": 660, "rows_2m": 720} {
+			if m := f.Metric(name); m == nil || m.Value != want {
+				t.Errorf("P9: %s = %+v, want %v", name, m, want)
+			}
 		}
 	}
 	for _, f := range rep.Figures {
@@ -143,8 +201,8 @@ func TestParseOnly(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []string{"P1", "P3"}) {
 		t.Errorf("ParseOnly = %v, %v", ids, err)
 	}
-	if _, err := ParseOnly("P1,P9"); err == nil {
-		t.Error("P9 accepted")
+	if _, err := ParseOnly("P1,P99"); err == nil {
+		t.Error("P99 accepted")
 	}
 }
 
@@ -442,5 +500,30 @@ func TestGoalFull(t *testing.T) {
 		if got := groupDigits(n); got != want {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestKafkaRecord: P9's records are exactly the configured size, valid JSON
+// rows of the table's schema, and distinct.
+func TestKafkaRecord(t *testing.T) {
+	payloads := kafkaPayloads()
+	seen := map[string]bool{}
+	for _, id := range []int64{0, 1, 63, 64, 12_345, 199_999, 10_000_000} {
+		v := kafkaRecord(id, 1024, payloads)
+		if len(v) != 1024 {
+			t.Errorf("record %d: %d bytes, want 1024", id, len(v))
+		}
+		row, err := ingest.JSONRow(kafkaSchema(), v)
+		if err != nil {
+			t.Fatalf("record %d: %v: %s", id, err, v)
+		}
+		if row[0] != id {
+			t.Errorf("record %d: id column %v", id, row[0])
+		}
+		p := row[5].(string)
+		if seen[p] {
+			t.Errorf("record %d: payload repeated", id)
+		}
+		seen[p] = true
 	}
 }

@@ -202,8 +202,10 @@ func deltakitDelete(ctx context.Context, tbl **table.Table, store *countingStore
 	}
 	*tbl = nt
 	return deleteOutcome{deleted: res.DeletedRows,
-		filesTouched: res.RemovedFiles + res.DeletionVectorsAdded + res.DeletionVectorsUpdated,
-		filesWritten: res.AddedFiles, dvsWritten: res.DeletionVectorsAdded + res.DeletionVectorsUpdated,
+		// DeletionVectorsAdded counts every vector written, grown ones
+		// included (Spark's numDeletionVectorsAdded).
+		filesTouched: res.RemovedFiles + res.DeletionVectorsAdded,
+		filesWritten: res.AddedFiles, dvsWritten: res.DeletionVectorsAdded,
 		io: store.snapshot().sub(c0)}, nil
 }
 

@@ -25,7 +25,8 @@ const arrowBatchRows = 64 * 1024
 // logical names and nullability, types as documented in package arrowio
 // (timestamp → timestamp[us, tz=UTC], timestamp_ntz → timestamp[us],
 // decimal(p,s) → decimal128(p,s), date → date32, array → list, map → map).
-// Batches hold at most 65,536 rows; WithLimit(n) yields exactly
+// Batches hold at most 65,536 rows (never rows of two files on the
+// columnar path); WithLimit(n) yields exactly
 // min(n, matching rows) rows in all.
 //
 // Planning errors (an invalid filter or projection, a bad partition value,
@@ -37,6 +38,17 @@ const arrowBatchRows = 64 * 1024
 // next call to Next (Retain it to keep it longer). The reader is not safe
 // for concurrent use, and ctx bounds the whole read; WithScanStats'
 // counts are complete once Next has returned false.
+//
+// When every column read from the data files (the projection and the
+// filter's columns) is a top-level primitive or decimal, the files are
+// decoded column by column into Arrow arrays (arrow-go's pqarrow; see
+// arrowscan.go), deletion vectors and the row filter applied as a
+// selection mask, and row groups whose Parquet statistics rule the filter
+// out (integer, date and string columns) are not decoded
+// (ScanStats.RowGroupsSkipped). Otherwise, and for the files that reader
+// does not map exactly (INT96 timestamps, case-insensitive column matches,
+// ...), rows come from Scan's row reader; ScanStats.FilesColumnar tells
+// which. Both give the same values.
 //
 // A RecordReader rather than an iter.Seq2 of batches: it is what ADBC
 // statements, Flight and IPC writers (ipc.NewWriter, flight's record
@@ -91,6 +103,12 @@ func (r *scanReader) produce(ctx context.Context, p *scanPlan, rb *arrowio.Recor
 	send := func(m batchOrErr) bool {
 		r.batches <- m
 		return true
+	}
+	if p.columnarPlan() {
+		if err := p.arrowBatches(ctx, r.sch, func(rec arrow.RecordBatch) bool { return send(batchOrErr{rec: rec}) }); err != nil {
+			send(batchOrErr{err: err})
+		}
+		return
 	}
 	var failed error
 	p.rows(ctx, func(row parquetio.Row, err error) bool {

@@ -1,11 +1,19 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
 )
 
 // flightsEnv names a flights table (the demo's, see scripts/demo.sh) for the
@@ -89,5 +97,114 @@ func BenchmarkFlightsScanArrow(b *testing.B) {
 			n += rr.RecordBatch().NumRows()
 		}
 		return n, rr.Err()
+	})
+}
+
+// BenchmarkFlightsScanArrowSelective is P8's selective scan: delay > 300
+// AND origin = 'SFO', reporting the files and row groups skipped.
+func BenchmarkFlightsScanArrowSelective(b *testing.B) {
+	var st ScanStats
+	benchScan(b, func(ctx context.Context, tbl *Table) (int64, error) {
+		e, err := ParsePredicate("delay > 300 AND origin = 'SFO'", tbl.Schema())
+		if err != nil {
+			return 0, err
+		}
+		rr, err := ScanArrow(ctx, tbl, WithFilter(e), WithScanStats(&st))
+		if err != nil {
+			return 0, err
+		}
+		defer rr.Release()
+		var n int64
+		for rr.Next() {
+			n += rr.RecordBatch().NumRows()
+		}
+		return n, rr.Err()
+	})
+	b.ReportMetric(float64(st.FilesSkipped+st.FilesPruned), "files-skipped")
+	b.ReportMetric(float64(st.FilesPlanned), "files-planned")
+	b.ReportMetric(float64(st.RowGroupsSkipped), "rowgroups-skipped")
+}
+
+// benchAppend reads the flights table into record batches once, then
+// times write(batches) per op into fresh in-memory tables.
+func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, rows []parquetio.Row) error) {
+	dir := os.Getenv(flightsEnv)
+	if dir == "" {
+		b.Skipf("set %s to a flights table", flightsEnv)
+	}
+	ctx := context.Background()
+	src, err := Open(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rr, err := ScanArrow(ctx, src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	var rows []parquetio.Row
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+		rs, err := arrowio.Rows(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = append(rows, rs...)
+	}
+	rr.Release()
+	b.ReportAllocs()
+	c0 := cpuTime()
+	for b.Loop() {
+		tbl, err := Create(ctx, "", src.Schema(), WithStore(objectstore.NewMem("bench")))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := write(ctx, tbl, recs, rows); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(rows)), "rows/op")
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+func BenchmarkFlightsAppendArrow(b *testing.B) {
+	benchAppend(b, func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, _ []parquetio.Row) error {
+		rr, err := array.NewRecordReader(recs[0].Schema(), recs)
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		_, err = AppendArrow(ctx, tbl, rr)
+		return err
+	})
+}
+
+func BenchmarkFlightsAppendRows(b *testing.B) {
+	benchAppend(b, func(ctx context.Context, tbl *Table, _ []arrow.RecordBatch, rows []parquetio.Row) error {
+		_, err := tbl.AppendRows(ctx, rows)
+		return err
+	})
+}
+
+// BenchmarkFlightsParquetWrite is the floor: parquetio's writer (parquet-go
+// underneath) writing the rows to one buffer, no table, no validation.
+func BenchmarkFlightsParquetWrite(b *testing.B) {
+	benchAppend(b, func(_ context.Context, tbl *Table, _ []arrow.RecordBatch, rows []parquetio.Row) error {
+		var buf bytes.Buffer
+		w, err := parquetio.NewWriter(&buf, tbl.Schema())
+		if err != nil {
+			return err
+		}
+		for len(rows) > 0 {
+			n := min(len(rows), 4096)
+			if err := w.Write(rows[:n]); err != nil {
+				return err
+			}
+			rows = rows[n:]
+		}
+		_, err = w.Close()
+		return err
 	})
 }

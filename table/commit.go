@@ -66,6 +66,12 @@ func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*
 		return nil, err
 	}
 	op := &operation{name: name, verb: verb, tx: t.newTransaction(name, cfg.txnOpts...), start: t.cfg.now()}
+	if name != "OPTIMIZE" && t.snap.Metadata().Configuration[txlog.PropIsolationLevel] == "Serializable" {
+		// Spark's Serializable: a concurrent blind append within what the
+		// operation read conflicts too (compactions, which change no data,
+		// run at snapshot isolation).
+		op.tx.RequireSerializable()
+	}
 	now := t.cfg.now()
 	if !cfg.txnTime.IsZero() {
 		now = cfg.txnTime

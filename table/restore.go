@@ -45,8 +45,8 @@ func ToTimestamp(ts time.Time) RestoreTarget { return RestoreTarget{version: -1,
 //
 // Errors, before anything is committed: a version that does not exist or
 // cannot be reconstructed, or a timestamp before the first commit
-// (txlog.ErrVersionNotFound), a target not before the table's version
-// (ErrInvalidArgument), a data or deletion-vector file of that version that
+// (txlog.ErrVersionNotFound), a target not before the table's version or a
+// timestamp after its latest commit, as Spark refuses it (ErrInvalidArgument), a data or deletion-vector file of that version that
 // is gone (vacuumed; objectstore.ErrNotExist, naming the file),
 // ErrAppendOnly when files would be removed from an append-only table.
 func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOption) (*Table, *DMLResult, error) {
@@ -56,6 +56,11 @@ func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOptio
 	}
 	if to.at.IsZero() && to.version < 0 {
 		return fail(fmt.Errorf("%w: negative version %d", ErrInvalidArgument, to.version))
+	}
+	if ct := t.snap.CommitTimestamp(); !to.at.IsZero() && !ct.IsZero() && to.at.After(ct) {
+		// Spark: DELTA_TIMESTAMP_GREATER_THAN_COMMIT.
+		return fail(fmt.Errorf("%w: timestamp %s is after the latest commit (version %d at %s)", ErrInvalidArgument,
+			to.at.UTC().Format(time.RFC3339Nano), t.Version(), ct.UTC().Format(time.RFC3339Nano)))
 	}
 	if to.at.IsZero() && to.version >= t.Version() {
 		return fail(fmt.Errorf("%w: version %d is not before the table's version %d", ErrInvalidArgument, to.version, t.Version()))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
@@ -86,6 +87,7 @@ func TestRestoreBadInput(t *testing.T) {
 		{"future version", ToVersion(99), nil, ErrInvalidArgument, "99"},
 		{"current version", ToVersion(tbl.Version()), nil, ErrInvalidArgument, "not before"},
 		{"negative", ToVersion(-1), nil, ErrInvalidArgument, "negative"},
+		{"future timestamp", ToTimestamp(time.Now().Add(24 * time.Hour)), nil, ErrInvalidArgument, "after the latest commit"},
 		{"vacuumed file", ToVersion(v1), func() {
 			if err := mem.Delete(ctx, gone); err != nil {
 				t.Fatal(err)

@@ -111,6 +111,15 @@ type ScanStats struct {
 	RowsDeleted int64
 	// RowsReturned is the number of rows yielded.
 	RowsReturned int64
+	// RowGroupsSkipped is the number of Parquet row groups of the files
+	// read that the filter skipped by their column statistics, without
+	// decoding them (ScanArrow's columnar path only; their rows still
+	// count in RowsRead and RowsDeleted).
+	RowGroupsSkipped int
+	// FilesColumnar is the number of the files read to the end that
+	// ScanArrow decoded column by column (its columnar path); the others
+	// went through the row reader (Scan leaves it 0).
+	FilesColumnar int
 }
 
 // partCol is a partition column a scan needs (for output or the filter).

@@ -62,12 +62,28 @@ type spAdd struct {
 	StatsParsed           *spStats          `parquet:"stats_parsed,optional"`
 }
 
+type spFormat struct {
+	Provider string            `parquet:"provider"`
+	Options  map[string]string `parquet:"options"`
+}
+
+type spMetaData struct {
+	ID               string            `parquet:"id"`
+	Format           *spFormat         `parquet:"format,optional"`
+	SchemaString     string            `parquet:"schemaString"`
+	PartitionColumns []string          `parquet:"partitionColumns,list"`
+	Configuration    map[string]string `parquet:"configuration"`
+}
+
+type spProtocol struct {
+	MinReaderVersion int32 `parquet:"minReaderVersion"`
+	MinWriterVersion int32 `parquet:"minWriterVersion"`
+}
+
 type spRow struct {
-	Txn      *txlog.CheckpointTxn      `parquet:"txn,optional"`
-	Add      *spAdd                    `parquet:"add,optional"`
-	Remove   *txlog.CheckpointRemove   `parquet:"remove,optional"`
-	MetaData *txlog.CheckpointMetaData `parquet:"metaData,optional"`
-	Protocol *txlog.CheckpointProtocol `parquet:"protocol,optional"`
+	Add      *spAdd      `parquet:"add,optional"`
+	MetaData *spMetaData `parquet:"metaData,optional"`
+	Protocol *spProtocol `parquet:"protocol,optional"`
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -126,10 +142,11 @@ func TestStatsOnlyInCheckpointStructs(t *testing.T) {
 	}
 
 	// The checkpoint of the latest version, stats as structs only.
-	rows := []spRow{}
-	for _, a := range []txlog.Action{{Protocol: snap.Protocol()}, {Metadata: snap.Metadata()}} {
-		r, _ := txlog.CheckpointRowOf(&a)
-		rows = append(rows, spRow{MetaData: r.MetaData, Protocol: r.Protocol})
+	pr, md := snap.Protocol(), snap.Metadata()
+	rows := []spRow{
+		{Protocol: &spProtocol{MinReaderVersion: pr.MinReaderVersion, MinWriterVersion: pr.MinWriterVersion}},
+		{MetaData: &spMetaData{ID: md.ID, Format: &spFormat{Provider: md.Format.Provider, Options: md.Format.Options},
+			SchemaString: md.SchemaString, PartitionColumns: md.PartitionColumns, Configuration: md.Configuration}},
 	}
 	for _, a := range snap.Files() {
 		var k int

@@ -391,6 +391,10 @@ func checkPropertyValues(props map[string]string) error {
 			_, err = strconv.ParseBool(v)
 		case txlog.PropLogRetentionDuration, txlog.PropDeletedFileRetentionDuration, txlog.PropSetTransactionRetentionDuration:
 			_, err = txlog.ParseInterval(v)
+		case txlog.PropIsolationLevel:
+			if v != "Serializable" && v != "WriteSerializable" {
+				err = errors.New("must be Serializable or WriteSerializable")
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%w: table property %s=%q: %v", ErrInvalidArgument, k, v, err)

@@ -312,9 +312,6 @@ type AddCDCFile struct {
 	Tags       map[string]string `json:"tags,omitempty"`
 }
 
-// CDC is a short name for AddCDCFile.
-type CDC = AddCDCFile
-
 // MarshalJSON writes the fields in the spec's order, partitionValues always,
 // with "" as null.
 func (c AddCDCFile) MarshalJSON() ([]byte, error) {

@@ -28,14 +28,14 @@ func TestCheckpointWithDamagedPageHeader(t *testing.T) {
 	if err != nil {
 		testsupport.Absent(t, "corpus file: %v", err)
 	}
-	if err := ReadCheckpointParquet(file, 10, data, true, func(*Action) {}); err != nil {
+	if err := readCheckpointParquet(file, 10, data, true, func(*Action) {}, nil); err != nil {
 		t.Fatalf("intact checkpoint: %v", err)
 	}
 	if len(data) <= 4487 || data[4487] != 0x02 {
 		t.Fatalf("byte 4487 of %s is not the page-size byte this test changes", file)
 	}
 	data[4487] = 0x0e
-	err = ReadCheckpointParquet(file, 10, data, true, func(*Action) {})
+	err = readCheckpointParquet(file, 10, data, true, func(*Action) {}, nil)
 	var cle *CorruptLogError
 	if !errors.As(err, &cle) || cle.Version != 10 {
 		t.Fatalf("damaged checkpoint: %v, want a *CorruptLogError for version 10", err)
@@ -46,14 +46,14 @@ func TestCheckpointWithDamagedPageHeader(t *testing.T) {
 // multi-part one (each part has every column, as Spark writes them).
 func splitCheckpoint(t *testing.T, data []byte) (part1, part2 []byte) {
 	t.Helper()
-	var rows []CheckpointRow
-	err := ReadCheckpointParquet("cp", 5, data, true, func(a *Action) {
-		row, ok := CheckpointRowOf(a)
+	var rows []checkpointRow
+	err := readCheckpointParquet("cp", 5, data, true, func(a *Action) {
+		row, ok := checkpointRowOf(a)
 		if !ok {
 			t.Fatalf("no checkpoint row for %+v", a)
 		}
 		rows = append(rows, row)
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestCheckpointFrameBeforeAllocation(t *testing.T) {
 	data := []byte("PAR1 some garbage bytes \xff\xff\xff\x7fPAR1")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	err := ReadCheckpointParquet("cp", 3, data, true, func(*Action) {})
+	err := readCheckpointParquet("cp", 3, data, true, func(*Action) {}, nil)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrCorruptLog) || !strings.Contains(err.Error(), "footer length") {
 		t.Fatalf("err = %v, want a corrupt log about the footer length", err)

@@ -14,33 +14,33 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 )
 
-// Checkpoint row types (spec "Checkpoint Schema"). One CheckpointRow is one
+// Checkpoint row types (spec "Checkpoint Schema"). One checkpointRow is one
 // row of a checkpoint or sidecar Parquet file; exactly one of its columns is
 // non-null. The same types are used to read checkpoints written by Spark,
 // Databricks and delta-rs (columns are matched by name, unknown columns are
 // skipped, missing ones read as null; the checkpoint reader also reads
 // stats_parsed and partitionValues_parsed where the JSON forms are absent)
 // and to write classic checkpoints (WriteCheckpoint).
-type CheckpointRow struct {
-	Txn                *CheckpointTxn                `parquet:"txn,optional"`
-	Add                *CheckpointAdd                `parquet:"add,optional"`
-	Remove             *CheckpointRemove             `parquet:"remove,optional"`
-	MetaData           *CheckpointMetaData           `parquet:"metaData,optional"`
-	Protocol           *CheckpointProtocol           `parquet:"protocol,optional"`
-	DomainMetadata     *CheckpointDomainMetadata     `parquet:"domainMetadata,optional"`
-	CheckpointMetadata *CheckpointCheckpointMetadata `parquet:"checkpointMetadata,optional"`
-	Sidecar            *CheckpointSidecar            `parquet:"sidecar,optional"`
+type checkpointRow struct {
+	Txn                *rowTxn                `parquet:"txn,optional"`
+	Add                *rowAdd                `parquet:"add,optional"`
+	Remove             *rowRemove             `parquet:"remove,optional"`
+	MetaData           *rowMetaData           `parquet:"metaData,optional"`
+	Protocol           *rowProtocol           `parquet:"protocol,optional"`
+	DomainMetadata     *rowDomainMetadata     `parquet:"domainMetadata,optional"`
+	CheckpointMetadata *rowCheckpointMetadata `parquet:"checkpointMetadata,optional"`
+	Sidecar            *rowSidecar            `parquet:"sidecar,optional"`
 }
 
 // checkpointRowV1 is the row type WriteCheckpoint writes: a V1-spec classic
 // checkpoint has no checkpointMetadata or sidecar column (spec "V1 Spec").
 type checkpointRowV1 struct {
-	Txn            *CheckpointTxn            `parquet:"txn,optional"`
-	Add            *CheckpointAdd            `parquet:"add,optional"`
-	Remove         *CheckpointRemove         `parquet:"remove,optional"`
-	MetaData       *CheckpointMetaData       `parquet:"metaData,optional"`
-	Protocol       *CheckpointProtocol       `parquet:"protocol,optional"`
-	DomainMetadata *CheckpointDomainMetadata `parquet:"domainMetadata,optional"`
+	Txn            *rowTxn            `parquet:"txn,optional"`
+	Add            *rowAdd            `parquet:"add,optional"`
+	Remove         *rowRemove         `parquet:"remove,optional"`
+	MetaData       *rowMetaData       `parquet:"metaData,optional"`
+	Protocol       *rowProtocol       `parquet:"protocol,optional"`
+	DomainMetadata *rowDomainMetadata `parquet:"domainMetadata,optional"`
 }
 
 // Inside a non-null action column, fields that always have a value are
@@ -48,15 +48,15 @@ type checkpointRowV1 struct {
 // "optional" non-pointer field as null, and Spark fails on a null dataChange,
 // size or txn version. Readers accept both.
 
-// CheckpointTxn is the txn column.
-type CheckpointTxn struct {
+// rowTxn is the txn column.
+type rowTxn struct {
 	AppID       string `parquet:"appId"`
 	Version     int64  `parquet:"version"`
 	LastUpdated *int64 `parquet:"lastUpdated,optional"`
 }
 
-// CheckpointDeletionVector is the deletionVector struct inside add/remove.
-type CheckpointDeletionVector struct {
+// rowDV is the deletionVector struct inside add/remove.
+type rowDV struct {
 	StorageType    string `parquet:"storageType"`
 	PathOrInlineDv string `parquet:"pathOrInlineDv"`
 	Offset         *int32 `parquet:"offset,optional"`
@@ -64,77 +64,77 @@ type CheckpointDeletionVector struct {
 	Cardinality    int64  `parquet:"cardinality"`
 }
 
-// CheckpointAdd is the add column. Stats is the JSON statistics string
+// rowAdd is the add column. Stats is the JSON statistics string
 // (delta.checkpoint.writeStatsAsJson).
-type CheckpointAdd struct {
-	Path                    string                    `parquet:"path"`
-	PartitionValues         map[string]string         `parquet:"partitionValues"`
-	Size                    int64                     `parquet:"size"`
-	ModificationTime        int64                     `parquet:"modificationTime"`
-	DataChange              bool                      `parquet:"dataChange"`
-	Stats                   *string                   `parquet:"stats,optional"`
-	Tags                    map[string]string         `parquet:"tags,optional"`
-	DeletionVector          *CheckpointDeletionVector `parquet:"deletionVector,optional"`
-	BaseRowID               *int64                    `parquet:"baseRowId,optional"`
-	DefaultRowCommitVersion *int64                    `parquet:"defaultRowCommitVersion,optional"`
-	ClusteringProvider      *string                   `parquet:"clusteringProvider,optional"`
+type rowAdd struct {
+	Path                    string            `parquet:"path"`
+	PartitionValues         map[string]string `parquet:"partitionValues"`
+	Size                    int64             `parquet:"size"`
+	ModificationTime        int64             `parquet:"modificationTime"`
+	DataChange              bool              `parquet:"dataChange"`
+	Stats                   *string           `parquet:"stats,optional"`
+	Tags                    map[string]string `parquet:"tags,optional"`
+	DeletionVector          *rowDV            `parquet:"deletionVector,optional"`
+	BaseRowID               *int64            `parquet:"baseRowId,optional"`
+	DefaultRowCommitVersion *int64            `parquet:"defaultRowCommitVersion,optional"`
+	ClusteringProvider      *string           `parquet:"clusteringProvider,optional"`
 }
 
-// CheckpointRemove is the remove column (no stats or tags in checkpoints).
-type CheckpointRemove struct {
-	Path                    string                    `parquet:"path"`
-	DeletionTimestamp       *int64                    `parquet:"deletionTimestamp,optional"`
-	DataChange              bool                      `parquet:"dataChange"`
-	ExtendedFileMetadata    *bool                     `parquet:"extendedFileMetadata,optional"`
-	PartitionValues         map[string]string         `parquet:"partitionValues,optional"`
-	Size                    *int64                    `parquet:"size,optional"`
-	DeletionVector          *CheckpointDeletionVector `parquet:"deletionVector,optional"`
-	BaseRowID               *int64                    `parquet:"baseRowId,optional"`
-	DefaultRowCommitVersion *int64                    `parquet:"defaultRowCommitVersion,optional"`
+// rowRemove is the remove column (no stats or tags in checkpoints).
+type rowRemove struct {
+	Path                    string            `parquet:"path"`
+	DeletionTimestamp       *int64            `parquet:"deletionTimestamp,optional"`
+	DataChange              bool              `parquet:"dataChange"`
+	ExtendedFileMetadata    *bool             `parquet:"extendedFileMetadata,optional"`
+	PartitionValues         map[string]string `parquet:"partitionValues,optional"`
+	Size                    *int64            `parquet:"size,optional"`
+	DeletionVector          *rowDV            `parquet:"deletionVector,optional"`
+	BaseRowID               *int64            `parquet:"baseRowId,optional"`
+	DefaultRowCommitVersion *int64            `parquet:"defaultRowCommitVersion,optional"`
 }
 
-// CheckpointFormat is metaData.format.
-type CheckpointFormat struct {
+// rowFormat is metaData.format.
+type rowFormat struct {
 	Provider string            `parquet:"provider"`
 	Options  map[string]string `parquet:"options"`
 }
 
-// CheckpointMetaData is the metaData column.
-type CheckpointMetaData struct {
+// rowMetaData is the metaData column.
+type rowMetaData struct {
 	ID               string            `parquet:"id"`
 	Name             *string           `parquet:"name,optional"`
 	Description      *string           `parquet:"description,optional"`
-	Format           *CheckpointFormat `parquet:"format,optional"`
+	Format           *rowFormat        `parquet:"format,optional"`
 	SchemaString     string            `parquet:"schemaString"`
 	PartitionColumns []string          `parquet:"partitionColumns,list"`
 	Configuration    map[string]string `parquet:"configuration"`
 	CreatedTime      *int64            `parquet:"createdTime,optional"`
 }
 
-// CheckpointProtocol is the protocol column. The feature lists are kept for
+// rowProtocol is the protocol column. The feature lists are kept for
 // (3, 7) tables (delta-rs#2288 lost them once).
-type CheckpointProtocol struct {
+type rowProtocol struct {
 	MinReaderVersion int32    `parquet:"minReaderVersion"`
 	MinWriterVersion int32    `parquet:"minWriterVersion"`
 	ReaderFeatures   []string `parquet:"readerFeatures,optional,list"`
 	WriterFeatures   []string `parquet:"writerFeatures,optional,list"`
 }
 
-// CheckpointDomainMetadata is the domainMetadata column.
-type CheckpointDomainMetadata struct {
+// rowDomainMetadata is the domainMetadata column.
+type rowDomainMetadata struct {
 	Domain        string `parquet:"domain"`
 	Configuration string `parquet:"configuration"`
 	Removed       bool   `parquet:"removed"`
 }
 
-// CheckpointCheckpointMetadata is the checkpointMetadata column (v2 spec).
-type CheckpointCheckpointMetadata struct {
+// rowCheckpointMetadata is the checkpointMetadata column (v2 spec).
+type rowCheckpointMetadata struct {
 	Version int64             `parquet:"version"`
 	Tags    map[string]string `parquet:"tags,optional"`
 }
 
-// CheckpointSidecar is the sidecar column (v2 spec).
-type CheckpointSidecar struct {
+// rowSidecar is the sidecar column (v2 spec).
+type rowSidecar struct {
 	Path             string            `parquet:"path"`
 	SizeInBytes      int64             `parquet:"sizeInBytes"`
 	ModificationTime int64             `parquet:"modificationTime"`
@@ -142,7 +142,7 @@ type CheckpointSidecar struct {
 }
 
 // dvFromRow converts a checkpoint DV struct.
-func dvFromRow(d *CheckpointDeletionVector) *DeletionVectorDescriptor {
+func dvFromRow(d *rowDV) *DeletionVectorDescriptor {
 	if d == nil || d.StorageType == "" {
 		return nil
 	}
@@ -150,11 +150,11 @@ func dvFromRow(d *CheckpointDeletionVector) *DeletionVectorDescriptor {
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 }
 
-func dvToRow(d *DeletionVectorDescriptor) *CheckpointDeletionVector {
+func dvToRow(d *DeletionVectorDescriptor) *rowDV {
 	if d == nil {
 		return nil
 	}
-	return &CheckpointDeletionVector{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
+	return &rowDV{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
 }
 
@@ -174,7 +174,7 @@ func ptrString(s string) *string {
 
 // Action converts the row to its action; ok is false for a row with no
 // column set.
-func (r *CheckpointRow) Action() (Action, bool) {
+func (r *checkpointRow) Action() (Action, bool) {
 	switch {
 	case r.Add != nil:
 		a := r.Add
@@ -221,19 +221,19 @@ func (r *CheckpointRow) Action() (Action, bool) {
 	return Action{}, false
 }
 
-// CheckpointRowOf converts an action to a checkpoint row; ok is false for
+// checkpointRowOf converts an action to a checkpoint row; ok is false for
 // actions that checkpoints do not hold (commitInfo, cdc).
-func CheckpointRowOf(a *Action) (CheckpointRow, bool) {
+func checkpointRowOf(a *Action) (checkpointRow, bool) {
 	switch {
 	case a.Add != nil:
 		x := a.Add
-		return CheckpointRow{Add: &CheckpointAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size,
+		return checkpointRow{Add: &rowAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size,
 			ModificationTime: x.ModificationTime, DataChange: x.DataChange, Stats: ptrString(x.Stats), Tags: x.Tags,
 			DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
 			DefaultRowCommitVersion: x.DefaultRowCommitVersion, ClusteringProvider: ptrString(x.ClusteringProvider)}}, true
 	case a.Remove != nil:
 		x := a.Remove
-		return CheckpointRow{Remove: &CheckpointRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp,
+		return checkpointRow{Remove: &rowRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp,
 			DataChange: x.DataChange, ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues,
 			Size: x.Size, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
 			DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
@@ -243,25 +243,25 @@ func CheckpointRowOf(a *Action) (CheckpointRow, bool) {
 		if pc == nil {
 			pc = []string{}
 		}
-		return CheckpointRow{MetaData: &CheckpointMetaData{ID: m.ID, Name: ptrString(m.Name), Description: ptrString(m.Description),
-			Format: &CheckpointFormat{Provider: m.Format.Provider, Options: m.Format.Options}, SchemaString: m.SchemaString,
+		return checkpointRow{MetaData: &rowMetaData{ID: m.ID, Name: ptrString(m.Name), Description: ptrString(m.Description),
+			Format: &rowFormat{Provider: m.Format.Provider, Options: m.Format.Options}, SchemaString: m.SchemaString,
 			PartitionColumns: pc, Configuration: m.Configuration, CreatedTime: m.CreatedTime}}, true
 	case a.Protocol != nil:
 		p := a.Protocol
-		return CheckpointRow{Protocol: &CheckpointProtocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
+		return checkpointRow{Protocol: &rowProtocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
 			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}}, true
 	case a.Txn != nil:
-		return CheckpointRow{Txn: &CheckpointTxn{AppID: a.Txn.AppID, Version: a.Txn.Version, LastUpdated: a.Txn.LastUpdated}}, true
+		return checkpointRow{Txn: &rowTxn{AppID: a.Txn.AppID, Version: a.Txn.Version, LastUpdated: a.Txn.LastUpdated}}, true
 	case a.DomainMetadata != nil:
 		d := a.DomainMetadata
-		return CheckpointRow{DomainMetadata: &CheckpointDomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
+		return checkpointRow{DomainMetadata: &rowDomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
 	case a.CheckpointMetadata != nil:
-		return CheckpointRow{CheckpointMetadata: &CheckpointCheckpointMetadata{Version: a.CheckpointMetadata.Version, Tags: a.CheckpointMetadata.Tags}}, true
+		return checkpointRow{CheckpointMetadata: &rowCheckpointMetadata{Version: a.CheckpointMetadata.Version, Tags: a.CheckpointMetadata.Tags}}, true
 	case a.Sidecar != nil:
 		s := a.Sidecar
-		return CheckpointRow{Sidecar: &CheckpointSidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
+		return checkpointRow{Sidecar: &rowSidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
 	}
-	return CheckpointRow{}, false
+	return checkpointRow{}, false
 }
 
 // readCheckpoint reads every action of checkpoint cp (all parts, and the
@@ -432,7 +432,7 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 		return nil
 	}
 	push := func(a Action) error {
-		row, ok := CheckpointRowOf(&a)
+		row, ok := checkpointRowOf(&a)
 		if !ok || row.CheckpointMetadata != nil || row.Sidecar != nil {
 			return nil
 		}
@@ -463,7 +463,7 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 		numAdds++
 	}
 	for _, r := range snap.Tombstones() {
-		// CheckpointRowOf keeps no stats or tags of removes
+		// checkpointRowOf keeps no stats or tags of removes
 		if err := push(Action{Remove: r}); err != nil {
 			return nil, err
 		}

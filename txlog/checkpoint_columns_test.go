@@ -166,7 +166,7 @@ func TestDecodeRowGroupColumns(t *testing.T) {
 		}
 		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
-			continue // damaged on purpose: ReadCheckpointParquet's tests cover it
+			continue // damaged on purpose: readCheckpointParquet's tests cover it
 		}
 		if _, err := planColumns(pf.Schema()); err != nil {
 			continue

@@ -322,170 +322,130 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 	return plans, nil
 }
 
+// The checkpoint fields the reader knows, one table entry per field (spec
+// "Checkpoint Schema"): plainFields are the leaf columns directly under an
+// action, mapFields and listFields its maps and lists (by slot), dvFields the
+// deletionVector structs. A field the table does not name is skipped.
+type fieldSetter = func(a *rowAsm, v parquet.Value)
+
+var plainFields = [numTopColumns]map[string]fieldSetter{
+	colAdd: {
+		"path":                    func(a *rowAsm, v parquet.Value) { a.addPath = valueBytes(a, v) },
+		"size":                    func(a *rowAsm, v parquet.Value) { a.add.Size = valueInt64(a, v) },
+		"modificationTime":        func(a *rowAsm, v parquet.Value) { a.add.ModificationTime = valueInt64(a, v) },
+		"dataChange":              func(a *rowAsm, v parquet.Value) { a.add.DataChange = valueBool(a, v) },
+		"stats":                   func(a *rowAsm, v parquet.Value) { a.addStats = valueBytes(a, v) },
+		"baseRowId":               func(a *rowAsm, v parquet.Value) { a.add.BaseRowID = int64Ptr(a, v) },
+		"defaultRowCommitVersion": func(a *rowAsm, v parquet.Value) { a.add.DefaultRowCommitVersion = int64Ptr(a, v) },
+		"clusteringProvider":      func(a *rowAsm, v parquet.Value) { a.add.ClusteringProvider = valueString(a, v) },
+	},
+	colRemove: {
+		"path":                    func(a *rowAsm, v parquet.Value) { a.remove.Path = valueString(a, v) },
+		"deletionTimestamp":       func(a *rowAsm, v parquet.Value) { a.remove.DeletionTimestamp = int64Ptr(a, v) },
+		"dataChange":              func(a *rowAsm, v parquet.Value) { a.remove.DataChange = valueBool(a, v) },
+		"extendedFileMetadata":    func(a *rowAsm, v parquet.Value) { b := valueBool(a, v); a.remove.ExtendedFileMetadata = &b },
+		"size":                    func(a *rowAsm, v parquet.Value) { a.remove.Size = int64Ptr(a, v) },
+		"baseRowId":               func(a *rowAsm, v parquet.Value) { a.remove.BaseRowID = int64Ptr(a, v) },
+		"defaultRowCommitVersion": func(a *rowAsm, v parquet.Value) { a.remove.DefaultRowCommitVersion = int64Ptr(a, v) },
+	},
+	colMetaData: {
+		"id":           func(a *rowAsm, v parquet.Value) { a.meta.ID = valueString(a, v) },
+		"name":         func(a *rowAsm, v parquet.Value) { a.meta.Name = valueString(a, v) },
+		"description":  func(a *rowAsm, v parquet.Value) { a.meta.Description = valueString(a, v) },
+		"schemaString": func(a *rowAsm, v parquet.Value) { a.meta.SchemaString = valueString(a, v) },
+		"createdTime":  func(a *rowAsm, v parquet.Value) { a.meta.CreatedTime = int64Ptr(a, v) },
+	},
+	colProtocol: {
+		"minReaderVersion": func(a *rowAsm, v parquet.Value) { a.proto.MinReaderVersion = int32(valueInt64(a, v)) },
+		"minWriterVersion": func(a *rowAsm, v parquet.Value) { a.proto.MinWriterVersion = int32(valueInt64(a, v)) },
+	},
+	colTxn: {
+		"appId":       func(a *rowAsm, v parquet.Value) { a.txn.AppID = valueString(a, v) },
+		"version":     func(a *rowAsm, v parquet.Value) { a.txn.Version = valueInt64(a, v) },
+		"lastUpdated": func(a *rowAsm, v parquet.Value) { a.txn.LastUpdated = int64Ptr(a, v) },
+	},
+	colDomainMetadata: {
+		"domain":        func(a *rowAsm, v parquet.Value) { a.domain.Domain = valueString(a, v) },
+		"configuration": func(a *rowAsm, v parquet.Value) { a.domain.Configuration = valueString(a, v) },
+		"removed":       func(a *rowAsm, v parquet.Value) { a.domain.Removed = valueBool(a, v) },
+	},
+	colCheckpointMetadata: {
+		"version": func(a *rowAsm, v parquet.Value) { a.cpMeta.Version = valueInt64(a, v) },
+	},
+	colSidecar: {
+		"path":             func(a *rowAsm, v parquet.Value) { a.sidecar.Path = valueString(a, v) },
+		"sizeInBytes":      func(a *rowAsm, v parquet.Value) { a.sidecar.SizeInBytes = valueInt64(a, v) },
+		"modificationTime": func(a *rowAsm, v parquet.Value) { a.sidecar.ModificationTime = valueInt64(a, v) },
+	},
+}
+
+var mapFields = [numTopColumns]map[string]int{
+	colAdd:                {"partitionValues": mapAddPartitionValues, "tags": mapAddTags},
+	colRemove:             {"partitionValues": mapRemovePartitionValues},
+	colMetaData:           {"configuration": mapMetaConfiguration},
+	colCheckpointMetadata: {"tags": mapCheckpointMetadataTags},
+	colSidecar:            {"tags": mapSidecarTags},
+}
+
+var listFields = [numTopColumns]map[string]int{
+	colMetaData: {"partitionColumns": listPartitionColumns},
+	colProtocol: {"readerFeatures": listReaderFeatures, "writerFeatures": listWriterFeatures},
+}
+
+// dvFields are the deletionVector structs of add and remove: where the
+// struct is assembled and where its presence is noted.
+var dvFields = [numTopColumns]*struct {
+	dv  func(a *rowAsm) *DeletionVectorDescriptor
+	has func(a *rowAsm) *bool
+}{
+	colAdd:    {func(a *rowAsm) *DeletionVectorDescriptor { return &a.addDV }, func(a *rowAsm) *bool { return &a.hasADV }},
+	colRemove: {func(a *rowAsm) *DeletionVectorDescriptor { return &a.remDV }, func(a *rowAsm) *bool { return &a.hasRDV }},
+}
+
 // planSetter returns the setter of one known leaf column, or nil.
 func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef int) colSetter {
-	field := ""
-	if len(path) > 1 {
-		field = path[1]
+	if len(path) < 2 {
+		return nil
 	}
-	// map: <top>.<field>.<repeated group>.key|value (format.options is one level deeper)
-	isMapLeaf := func(depth int) (slot bool, key bool, mapDef, entryDef int) {
-		if len(path) != depth+3 || !nodes[depth+1].Repeated() {
-			return false, false, 0, 0
+	field := path[1]
+	if len(path) == 2 {
+		if f := plainFields[top][field]; f != nil {
+			return scalar(maxDef, f)
 		}
-		switch path[depth+2] {
-		case "key":
-			return true, true, defs[depth], defs[depth+1]
-		case "value":
-			return true, false, defs[depth], defs[depth+1]
-		}
-		return false, false, 0, 0
+		return nil
 	}
-	mapOf := func(slot, depth int) colSetter {
-		ok, key, mapDef, entryDef := isMapLeaf(depth)
-		if !ok {
-			return nil
-		}
-		return mapSetter(slot, key, mapDef, entryDef, maxDef)
+	if slot, ok := mapFields[top][field]; ok {
+		return mapLeafSetter(slot, 1, path, defs, nodes, maxDef)
 	}
-	listOf := func(slot int) colSetter {
-		if len(path) < 3 {
-			return nil
-		}
+	if slot, ok := listFields[top][field]; ok {
 		return listSetter(slot, defs[1], maxDef)
 	}
-	plain := len(path) == 2
-	switch top {
-	case colAdd:
+	if d := dvFields[top]; d != nil && field == "deletionVector" && len(path) == 3 {
+		return dvSetters(path[2], defs[1], maxDef, d.dv, d.has)
+	}
+	if top == colMetaData && field == "format" {
 		switch {
-		case field == "partitionValues":
-			return mapOf(mapAddPartitionValues, 1)
-		case field == "tags":
-			return mapOf(mapAddTags, 1)
-		case field == "deletionVector" && len(path) == 3:
-			return dvSetters(path[2], defs[1], maxDef, func(a *rowAsm) *DeletionVectorDescriptor { return &a.addDV },
-				func(a *rowAsm) *bool { return &a.hasADV })
-		case !plain:
-			return nil
-		case field == "path":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.addPath = valueBytes(a, v) })
-		case field == "size":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.Size = valueInt64(a, v) })
-		case field == "modificationTime":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.ModificationTime = valueInt64(a, v) })
-		case field == "dataChange":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.DataChange = valueBool(a, v) })
-		case field == "stats":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.addStats = valueBytes(a, v) })
-		case field == "baseRowId":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.BaseRowID = int64Ptr(a, v) })
-		case field == "defaultRowCommitVersion":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.DefaultRowCommitVersion = int64Ptr(a, v) })
-		case field == "clusteringProvider":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.add.ClusteringProvider = valueString(a, v) })
-		}
-	case colRemove:
-		switch {
-		case field == "partitionValues":
-			return mapOf(mapRemovePartitionValues, 1)
-		case field == "deletionVector" && len(path) == 3:
-			return dvSetters(path[2], defs[1], maxDef, func(a *rowAsm) *DeletionVectorDescriptor { return &a.remDV },
-				func(a *rowAsm) *bool { return &a.hasRDV })
-		case !plain:
-			return nil
-		case field == "path":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.Path = valueString(a, v) })
-		case field == "deletionTimestamp":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.DeletionTimestamp = int64Ptr(a, v) })
-		case field == "dataChange":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.DataChange = valueBool(a, v) })
-		case field == "extendedFileMetadata":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { b := valueBool(a, v); a.remove.ExtendedFileMetadata = &b })
-		case field == "size":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.Size = int64Ptr(a, v) })
-		case field == "baseRowId":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.BaseRowID = int64Ptr(a, v) })
-		case field == "defaultRowCommitVersion":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.remove.DefaultRowCommitVersion = int64Ptr(a, v) })
-		}
-	case colMetaData:
-		switch {
-		case field == "configuration":
-			return mapOf(mapMetaConfiguration, 1)
-		case field == "partitionColumns":
-			return listOf(listPartitionColumns)
-		case field == "format" && len(path) == 3 && path[2] == "provider":
+		case len(path) == 3 && path[2] == "provider":
 			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.Format.Provider = valueString(a, v) })
-		case field == "format" && len(path) > 3 && path[2] == "options":
-			return mapOf(mapMetaFormatOptions, 2)
-		case !plain:
-			return nil
-		case field == "id":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.ID = valueString(a, v) })
-		case field == "name":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.Name = valueString(a, v) })
-		case field == "description":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.Description = valueString(a, v) })
-		case field == "schemaString":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.SchemaString = valueString(a, v) })
-		case field == "createdTime":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.CreatedTime = int64Ptr(a, v) })
+		case path[2] == "options":
+			return mapLeafSetter(mapMetaFormatOptions, 2, path, defs, nodes, maxDef)
 		}
-	case colProtocol:
-		switch {
-		case field == "readerFeatures":
-			return listOf(listReaderFeatures)
-		case field == "writerFeatures":
-			return listOf(listWriterFeatures)
-		case !plain:
-			return nil
-		case field == "minReaderVersion":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.proto.MinReaderVersion = int32(valueInt64(a, v)) })
-		case field == "minWriterVersion":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.proto.MinWriterVersion = int32(valueInt64(a, v)) })
-		}
-	case colTxn:
-		switch {
-		case !plain:
-			return nil
-		case field == "appId":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.txn.AppID = valueString(a, v) })
-		case field == "version":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.txn.Version = valueInt64(a, v) })
-		case field == "lastUpdated":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.txn.LastUpdated = int64Ptr(a, v) })
-		}
-	case colDomainMetadata:
-		switch {
-		case !plain:
-			return nil
-		case field == "domain":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.domain.Domain = valueString(a, v) })
-		case field == "configuration":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.domain.Configuration = valueString(a, v) })
-		case field == "removed":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.domain.Removed = valueBool(a, v) })
-		}
-	case colCheckpointMetadata:
-		switch {
-		case field == "tags":
-			return mapOf(mapCheckpointMetadataTags, 1)
-		case plain && field == "version":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.cpMeta.Version = valueInt64(a, v) })
-		}
-	case colSidecar:
-		switch {
-		case field == "tags":
-			return mapOf(mapSidecarTags, 1)
-		case !plain:
-			return nil
-		case field == "path":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.sidecar.Path = valueString(a, v) })
-		case field == "sizeInBytes":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.sidecar.SizeInBytes = valueInt64(a, v) })
-		case field == "modificationTime":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.sidecar.ModificationTime = valueInt64(a, v) })
-		}
+	}
+	return nil
+}
+
+// mapLeafSetter returns the setter of a map's key or value column
+// <top>.<field>.<repeated group>.key|value, the map at depth (format.options
+// is one level deeper), or nil for any other shape.
+func mapLeafSetter(slot, depth int, path []string, defs []int, nodes []parquet.Node, maxDef int) colSetter {
+	if len(path) != depth+3 || !nodes[depth+1].Repeated() {
+		return nil
+	}
+	switch path[depth+2] {
+	case "key":
+		return mapSetter(slot, true, defs[depth], defs[depth+1], maxDef)
+	case "value":
+		return mapSetter(slot, false, defs[depth], defs[depth+1], maxDef)
 	}
 	return nil
 }
@@ -580,21 +540,7 @@ func (a *rowAsm) emit(fn func(*Action)) {
 	if a.present[colAdd] && a.seg != nil {
 		a.packAdd()
 	} else if a.present[colAdd] {
-		a.applyParsed()
-		add := a.add
-		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
-		add.PartitionValues = a.buildMap(mapAddPartitionValues)
-		if add.PartitionValues == nil {
-			add.PartitionValues = a.parsedPartitionValues()
-		}
-		if add.PartitionValues == nil {
-			add.PartitionValues = map[string]string{}
-		}
-		add.Tags = a.buildMap(mapAddTags)
-		if a.hasADV {
-			dv := a.addDV
-			add.DeletionVector = &dv
-		}
+		add := a.assembleAdd(true, map[string]string{})
 		a.out = Action{Add: &add}
 		fn(&a.out)
 	}
@@ -653,24 +599,37 @@ func (a *rowAsm) emit(fn func(*Action)) {
 	}
 }
 
-// packAdd packs the row's add action into a.seg; its path and stats are
-// the row's bytes, which seg copies.
-func (a *rowAsm) packAdd() {
+// assembleAdd returns the row's add action: its path and stats copied, or
+// with owned false the row's bytes (valid until the next page); noPV is its
+// partitionValues when the row has neither the map nor
+// partitionValues_parsed.
+func (a *rowAsm) assembleAdd(owned bool, noPV map[string]string) Add {
 	a.applyParsed()
 	add := a.add
-	add.Path, add.Stats = unsafeString(a.addPath), unsafeString(a.addStats)
+	if owned {
+		add.Path, add.Stats = twoStrings(a.addPath, a.addStats)
+	} else {
+		add.Path, add.Stats = unsafeString(a.addPath), unsafeString(a.addStats)
+	}
 	add.PartitionValues = a.buildMap(mapAddPartitionValues)
 	if add.PartitionValues == nil {
 		add.PartitionValues = a.parsedPartitionValues()
 	}
 	if add.PartitionValues == nil {
-		add.PartitionValues = emptyPartitionValues
+		add.PartitionValues = noPV
 	}
 	add.Tags = a.buildMap(mapAddTags)
 	if a.hasADV {
 		dv := a.addDV
 		add.DeletionVector = &dv
 	}
+	return add
+}
+
+// packAdd packs the row's add action into a.seg; its path and stats are
+// the row's bytes, which seg copies.
+func (a *rowAsm) packAdd() {
+	add := a.assembleAdd(false, emptyPartitionValues)
 	act := Action{Add: &add}
 	if err := act.validate(); err != nil {
 		a.fail("%w", err)
@@ -688,53 +647,24 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// ReadCheckpointParquet decodes one checkpoint (or, with topLevel false,
+// readCheckpointParquet decodes one checkpoint (or, with topLevel false,
 // sidecar) Parquet file held in data and calls fn for each action in row
 // order; fn must not keep the *Action (its fields may be kept). file and
-// version name the file in errors. A top-level checkpoint must have the
-// protocol and metaData columns, a sidecar the add or remove column;
-// otherwise, for a column of an unexpected type, and for any Parquet
-// decoding failure (including a panic inside the Parquet library), it
-// returns a *CorruptLogError.
-func ReadCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action)) error {
-	return readCheckpointParquet(file, version, data, topLevel, fn, nil)
-}
-
-// readCheckpointParquet is ReadCheckpointParquet; with pb set, add actions
-// are packed into pb (in row order, by the goroutine that decodes them)
-// instead of being passed to fn.
+// version name the file in errors. With pb set, add actions are packed into
+// pb (in row order, by the goroutine that decodes them) instead of being
+// passed to fn. A top-level checkpoint must have the protocol and metaData
+// columns, a sidecar the add or remove column; otherwise, for a column of an
+// unexpected type, and for any Parquet decoding failure (including a panic
+// inside the Parquet library), it returns a *CorruptLogError.
 func readCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action), pb *packBuilder) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
 		}
 	}()
-	if err := checkParquetFrame(data); err != nil {
-		return corrupt(file, version, err, "not a Parquet file")
-	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	pf, plans, err := openCheckpointParquet(file, version, data, topLevel)
 	if err != nil {
-		return corrupt(file, version, err, "not a Parquet file")
-	}
-	// A damaged page header must not make the decoder allocate gigabytes
-	// (a fatal out-of-memory error cannot be recovered).
-	if err := parquetio.CheckPages(pf, bytes.NewReader(data)); err != nil {
-		return corrupt(file, version, err, "damaged checkpoint Parquet")
-	}
-	schema := pf.Schema()
-	cols := map[string]bool{}
-	for _, f := range schema.Fields() {
-		cols[f.Name()] = true
-	}
-	if topLevel && (!cols["protocol"] || !cols["metaData"]) {
-		return corrupt(file, version, nil, "checkpoint schema lacks the protocol or metaData column")
-	}
-	if !topLevel && !cols["add"] && !cols["remove"] {
-		return corrupt(file, version, nil, "sidecar schema lacks the add and remove columns")
-	}
-	plans, err := planColumns(schema)
-	if err != nil {
-		return corrupt(file, version, err, "checkpoint schema")
+		return err
 	}
 	groups := pf.RowGroups()
 	if topLevel {
@@ -742,31 +672,80 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 			return corrupt(file, version, err, "cannot decode checkpoint Parquet")
 		}
 	}
-	// newSeg returns the packing segment of g, or nil without pb.
-	newSeg := func(g parquet.RowGroup) *packSeg {
-		if pb == nil {
-			return nil
-		}
-		return newPackSeg(int(min(g.NumRows(), 1<<16)))
-	}
 	if pb != nil {
 		// The footer's row count is untrusted: the room reserved is also
 		// bounded by the file's size (real checkpoints take far more
 		// than 16 bytes per add row).
 		pb.grow(int(min(pf.NumRows(), int64(len(data)/16))))
 	}
-	workers := min(len(groups), runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for _, g := range groups {
-			seg := newSeg(g)
-			if err := decodeRowGroupColumns(g, plans, fn, seg); err != nil {
-				return corrupt(file, version, err, "cannot decode checkpoint Parquet")
-			}
-			pb.appendSeg(seg)
-		}
+	if workers := min(len(groups), runtime.GOMAXPROCS(0)); workers > 1 {
+		err = decodeRowGroupsParallel(groups, plans, fn, pb, workers)
+	} else {
+		err = decodeRowGroupsSerial(groups, plans, fn, pb)
+	}
+	if err != nil {
+		return corrupt(file, version, err, "cannot decode checkpoint Parquet")
+	}
+	return nil
+}
+
+// openCheckpointParquet opens the checkpoint or sidecar Parquet file in data
+// and plans the decoding of its columns; errors are *CorruptLogError.
+func openCheckpointParquet(file string, version int64, data []byte, topLevel bool) (*parquet.File, []columnPlan, error) {
+	if err := checkParquetFrame(data); err != nil {
+		return nil, nil, corrupt(file, version, err, "not a Parquet file")
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, nil, corrupt(file, version, err, "not a Parquet file")
+	}
+	// A damaged page header must not make the decoder allocate gigabytes
+	// (a fatal out-of-memory error cannot be recovered).
+	if err := parquetio.CheckPages(pf, bytes.NewReader(data)); err != nil {
+		return nil, nil, corrupt(file, version, err, "damaged checkpoint Parquet")
+	}
+	schema := pf.Schema()
+	cols := map[string]bool{}
+	for _, f := range schema.Fields() {
+		cols[f.Name()] = true
+	}
+	if topLevel && (!cols["protocol"] || !cols["metaData"]) {
+		return nil, nil, corrupt(file, version, nil, "checkpoint schema lacks the protocol or metaData column")
+	}
+	if !topLevel && !cols["add"] && !cols["remove"] {
+		return nil, nil, corrupt(file, version, nil, "sidecar schema lacks the add and remove columns")
+	}
+	plans, err := planColumns(schema)
+	if err != nil {
+		return nil, nil, corrupt(file, version, err, "checkpoint schema")
+	}
+	return pf, plans, nil
+}
+
+// newSegFor returns the packing segment of row group g, or nil without pb.
+func newSegFor(pb *packBuilder, g parquet.RowGroup) *packSeg {
+	if pb == nil {
 		return nil
 	}
-	// Row groups are decoded in parallel, in batches; fn sees them in file order.
+	return newPackSeg(int(min(g.NumRows(), 1<<16)))
+}
+
+// decodeRowGroupsSerial decodes the row groups one after the other.
+func decodeRowGroupsSerial(groups []parquet.RowGroup, plans []columnPlan, fn func(*Action), pb *packBuilder) error {
+	for _, g := range groups {
+		seg := newSegFor(pb, g)
+		if err := decodeRowGroupColumns(g, plans, fn, seg); err != nil {
+			return err
+		}
+		pb.appendSeg(seg)
+	}
+	return nil
+}
+
+// decodeRowGroupsParallel decodes the row groups on workers goroutines, in
+// batches; fn sees the actions in file order, and pb gets the segments in
+// file order.
+func decodeRowGroupsParallel(groups []parquet.RowGroup, plans []columnPlan, fn func(*Action), pb *packBuilder, workers int) error {
 	const batchSize = 1024
 	out := make([]chan []Action, len(groups))
 	errs := make([]error, len(groups))
@@ -796,7 +775,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 				}
 				batch := newBatch()
 				stopped := false
-				segs[i] = newSeg(groups[i])
+				segs[i] = newSegFor(pb, groups[i])
 				errs[i] = safeDecode(groups[i], plans, segs[i], func(a *Action) {
 					if stopped {
 						return
@@ -837,7 +816,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 			}
 		}
 		if errs[i] != nil {
-			return corrupt(file, version, errs[i], "cannot decode checkpoint Parquet")
+			return errs[i]
 		}
 		pb.appendSeg(segs[i])
 		segs[i] = nil

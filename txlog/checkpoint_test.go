@@ -32,7 +32,7 @@ func writeParquet[T any](t *testing.T, rows []T) []byte {
 func readAll(t *testing.T, data []byte, topLevel bool) ([]Action, error) {
 	t.Helper()
 	var out []Action
-	err := ReadCheckpointParquet("cp", 7, data, topLevel, func(a *Action) { out = append(out, *a) })
+	err := readCheckpointParquet("cp", 7, data, topLevel, func(a *Action) { out = append(out, *a) }, nil)
 	return out, err
 }
 
@@ -208,17 +208,17 @@ func TestV2ParquetCheckpointWithSidecars(t *testing.T) {
 	}
 	// sidecars hold the adds of version 2's state; the top-level file the rest
 	sidecar := func(paths ...string) []byte {
-		var rows []CheckpointRow
+		var rows []checkpointRow
 		for _, p := range paths {
 			a := addAction(p, nil)
-			row, _ := CheckpointRowOf(&a)
+			row, _ := checkpointRowOf(&a)
 			rows = append(rows, row)
 		}
 		return writeParquet(t, rows)
 	}
 	m.put("_delta_log/_sidecars/s1.parquet", sidecar("f1"))
 	m.put("_delta_log/_sidecars/s2.parquet", sidecar("f2"))
-	var top []CheckpointRow
+	var top []checkpointRow
 	for _, a := range []Action{
 		{CheckpointMetadata: &CheckpointMetadata{Version: 2}},
 		protocolAction(3, 7, FeatureV2Checkpoint), metadataAction(nil),
@@ -226,7 +226,7 @@ func TestV2ParquetCheckpointWithSidecars(t *testing.T) {
 		{Sidecar: &Sidecar{Path: "s1.parquet", SizeInBytes: 1, ModificationTime: 1}},
 		{Sidecar: &Sidecar{Path: "s2.parquet", SizeInBytes: 1, ModificationTime: 1}},
 	} {
-		row, ok := CheckpointRowOf(&a)
+		row, ok := checkpointRowOf(&a)
 		if !ok {
 			t.Fatal("no row")
 		}
@@ -298,7 +298,7 @@ func TestCheckpointRowConversion(t *testing.T) {
 		{CheckpointMetadata: &CheckpointMetadata{Version: 3, Tags: map[string]string{"t": "1"}}},
 		{Sidecar: &Sidecar{Path: "s", SizeInBytes: 1, ModificationTime: 2}},
 	} {
-		row, ok := CheckpointRowOf(&a)
+		row, ok := checkpointRowOf(&a)
 		if !ok {
 			t.Fatalf("%s: no row", a.Kind())
 		}
@@ -312,7 +312,7 @@ func TestCheckpointRowConversion(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", a.Kind(), got, want)
 		}
 	}
-	if _, ok := CheckpointRowOf(&Action{CommitInfo: &CommitInfo{}}); ok {
+	if _, ok := checkpointRowOf(&Action{CommitInfo: &CommitInfo{}}); ok {
 		t.Error("commitInfo has a checkpoint row")
 	}
 }

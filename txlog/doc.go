@@ -20,7 +20,7 @@
 //     gone is it an error. AtVersion and
 //     AtTimestamp select older versions; Snapshot.Update reads only newer
 //     commits. ReadCommit and Commits read single commits and version ranges.
-//   - The protocol gate (CheckReadable, CheckWritable, CheckWritableTable)
+//   - The protocol gate (checkReadable, checkWritable, CheckWritableTable)
 //     refuses tables whose reader or writer features deltakit does not
 //     implement, naming them (spec "Table Features").
 //   - LoadDeletionVector reads a deletion vector, inline or from its file

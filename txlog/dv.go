@@ -16,9 +16,9 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 )
 
-// DVMagic is the magic number that starts a serialized deletion vector
+// dvMagic is the magic number that starts a serialized deletion vector
 // bitmap, little endian (spec "Deletion Vector Format").
-const DVMagic uint32 = 1681511377
+const dvMagic uint32 = 1681511377
 
 // z85Alphabet is the Z85 (ZeroMQ RFC 32) alphabet, the base85 variant of the
 // spec.
@@ -32,10 +32,10 @@ var z85Value = func() (t [256]byte) {
 	return t
 }()
 
-// Z85Decode decodes Z85 text whose length is a multiple of 5 into 4 bytes
+// z85Decode decodes Z85 text whose length is a multiple of 5 into 4 bytes
 // per 5 characters. It returns an error for other lengths, characters
 // outside the alphabet, or a group above 2^32-1.
-func Z85Decode(s string) ([]byte, error) {
+func z85Decode(s string) ([]byte, error) {
 	if len(s)%5 != 0 {
 		return nil, fmt.Errorf("z85: length %d is not a multiple of 5", len(s))
 	}
@@ -89,7 +89,7 @@ func (dv *DeletionVectorDescriptor) AbsolutePath() (string, error) {
 			return "", fmt.Errorf("deletion vector: pathOrInlineDv %q is shorter than a z85 UUID", s)
 		}
 		prefix, enc := s[:len(s)-20], s[len(s)-20:]
-		raw, err := Z85Decode(enc)
+		raw, err := z85Decode(enc)
 		if err != nil {
 			return "", fmt.Errorf("deletion vector: bad UUID: %w", err)
 		}
@@ -160,7 +160,7 @@ func LoadDeletionVectorAt(ctx context.Context, store objectstore.Store, key stri
 	case "i":
 		enc := dv.PathOrInlineDv
 		// Spark pads the encoded text to a multiple of 5 characters
-		raw, err := Z85Decode(enc)
+		raw, err := z85Decode(enc)
 		if err != nil {
 			return nil, bad(err, "inline data")
 		}
@@ -197,7 +197,7 @@ func LoadDeletionVectorAt(ctx context.Context, store objectstore.Store, key stri
 	default:
 		return nil, bad(nil, "unknown storageType %q", dv.StorageType)
 	}
-	bm, err := DecodeDeletionVectorBitmap(data)
+	bm, err := decodeDeletionVectorBitmap(data)
 	if err != nil {
 		return nil, bad(err, "bitmap")
 	}
@@ -214,12 +214,12 @@ func LoadDeletionVectorAt(ctx context.Context, store objectstore.Store, key stri
 // in this format with big-endian header integers.
 const dvNativeMagic uint32 = 1681511376
 
-// DecodeDeletionVectorBitmap decodes a serialized deletion vector: magic
+// decodeDeletionVectorBitmap decodes a serialized deletion vector: magic
 // number + 64-bit portable RoaringBitmap (spec "Deletion Vector Format"); the
 // older native format (magic 1681511376, little or big endian header) is
 // accepted too. It returns an error for an unknown magic number, a malformed
 // bitmap or trailing bytes, and never panics.
-func DecodeDeletionVectorBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
+func decodeDeletionVectorBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
 	if len(data) < 8 {
 		return nil, fmt.Errorf("bitmap of %d bytes is too short", len(data))
 	}
@@ -229,14 +229,14 @@ func DecodeDeletionVectorBitmap(data []byte) (bm *roaring64.Bitmap, err error) {
 		}
 	}()
 	switch {
-	case binary.LittleEndian.Uint32(data) == DVMagic:
+	case binary.LittleEndian.Uint32(data) == dvMagic:
 		return decodePortable(data[4:])
 	case binary.LittleEndian.Uint32(data) == dvNativeMagic:
 		return decodeNative(data[4:], binary.LittleEndian)
 	case binary.BigEndian.Uint32(data) == dvNativeMagic:
 		return decodeNative(data[4:], binary.BigEndian)
 	}
-	return nil, fmt.Errorf("magic number %d, want %d", binary.LittleEndian.Uint32(data), DVMagic)
+	return nil, fmt.Errorf("magic number %d, want %d", binary.LittleEndian.Uint32(data), dvMagic)
 }
 
 func decodePortable(data []byte) (*roaring64.Bitmap, error) {
@@ -296,10 +296,10 @@ func decodeNative(data []byte, order binary.ByteOrder) (*roaring64.Bitmap, error
 }
 
 // EncodeDeletionVectorBitmap serializes bm as magic number + 64-bit portable
-// RoaringBitmap, the inverse of DecodeDeletionVectorBitmap.
+// RoaringBitmap, the inverse of decodeDeletionVectorBitmap.
 func EncodeDeletionVectorBitmap(bm *roaring64.Bitmap) ([]byte, error) {
 	var b bytes.Buffer
-	b.Write(binary.LittleEndian.AppendUint32(nil, DVMagic))
+	b.Write(binary.LittleEndian.AppendUint32(nil, dvMagic))
 	if _, err := bm.WriteTo(&b); err != nil {
 		return nil, err
 	}

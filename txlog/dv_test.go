@@ -47,13 +47,13 @@ func TestZ85(t *testing.T) {
 	if err != nil || enc != "HelloWorld" {
 		t.Fatalf("Z85Encode = %q, %v", enc, err)
 	}
-	dec, err := Z85Decode("HelloWorld")
+	dec, err := z85Decode("HelloWorld")
 	if err != nil || !slices.Equal(dec, raw) {
-		t.Fatalf("Z85Decode = %x, %v", dec, err)
+		t.Fatalf("z85Decode = %x, %v", dec, err)
 	}
 	for _, bad := range []string{"Hell", "Hello Worl", "#####"} {
-		if _, err := Z85Decode(bad); err == nil {
-			t.Errorf("Z85Decode(%q) accepted", bad)
+		if _, err := z85Decode(bad); err == nil {
+			t.Errorf("z85Decode(%q) accepted", bad)
 		}
 	}
 }
@@ -157,7 +157,7 @@ func TestDecodeDeletionVectorBitmapRejects(t *testing.T) {
 		"garbage":       append(slices.Clone(good[:12]), 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
 		"only a header": good[:12],
 	} {
-		if _, err := DecodeDeletionVectorBitmap(data); err == nil {
+		if _, err := decodeDeletionVectorBitmap(data); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -167,6 +167,6 @@ func FuzzDecodeDeletionVectorBitmap(f *testing.F) {
 	good, _ := EncodeDeletionVectorBitmap(roaring64.BitmapOf(1, 2, 3, 1<<33))
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = DecodeDeletionVectorBitmap(data) // must not panic
+		_, _ = decodeDeletionVectorBitmap(data) // must not panic
 	})
 }

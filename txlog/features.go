@@ -61,6 +61,10 @@ const (
 	PropInCommitTimestampEnablementTimestamp = "delta.inCommitTimestampEnablementTimestamp"
 	// PropColumnMappingMode: "none", "name" or "id".
 	PropColumnMappingMode = "delta.columnMapping.mode"
+	// PropIsolationLevel: "Serializable" or "WriteSerializable" (the
+	// default), the isolation level of data-changing commits (Spark's
+	// delta.isolationLevel).
+	PropIsolationLevel = "delta.isolationLevel"
 	// PropAppendOnly: "true" forbids removing data (spec "Append-only Tables").
 	PropAppendOnly = "delta.appendOnly"
 	// PropEnableChangeDataFeed: "true" when writers must write cdc files for
@@ -170,13 +174,13 @@ func (p *Protocol) EffectiveReaderFeatures() []string {
 	return nil
 }
 
-// CheckReadable returns nil when deltakit can read a table with protocol p.
+// checkReadable returns nil when deltakit can read a table with protocol p.
 // It returns an *UnsupportedProtocolError (ErrUnsupportedProtocol) for a
 // reader version above 3 or below 1, and an *UnsupportedFeatureError
 // (ErrUnsupportedFeature) naming every reader feature it does not support.
 // A reader version above 3 whose feature list names unknown features reports
 // the features, so that the user sees their names.
-func CheckReadable(p *Protocol) error {
+func checkReadable(p *Protocol) error {
 	if p == nil {
 		return ErrNoProtocol
 	}
@@ -203,15 +207,15 @@ func CheckReadable(p *Protocol) error {
 	return nil
 }
 
-// CheckWritable returns nil when deltakit's commit path may write a table
+// checkWritable returns nil when deltakit's commit path may write a table
 // with protocol p, judged by the protocol alone: p must be readable
-// (CheckReadable), the writer version at most 7, and every writer feature
+// (checkReadable), the writer version at most 7, and every writer feature
 // (explicit, or implied by a legacy writer version) in
 // SupportedWriterFeatures. Errors are *UnsupportedProtocolError or
 // *UnsupportedFeatureError with Reader false. Use CheckWritableTable to also
 // refuse features that deltakit accepts only while they are inactive.
-func CheckWritable(p *Protocol) error {
-	if err := CheckReadable(p); err != nil {
+func checkWritable(p *Protocol) error {
+	if err := checkReadable(p); err != nil {
 		return err
 	}
 	if p.MinWriterVersion > MaxWriterVersion || p.MinWriterVersion < 1 {
@@ -230,15 +234,15 @@ func CheckWritable(p *Protocol) error {
 	return nil
 }
 
-// CheckWritableTable is CheckWritable plus the table's metadata: it also
+// CheckWritableTable is checkWritable plus the table's metadata: it also
 // refuses, by feature name, the features deltakit accepts only while inactive
 // when m activates them: generatedColumns ("delta.generationExpression"), allowColumnDefaults
 // ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*"), changeDataFeed
 // (delta.enableChangeDataFeed=true) and columnMapping (mode other than none).
-// Errors are as for CheckWritable; a schema that does not parse returns its
+// Errors are as for checkWritable; a schema that does not parse returns its
 // parse error.
 func CheckWritableTable(p *Protocol, m *Metadata) error {
-	if err := CheckWritable(p); err != nil {
+	if err := checkWritable(p); err != nil {
 		return err
 	}
 	if m == nil {
@@ -311,7 +315,7 @@ var legacyFeatureVersions = map[string]int32{
 	FeatureChangeDataFeed: 4, FeatureGeneratedColumns: 4, FeatureColumnMapping: 5, FeatureIdentityColumns: 6,
 }
 
-// MetadataFeatures returns, sorted, the table features that a table with
+// metadataFeatures returns, sorted, the table features that a table with
 // schema st and configuration conf (metaData.configuration) uses, and that
 // its protocol must therefore support (spec "Table Features"; Spark refuses
 // to read a writer-version-7 table whose metadata uses a feature its
@@ -329,7 +333,7 @@ var legacyFeatureVersions = map[string]int32{
 //   - deletionVectors, rowTracking (with domainMetadata),
 //     inCommitTimestamp, typeWidening: their delta.enable* property true
 //   - every <name> of a delta.feature.<name>=supported (or enabled) property.
-func MetadataFeatures(st *schema.StructType, conf map[string]string) []string {
+func metadataFeatures(st *schema.StructType, conf map[string]string) []string {
 	set := map[string]bool{}
 	isTrue := func(k string) bool { return strings.EqualFold(conf[k], "true") }
 	if st != nil {
@@ -378,7 +382,7 @@ func MetadataFeatures(st *schema.StructType, conf map[string]string) []string {
 
 // ProtocolFor returns the protocol a table needs for schema st and
 // configuration conf: the protocol supports every feature of
-// MetadataFeatures, and, for an existing table (cur not nil), every feature
+// metadataFeatures, and, for an existing table (cur not nil), every feature
 // cur supports (protocols only grow). It is the one place where deltakit
 // derives protocols: table creation (cur nil), schema evolution and
 // metadata (property) changes, the latter in the commit path.
@@ -396,7 +400,7 @@ func MetadataFeatures(st *schema.StructType, conf map[string]string) []string {
 // (the same pointer), so callers can tell "no protocol change" by identity.
 // Feature lists are sorted.
 func ProtocolFor(cur *Protocol, st *schema.StructType, conf map[string]string) *Protocol {
-	need := MetadataFeatures(st, conf)
+	need := metadataFeatures(st, conf)
 	base := cur
 	if base == nil {
 		base = &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}

@@ -27,9 +27,9 @@ func TestCheckReadable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckReadable(&tt.p)
+			err := checkReadable(&tt.p)
 			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
-				t.Fatalf("CheckReadable = %v, want %v", err, tt.err)
+				t.Fatalf("checkReadable = %v, want %v", err, tt.err)
 			}
 			var fe *UnsupportedFeatureError
 			if errors.As(err, &fe) && (!slices.Equal(fe.Features, tt.features) || !fe.Reader) {
@@ -57,9 +57,9 @@ func TestCheckWritable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckWritable(&tt.p)
+			err := checkWritable(&tt.p)
 			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
-				t.Fatalf("CheckWritable = %v, want %v", err, tt.err)
+				t.Fatalf("checkWritable = %v, want %v", err, tt.err)
 			}
 			var fe *UnsupportedFeatureError
 			if errors.As(err, &fe) && !slices.Equal(fe.Features, tt.features) {

@@ -55,7 +55,7 @@ func FuzzReadCheckpointParquet(f *testing.F) {
 	}
 	f.Add([]byte("PAR1PAR1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		err := ReadCheckpointParquet("cp", 1, data, true, func(*Action) {})
+		err := readCheckpointParquet("cp", 1, data, true, func(*Action) {}, nil)
 		if err != nil && !errors.Is(err, ErrCorruptLog) {
 			t.Fatalf("untyped error: %v", err)
 		}

@@ -141,7 +141,7 @@ type Snapshot struct {
 // *CorruptLogError (gaps, bad JSON, an unreadable checkpoint whose commits
 // are gone, naming both); ErrNoMetadata or
 // ErrNoProtocol; *UnsupportedProtocolError and *UnsupportedFeatureError from
-// the protocol gate (CheckReadable); store errors, wrapped; ctx errors.
+// the protocol gate (checkReadable); store errors, wrapped; ctx errors.
 func Load(ctx context.Context, store objectstore.Store, opts ...LoadOption) (*Snapshot, error) {
 	o := defaultLoadOptions()
 	for _, opt := range opts {
@@ -306,7 +306,7 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 	if s.protocol == nil {
 		return nil, fmt.Errorf("%w (version %d)", ErrNoProtocol, s.version)
 	}
-	if err := CheckReadable(s.protocol); err != nil {
+	if err := checkReadable(s.protocol); err != nil {
 		return nil, err
 	}
 	if s.metadata == nil {

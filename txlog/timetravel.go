@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 )
@@ -106,23 +105,4 @@ func commitICT(ctx context.Context, store objectstore.Store, f logFile) (int64, 
 		return 0, corrupt(f.key, f.version, nil, "in-commit timestamps are enabled but the commit has no commitInfo.inCommitTimestamp")
 	}
 	return *ci.InCommitTimestamp, nil
-}
-
-// CommitTime returns the commit time of version v as time travel sees it,
-// without replay: the in-commit timestamp when ict is true, else the commit
-// file's modification time. Errors wrap objectstore.ErrNotExist when the
-// commit is absent.
-func CommitTime(ctx context.Context, store objectstore.Store, v int64, ict bool) (time.Time, error) {
-	if ict {
-		ts, err := commitICT(ctx, store, logFile{key: CommitKey(v), version: v, kind: kindCommit})
-		if err != nil {
-			return time.Time{}, err
-		}
-		return time.UnixMilli(ts), nil
-	}
-	info, err := store.Stat(ctx, CommitKey(v))
-	if err != nil {
-		return time.Time{}, err
-	}
-	return info.ModTime, nil
 }

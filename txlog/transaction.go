@@ -383,7 +383,7 @@ func (t *Transaction) validate() error {
 	}
 	if t.snap != nil && m == t.snap.metadata && t.snap.schema != nil {
 		// Unchanged metadata: reuse the snapshot's parsed schema.
-		if err := CheckWritable(p); err != nil {
+		if err := checkWritable(p); err != nil {
 			return err
 		}
 		if err := checkActiveFeatures(p, m, t.snap.schema); err != nil {

@@ -5,9 +5,10 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete) are described in package bench and BENCHMARKS.md. A
-// MinIO server (scripts/install-minio.sh) is started for P1, P2, P4, P6 and
-// P7; the
+// streaming, P7 delete, P9 Kafka ingest) are described in package bench and
+// BENCHMARKS.md. A MinIO server (scripts/install-minio.sh) is started for
+// P1, P2, P4, P6 and P7, a Kafka broker (scripts/install-kafka.sh) for P9
+// (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
@@ -27,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"time"
 
 	"github.com/deltakit/deltakit/bench"
 	"github.com/deltakit/deltakit/testenv"
@@ -35,9 +37,23 @@ import (
 // memoryChildCmd is the hidden subcommand that runs P5's child process.
 const memoryChildCmd = "__memory-child"
 
+// kafkaChildCmd is the hidden subcommand that runs a P9 child process
+// (an ingest member or a floor consumer) until SIGINT.
+const kafkaChildCmd = "__kafka-child"
+
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
 		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == kafkaChildCmd {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := bench.KafkaChild(ctx, os.Args[2], os.Stdout)
+		stop()
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
 			os.Exit(1)
 		}
@@ -114,6 +130,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			env.S3 = m
 		}
 	}
+	if slices.Contains(ids, "P9") {
+		k, err := testenv.StartKafkaBroker(ctx, dir)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-kafka.sh)\n", err)
+				return 1
+			}
+			fmt.Fprintf(stderr, "deltabench: %v; P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it\n", err)
+		} else {
+			defer k.Close()
+			env.Kafka = k
+			if !*quiet {
+				fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
+			}
+		}
+	}
 	if wd, err := os.Getwd(); err == nil {
 		env.Python = bench.FindPython(wd)
 	}
@@ -124,6 +156,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if exe, err := os.Executable(); err == nil {
 		env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
+		}
+		env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
 		}
 	}
 

@@ -22,7 +22,7 @@ func TestFormatValue(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-o", "xml"}, {"--only", "P9"}, {"extra"}, {"--nope"}} {
+	for _, args := range [][]string{{"-o", "xml"}, {"--only", "P99"}, {"extra"}, {"--nope"}} {
 		var out, errOut bytes.Buffer
 		if code := run(t.Context(), args, &out, &errOut); code != 2 {
 			t.Errorf("run(%q) = %d, want 2 (stderr %q)", args, code, errOut.String())

@@ -1,0 +1,947 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// The columnar path of ScanArrow: each data file's column chunks are
+// decoded by arrow-go's pqarrow straight into Arrow arrays, which are then
+// brought to the scan's Arrow types (arrowio.Schema of the Delta types):
+// timestamps of every unit to microseconds (flooring), type widening by a
+// cast (integers, float → double, decimals), a column the file lacks as
+// nulls, partition columns as constant arrays. Deletion vectors and the
+// row filter become one selection mask applied with the Arrow filter
+// kernel, and row groups whose Parquet statistics rule the filter out are
+// not decoded.
+//
+// It is taken when every column the plan reads from data files is a
+// top-level primitive or decimal (columnarPlan). Within such a plan, a
+// file whose layout the columnar reader does not map exactly (a column
+// found by a case-insensitive match only, a nested or repeated file column
+// where a primitive is expected, an INT96 column (pqarrow's nanoseconds
+// overflow outside 1677-2262), a file type that is no exact or widening
+// match such as date → timestamp_ntz, a stored Arrow schema asking for
+// dictionaries or large strings, a footer pqarrow rejects) is read by the
+// row reader instead, so it yields the same values and errors as Scan.
+// ScanStats.FilesColumnar counts the files that took the columnar path.
+
+// columnarPlan reports whether ScanArrow can take the columnar path.
+func (p *scanPlan) columnarPlan() bool {
+	for _, f := range p.read.Fields {
+		switch t := f.Type.(type) {
+		case *schema.DecimalType:
+		case *schema.PrimitiveType:
+			if t.Name == schema.Void || t.Name == schema.Variant {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// arrowMsg is one message of a file's columnar reader: a batch, or the
+// end of the file with its counts or error.
+type arrowMsg struct {
+	rec       arrow.RecordBatch
+	counts    *fileCounts
+	rgSkipped int
+	columnar  bool
+	err       error
+}
+
+// arrowBatches sends the plan's batches to send, files in order, up to
+// WithLimit's rows, keeping ScanStats as the row scan keeps them.
+func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send func(arrow.RecordBatch) bool) error {
+	st := p.cfg.stats
+	if st == nil {
+		st = &ScanStats{}
+	}
+	limit := p.cfg.limit
+	if len(p.files) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	conc := max(p.cfg.concurrency, 1)
+	slots := make(chan struct{}, conc)
+	pending := make(chan chan arrowMsg, conc)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(pending)
+		for _, f := range p.files {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			ch := make(chan arrowMsg, 2)
+			select {
+			case pending <- ch:
+			case <-ctx.Done():
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(ch)
+				p.produceArrow(ctx, f, outSch, conc == 1 || len(p.files) == 1, ch)
+			}()
+		}
+	}()
+	drain := func(ch chan arrowMsg) {
+		for m := range ch {
+			if m.rec != nil {
+				m.rec.Release()
+			}
+		}
+	}
+	for ch := range pending {
+		for m := range ch {
+			if m.err != nil {
+				if m.counts != nil && m.counts.done {
+					st.FilesRead++
+				}
+				drain(ch)
+				return m.err
+			}
+			if m.counts != nil {
+				c := m.counts
+				if c.done {
+					st.FilesRead++
+					st.RowsRead += c.rows
+					st.RowsDeleted += c.deleted
+					st.RowGroupsSkipped += m.rgSkipped
+					if m.columnar {
+						st.FilesColumnar++
+					}
+				}
+				continue
+			}
+			rec := m.rec
+			n := rec.NumRows()
+			if limit > 0 && st.RowsReturned+n >= limit {
+				// The last batch: the row scan stops in this file, which
+				// it then does not count as read.
+				keep := limit - st.RowsReturned
+				if keep < n {
+					cut := rec.NewSlice(0, keep)
+					rec.Release()
+					rec = cut
+				}
+				st.RowsReturned += keep
+				send(rec)
+				drain(ch)
+				return nil
+			}
+			st.RowsReturned += n
+			if !send(rec) {
+				drain(ch)
+				return nil
+			}
+		}
+		<-slots
+	}
+	if err := ctx.Err(); err != nil {
+		return p.errorf("", err)
+	}
+	return nil
+}
+
+// produceArrow reads file f into batches on ch, columnar when the file
+// allows it, else through the row reader.
+func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, ch chan<- arrowMsg) {
+	send := func(m arrowMsg) bool {
+		select {
+		case ch <- m:
+			return true
+		case <-ctx.Done():
+			if m.rec != nil {
+				m.rec.Release()
+			}
+			return false
+		}
+	}
+	cf, err := p.openColumnar(ctx, f, parallel)
+	if err != nil {
+		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})
+		return
+	}
+	if cf == nil {
+		p.produceArrowRows(ctx, f, send)
+		return
+	}
+	counts, err := cf.read(ctx, p, f, outSch, func(rec arrow.RecordBatch) bool { return send(arrowMsg{rec: rec}) })
+	if ctx.Err() != nil && err == nil && !counts.done {
+		return
+	}
+	if err != nil {
+		err = p.errorf(f.path, err)
+	}
+	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, columnar: true, err: err})
+}
+
+// produceArrowRows is produceArrow through the row reader.
+func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(arrowMsg) bool) {
+	rb, err := arrowio.NewRecordBuilder(nil, p.outSch)
+	if err != nil {
+		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})
+		return
+	}
+	defer rb.Release()
+	var failed error
+	counts, err := p.readFile(ctx, f, func(_ int64, row parquetio.Row) bool {
+		if err := rb.Append(row); err != nil {
+			failed = p.errorf(f.path, err)
+			return false
+		}
+		if rb.Len() == arrowBatchRows {
+			return send(arrowMsg{rec: rb.NewRecordBatch()})
+		}
+		return true
+	})
+	if err == nil {
+		err = failed
+	}
+	if ctx.Err() != nil && err == nil && !counts.done {
+		return
+	}
+	if err == nil && rb.Len() > 0 {
+		if !send(arrowMsg{rec: rb.NewRecordBatch()}) {
+			return
+		}
+	}
+	send(arrowMsg{counts: &counts, err: err})
+}
+
+// colFile is how one read column is found in a data file.
+type colFile struct {
+	leaf int            // leaf column index in the file, -1: absent (nulls)
+	src  arrow.DataType // pqarrow's type of the file column
+	dst  arrow.DataType // the scan's type
+}
+
+// columnarFile is one data file opened for the columnar path.
+type columnarFile struct {
+	fr   *pqarrow.FileReader
+	md   *metadata.FileMetaData
+	cols []colFile // by p.read index
+	// rgSkipped counts the row groups the filter skipped.
+	rgSkipped int
+}
+
+// openColumnar opens f with pqarrow and maps the plan's read columns to
+// file columns. It returns nil (and no error) when the row reader must
+// read the file; errors are those of the store.
+func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool) (*columnarFile, error) {
+	info, err := f.store.Stat(ctx, f.key)
+	if err != nil {
+		return nil, nil // the row reader reports it, as Scan does
+	}
+	ra := newTailReaderAt(ctx, f.store, f.key, info.Size)
+	rdr, err := openParquet(ra, info.Size)
+	if err != nil {
+		return nil, nil
+	}
+	props := pqarrow.ArrowReadProperties{BatchSize: arrowBatchRows, Parallel: parallel, PreAllocBinaryData: true}
+	// Strings are decoded as dictionaries (indices into the chunk's
+	// dictionary page, no copy per value) and gathered into utf8 arrays in
+	// one pass (gatherStrings): faster than building them value by value.
+	for c := 0; c < rdr.MetaData().Schema.NumColumns(); c++ {
+		col := rdr.MetaData().Schema.Column(c)
+		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) {
+			props.SetReadDict(c, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil
+	}
+	asch, err := fr.Schema()
+	if err != nil {
+		return nil, nil
+	}
+	md := rdr.MetaData()
+	root := md.Schema.Root()
+	cf := &columnarFile{fr: fr, md: md, cols: make([]colFile, len(p.read.Fields))}
+	for i, fld := range p.read.Fields {
+		dst, err := arrowio.Type(fld.Type)
+		if err != nil {
+			return nil, nil
+		}
+		idx := -1
+		if p.mode == "id" {
+			if id, ok := fld.FieldID(); ok && id != 0 {
+				for j := 0; j < root.NumFields(); j++ {
+					if int64(root.Field(j).FieldID()) == id {
+						idx = j
+						break
+					}
+				}
+			}
+		}
+		if idx < 0 {
+			idx = root.FieldIndexByName(fld.PhysicalName(p.mode))
+		}
+		if idx < 0 {
+			if hasFoldedName(root, fld.PhysicalName(p.mode)) {
+				return nil, nil // the row reader's case-insensitive match
+			}
+			cf.cols[i] = colFile{leaf: -1, dst: dst}
+			continue
+		}
+		node := root.Field(idx)
+		prim, ok := node.(*pqschema.PrimitiveNode)
+		if !ok || node.RepetitionType() == parquet.Repetitions.Repeated || prim.PhysicalType() == parquet.Types.Int96 {
+			// INT96 too: pqarrow decodes it to nanoseconds, which overflow
+			// outside 1677-2262; the row reader converts every value.
+			return nil, nil
+		}
+		if idx >= len(asch.Fields()) || asch.Field(idx).Name != node.Name() {
+			return nil, nil
+		}
+		src := asch.Field(idx).Type
+		if !convertible(src, dst) {
+			return nil, nil
+		}
+		cf.cols[i] = colFile{leaf: md.Schema.ColumnIndexByNode(prim), src: src, dst: dst}
+		if cf.cols[i].leaf < 0 {
+			return nil, nil
+		}
+	}
+	return cf, nil
+}
+
+func hasFoldedName(root *pqschema.GroupNode, name string) bool {
+	for j := 0; j < root.NumFields(); j++ {
+		if n := root.Field(j).Name(); n != name && equalFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// openParquet opens a parquet footer with pqarrow's reader, turning its
+// panics on corrupt input into errors.
+func openParquet(ra io.ReaderAt, size int64) (rdr *file.Reader, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rdr, err = nil, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
+		}
+	}()
+	return file.NewParquetReader(io.NewSectionReader(ra, 0, size))
+}
+
+// convertible reports whether the columnar path converts a file column of
+// Arrow type src to the scan's type dst exactly as the row reader would.
+func convertible(src, dst arrow.DataType) bool {
+	if arrow.TypeEqual(src, dst) {
+		return true
+	}
+	if d, ok := src.(*arrow.DictionaryType); ok {
+		return dst.ID() == arrow.STRING && d.ValueType.ID() == arrow.STRING && isSignedInt(d.IndexType)
+	}
+	switch d := dst.(type) {
+	case *arrow.TimestampType:
+		_, ok := src.(*arrow.TimestampType)
+		return ok
+	case *arrow.Int64Type:
+		return isSignedInt(src)
+	case *arrow.Int32Type:
+		return src.ID() == arrow.INT16 || src.ID() == arrow.INT8
+	case *arrow.Int16Type:
+		return src.ID() == arrow.INT8
+	case *arrow.Float64Type:
+		return src.ID() == arrow.FLOAT32 || src.ID() == arrow.INT8 || src.ID() == arrow.INT16 || src.ID() == arrow.INT32
+	case *arrow.Decimal128Type:
+		s, ok := src.(*arrow.Decimal128Type)
+		return ok && s.Scale <= d.Scale && s.Precision-s.Scale <= d.Precision-d.Scale
+	}
+	return false
+}
+
+func isSignedInt(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64:
+		return true
+	}
+	return false
+}
+
+// tailReaderAt serves the last bytes of an object (the footer) from one
+// prefetched range and everything else with ranged Gets.
+type tailReaderAt struct {
+	ctx     context.Context
+	store   objectstore.Store
+	key     string
+	size    int64
+	once    sync.Once
+	tail    []byte
+	tailOff int64
+	err     error
+}
+
+const tailPrefetch = 64 << 10
+
+func newTailReaderAt(ctx context.Context, store objectstore.Store, key string, size int64) *tailReaderAt {
+	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: max(size-tailPrefetch, 0)}
+}
+
+func (r *tailReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.tailOff {
+		r.once.Do(func() {
+			r.tail, r.err = r.store.Get(r.ctx, r.key, objectstore.Range{Offset: r.tailOff, Length: r.size - r.tailOff})
+		})
+		if r.err != nil {
+			return 0, r.err
+		}
+		if off-r.tailOff > int64(len(r.tail)) {
+			return 0, io.EOF
+		}
+		n := copy(p, r.tail[off-r.tailOff:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
+	length := min(int64(len(p)), r.size-off)
+	if length <= 0 {
+		return 0, io.EOF
+	}
+	b, err := r.store.Get(r.ctx, r.key, objectstore.Range{Offset: off, Length: length})
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, b)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// segment is a run of rows of the selected row groups: file rows
+// [start, start+n).
+type segment struct{ start, n int64 }
+
+// read decodes the file's selected row groups and emits its output
+// batches; the counts are those readFile keeps.
+func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (c fileCounts, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
+		}
+	}()
+	var bm *roaring64.Bitmap
+	if dv := f.add.DeletionVector; dv != nil {
+		bm = f.dv
+		if bm == nil {
+			if bm, err = p.locs.loadDV(ctx, dv); err != nil {
+				return c, fmt.Errorf("deletion vector: %w", err)
+			}
+		}
+		if bm.IsEmpty() {
+			bm = nil
+		}
+	}
+	// Row groups: skip those whose statistics rule the filter out; their
+	// rows still count as read (minus their deleted rows), as the row scan
+	// counts them.
+	var rgs []int
+	var segs []segment
+	var start int64
+	for g := 0; g < cf.md.NumRowGroups(); g++ {
+		rg := cf.md.RowGroup(g)
+		n := rg.NumRows()
+		if n < 0 {
+			return c, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
+		}
+		if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, cf.rowGroupBounds(p, rg)) {
+			del := int64(0)
+			if bm != nil && n > 0 {
+				del = int64(bm.Rank(uint64(start + n - 1)))
+				if start > 0 {
+					del -= int64(bm.Rank(uint64(start - 1)))
+				}
+			}
+			c.rows += n - del
+			c.deleted += del
+			cf.rgSkipped++
+			start += n
+			continue
+		}
+		rgs = append(rgs, g)
+		if k := len(segs) - 1; k >= 0 && segs[k].start+segs[k].n == start {
+			segs[k].n += n
+		} else {
+			segs = append(segs, segment{start, n})
+		}
+		start += n
+	}
+	if len(rgs) == 0 {
+		c.done = true
+		return c, nil
+	}
+	var leaves []int
+	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
+	for i, col := range cf.cols {
+		pos[i] = -1
+		if col.leaf >= 0 {
+			pos[i] = len(leaves)
+			leaves = append(leaves, col.leaf)
+		}
+	}
+	// pqarrow yields fields in file order: sort positions by leaf.
+	order := sortedOrder(leaves)
+	for i := range pos {
+		if pos[i] >= 0 {
+			pos[i] = order[pos[i]]
+		}
+	}
+	var next func() (arrow.RecordBatch, error)
+	if len(leaves) == 0 {
+		var total int64
+		for _, s := range segs {
+			total += s.n
+		}
+		empty := arrow.NewSchema(nil, nil)
+		next = func() (arrow.RecordBatch, error) {
+			if total == 0 {
+				return nil, io.EOF
+			}
+			n := min(total, arrowBatchRows)
+			total -= n
+			return array.NewRecordBatch(empty, nil, n), nil
+		}
+	} else {
+		rr, err := cf.fr.GetRecordReader(ctx, sortedCopy(leaves), rgs)
+		if err != nil {
+			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
+		}
+		defer rr.Release()
+		next = func() (arrow.RecordBatch, error) {
+			if !rr.Next() {
+				if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+					return nil, err
+				}
+				return nil, io.EOF
+			}
+			rec := rr.RecordBatch()
+			rec.Retain()
+			return rec, nil
+		}
+	}
+	consts := make([]arrow.Array, len(p.parts))
+	defer func() {
+		for _, a := range consts {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	var streamPos int64 // rows of the selected row groups decoded so far
+	for {
+		if err := ctx.Err(); err != nil {
+			return c, err
+		}
+		rec, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
+		}
+		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch)
+		streamPos += rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return c, err
+		}
+		if out == nil {
+			continue
+		}
+		if !emit(out) {
+			return c, nil
+		}
+	}
+	c.done = true
+	return c, nil
+}
+
+func sortedOrder(leaves []int) []int {
+	s := sortedCopy(leaves)
+	order := make([]int, len(leaves))
+	for i, l := range leaves {
+		for j, x := range s {
+			if x == l {
+				order[i] = j
+			}
+		}
+	}
+	return order
+}
+
+func sortedCopy(s []int) []int {
+	out := append([]int{}, s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// fileRow maps position k of the stream of selected row groups to the
+// file's row index.
+func fileRow(segs []segment, k int64) int64 {
+	for _, s := range segs {
+		if k < s.n {
+			return s.start + k
+		}
+		k -= s.n
+	}
+	return -1
+}
+
+// batch turns one decoded batch into an output batch (nil when no row is
+// left).
+func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec arrow.RecordBatch, pos []int, consts []arrow.Array,
+	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema) (arrow.RecordBatch, error) {
+	n := rec.NumRows()
+	// Read columns in the scan's types.
+	cols := make([]arrow.Array, len(cf.cols))
+	defer func() {
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, col := range cf.cols {
+		if pos[i] < 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
+			continue
+		}
+		a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+		}
+		cols[i] = a
+	}
+	// Partition columns: constant arrays of the batch's length.
+	for i, pc := range p.parts {
+		if consts[i] == nil || int64(consts[i].Len()) < n {
+			if consts[i] != nil {
+				consts[i].Release()
+			}
+			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			if err != nil {
+				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
+			}
+			consts[i] = a
+		}
+	}
+	// Selection: deletion vector, then the row filter.
+	var keep []bool
+	kept := n
+	if bm != nil {
+		keep = make([]bool, n)
+		for k := range keep {
+			r := fileRow(segs, streamPos+int64(k))
+			if r >= 0 && bm.Contains(uint64(r)) {
+				kept--
+				continue
+			}
+			keep[k] = true
+		}
+		c.deleted += n - kept
+	}
+	c.rows += kept
+	if p.pred != nil {
+		if keep == nil {
+			keep = make([]bool, n)
+			for k := range keep {
+				keep[k] = true
+			}
+		}
+		full := make(parquetio.Row, p.width)
+		var needed []int // read columns the filter uses
+		seen := make([]bool, p.width)
+		p.pred.columns(func(bc *boundCol) {
+			if !bc.partition && !seen[bc.top] {
+				seen[bc.top] = true
+				for i, top := range p.readTop {
+					if top == bc.top {
+						needed = append(needed, i)
+					}
+				}
+			}
+		})
+		for i, pc := range p.parts {
+			full[pc.top] = f.part[i]
+		}
+		for k := range keep {
+			if !keep[k] {
+				continue
+			}
+			for _, i := range needed {
+				v, err := arrowio.Value(cols[i], k)
+				if err != nil {
+					return nil, err
+				}
+				full[p.readTop[i]] = v
+			}
+			if !p.pred.matchRow(full) {
+				keep[k] = false
+				kept--
+			}
+		}
+	}
+	if kept == 0 {
+		return nil, nil
+	}
+	outCols := make([]arrow.Array, len(p.out))
+	for i, top := range p.out {
+		if s := p.partSlot[top]; s >= 0 {
+			outCols[i] = array.NewSlice(consts[s], 0, n)
+			continue
+		}
+		for j, rt := range p.readTop {
+			if rt == top {
+				outCols[i] = cols[j]
+				cols[j].Retain()
+				break
+			}
+		}
+	}
+	out := array.NewRecordBatch(outSch, outCols, n)
+	for _, a := range outCols {
+		a.Release()
+	}
+	if kept == n {
+		return out, nil
+	}
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	mb.AppendValues(keep, nil)
+	mask := mb.NewArray()
+	mb.Release()
+	defer mask.Release()
+	defer out.Release()
+	return compute.FilterRecordBatch(ctx, out, mask, compute.DefaultFilterOptions())
+}
+
+// constantArray returns an array of n copies of v (nil: null) of Delta
+// type t.
+func constantArray(t schema.Type, v any, n int) (arrow.Array, error) {
+	rb, err := arrowio.NewRecordBuilder(nil, schema.NewStruct(schema.NewField("c", t, true)))
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Release()
+	row := parquetio.Row{v}
+	for range n {
+		if err := rb.Append(row); err != nil {
+			return nil, err
+		}
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	a := rec.Column(0)
+	a.Retain()
+	return a, nil
+}
+
+// convertArray brings a decoded column to the scan's type dst (convertible
+// says which).
+func convertArray(ctx context.Context, a arrow.Array, dst arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(a.DataType(), dst) {
+		a.Retain()
+		return a, nil
+	}
+	if d, ok := dst.(*arrow.TimestampType); ok {
+		return convertTimestamps(a.(*array.Timestamp), d), nil
+	}
+	if d, ok := a.(*array.Dictionary); ok {
+		return gatherStrings(d)
+	}
+	return compute.CastArray(ctx, a, compute.SafeCastOptions(dst))
+}
+
+// convertTimestamps rescales timestamps to microseconds (flooring, as the
+// row reader does) and relabels the zone.
+func convertTimestamps(a *array.Timestamp, dst *arrow.TimestampType) arrow.Array {
+	unit := a.DataType().(*arrow.TimestampType).Unit
+	vals := a.TimestampValues()
+	out := make([]arrow.Timestamp, len(vals))
+	switch unit {
+	case arrow.Second:
+		for i, v := range vals {
+			out[i] = v * 1e6
+		}
+	case arrow.Millisecond:
+		for i, v := range vals {
+			out[i] = v * 1e3
+		}
+	case arrow.Microsecond:
+		copy(out, vals)
+	case arrow.Nanosecond:
+		for i, v := range vals {
+			q := v / 1e3
+			if v%1e3 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	}
+	data := array.NewData(dst, a.Len(), []*memory.Buffer{a.Data().Buffers()[0], memory.NewBufferBytes(arrow.TimestampTraits.CastToBytes(out))},
+		nil, a.NullN(), 0)
+	defer data.Release()
+	return array.NewTimestampData(data)
+}
+
+// rowGroupBounds returns the filter's bounds from a row group's Parquet
+// statistics: top-level integer, date and string columns read from the
+// file whose stats the Delta stats would also use (no type widening); nil
+// for the others (the row group may match).
+func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaData) func(*boundCol) *colBounds {
+	return func(bc *boundCol) *colBounds {
+		if bc.partition || len(bc.sub) > 0 || bc.statsPath == nil {
+			return nil
+		}
+		ri := -1
+		for i, top := range p.readTop {
+			if top == bc.top {
+				ri = i
+			}
+		}
+		if ri < 0 || cf.cols[ri].leaf < 0 {
+			return nil
+		}
+		cc, err := rg.ColumnChunk(cf.cols[ri].leaf)
+		if err != nil {
+			return nil
+		}
+		if ok, err := cc.StatsSet(); !ok || err != nil {
+			return nil
+		}
+		ts, err := cc.Statistics()
+		if err != nil || ts == nil {
+			return nil
+		}
+		b := &colBounds{kind: bc.kind, nullCount: -1, numRecords: rg.NumRows()}
+		if ts.HasNullCount() {
+			b.nullCount = ts.NullCount()
+		}
+		if !ts.HasMinMax() {
+			return b
+		}
+		src := cf.cols[ri].src
+		switch bc.kind {
+		case kindInt:
+			if !isSignedInt(src) {
+				return b
+			}
+			switch s := ts.(type) {
+			case *metadata.Int32Statistics:
+				b.min, b.max = int64(s.Min()), int64(s.Max())
+			case *metadata.Int64Statistics:
+				b.min, b.max = s.Min(), s.Max()
+			}
+		case kindDate:
+			if s, ok := ts.(*metadata.Int32Statistics); ok && src.ID() == arrow.DATE32 {
+				b.min, b.max = int64(s.Min()), int64(s.Max())
+			}
+		case kindString:
+			if d, ok := src.(*arrow.DictionaryType); ok {
+				src = d.ValueType
+			}
+			if s, ok := ts.(*metadata.ByteArrayStatistics); ok && src.ID() == arrow.STRING {
+				b.min, b.max = string(s.Min()), string(s.Max())
+			}
+		}
+		return b
+	}
+}
+
+// gatherStrings materialises a dictionary<int, utf8> array as utf8.
+func gatherStrings(d *array.Dictionary) (arrow.Array, error) {
+	dict, ok := d.Dictionary().(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("%w: dictionary of %s", parquetio.ErrCorrupt, d.Dictionary().DataType())
+	}
+	n := d.Len()
+	idx := make([]int, n)
+	var total int
+	for i := range n {
+		if d.IsNull(i) {
+			continue
+		}
+		j := d.GetValueIndex(i)
+		if j < 0 || j >= dict.Len() {
+			return nil, fmt.Errorf("%w: dictionary index %d of %d", parquetio.ErrCorrupt, j, dict.Len())
+		}
+		idx[i] = j
+		total += dict.ValueLen(j)
+	}
+	offsets := make([]int32, n+1)
+	data := make([]byte, 0, total)
+	for i := range n {
+		if !d.IsNull(i) {
+			data = append(data, dict.Value(idx[i])...)
+		}
+		offsets[i+1] = int32(len(data))
+	}
+	var validity *memory.Buffer
+	if d.NullN() > 0 {
+		validity = d.Data().Buffers()[0]
+	}
+	ad := array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)},
+		nil, d.NullN(), 0)
+	defer ad.Release()
+	return array.NewStringData(ad), nil
+}

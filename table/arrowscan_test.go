@@ -1,0 +1,97 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// The columnar path with row groups skipped by their Parquet statistics
+// in a file with a deletion vector, a partition column, a projection and
+// limits: the rows and the ScanStats (RowsRead and RowsDeleted count the
+// skipped row groups as the row scan does) are Scan's.
+func TestScanArrowRowGroupsAndDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true),
+		field("p", prim(schema.Integer), true), field("day", prim(schema.Date), true))
+	tbl, err := Create(ctx, t.TempDir(), sch, WithPartitionColumns("p"), WithProperties(dvProps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetio.Row
+	for i := range 10000 {
+		var s any = fmt.Sprintf("s%05d", i)
+		if i%7 == 0 {
+			s = nil
+		}
+		rows = append(rows, parquetio.Row{int64(i), s, int32(i % 2), parquetio.Date(i / 100)})
+	}
+	// Row groups of 1,000 rows, sorted by id: the filter on id rules
+	// most of them out by their min/max.
+	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithRowGroupRows(1000))); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, _, err = Delete(ctx, tbl, Or(Col("id").Lt(int64(300)), Col("id").Gt(int64(9500)))); err != nil {
+		t.Fatal(err)
+	}
+	for a := range tbl.Snapshot().AllFiles() {
+		if a.DeletionVector == nil {
+			t.Fatalf("file %s has no deletion vector: the test needs one", a.Path)
+		}
+	}
+	cases := []struct {
+		filter   string
+		cols     []string
+		limit    int64
+		wantRG   int
+		wantRows int
+	}{
+		// Two files (p = 0, 1) of five row groups each.
+		{"id >= 4100 AND id < 4300", nil, 0, 8, 200},
+		{"id > 9000", []string{"s", "p"}, 0, 8, 500},
+		{"s = 's05000'", []string{"id"}, 0, 8, 1},
+		{"day = DATE '1970-01-31'", nil, 0, 8, 100},
+		{"id < 2000 AND p = 1", nil, 30, 0, 30}, // the limit ends the first file: not counted
+		{"s IS NULL", nil, 0, 0, 1315},
+		{"", []string{"day", "id"}, 0, 0, 9201},
+	}
+	for _, c := range cases {
+		t.Run(c.filter, func(t *testing.T) {
+			var opts []ScanOption
+			if c.filter != "" {
+				e, err := ParsePredicate(c.filter, tbl.Schema())
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, WithFilter(e))
+			}
+			if c.cols != nil {
+				opts = append(opts, WithColumns(c.cols...))
+			}
+			if c.limit > 0 {
+				opts = append(opts, WithLimit(c.limit))
+			}
+			var ast, rst ScanStats
+			n := checkArrowMatchesScan(t, tbl, opts...)
+			if _, err := arrowRows(t, tbl, append(opts, WithScanStats(&ast))...); err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range tbl.Scan(ctx, append(opts, WithScanStats(&rst))...) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n != c.wantRows || ast.RowGroupsSkipped != c.wantRG || ast.FilesColumnar != ast.FilesRead {
+				t.Errorf("%d rows, %d row groups skipped, %d of %d files columnar; want %d rows, %d skipped, all",
+					n, ast.RowGroupsSkipped, ast.FilesColumnar, ast.FilesRead, c.wantRows, c.wantRG)
+			}
+			ast.RowGroupsSkipped, ast.FilesColumnar = 0, 0
+			if ast != rst {
+				t.Errorf("ScanArrow stats %+v, Scan stats %+v", ast, rst)
+			}
+		})
+	}
+}

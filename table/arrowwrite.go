@@ -1,0 +1,139 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// AppendArrow appends the record batches of reader to t, as AppendRows
+// appends rows, and returns the table at the new version (t itself stays
+// valid at its version). Only a nil or empty reader commits a version
+// without files.
+//
+// The reader's columns are matched to the table's by name (as
+// WithRowSchema matches them), with the Delta types of
+// arrowio.DeltaSchema(reader.Schema()) (the input-only Arrow types of
+// package arrowio are accepted: large_utf8, timestamps of any unit,
+// date64, ...). Table columns the reader lacks are null; a column the
+// table lacks, or of a type its column cannot take, is refused with
+// ErrSchemaMismatch naming the column, unless WithSchemaEvolution lets
+// the write add or widen it. An Arrow type with no Delta type (unsigned
+// integers, unions, dictionaries, ...) is refused wrapping
+// arrowio.ErrUnsupportedType, naming the column.
+//
+// The rows then take the row path: every row is validated before anything
+// is written (a null in a NOT NULL column, a value out of range, a CHECK
+// constraint or invariant it violates: a *RowError naming the column and
+// the row's 0-based index in the whole stream, counted across batches),
+// rows are split by partition values, and each file's add action carries
+// the stats AppendRows writes for the same rows. Every batch is read
+// before the first file is written, so the input is held in memory (as
+// rows, about what AppendRows holds). The reader is read to its end but
+// not released: that stays the caller's.
+func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	return writeArrow(ctx, t, modeAppend, reader, opts)
+}
+
+// OverwriteArrow replaces the table's rows with the record batches of
+// reader, as OverwriteRows does with rows (WithReplaceWhere replaces only
+// the matching partitions). Columns, validation, errors and memory are
+// those of AppendArrow.
+func OverwriteArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	return writeArrow(ctx, t, modeOverwrite, reader, opts)
+}
+
+func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.RecordReader, opts []WriteOption) (*Table, error) {
+	rows, sch, err := readArrowRows(ctx, reader)
+	if err != nil {
+		return nil, opError(ctx, mode.op(), t.URI(), fmt.Errorf("table: %s %s: %w", mode.op(), t.URI(), err))
+	}
+	if sch != nil {
+		opts = append(opts[:len(opts):len(opts)], WithRowSchema(sch))
+	}
+	if mode == modeOverwrite {
+		return t.OverwriteRows(ctx, rows, opts...)
+	}
+	return t.AppendRows(ctx, rows, opts...)
+}
+
+// readArrowRows reads every batch of reader into rows of the parquetio
+// value model, with the Delta schema of the reader's schema (nil for a nil
+// reader).
+func readArrowRows(ctx context.Context, reader array.RecordReader) ([]parquetio.Row, *schema.StructType, error) {
+	if reader == nil {
+		return nil, nil, nil
+	}
+	sch, err := arrowio.DeltaSchema(reader.Schema())
+	if err != nil {
+		return nil, nil, fmt.Errorf("arrow input: %w", err)
+	}
+	var rows []parquetio.Row
+	for batch := 0; reader.Next(); batch++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, context.Cause(ctx)
+		}
+		rec := reader.RecordBatch()
+		if !rec.Schema().Equal(reader.Schema()) {
+			return nil, nil, fmt.Errorf("%w: arrow input: batch %d has schema %s, the reader's is %s",
+				ErrSchemaMismatch, batch, rec.Schema(), reader.Schema())
+		}
+		rs, err := arrowio.Rows(rec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("arrow input: %w", err)
+		}
+		rows = append(rows, rs...)
+	}
+	if err := reader.Err(); err != nil {
+		return nil, nil, fmt.Errorf("arrow input: reading batches: %w", err)
+	}
+	if rows == nil {
+		rows = []parquetio.Row{}
+	}
+	return rows, sch, nil
+}
+
+// RowsOfArrow reads every record batch of reader and returns the rows
+// aligned with sch (a table's schema, for WriteFiles): columns are matched
+// by name, absent ones are null, values are converted as WithRowSchema
+// converts them. A column sch lacks, or of a type its column cannot take,
+// is an error wrapping ErrSchemaMismatch; an Arrow type without a Delta
+// type wraps arrowio.ErrUnsupportedType. The values themselves (nulls in
+// NOT NULL columns, ranges) are checked by the write. The reader is not
+// released.
+func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]parquetio.Row, error) {
+	rows, in, err := readArrowRows(ctx, reader)
+	if err != nil || in == nil {
+		return rows, err
+	}
+	target, changed, err := mergeSchemas(sch, in, false)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		return nil, fmt.Errorf("table: %w: arrow input does not fit the table schema", ErrSchemaMismatch)
+	}
+	proj := structProjector(in, target)
+	if proj == nil {
+		return rows, nil
+	}
+	for i, r := range rows {
+		if i%cancelCheckRows == 0 && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		if rows[i], err = proj(r); err != nil {
+			var re *RowError
+			if errors.As(err, &re) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
+		}
+	}
+	return rows, nil
+}

@@ -1,0 +1,424 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// arrowReaderOf builds a RecordReader over rows of sch, in batches of at
+// most batch rows.
+func arrowReaderOf(t testing.TB, sch *schema.StructType, rows []parquetio.Row, batch int) array.RecordReader {
+	t.Helper()
+	rb, err := arrowio.NewRecordBuilder(nil, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Release()
+	var recs []arrow.RecordBatch
+	for i, r := range rows {
+		if err := rb.Append(r); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		if rb.Len() == batch {
+			recs = append(recs, rb.NewRecordBatch())
+		}
+	}
+	if rb.Len() > 0 {
+		recs = append(recs, rb.NewRecordBatch())
+	}
+	rr, err := array.NewRecordReader(rb.Schema(), recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		r.Release()
+	}
+	t.Cleanup(rr.Release)
+	return rr
+}
+
+// addStats returns the commit's adds as (partition values, stats JSON,
+// numRecords), sorted, ignoring file names and sizes' exact bytes.
+func addSummaries(t testing.TB, tbl *Table) []string {
+	t.Helper()
+	var out []string
+	for a := range tbl.Snapshot().AllFiles() {
+		pv, _ := json.Marshal(a.PartitionValues)
+		out = append(out, string(pv)+" "+a.Stats)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// relax makes every column nullable (an Arrow stream's fields usually are),
+// keeping NOT NULL where keep names the column.
+func relax(s *schema.StructType, keep ...string) *schema.StructType {
+	out := &schema.StructType{}
+	for _, f := range s.Fields {
+		g := *f
+		g.Nullable = f.Nullable || !slices.Contains(keep, f.Name)
+		out.Fields = append(out.Fields, &g)
+	}
+	return out
+}
+
+func TestAppendArrowStatsMatchRowPath(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		sch   *schema.StructType
+		rows  []parquetio.Row
+		parts []string
+	}{
+		{"every type", interopTypesSchema(), interopTypesRows(0, 300), nil},
+		{"partitioned", interopPartSchema(), append(interopPartRows(0), interopPartRows(10)...), []string{"p", "day", "n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var copts []Option
+			if tc.parts != nil {
+				copts = append(copts, WithPartitionColumns(tc.parts...))
+			}
+			viaRows := newMemTable(t, tc.sch, copts...)
+			viaArrow := newMemTable(t, tc.sch, copts...)
+			wr, err := viaRows.AppendRows(ctx, tc.rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Arrow fields nullable as pyarrow makes them: the NOT NULL
+			// columns are checked on the values.
+			wa, err := AppendArrow(ctx, viaArrow, arrowReaderOf(t, relax(tc.sch), tc.rows, 64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wa.Schema().String() != tc.sch.String() {
+				t.Errorf("schema changed to %s", wa.Schema())
+			}
+			got, want := addSummaries(t, wa), addSummaries(t, wr)
+			if len(got) == 0 || !slices.Equal(got, want) {
+				t.Errorf("adds differ:\n arrow %v\n rows  %v", got, want)
+			}
+			assertRows(t, readAllRows(t, wa), readAllRows(t, wr))
+			// Overwrite replaces them with the first half.
+			half := tc.rows[:len(tc.rows)/2]
+			wo, err := OverwriteArrow(ctx, wa, arrowReaderOf(t, tc.sch, half, 1000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ro, err := wr.OverwriteRows(ctx, half)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertRows(t, readAllRows(t, wo), readAllRows(t, ro))
+			if got, want := addSummaries(t, wo), addSummaries(t, ro); !slices.Equal(got, want) {
+				t.Errorf("overwrite adds differ:\n arrow %v\n rows  %v", got, want)
+			}
+		})
+	}
+}
+
+func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true))
+	tbl := newMemTable(t, sch)
+	// Columns in another order, s absent from the second write.
+	in := schema.NewStruct(field("s", prim(schema.String), true), field("id", prim(schema.Long), true))
+	tbl, err := AppendArrow(ctx, tbl, arrowReaderOf(t, in, []parquetio.Row{{"a", int64(1)}, {nil, int64(2)}}, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new column: refused without evolution, added with it.
+	wide := schema.NewStruct(field("id", prim(schema.Long), true), field("extra", prim(schema.Integer), true))
+	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []parquetio.Row{{int64(3), int32(30)}}, 8)); !errors.Is(err, ErrSchemaMismatch) ||
+		!strings.Contains(err.Error(), "extra") {
+		t.Fatalf("new column without evolution: %v", err)
+	}
+	tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []parquetio.Row{{int64(3), int32(30)}}, 8), WithSchemaEvolution())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := tbl.Schema().Field("extra"); f == nil || f.Type.String() != schema.Integer {
+		t.Fatalf("schema after evolution: %s", tbl.Schema())
+	}
+	assertRows(t, readAllRows(t, tbl), []parquetio.Row{{int64(1), "a", nil}, {int64(2), nil, nil}, {int64(3), nil, int32(30)}})
+	// Input-only Arrow types: large_string, timestamp[ns, tz].
+	tsch := schema.NewStruct(field("ts", prim(schema.Timestamp), true), field("name", prim(schema.String), true))
+	tt := newMemTable(t, tsch)
+	asch := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "Europe/Paris"}, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asch)
+	defer b.Release()
+	when := time.Date(2024, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(when.UnixNano()))
+	b.Field(1).(*array.LargeStringBuilder).Append("x")
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rr, _ := array.NewRecordReader(asch, []arrow.RecordBatch{rec})
+	defer rr.Release()
+	tt, err = AppendArrow(ctx, tt, rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertRows(t, readAllRows(t, tt), []parquetio.Row{{when.Truncate(time.Microsecond), "x"}})
+}
+
+func TestAppendArrowRefusals(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true),
+		field("d", &schema.DecimalType{Precision: 4, Scale: 2}, true))
+	rows := make([]parquetio.Row, 10)
+	for i := range rows {
+		rows[i] = parquetio.Row{int64(i + 1), "x", parquetio.NewDecimal(int64(i), 2)}
+	}
+	nullAt7 := slices.Clone(rows)
+	nullAt7[7] = parquetio.Row{nil, "x", nil}
+	uint32Schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Uint32}}, nil)
+	tests := []struct {
+		name   string
+		reader func(t *testing.T) array.RecordReader
+		is     error
+		want   []string // substrings of the error
+		row    int      // RowError.Row, -1 for none
+	}{
+		{"null in NOT NULL, third batch", func(t *testing.T) array.RecordReader {
+			return arrowReaderOf(t, relax(sch), nullAt7, 3)
+		}, errNotNull, []string{`column "id"`, "row 7"}, 7},
+		{"type mismatch", func(t *testing.T) array.RecordReader {
+			in := schema.NewStruct(field("id", prim(schema.String), true))
+			return arrowReaderOf(t, in, []parquetio.Row{{"1"}}, 8)
+		}, ErrSchemaMismatch, []string{"id", "string"}, -1},
+		{"decimal too wide", func(t *testing.T) array.RecordReader {
+			in := schema.NewStruct(field("id", prim(schema.Long), false), field("d", &schema.DecimalType{Precision: 10, Scale: 2}, true))
+			return arrowReaderOf(t, in, []parquetio.Row{{int64(1), parquetio.NewDecimal(1, 2)}, {int64(2), parquetio.NewDecimal(123456, 2)}}, 8)
+		}, ErrInvalidArgument, []string{`column "d"`, "1234.56"}, 1},
+		{"unsupported arrow type", func(t *testing.T) array.RecordReader {
+			b := array.NewRecordBuilder(memory.DefaultAllocator, uint32Schema)
+			defer b.Release()
+			b.Field(0).(*array.Uint32Builder).Append(1)
+			rec := b.NewRecordBatch()
+			defer rec.Release()
+			rr, _ := array.NewRecordReader(uint32Schema, []arrow.RecordBatch{rec})
+			t.Cleanup(rr.Release)
+			return rr
+		}, arrowio.ErrUnsupportedType, []string{"id", "uint32"}, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := newMemTable(t, sch)
+			for _, write := range []func() (*Table, error){
+				func() (*Table, error) { return AppendArrow(ctx, tbl, tc.reader(t)) },
+				func() (*Table, error) { return OverwriteArrow(ctx, tbl, tc.reader(t)) },
+			} {
+				_, err := write()
+				if !errors.Is(err, tc.is) {
+					t.Fatalf("err %v, want %v", err, tc.is)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				var re *RowError
+				if got := errors.As(err, &re); got != (tc.row >= 0) || got && re.Row != tc.row {
+					t.Errorf("RowError %v, want row %d", re, tc.row)
+				}
+				if n := len(dataKeys(t, tbl.Store())); n != 0 {
+					t.Errorf("%d data files written", n)
+				}
+				if nt, _ := tbl.Refresh(ctx); nt.Version() != tbl.Version() {
+					t.Errorf("version %d after a refused write, was %d", nt.Version(), tbl.Version())
+				}
+			}
+		})
+	}
+}
+
+func TestAppendArrowCheckConstraints(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), true), field("s", prim(schema.String), true))
+	dir := t.TempDir()
+	tbl, err := Create(ctx, dir, sch, WithProperties(map[string]string{"delta.constraints.idpos": "id > 0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(-3), "c"}}
+	before := countFiles(t, dir)
+	_, err = AppendArrow(ctx, tbl, arrowReaderOf(t, sch, rows, 2))
+	var cv *ConstraintViolationError
+	if !errors.As(err, &cv) || cv.Name != "idpos" || cv.Row != 2 || !slices.Equal(cv.Values, []string{"id => -3"}) {
+		t.Fatalf("append of a violating row: %v (%+v)", err, cv)
+	}
+	if n := countFiles(t, dir); n != before {
+		t.Errorf("%d files after a refused write, %d before", n, before)
+	}
+	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, sch, rows[:2], 2)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The empty and nil readers commit a version without files, as AppendRows
+// of no rows does; a reader's error fails the write naming it.
+func TestAppendArrowEmptyAndFailingReader(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), true))
+	tbl := newMemTable(t, sch)
+	nt, err := AppendArrow(ctx, tbl, arrowReaderOf(t, sch, nil, 8))
+	if err != nil || nt.Version() != tbl.Version()+1 || nt.Snapshot().NumFiles() != 0 {
+		t.Fatalf("empty reader: %v, version %d", err, nt.Version())
+	}
+	boom := errors.New("boom")
+	_, err = AppendArrow(ctx, nt, &failingReader{RecordReader: arrowReaderOf(t, sch, []parquetio.Row{{int64(1)}}, 8), err: boom})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "reading batches") {
+		t.Fatalf("failing reader: %v", err)
+	}
+	if n := len(dataKeys(t, tbl.Store())); n != 0 {
+		t.Errorf("%d data files written", n)
+	}
+}
+
+type failingReader struct {
+	array.RecordReader
+	err error
+}
+
+func (f *failingReader) Err() error { return f.err }
+
+// delta-rs and pyarrow read an Arrow-written table to the rows deltakit
+// wrote: delta-rs's to_pyarrow_table() goes back through an IPC file into
+// arrowio.Rows and is compared cell by cell with Scan; pyarrow.parquet
+// reads every data file with the add's numRecords.
+func TestAppendArrowInterop(t *testing.T) {
+	py := testsupport.Python(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	cases := []struct {
+		name  string
+		sch   *schema.StructType
+		rows  []parquetio.Row
+		parts []string
+	}{
+		{"types", interopTypesSchema(), interopTypesRows(0, 200), nil},
+		{"parts", interopPartSchema(), interopPartRows(0), []string{"p", "n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(root, tc.name)
+			var copts []Option
+			if tc.parts != nil {
+				copts = append(copts, WithPartitionColumns(tc.parts...))
+			}
+			tbl, err := Create(ctx, dir, tc.sch, copts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, relax(tc.sch), tc.rows, 50)); err != nil {
+				t.Fatal(err)
+			}
+			ipcPath := filepath.Join(root, tc.name+".arrow")
+			out := testsupport.RunPython(t, py, `
+import sys, json, pyarrow as pa, pyarrow.parquet as pq, os, urllib.parse
+from deltalake import DeltaTable
+d, out = sys.argv[1], sys.argv[2]
+dt = DeltaTable(d)
+t = dt.to_pyarrow_table()
+with pa.OSFile(out, "wb") as f:
+    with pa.ipc.new_file(f, t.schema) as w:
+        w.write_table(t)
+probs = []
+for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist():
+    n = pq.read_metadata(os.path.join(d, urllib.parse.unquote(a["path"]))).num_rows
+    if n != a["num_records"]:
+        probs.append("%s: %d rows, stats say %s" % (a["path"], n, a["num_records"]))
+print(json.dumps({"rows": t.num_rows, "problems": probs}))
+`, dir, ipcPath)
+			var res struct {
+				Rows     int      `json:"rows"`
+				Problems []string `json:"problems"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			for _, p := range res.Problems {
+				t.Error(p)
+			}
+			f, err := os.Open(ipcPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fr, err := ipc.NewFileReader(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fr.Close()
+			// delta-rs orders columns as the schema, partition columns too.
+			idx := map[string]int{}
+			for i, fl := range fr.Schema().Fields() {
+				idx[fl.Name] = i
+			}
+			var got []parquetio.Row
+			for i := 0; i < fr.NumRecords(); i++ {
+				rec, err := fr.RecordBatchAt(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rs, err := arrowio.Rows(rec)
+				rec.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rs {
+					row := make(parquetio.Row, len(tc.sch.Fields))
+					for c, fl := range tc.sch.Fields {
+						row[c] = r[idx[fl.Name]]
+					}
+					got = append(got, row)
+				}
+			}
+			if len(got) != len(tc.rows) || res.Rows != len(tc.rows) {
+				t.Fatalf("delta-rs read %d rows (%d), want %d", len(got), res.Rows, len(tc.rows))
+			}
+			assertRows(t, canonRows(got), canonRows(readAllRows(t, tbl)))
+		})
+	}
+}
+
+// canonRows sorts rows by their canon form, for order-free comparison.
+func canonRows(rows []parquetio.Row) []parquetio.Row {
+	out := make([]parquetio.Row, len(rows))
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r
+		keys[i] = fmt.Sprintf("%#v", canon(r))
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	sorted := make([]parquetio.Row, len(rows))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
