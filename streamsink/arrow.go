@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -24,7 +23,7 @@ import (
 // reader is read to its end before the first file is written. The reader
 // is never released: that stays the caller's.
 func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.RecordReader) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]parquetio.Row, error) {
+	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, error) {
 		return table.RowsOfArrow(ctx, tbl.Schema(), reader)
 	}, nil, nil)
 }
