@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,6 +26,9 @@ type kafkaConnFlags struct {
 	tlsCert       string
 	tlsKey        string
 	tlsInsecure   bool
+	// sessionTimeout is the consumer-group session timeout: how long a
+	// member that died holds its partitions (franz-go's default 45s).
+	sessionTimeout time.Duration
 }
 
 // kafkaPasswordEnv is read for the SASL password when --sasl-password is
@@ -42,16 +46,27 @@ func (f *kafkaConnFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM file of the client certificate (with --tls-key)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM file of the client certificate's private key (with --tls-cert)")
 	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "with --group: how long a member that stopped answering keeps its partitions before the group moves them (default 45s; the broker bounds it)")
 }
 
 // clientOpts builds the kgo options of the flags; getenv reads
 // kafkaPasswordEnv. Errors are usage errors naming the flag.
 func (f *kafkaConnFlags) clientOpts(getenv func(string) string) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.ClientID(f.clientID)}
+	if f.sessionTimeout < 0 {
+		return nil, usagef("--session-timeout must not be negative")
+	} else if f.sessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(f.sessionTimeout))
+	}
 	if f.saslMechanism != "" || f.saslUser != "" || f.saslPassword != "" {
 		pass := f.saslPassword
 		if pass == "" && getenv != nil {
 			pass = getenv(kafkaPasswordEnv)
+		}
+		switch strings.ToUpper(f.saslMechanism) {
+		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "":
+		default:
+			return nil, usagef("--sasl-mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", f.saslMechanism)
 		}
 		if f.saslUser == "" || pass == "" {
 			return nil, usagef("--sasl-mechanism needs --sasl-user and --sasl-password (or $%s)", kafkaPasswordEnv)

@@ -69,6 +69,7 @@ func TestKafkaConnFlags(t *testing.T) {
 		ca       bool
 		certs    int
 		insecure bool
+		session  time.Duration // the kgo session timeout, 0 for the default
 	}{
 		{name: "none"},
 		{name: "plain", args: []string{"--sasl-mechanism", "PLAIN", "--sasl-user", "u", "--sasl-password", "p"}, mech: "PLAIN"},
@@ -83,6 +84,9 @@ func TestKafkaConnFlags(t *testing.T) {
 		{name: "missing ca", args: []string{"--tls-ca", filepath.Join(dir, "nope.pem")}, wantErr: "--tls-ca"},
 		{name: "ca not pem", args: []string{"--tls-ca", notPEM}, wantErr: "no PEM certificate"},
 		{name: "key not matching", args: []string{"--tls-cert", cert, "--tls-key", notPEM}, wantErr: "--tls-cert"},
+		{name: "unknown mechanism without user", args: []string{"--sasl-mechanism", "FOO"}, wantErr: `--sasl-mechanism "FOO"`},
+		{name: "negative session timeout", args: []string{"--session-timeout", "-1s"}, wantErr: "--session-timeout"},
+		{name: "session timeout", args: []string{"--session-timeout", "7s"}, session: 7 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f kafkaConnFlags
@@ -116,6 +120,9 @@ func TestKafkaConnFlags(t *testing.T) {
 				t.Errorf("SASL %v, want none", mechs)
 			case tc.mech != "" && (len(mechs) != 1 || mechs[0].Name() != tc.mech):
 				t.Errorf("SASL %v, want %s", mechs, tc.mech)
+			}
+			if d, _ := cl.OptValue(kgo.SessionTimeout).(time.Duration); tc.session != 0 && d != tc.session {
+				t.Errorf("session timeout %s, want %s", d, tc.session)
 			}
 			cfg, _ := cl.OptValue(kgo.DialTLSConfig).(*tls.Config)
 			if (cfg != nil) != tc.tls {

@@ -262,6 +262,12 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 			in.cfg.logger.Info("kafkasink: partitions revoked", "query", in.sink.QueryID(), "group", in.cfg.group, "partitions", fmt.Sprint(parts))
 		}
 	}
+	// The topics must exist and the brokers answer (TLS, SASL): a group
+	// member that only waits for an assignment would otherwise idle
+	// silently on a wrong topic or a refused connection.
+	if _, err := in.partitions(ctx); err != nil {
+		return in.finish(st, err)
+	}
 	in.cfg.logger.Info("kafkasink: joining consumer group", "query", in.sink.QueryID(), "group", in.cfg.group, "epoch", st.StartEpoch)
 	var opts []kgo.Opt
 	if in.cfg.idle > 0 {

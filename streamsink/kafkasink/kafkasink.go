@@ -566,6 +566,14 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 		if ferr != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return
 		}
+		var gs *kgo.ErrGroupSession
+		if errors.As(err, &gs) {
+			// The member lost its group session (a long pause, a network
+			// blip): franz-go rejoins on the next poll; its partitions were
+			// revoked or lost, and their offsets fence any stale commit.
+			in.cfg.logger.Info("kafkasink: group session lost, rejoining", "query", in.sink.QueryID(), "group", in.cfg.group, "err", err)
+			return
+		}
 		ferr = fmt.Errorf("kafkasink: fetching %s/%d: %w", topic, partition, err)
 	})
 	if ferr != nil {

@@ -560,6 +560,12 @@ func testBadInput(t *testing.T, c cluster) {
 	if _, err := in.Run(ctx); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("unknown topic: %v, want ErrUnknownTopic", err)
 	}
+	// A group member fails the same way instead of idling in the group.
+	in, _ = New(s, brokers, []string{"no-such-topic"}, WithIdleTimeout(100*time.Millisecond), WithLogger(quiet),
+		WithConsumerGroup("g-unknown", "q-unknown"))
+	if _, err := in.Run(ctx); !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("unknown topic in a group: %v, want ErrUnknownTopic", err)
+	}
 }
 
 // AppID is injective where the legacy form was not, and ParseAppID
