@@ -182,3 +182,19 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+// A command whose context ends (SIGINT in main) exits 130 and says it was
+// interrupted.
+func TestInterruptedExitCode(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"create", dir + "/t", "--schema", "id long"}, env{
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(string) string { return "" }, now: func() time.Time { return pinned },
+	})
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q; want %d and 'interrupted'", code, errb.String(), exitInterrupted)
+	}
+}

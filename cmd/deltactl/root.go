@@ -23,6 +23,9 @@ const (
 	exitError        = 1
 	exitUsage        = 2
 	exitVerifyFailed = 3
+	// exitInterrupted is the shell's code for a command ended by SIGINT
+	// (128 + 2); SIGTERM ends it the same way.
+	exitInterrupted = 130
 )
 
 // env is what the process gives deltactl: streams, whether they are a
@@ -81,6 +84,11 @@ func run(ctx context.Context, args []string, e env) int {
 	switch {
 	case errors.Is(err, errVerifyFailed):
 		return exitVerifyFailed
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// A signal ended the work (main's context): say so, as a shell
+		// expects, instead of a "context canceled" error.
+		fmt.Fprintf(e.stderr, "deltactl: interrupted: %v\n", err)
+		return exitInterrupted
 	case isUsageError(err):
 		fmt.Fprintf(e.stderr, "deltactl: %v\n", err)
 		if cmd != nil {
