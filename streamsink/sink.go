@@ -285,23 +285,40 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 				adds = []*table.Add{} // no rows: commit the epoch without files
 			}
 		}
-		upd.Time = s.now()
-		ntbl, cr, err := tbl.CommitFiles(ctx, adds,
-			table.WithOperationParameters(s.params),
-			table.WithStreamingUpdate(upd),
-			table.WithExtraTxns(extra...),
-			table.WithCommitOptions(s.txnOpts...))
+		res, retry, err := s.commitEpoch(ctx, tbl, upd, adds, extra, nrows, round)
 		if err == nil {
-			s.tbl = ntbl
-			var bytes int64
-			for _, a := range adds {
-				bytes += a.Size
-			}
-			return &Result{Epoch: epochID, Version: cr.Version, Files: len(adds), Rows: nrows, Bytes: bytes, Attempts: cr.Attempts}, nil
+			return res, nil
 		}
-		if errors.Is(err, table.ErrConcurrentTransaction) || !errors.Is(err, table.ErrConcurrentModification) || round >= s.retries {
+		if !retry {
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
-		s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)
 	}
+}
+
+// commitEpoch commits adds as the epoch of upd on tbl (STREAMING UPDATE
+// with the sink's parameters, extra txns and commit options) and moves the
+// sink to the new table; rows is the epoch's row count for the result. On
+// failure, retry says whether round may be followed by another attempt
+// from a fresh snapshot: a conflict other than a concurrent run of the
+// same query, within the sink's conflict retries.
+func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, upd table.StreamingUpdate, adds []*table.Add, extra []table.Txn, rows int64, round int) (res *Result, retry bool, err error) {
+	upd.Time = s.now()
+	ntbl, cr, err := tbl.CommitFiles(ctx, adds,
+		table.WithOperationParameters(s.params),
+		table.WithStreamingUpdate(upd),
+		table.WithExtraTxns(extra...),
+		table.WithCommitOptions(s.txnOpts...))
+	if err != nil {
+		retry = !errors.Is(err, table.ErrConcurrentTransaction) && errors.Is(err, table.ErrConcurrentModification) && round < s.retries
+		if retry {
+			s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", upd.EpochID, "err", err)
+		}
+		return nil, retry, err
+	}
+	s.tbl = ntbl
+	var bytes int64
+	for _, a := range adds {
+		bytes += a.Size
+	}
+	return &Result{Epoch: upd.EpochID, Version: cr.Version, Files: len(adds), Rows: rows, Bytes: bytes, Attempts: cr.Attempts}, false, nil
 }

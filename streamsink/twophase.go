@@ -363,23 +363,14 @@ func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error
 			}
 			checked = true
 		}
-		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: c.epochID, OutputMode: string(c.mode), Time: s.now()}
-		ntbl, cr, err := tbl.CommitFiles(ctx, nonNilAdds(c.adds),
-			table.WithOperationParameters(s.params),
-			table.WithStreamingUpdate(upd),
-			table.WithCommitOptions(s.txnOpts...))
+		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: c.epochID, OutputMode: string(c.mode)}
+		res, retry, err := s.commitEpoch(ctx, tbl, upd, nonNilAdds(c.adds), nil, c.rows, round)
 		if err == nil {
-			s.tbl = ntbl
-			var bytes int64
-			for _, a := range c.adds {
-				bytes += a.Size
-			}
-			return &CommitResult{Epoch: c.epochID, Version: cr.Version, Files: len(c.adds), Rows: c.rows, Bytes: bytes, Attempts: cr.Attempts}, nil
+			return &CommitResult{Epoch: c.epochID, Version: res.Version, Files: res.Files, Rows: res.Rows, Bytes: res.Bytes, Attempts: res.Attempts}, nil
 		}
-		if errors.Is(err, table.ErrConcurrentTransaction) || !errors.Is(err, table.ErrConcurrentModification) || round >= s.retries {
+		if !retry {
 			return nil, wrap(err)
 		}
-		s.logger.Info("streamsink: conflict, retrying commit from a fresh snapshot", "query", s.queryID, "epoch", c.epochID, "err", err)
 	}
 }
 
