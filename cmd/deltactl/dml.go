@@ -82,11 +82,9 @@ The predicate syntax is that of cat --where.`,
 			if err != nil {
 				return err
 			}
-			var pred table.Expr
-			if where != "" {
-				if pred, err = parseWhere(where, t.Schema()); err != nil {
-					return usagef("--where: %v", err)
-				}
+			pred, err := dmlWhere(where, t)
+			if err != nil {
+				return err
 			}
 			_, res, err := table.Delete(cmd.Context(), t, pred)
 			if err != nil {
@@ -136,11 +134,9 @@ removed by deletion vectors or by rewriting, as for delete.`,
 					set[k] = v
 				}
 			}
-			var pred table.Expr
-			if where != "" {
-				if pred, err = parseWhere(where, t.Schema()); err != nil {
-					return usagef("--where: %v", err)
-				}
+			pred, err := dmlWhere(where, t)
+			if err != nil {
+				return err
 			}
 			_, res, err := table.Update(cmd.Context(), t, pred, set)
 			if err != nil {
@@ -203,4 +199,17 @@ func parseRestoreTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor YYYY-MM-DD", s)
+}
+
+// dmlWhere parses --where of delete and update against t's schema; "" is
+// nil (every row).
+func dmlWhere(where string, t *table.Table) (table.Expr, error) {
+	if where == "" {
+		return nil, nil
+	}
+	pred, err := parseWhere(where, t.Schema())
+	if err != nil {
+		return nil, usagef("--where: %v", err)
+	}
+	return pred, nil
 }
