@@ -328,13 +328,9 @@ func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error
 	}
 	checked := false
 	for round := 0; ; round++ {
-		tbl, err := s.tbl.Refresh(ctx)
+		tbl, err := s.refreshFor(ctx, c)
 		if err != nil {
 			return nil, wrap(err)
-		}
-		s.tbl = tbl
-		if id := tbl.Snapshot().Metadata().ID; c.tableID != "" && id != c.tableID {
-			return nil, wrap(fmt.Errorf("%w: prepared for table id %s, %s has id %s", ErrInvalidCommittable, c.tableID, tbl.URI(), id))
 		}
 		if v := tbl.Snapshot().TxnVersion(s.queryID); c.epochID <= v {
 			ec, err := s.findEpochCommit(ctx, tbl, c.epochID)
@@ -399,13 +395,9 @@ func (s *Sink) Abort(ctx context.Context, c *Committable) (*AbortResult, error) 
 	wrap := func(err error) error {
 		return fmt.Errorf("streamsink: query %s abort epoch %d: %w", s.queryID, c.epochID, err)
 	}
-	tbl, err := s.tbl.Refresh(ctx)
+	tbl, err := s.refreshFor(ctx, c)
 	if err != nil {
 		return nil, wrap(err)
-	}
-	s.tbl = tbl
-	if id := tbl.Snapshot().Metadata().ID; c.tableID != "" && id != c.tableID {
-		return nil, wrap(fmt.Errorf("%w: prepared for table id %s, %s has id %s", ErrInvalidCommittable, c.tableID, tbl.URI(), id))
 	}
 	if len(c.adds) == 0 {
 		return &AbortResult{Epoch: c.epochID}, nil
@@ -547,4 +539,18 @@ func liveAny(snap *table.Snapshot, c *Committable) bool {
 		}
 	}
 	return false
+}
+
+// refreshFor moves the sink to the table's latest version and checks that
+// it is the table c was prepared for (ErrInvalidCommittable otherwise).
+func (s *Sink) refreshFor(ctx context.Context, c *Committable) (*table.Table, error) {
+	tbl, err := s.tbl.Refresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.tbl = tbl
+	if id := tbl.Snapshot().Metadata().ID; c.tableID != "" && id != c.tableID {
+		return nil, fmt.Errorf("%w: prepared for table id %s, %s has id %s", ErrInvalidCommittable, c.tableID, tbl.URI(), id)
+	}
+	return tbl, nil
 }
