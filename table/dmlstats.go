@@ -9,30 +9,12 @@ package table
 // null count of 0 (comparisons are never true on null). part and stats are
 // as for mayMatch; stats may not be nil.
 func (p *pred) mustMatch(part func(*boundCol) any, stats func(*boundCol) *colBounds) bool {
-	switch p.kind {
-	case predTrue:
-		return true
-	case predFalse:
-		return false
-	case predAnd:
-		for _, k := range p.kids {
-			if !k.mustMatch(part, stats) {
-				return false
-			}
-		}
-		return true
-	case predOr:
-		for _, k := range p.kids {
-			if k.mustMatch(part, stats) {
-				return true
-			}
-		}
-		return false
-	}
-	if p.col.partition && len(p.col.sub) == 0 {
-		return leafTrue(p, part(p.col))
-	}
-	b := stats(p.col)
+	return p.fileEval(part, func(l *pred) bool { return l.mustMatchBounds(stats(l.col)) })
+}
+
+// mustMatchBounds reports whether every row satisfies the data leaf p,
+// given its column's bounds b (nil: unknown).
+func (p *pred) mustMatchBounds(b *colBounds) bool {
 	if b == nil {
 		return false
 	}

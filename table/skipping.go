@@ -31,6 +31,19 @@ import (
 // column, or nil when the caller wants data columns assumed to match (the
 // partition-only pass).
 func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBounds) bool {
+	return p.fileEval(part, func(l *pred) bool {
+		if stats == nil {
+			return true
+		}
+		b := stats(l.col)
+		return b == nil || b.mayMatch(l)
+	})
+}
+
+// fileEval evaluates p for a whole file: And, Or and constants as they
+// are, a top-level partition column's leaf exactly on its value (part),
+// every other leaf by data (the bounds test of mayMatch or mustMatch).
+func (p *pred) fileEval(part func(*boundCol) any, data func(leaf *pred) bool) bool {
 	switch p.kind {
 	case predTrue:
 		return true
@@ -38,14 +51,14 @@ func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBoun
 		return false
 	case predAnd:
 		for _, k := range p.kids {
-			if !k.mayMatch(part, stats) {
+			if !k.fileEval(part, data) {
 				return false
 			}
 		}
 		return true
 	case predOr:
 		for _, k := range p.kids {
-			if k.mayMatch(part, stats) {
+			if k.fileEval(part, data) {
 				return true
 			}
 		}
@@ -54,14 +67,7 @@ func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBoun
 	if p.col.partition && len(p.col.sub) == 0 {
 		return leafTrue(p, part(p.col))
 	}
-	if stats == nil {
-		return true
-	}
-	b := stats(p.col)
-	if b == nil {
-		return true
-	}
-	return b.mayMatch(p)
+	return data(p)
 }
 
 // hasDataLeaf reports whether p references a column that is not a
