@@ -49,7 +49,7 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 0, 0, nil, nil, []string{"columnMapping"}},
 		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},
 		{"in-commit timestamps and row tracking", flat, map[string]string{"delta.enableInCommitTimestamps": "true", "delta.enableRowTracking": "true"},
-			0, 0, nil, nil, []string{"inCommitTimestamp", "rowTracking"}},
+			1, 7, nil, []string{"appendOnly", "domainMetadata", "inCommitTimestamp", "invariants", "rowTracking"}, nil},
 		{"unknown delta.feature", flat, map[string]string{"delta.feature.fancy": "supported"}, 0, 0, nil, nil, []string{"fancy"}},
 		{"valid values", flat, map[string]string{"delta.checkpointInterval": "5", "delta.logRetentionDuration": "interval 2 days", "delta.appendOnly": "false"}, 1, 2, nil, nil, nil},
 	}

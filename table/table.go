@@ -326,8 +326,6 @@ func hasLog(ctx context.Context, store objectstore.Store) (bool, error) {
 // deltakit cannot honour when writing to that feature's name.
 var unwritableProperties = []struct{ key, feature string }{
 	{txlog.PropEnableChangeDataFeed, txlog.FeatureChangeDataFeed},
-	{txlog.PropEnableRowTracking, txlog.FeatureRowTracking},
-	{txlog.PropEnableInCommitTimestamps, txlog.FeatureInCommitTimestamp},
 	{"delta.enableTypeWidening", txlog.FeatureTypeWidening},
 }
 
@@ -336,8 +334,8 @@ var unwritableProperties = []struct{ key, feature string }{
 // properties use (NOT NULL columns: invariants; delta.appendOnly;
 // delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
 // "delta.feature.<name>" properties). Properties that turn on a feature
-// deltakit cannot write (change data feed, column mapping, row tracking,
-// in-commit timestamps, type widening, unknown delta.feature.<name>) return
+// deltakit cannot write (change data feed, column mapping, type widening,
+// unknown delta.feature.<name>) return
 // an *txlog.UnsupportedFeatureError naming it, rather than a table other
 // engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {

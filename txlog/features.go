@@ -38,6 +38,9 @@ const (
 	FeatureTypeWidening        = "typeWidening"
 	FeatureTypeWideningPreview = "typeWidening-preview"
 	FeatureVariantType         = "variantType"
+	// FeatureCheckpointProtection: log cleanup must keep checkpoints before
+	// delta.requireCheckpointProtectionBeforeVersion (delta-spark 4).
+	FeatureCheckpointProtection = "checkpointProtection"
 )
 
 // Table properties (metaData.configuration keys) that txlog interprets.
@@ -94,37 +97,109 @@ func SupportedReaderFeatures() []string {
 		FeatureTypeWidening, FeatureTypeWideningPreview, FeatureV2Checkpoint, FeatureVacuumProtocolCheck}
 }
 
-// writerFeatureSupport says how far deltakit's commit path honours a writer
-// feature: fully, or only while the feature is not active on the table (see
-// CheckWritableTable).
-func writerFeatureSupport(name string) (supported, onlyInactive bool) {
-	switch name {
-	case FeatureAppendOnly, // the commit path refuses removes when delta.appendOnly=true
-		FeatureInvariants, FeatureCheckConstraints, // table's writes check NOT NULL, CHECK constraints and invariants
-		FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
-		FeatureDeletionVectors, // removes carry the DV of the file they remove
-		FeatureTypeWidening, FeatureTypeWideningPreview:
-		return true, false
-	case FeatureGeneratedColumns, FeatureColumnDefaults,
-		FeatureIdentityColumns, FeatureChangeDataFeed, FeatureColumnMapping:
-		return true, true
+// WriterFeatureSupport says what deltakit's commit path does with a
+// writer feature.
+type WriterFeatureSupport int
+
+const (
+	// WriterRefused: deltakit refuses to write a table that supports the
+	// feature (CheckWritableTable, before any data file is written).
+	WriterRefused WriterFeatureSupport = iota
+	// WriterSupported: deltakit writes tables with the feature supported
+	// and active, as the spec requires.
+	WriterSupported
+	// WriterOnlyInactive: deltakit writes tables that support the feature
+	// only while it is not active (see CheckWritableTable); an active one
+	// is refused by name.
+	WriterOnlyInactive
+)
+
+// String returns "supported", "only inactive" or "refused".
+func (s WriterFeatureSupport) String() string {
+	switch s {
+	case WriterSupported:
+		return "supported"
+	case WriterOnlyInactive:
+		return "only inactive"
 	}
-	return false, false
+	return "refused"
+}
+
+// WriterFeature is one row of WriterFeatures: a writer feature Spark 4.2
+// with delta-spark 4.4 can turn on, how deltakit writes it, and why not.
+type WriterFeature struct {
+	// Name is the feature name (spec "Valid Feature Names in Table
+	// Features").
+	Name string
+	// Property is the table property (or DDL) with which Spark turns the
+	// feature on.
+	Property string
+	// Support is what deltakit does with a table that has the feature.
+	Support WriterFeatureSupport
+	// Note says how deltakit honours the feature, or why it refuses it
+	// (active).
+	Note string
+}
+
+// writerFeatures is THE table of writer features deltakit knows, one line
+// per feature: change a feature's Support here and nothing else. Features
+// not listed are refused by name. Tested against tables Spark creates with
+// each feature on (table's TestFeatureTable).
+var writerFeatures = []WriterFeature{
+	{FeatureAppendOnly, "delta.appendOnly=true", WriterSupported, "removes with dataChange are refused (ErrAppendOnly)"},
+	{FeatureInvariants, "NOT NULL column / delta.invariants", WriterSupported, "rows are checked before writing"},
+	{FeatureCheckConstraints, "delta.constraints.<name>", WriterSupported, "rows are checked before writing"},
+	{FeatureGeneratedColumns, "GENERATED ALWAYS AS column", WriterOnlyInactive, "generation expressions are not evaluated"},
+	{FeatureColumnDefaults, "delta.feature.allowColumnDefaults=supported + DEFAULT", WriterOnlyInactive, "column defaults are not applied"},
+	{FeatureChangeDataFeed, "delta.enableChangeDataFeed=true", WriterOnlyInactive, "cdc files are not written yet"},
+	{FeatureColumnMapping, "delta.columnMapping.mode=name|id", WriterOnlyInactive, "physical names and field ids are not written yet"},
+	{FeatureIdentityColumns, "GENERATED ... AS IDENTITY column", WriterOnlyInactive, "identity values are not generated"},
+	{FeatureDeletionVectors, "delta.enableDeletionVectors=true", WriterSupported, "DML writes deletion vectors; removes carry the file's DV"},
+	{FeatureRowTracking, "delta.enableRowTracking=true", WriterSupported,
+		"baseRowId/defaultRowCommitVersion and the delta.rowTracking high-water mark are assigned at commit; " +
+			"DML that would move rows to new files (copy-on-write, UPDATE, OPTIMIZE) is refused while row tracking is enabled"},
+	{FeatureTimestampNTZ, "delta.feature.timestampNtz=supported / TIMESTAMP_NTZ column", WriterSupported, ""},
+	{FeatureDomainMetadata, "delta.feature.domainMetadata=supported", WriterSupported, "domains are kept as they are"},
+	{FeatureV2Checkpoint, "delta.checkpointPolicy=v2", WriterSupported, ""},
+	{FeatureVacuumProtocolCheck, "delta.feature.vacuumProtocolCheck=supported", WriterSupported, "vacuum checks the writer protocol"},
+	{FeatureInCommitTimestamp, "delta.enableInCommitTimestamps=true", WriterSupported,
+		"commitInfo.inCommitTimestamp = max(now, previous + 1 ms) at each commit attempt; enablement version/timestamp set when turned on later"},
+	{FeatureClustering, "CLUSTER BY (delta.feature.clustering=supported)", WriterSupported,
+		"the delta.clustering domain is kept; writes and OPTIMIZE do not cluster (no clusteringProvider)"},
+	{FeatureTypeWidening, "delta.enableTypeWidening=true", WriterSupported, "widened types are read and written as the current schema's"},
+	{FeatureTypeWideningPreview, "delta.feature.typeWidening-preview=supported", WriterSupported, "as typeWidening"},
+	{FeatureCatalogManaged, "delta.feature.catalogManaged=supported", WriterRefused, "commits must go through the managing catalog"},
+	{FeatureIcebergCompatV1, "delta.enableIcebergCompatV1=true", WriterRefused, "Iceberg compatibility writer rules are not implemented"},
+	{FeatureIcebergCompatV2, "delta.enableIcebergCompatV2=true", WriterRefused, "Iceberg compatibility writer rules are not implemented"},
+	{FeatureVariantType, "delta.feature.variantType=supported / VARIANT column", WriterRefused, "variant values are not written"},
+	{FeatureCheckpointProtection, "delta.feature.checkpointProtection=supported", WriterRefused,
+		"log cleanup does not honour delta.requireCheckpointProtectionBeforeVersion"},
+}
+
+// WriterFeatures returns the table of writer features deltakit knows, in
+// table order (a copy). Features not listed are refused.
+func WriterFeatures() []WriterFeature { return slices.Clone(writerFeatures) }
+
+// writerFeatureSupport returns the table's support for a feature: refused
+// when the feature is not listed.
+func writerFeatureSupport(name string) WriterFeatureSupport {
+	for _, f := range writerFeatures {
+		if f.Name == name {
+			return f.Support
+		}
+	}
+	return WriterRefused
 }
 
 // SupportedWriterFeatures returns the writer features the deltakit commit
-// path accepts at the protocol level, sorted. Some of them are accepted only
-// while not active on the table: CheckWritableTable checks that.
+// path accepts at the protocol level (WriterSupported or
+// WriterOnlyInactive), sorted. Some of them are accepted only while not
+// active on the table: CheckWritableTable checks that.
 func SupportedWriterFeatures() []string {
 	var out []string
-	for _, f := range []string{FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints,
-		FeatureGeneratedColumns, FeatureColumnDefaults, FeatureChangeDataFeed, FeatureColumnMapping,
-		FeatureIdentityColumns, FeatureDeletionVectors, FeatureRowTracking, FeatureTimestampNTZ,
-		FeatureDomainMetadata, FeatureV2Checkpoint, FeatureCatalogManaged, FeatureIcebergCompatV1,
-		FeatureIcebergCompatV2, FeatureClustering, FeatureVacuumProtocolCheck, FeatureInCommitTimestamp,
-		FeatureTypeWidening, FeatureTypeWideningPreview, FeatureVariantType} {
-		if ok, _ := writerFeatureSupport(f); ok {
-			out = append(out, f)
+	for _, f := range writerFeatures {
+		if f.Support != WriterRefused {
+			out = append(out, f.Name)
 		}
 	}
 	slices.Sort(out)
@@ -223,7 +298,7 @@ func checkWritable(p *Protocol) error {
 	}
 	var unsupported []string
 	for _, f := range p.EffectiveWriterFeatures() {
-		if ok, _ := writerFeatureSupport(f); !ok && !slices.Contains(unsupported, f) {
+		if writerFeatureSupport(f) == WriterRefused && !slices.Contains(unsupported, f) {
 			unsupported = append(unsupported, f)
 		}
 	}
@@ -270,7 +345,7 @@ func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error 
 	}
 	var unsupported []string
 	for _, f := range features {
-		if _, onlyInactive := writerFeatureSupport(f); onlyInactive && active[f] {
+		if writerFeatureSupport(f) == WriterOnlyInactive && active[f] {
 			unsupported = append(unsupported, f)
 		}
 	}

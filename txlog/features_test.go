@@ -48,8 +48,8 @@ func TestCheckWritable(t *testing.T) {
 	}{
 		{"1/2", Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil, nil},
 		{"1/4 legacy cdf and generated columns", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, nil, nil},
-		{"1/7 row tracking", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "rowTracking", "liquid"}},
-			ErrUnsupportedFeature, []string{"liquid", "rowTracking"}},
+		{"1/7 row tracking and an unknown feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "rowTracking", "liquid"}},
+			ErrUnsupportedFeature, []string{"liquid"}},
 		{"3/7 dv", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}, nil, nil},
 		{"1/8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, ErrUnsupportedProtocol, nil},
 		{"unreadable", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"catalogManaged"}, WriterFeatures: []string{"catalogManaged"}},

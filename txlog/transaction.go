@@ -369,6 +369,13 @@ func (t *Transaction) validate() error {
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
 	}
+	if err := t.prepareRowTrackingMetadata(); err != nil {
+		return err
+	}
+	m = t.metadata
+	if m == nil && t.snap != nil {
+		m = t.snap.metadata
+	}
 	if t.metadata != nil {
 		// A metadata change (schema, properties) may use features the
 		// protocol lacks: upgrade it as Spark does (ProtocolFor), so that no
@@ -461,15 +468,25 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
-	actions, txnID := t.buildActions()
+	base, txnID := t.buildActions()
+	readVersion := t.ReadVersion()
+	version := readVersion + 1
+	// In-commit timestamps and row ids depend on the commit before the
+	// version tried: each attempt at a new version encodes them anew.
+	prev, dynamic := t.prevFromSnapshot(), t.perAttempt()
+	actions, encodedAt := base, version
+	if dynamic {
+		var err error
+		if actions, err = t.stamp(base, version, prev, t.cfg.now().UnixMilli()); err != nil {
+			return nil, err
+		}
+	}
 	data, err := EncodeCommit(actions)
 	if err != nil {
 		return nil, err
 	}
 	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
-	readVersion := t.ReadVersion()
-	version := readVersion + 1
-	own := newOwnWrites(actions)
+	own := newOwnWrites(base)
 	var winners []versionedActions
 	var lastErr error
 	failures := 0    // consecutive attempts with an unknown outcome
@@ -488,6 +505,18 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			}
 			t.cfg.logger.Info("txlog: commit backing off before retry", "version", version, "attempt", attempt, "wait", wait, "operation", t.operation)
 			if err := t.cfg.sleep(ctx, wait); err != nil {
+				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
+			}
+		}
+		if dynamic && encodedAt != version {
+			next, err := t.stamp(base, version, prev, t.cfg.now().UnixMilli())
+			if err == nil {
+				var b []byte
+				if b, err = EncodeCommit(next); err == nil {
+					actions, data, encodedAt, t.commitBytes = next, b, version, len(b)
+				}
+			}
+			if err != nil {
 				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
 			}
 		}
@@ -546,6 +575,7 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			t.cfg.logger.Info("txlog: version taken by a concurrent commit, retrying at the next version", "version", version,
 				"attempt", attempt, "operation", t.operation)
 			winners = append(winners, versionedActions{version: version, actions: won})
+			prev = prev.after(won)
 			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
 			version++
 			pending = false // our earlier attempts were at lower versions, and not ours
@@ -702,6 +732,9 @@ func advance(store objectstore.Store, base *Snapshot, commits []versionedActions
 		}
 		s.version = c.version
 		s.commitInfo = firstCommitInfo(c.actions)
+	}
+	if ci := s.commitInfo; ci != nil && ci.InCommitTimestamp != nil && s.metadata != nil && s.ictActiveAt(s.version) {
+		commitTime = time.UnixMilli(*ci.InCommitTimestamp)
 	}
 	s.files.seal()
 	s.tombstones.seal()
