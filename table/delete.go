@@ -210,6 +210,12 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 // operation, so that a failed commit deletes them; on an error here they
 // are deleted at once.
 func (r *remover) write(ctx context.Context, cfg writeConfig) error {
+	if len(r.rows) > 0 {
+		what := fmt.Sprintf("%d updated or copied rows", len(r.rows))
+		if err := r.t.refuseRowMove(what); err != nil {
+			return err
+		}
+	}
 	p := &prepared{schema: r.t.Schema(), rows: r.rows}
 	if len(r.rows) > 0 {
 		// Rows rewritten or updated satisfy the table's constraints, like

@@ -98,6 +98,15 @@ type optimizeBin struct {
 // its written files are deleted; concurrent blind appends do not conflict.
 // Optimize holds one bin's rows in memory at a time.
 //
+// On a clustered table (feature clustering) Optimize compacts the same way
+// and does not cluster: the delta.clustering domain is left as it is, and
+// the new files carry no clusteringProvider (Spark's OPTIMIZE clusters them
+// and sets clusteringProvider "liquid"; a later Spark OPTIMIZE still
+// clusters them). With row tracking enabled (delta.enableRowTracking=true)
+// Optimize refuses, before writing, to compact (txlog.ErrUnsupportedFeature
+// naming rowTracking): the rows would lose their stable row ids
+// (rowtracking.go).
+//
 // It returns t itself and Committed false when there is nothing to
 // compact. Errors: ErrInvalidArgument for a bad target size; errors reading
 // the data files or deletion vectors; write and commit errors.
@@ -119,6 +128,9 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	bins := planBins(t, files, cfg.target)
 	if len(bins) == 0 {
 		return t, res, nil
+	}
+	if err := t.refuseRowMove("the rows of compacted files"); err != nil {
+		return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 	}
 
 	parts := map[string]bool{}

@@ -31,7 +31,9 @@ import (
 // Errors, all before anything is written: an invalid predicate, a SET of
 // an unknown column or one named twice, a Value whose type does not fit
 // its column or NULL into a NOT NULL column (ErrInvalidArgument),
-// ErrAppendOnly, txlog.ErrUnsupportedFeature; an updated row that fails
+// ErrAppendOnly, txlog.ErrUnsupportedFeature (also for any UPDATE that
+// matches rows on a table with delta.enableRowTracking=true: the updated
+// rows would lose their stable row ids, rowtracking.go); an updated row that fails
 // validation is a *RowError (nothing is committed, files written are
 // deleted); arithmetic overflow is ErrInvalidArgument.
 func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opts ...WriteOption) (*Table, *DMLResult, error) {
