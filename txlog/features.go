@@ -103,10 +103,11 @@ func writerFeatureSupport(name string) (supported, onlyInactive bool) {
 		FeatureInvariants, FeatureCheckConstraints, // table's writes check NOT NULL, CHECK constraints and invariants
 		FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 		FeatureDeletionVectors, // removes carry the DV of the file they remove
+		FeatureChangeDataFeed,  // DELETE and UPDATE write cdc files (table/cdf.go)
 		FeatureTypeWidening, FeatureTypeWideningPreview:
 		return true, false
 	case FeatureGeneratedColumns, FeatureColumnDefaults,
-		FeatureIdentityColumns, FeatureChangeDataFeed, FeatureColumnMapping:
+		FeatureIdentityColumns, FeatureColumnMapping:
 		return true, true
 	}
 	return false, false
@@ -237,8 +238,8 @@ func checkWritable(p *Protocol) error {
 // CheckWritableTable is checkWritable plus the table's metadata: it also
 // refuses, by feature name, the features deltakit accepts only while inactive
 // when m activates them: generatedColumns ("delta.generationExpression"), allowColumnDefaults
-// ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*"), changeDataFeed
-// (delta.enableChangeDataFeed=true) and columnMapping (mode other than none).
+// ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*") and
+// columnMapping (mode other than none).
 // Errors are as for checkWritable; a schema that does not parse returns its
 // parse error.
 func CheckWritableTable(p *Protocol, m *Metadata) error {
@@ -265,7 +266,6 @@ func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error 
 		FeatureGeneratedColumns: fieldMeta["delta.generationExpression"],
 		FeatureColumnDefaults:   fieldMeta["CURRENT_DEFAULT"],
 		FeatureIdentityColumns:  fieldMeta["delta.identity.start"] || fieldMeta["delta.identity.step"],
-		FeatureChangeDataFeed:   strings.EqualFold(m.Configuration[PropEnableChangeDataFeed], "true"),
 		FeatureColumnMapping:    m.ColumnMappingMode() != "none",
 	}
 	var unsupported []string
