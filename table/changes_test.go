@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -27,15 +28,19 @@ type cdfCase struct {
 	// (cdfRowKey); byVersion the same per version.
 	want      []string
 	byVersion map[int64][]string
+	// wantRows are the same rows as id, city, v, _change_type,
+	// _commit_version values (for Spark's table_changes).
+	wantRows []parquetio.Row
 	// cdcVersions are the versions that must have cdc actions.
 	cdcVersions []int64
 }
 
-// cdfRowKey renders a change row of maintSchema (id, city, v) as the
-// interop tests compare them: a JSON object with sorted keys, without the
-// commit timestamp.
+// cdfRowKey renders a change row of maintSchema (id, city, v) as
+// feedKeys and the delta-rs script (interopNormPy) do: canonical JSON of
+// the columns without _commit_timestamp.
 func cdfRowKey(id int64, city any, v float64, typ string, version int64) string {
-	b, _ := json.Marshal(map[string]any{"id": id, "city": city, "v": v, "_change_type": typ, "_commit_version": version})
+	b, _ := json.Marshal(map[string]any{"id": strconv.FormatInt(id, 10), "city": city, "v": v,
+		"_change_type": typ, "_commit_version": strconv.FormatInt(version, 10)})
 	return string(b)
 }
 
@@ -65,6 +70,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 		k := cdfRowKey(r[0].(int64), r[1], r[2].(float64), typ, v)
 		c.want = append(c.want, k)
 		c.byVersion[v] = append(c.byVersion[v], k)
+		c.wantRows = append(c.wantRows, parquetio.Row{r[0], r[1], r[2], typ, v})
 	}
 	sortedLive := func(match func(parquetio.Row) bool) []parquetio.Row {
 		var out []parquetio.Row
@@ -160,23 +166,27 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	return c
 }
 
-// changeKeys reads the feed and returns its rows as cdfRowKey keys, sorted,
-// checking each _commit_timestamp against the history's timestamps.
-func changeKeys(t *testing.T, feed *ChangeFeed, times map[int64]time.Time) []string {
+// feedKeys reads the feed and returns its rows as canonical JSON without
+// _commit_timestamp (interopRow), sorted; when times is set, each
+// _commit_timestamp must be that version's history timestamp.
+func feedKeys(t *testing.T, feed *ChangeFeed, times map[int64]time.Time) []string {
 	t.Helper()
+	sch := feed.Schema()
+	n := len(sch.Fields)
+	keySch := &schema.StructType{Fields: sch.Fields[:n-1]}
 	var out []string
 	for row, err := range feed.Rows(context.Background()) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(row) != 6 {
-			t.Fatalf("row %v: want 6 columns", row)
+		if len(row) != n {
+			t.Fatalf("row %v: want %d columns", row, n)
 		}
-		v := row[4].(int64)
-		if ts := row[5].(time.Time); times != nil && !ts.Equal(times[v]) {
+		v := row[n-2].(int64)
+		if ts := row[n-1].(time.Time); times != nil && !ts.Equal(times[v]) {
 			t.Errorf("version %d: _commit_timestamp %v, history says %v", v, ts, times[v])
 		}
-		out = append(out, cdfRowKey(row[0].(int64), row[1], row[2].(float64), row[3].(string), v))
+		out = append(out, interopRow(t, keySch, row[:n-1]))
 	}
 	slices.Sort(out)
 	return out
@@ -217,7 +227,7 @@ func TestChangesAfterDML(t *testing.T) {
 				t.Errorf("range %d..%d, want 0..%d", feed.From, feed.To, c.tbl.Version())
 			}
 			want := slices.Sorted(slices.Values(c.want))
-			if got := changeKeys(t, feed, times); !slices.Equal(got, want) {
+			if got := feedKeys(t, feed, times); !slices.Equal(got, want) {
 				t.Errorf("changes:\n%s", diffRows(got, want))
 			}
 			// A sub-range: versions 3 to 4 only.
@@ -226,7 +236,7 @@ func TestChangesAfterDML(t *testing.T) {
 				t.Fatal(err)
 			}
 			want = slices.Sorted(slices.Values(slices.Concat(c.byVersion[3], c.byVersion[4])))
-			if got := changeKeys(t, feed, times); !slices.Equal(got, want) {
+			if got := feedKeys(t, feed, times); !slices.Equal(got, want) {
 				t.Errorf("changes 3..4:\n%s", diffRows(got, want))
 			}
 			// cdc actions exactly where rows changed inside files, each with
@@ -291,23 +301,20 @@ func TestChangesOptions(t *testing.T) {
 	if want := []string{"id", "_change_type", "_commit_version", "_commit_timestamp"}; !slices.Equal(names, want) {
 		t.Fatalf("schema %v, want %v", names, want)
 	}
-	var got, want []string
-	for row, err := range feed.Rows(ctx) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprint(row[:3]...))
-	}
+	got := feedKeys(t, feed, nil)
+	var want []string
 	for _, k := range c.want {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(k), &m); err != nil {
 			t.Fatal(err)
 		}
 		if m["city"] == "ber" {
-			want = append(want, fmt.Sprint(int64(m["id"].(float64)), m["_change_type"], int64(m["_commit_version"].(float64))))
+			delete(m, "city")
+			delete(m, "v")
+			b, _ := json.Marshal(m)
+			want = append(want, string(b))
 		}
 	}
-	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("filtered changes:\n%s", diffRows(got, want))
@@ -375,7 +382,7 @@ func TestChangesErrors(t *testing.T) {
 	}
 	if feed, err := Changes(ctx, plain, 2, -1); err != nil {
 		t.Fatal(err)
-	} else if got := changeKeys(t, feed, nil); !slices.Equal(got, []string{cdfRowKey(1, "ams", 0.25, ChangeDelete, 3)}) {
+	} else if got := feedKeys(t, feed, nil); !slices.Equal(got, []string{cdfRowKey(1, "ams", 0.25, ChangeDelete, 3)}) {
 		t.Errorf("changes after enabling: %v", got)
 	}
 	if _, err := Changes(ctx, plain, 1, -1); !errors.Is(err, ErrNoChangeData) {
