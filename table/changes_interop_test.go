@@ -254,7 +254,9 @@ func TestCorpusChangesDeltaRS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	simple := filepath.Join(testsupport.CorpusDir(t), "deltars__simple_table_with_cdc")
 	rs := runLoadCDF(t, py, map[string]cdfSpec{
+		"simple":    {URI: simple, From: 0},
 		"corpus":    {URI: src, From: 0},
 		"copy":      {URI: dst, From: 0},
 		"copy-from": {URI: dst, From: 4},
@@ -266,6 +268,27 @@ func TestCorpusChangesDeltaRS(t *testing.T) {
 			t.Fatal(err)
 		}
 		return feedKeys(t, feed, nil)
+	}
+	// deltars__simple_table_with_cdc: an insert (v1), then an UPDATE with
+	// a cdc file (v2), by its log.
+	simpleTbl, err := Open(ctx, simple)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simpleSch := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Integer), true),
+		schema.NewField("name", schema.Primitive(schema.String), true),
+		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true),
+		schema.NewField(CommitVersionColumn, schema.Primitive(schema.Long), true),
+	)
+	simpleWant := []string{
+		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mario", ChangeInsert, int64(1)}),
+		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mario", ChangeUpdatePreimage, int64(2)}),
+		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mino", ChangeUpdatePostimage, int64(2)}),
+	}
+	slices.Sort(simpleWant)
+	if got := feedOf(simpleTbl, 0); !slices.Equal(got, simpleWant) || !slices.Equal(rs["simple"], simpleWant) {
+		t.Errorf("simple_table_with_cdc: deltakit\n%s\ndelta-rs\n%s", diffRows(got, simpleWant), diffRows(rs["simple"], simpleWant))
 	}
 	corpusFeed := feedOf(orig, 0)
 	if len(corpusFeed) != 23 {

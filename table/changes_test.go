@@ -396,3 +396,52 @@ func TestChangesErrors(t *testing.T) {
 		t.Errorf("range before it was turned off: %v", err)
 	}
 }
+
+// A DELETE by partition values alone of files that have deletion vectors
+// writes change data files (the rows the vectors keep), so that readers
+// need not apply the removes' vectors; without vectors it writes none. An
+// OPTIMIZE (dataChange false) adds nothing to the feed.
+func TestChangesPartitionDeleteWithDV(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := maintTable(t, true, map[string]string{txlog.PropEnableChangeDataFeed: "true", txlog.PropEnableDeletionVectors: "true"})
+	tbl, err := tbl.AppendRows(ctx, maintRowsFor(0, 12, "ams", "ber")) // v1
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(int64(4))); err != nil { // v2: DVs on both files
+		t.Fatal(err)
+	}
+	if tbl, _, err = Delete(ctx, tbl, Col("city").Eq("ams")); err != nil { // v3
+		t.Fatal(err)
+	}
+	if tbl, _, err = tbl.Optimize(ctx); err != nil { // v4
+		t.Fatal(err)
+	}
+	if tbl.Version() != 4 {
+		t.Fatalf("version %d", tbl.Version())
+	}
+	actions, err := txlog.ReadCommit(ctx, tbl.Store(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(actions, func(a txlog.Action) bool { return a.CDC != nil }) {
+		t.Error("partition DELETE of a file with a deletion vector wrote no cdc file")
+	}
+	feed, err := Changes(ctx, tbl, 3, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range maintRowsFor(0, 12, "ams", "ber") {
+		if id := r[0].(int64); id >= 4 && r[1] == "ams" {
+			want = append(want, cdfRowKey(id, "ams", r[2].(float64), ChangeDelete, 3))
+		}
+	}
+	slices.Sort(want)
+	if got := feedKeys(t, feed, nil); !slices.Equal(got, want) {
+		t.Errorf("changes 3..4:\n%s", diffRows(got, want))
+	}
+	if vs := feed.Versions(); !slices.Equal(vs, []int64{3}) {
+		t.Errorf("versions with changes %v, want [3] (OPTIMIZE changes no data)", vs)
+	}
+}
