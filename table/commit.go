@@ -35,12 +35,14 @@ type operation struct {
 	metrics map[string]string
 	adds    []*txlog.Add
 	removes []*txlog.Remove
+	// cdcs are the change data files of the operation (writeChangeFiles).
+	cdcs []*txlog.AddCDCFile
 	// metadata and protocol, when set, are committed as the table's new
 	// metaData and protocol (schema evolution, RESTORE of an older schema).
 	metadata *txlog.Metadata
 	protocol *txlog.Protocol
-	// written are the store keys of data and deletion-vector files this
-	// operation wrote: deleted again when its commit definitely fails.
+	// written are the store keys of data, change data and deletion-vector
+	// files this operation wrote: deleted again when its commit definitely fails.
 	written []string
 	// txns are the txn actions of WithTxn (first) and WithExtraTxns, each
 	// recorded as read; skip is true when the table already holds the
@@ -139,6 +141,9 @@ func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *tx
 	}
 	for _, a := range op.adds {
 		tx.Add(txlog.Action{Add: a})
+	}
+	for _, c := range op.cdcs {
+		tx.Add(txlog.Action{CDC: c})
 	}
 	tx.SetOperationParameters(op.params)
 	tx.SetOperationMetrics(op.metrics)

@@ -28,6 +28,13 @@ import (
 // are rewritten without the deleted rows (copy-on-write). A file left with
 // no live row is removed.
 //
+// On a change data feed table (delta.enableChangeDataFeed=true) the deleted
+// rows are also written to change data files (_change_type "delete") listed
+// in cdc actions, unless the predicate is on partition columns alone and no
+// touched file has a deletion vector: then whole files are removed unread
+// and readers of the feed take the deleted rows from the removes, as for a
+// Spark DELETE (spec "Change Data Files"; Changes).
+//
 // The commit is operation "DELETE" with parameter "predicate" and Spark's
 // metrics (numDeletedRows, numRemovedFiles, numAddedFiles, numCopiedRows,
 // numDeletionVectorsAdded, numDeletionVectorsUpdated,
@@ -57,8 +64,8 @@ func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Ta
 	if op.skip {
 		return t, &DMLResult{Version: t.Version()}, nil
 	}
-	useDV := t.deletionVectorsEnabled()
-	plan, targets, err := t.dmlScan(ctx, where, dmlRead{keptRows: !useDV})
+	useDV, cdf := t.deletionVectorsEnabled(), t.cdfEnabled()
+	plan, targets, err := t.dmlScan(ctx, where, dmlRead{keptRows: !useDV, changeData: cdf})
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: delete from %s: %w", t.URI(), err)
 	}
@@ -73,6 +80,9 @@ func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Ta
 	rw.reserve(targets)
 	for _, tg := range targets {
 		res.DeletedRows += rw.remove(tg)
+		if cdf {
+			rw.changes = append(rw.changes, changeRows(ChangeDelete, tg.matchedRows)...)
+		}
 	}
 	return t.finishDML(ctx, op, rw, where, cfg, res, scanMs, "numDeletedRows", res.DeletedRows)
 }
@@ -136,6 +146,9 @@ type remover struct {
 	// the operation's new rows (UPDATE).
 	rows   []parquetio.Row
 	copied int64
+	// changes are the operation's change data (a change data feed table):
+	// written by write to change data files after the data files.
+	changes []changeRow
 
 	removedFiles, addedFiles      int
 	removedBytes, addedBytes      int64
@@ -239,19 +252,22 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 			return err
 		}
 	}
-	if len(r.rows) == 0 {
-		return nil
+	if len(r.rows) > 0 {
+		res, err := r.t.writeDataFiles(ctx, p, cfg, nil)
+		if err != nil {
+			deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
+			return err
+		}
+		r.op.written = append(r.op.written, res.keys...)
+		for _, a := range res.adds {
+			r.op.adds = append(r.op.adds, a)
+			r.addedFiles++
+			r.addedBytes += a.Size
+		}
 	}
-	res, err := r.t.writeDataFiles(ctx, p, cfg, nil)
-	if err != nil {
+	if err := r.t.writeChangeFiles(ctx, r.op, cfg, r.changes); err != nil {
 		deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
 		return err
-	}
-	r.op.written = append(r.op.written, res.keys...)
-	for _, a := range res.adds {
-		r.op.adds = append(r.op.adds, a)
-		r.addedFiles++
-		r.addedBytes += a.Size
 	}
 	return nil
 }
@@ -275,6 +291,6 @@ func (r *remover) metrics() map[string]int64 {
 		"numDeletionVectorsAdded":   int64(r.dvAdded),
 		"numDeletionVectorsUpdated": int64(r.dvUpdated),
 		"numDeletionVectorsRemoved": int64(r.dvRemoved),
-		"numAddedChangeFiles":       0,
+		"numAddedChangeFiles":       int64(len(r.op.cdcs)),
 	}
 }

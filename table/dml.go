@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -62,6 +63,14 @@ type dmlRead struct {
 	// readWhole reads the rows of files that match as a whole too (UPDATE
 	// needs their rows; DELETE does not).
 	readWhole bool
+	// changeData is set on a change data feed table: the matched rows of
+	// every touched file are read (matchedRows and readWhole), for the
+	// change data files, unless the predicate is on partition columns
+	// alone and no touched file has a deletion vector: then the operation
+	// removes whole files only and readers of the feed take the deleted
+	// rows from the removes (Spark writes no cdc file for such a DELETE
+	// either).
+	changeData bool
 }
 
 // dmlScan plans a scan of every column with where as filter (nil: every
@@ -77,6 +86,13 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	plan, err := t.plan(ctx, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
+	if r.changeData {
+		hasDV := slices.ContainsFunc(plan.files, func(f *scanFile) bool { return f.add.DeletionVector != nil })
+		if !partOnly || hasDV {
+			r.matchedRows, r.readWhole = true, true
+		}
 	}
 	// Rows are read unfiltered and matched here.
 	reader := *plan
@@ -105,7 +121,6 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		np.files, np.locs = plan.files, plan.locs
 		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
 	}
-	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
 	var out []*dmlTarget
 	for _, f := range plan.files {
 		if err := ctx.Err(); err != nil {

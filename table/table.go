@@ -220,8 +220,11 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // log cleanup removed its first commits; CreateOrOpen appends to such a
 // table instead), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
-// that turn on a feature deltakit cannot write (change data feed, column
-// mapping, row tracking, in-commit timestamps, type widening).
+// that turn on a feature deltakit cannot write (column mapping, row
+// tracking, in-commit timestamps, type widening).
+// delta.enableChangeDataFeed=true makes a change data feed table (writer
+// version 4): DELETE and UPDATE then write change data files, and Changes
+// reads the feed.
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
@@ -325,7 +328,6 @@ func hasLog(ctx context.Context, store objectstore.Store) (bool, error) {
 // unwritableProperties maps table properties that switch on a feature
 // deltakit cannot honour when writing to that feature's name.
 var unwritableProperties = []struct{ key, feature string }{
-	{txlog.PropEnableChangeDataFeed, txlog.FeatureChangeDataFeed},
 	{"delta.enableTypeWidening", txlog.FeatureTypeWidening},
 }
 
@@ -334,8 +336,8 @@ var unwritableProperties = []struct{ key, feature string }{
 // properties use (NOT NULL columns: invariants; delta.appendOnly;
 // delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
 // "delta.feature.<name>" properties). Properties that turn on a feature
-// deltakit cannot write (change data feed, column mapping, type widening,
-// unknown delta.feature.<name>) return
+// deltakit cannot write (column mapping, type widening, unknown
+// delta.feature.<name>) return
 // an *txlog.UnsupportedFeatureError naming it, rather than a table other
 // engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {

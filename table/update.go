@@ -36,6 +36,12 @@ import (
 // rows would lose their stable row ids, rowtracking.go); an updated row that fails
 // validation is a *RowError (nothing is committed, files written are
 // deleted); arithmetic overflow is ErrInvalidArgument.
+//
+// On a change data feed table (delta.enableChangeDataFeed=true) every
+// updated row is also written to change data files twice, as it was
+// (_change_type "update_preimage", in its old partition) and as it is
+// ("update_postimage", in its new one), listed in cdc actions (spec
+// "Change Data Files"; Changes reads them).
 func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opts ...WriteOption) (*Table, *DMLResult, error) {
 	cfg := newWriteConfig(opts)
 	op, err := t.begin("UPDATE", true, cfg)
@@ -50,7 +56,7 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 	if op.skip {
 		return t, &DMLResult{Version: t.Version()}, nil
 	}
-	useDV := t.deletionVectorsEnabled()
+	useDV, cdf := t.deletionVectorsEnabled(), t.cdfEnabled()
 	plan, targets, err := t.dmlScan(ctx, where, dmlRead{matchedRows: true, keptRows: !useDV, readWhole: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("table: update %s: %w", t.URI(), err)
@@ -75,6 +81,9 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 				nr[s.top] = v
 			}
 			updated = append(updated, nr)
+			if cdf {
+				rw.changes = append(rw.changes, changeRow{typ: ChangeUpdatePreimage, row: row}, changeRow{typ: ChangeUpdatePostimage, row: nr})
+			}
 		}
 		res.UpdatedRows += rw.remove(tg)
 	}

@@ -1156,6 +1156,10 @@ type fileWriter struct {
 	target   int64
 	now      func() time.Time
 	partCols []string
+	// root is the directory the partition directories are in ("": the
+	// table root; "_change_data/" for change data files) and prefix the
+	// file name's ("part" when empty; "cdc").
+	root, prefix string
 
 	mu      sync.Mutex
 	ratio   float64 // file bytes per estimated raw byte, learned
@@ -1179,9 +1183,9 @@ func (w *fileWriter) currentRatio() float64 {
 
 // writeGroup writes one partition's rows as one or more files.
 func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []parquetio.Row, sizes []int64) ([]*txlog.Add, error) {
-	dir := ""
+	dir := w.root
 	if len(w.partCols) > 0 {
-		dir = partitionDir(w.partCols, values) + "/"
+		dir += partitionDir(w.partCols, values) + "/"
 	}
 	var adds []*txlog.Add
 	for start := 0; start < len(rows); {
@@ -1229,7 +1233,11 @@ func (w *fileWriter) writeFile(ctx context.Context, dir string, values map[strin
 	seq := w.fileSeq
 	w.fileSeq++
 	w.mu.Unlock()
-	name := fmt.Sprintf("part-%05d-%s-c000", seq, uuid.NewString())
+	prefix := w.prefix
+	if prefix == "" {
+		prefix = "part"
+	}
+	name := fmt.Sprintf("%s-%05d-%s-c000", prefix, seq, uuid.NewString())
 	if w.suffix != "" {
 		name += "." + w.suffix
 	}

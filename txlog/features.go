@@ -151,7 +151,7 @@ var writerFeatures = []WriterFeature{
 	{FeatureCheckConstraints, "delta.constraints.<name>", WriterSupported, "rows are checked before writing"},
 	{FeatureGeneratedColumns, "GENERATED ALWAYS AS column", WriterOnlyInactive, "generation expressions are not evaluated"},
 	{FeatureColumnDefaults, "delta.feature.allowColumnDefaults=supported + DEFAULT", WriterOnlyInactive, "column defaults are not applied"},
-	{FeatureChangeDataFeed, "delta.enableChangeDataFeed=true", WriterOnlyInactive, "cdc files are not written yet"},
+	{FeatureChangeDataFeed, "delta.enableChangeDataFeed=true", WriterSupported, "DELETE and UPDATE write cdc files (table/cdf.go)"},
 	{FeatureColumnMapping, "delta.columnMapping.mode=name|id", WriterOnlyInactive, "physical names and field ids are not written yet"},
 	{FeatureIdentityColumns, "GENERATED ... AS IDENTITY column", WriterOnlyInactive, "identity values are not generated"},
 	{FeatureDeletionVectors, "delta.enableDeletionVectors=true", WriterSupported, "DML writes deletion vectors; removes carry the file's DV"},
@@ -312,8 +312,8 @@ func checkWritable(p *Protocol) error {
 // CheckWritableTable is checkWritable plus the table's metadata: it also
 // refuses, by feature name, the features deltakit accepts only while inactive
 // when m activates them: generatedColumns ("delta.generationExpression"), allowColumnDefaults
-// ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*"), changeDataFeed
-// (delta.enableChangeDataFeed=true) and columnMapping (mode other than none).
+// ("CURRENT_DEFAULT"), identityColumns ("delta.identity.*") and
+// columnMapping (mode other than none).
 // Errors are as for checkWritable; a schema that does not parse returns its
 // parse error.
 func CheckWritableTable(p *Protocol, m *Metadata) error {
@@ -340,7 +340,6 @@ func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error 
 		FeatureGeneratedColumns: fieldMeta["delta.generationExpression"],
 		FeatureColumnDefaults:   fieldMeta["CURRENT_DEFAULT"],
 		FeatureIdentityColumns:  fieldMeta["delta.identity.start"] || fieldMeta["delta.identity.step"],
-		FeatureChangeDataFeed:   strings.EqualFold(m.Configuration[PropEnableChangeDataFeed], "true"),
 		FeatureColumnMapping:    m.ColumnMappingMode() != "none",
 	}
 	var unsupported []string

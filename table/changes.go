@@ -1,0 +1,368 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// ErrNoChangeData is returned by Changes for a version range in which the
+// table did not record its changes: the change data feed
+// (delta.enableChangeDataFeed) was off at the start version, or turned off
+// by a later version of the range (Spark's DELTA_MISSING_CHANGE_DATA).
+var ErrNoChangeData = errors.New("change data not recorded")
+
+// ChangeFeed is the change data feed of a table over a range of versions
+// (Changes): which versions it covers, the schema of its rows, and the
+// rows (Rows).
+type ChangeFeed struct {
+	// From and To are the first and last versions of the range.
+	From, To int64
+
+	t        *Table // the table at To
+	plan     *scanPlan
+	cdcPlan  *scanPlan // plan with _change_type read from change data files
+	sch      *schema.StructType
+	versions []changeVersion
+	limit    int64
+}
+
+// changeVersion is one commit of the range: its time and the actions that
+// carry its changes.
+type changeVersion struct {
+	version int64
+	ts      time.Time
+	cdcs    []*txlog.AddCDCFile
+	adds    []*txlog.Add    // dataChange true
+	removes []*txlog.Remove // dataChange true
+}
+
+// Changes returns the change data feed of t (spec "Change Data Files") for
+// the versions fromVersion to toVersion, both included, as Spark's
+// table_changes(table, from, to) reads it. toVersion < 0, or past the
+// latest version in the log, means the latest version.
+// Each row holds the table's columns (schema of the table at the end of
+// the range; WithColumns picks some), then _change_type (string: insert,
+// delete, update_preimage, update_postimage), _commit_version (long) and
+// _commit_timestamp (timestamp: the commit's time as History shows it,
+// the in-commit timestamp or the log file's modification time).
+//
+// A version with cdc actions contributes the rows of its change data files
+// alone; another version its add actions with dataChange true as inserts
+// and its remove actions with dataChange true as deletes (a file re-added
+// with a grown deletion vector: the rows the new vector deletes); versions
+// that change no data (OPTIMIZE, metadata changes) contribute nothing.
+//
+// opts: WithFilter (on the table's columns) keeps the rows where it is
+// true, WithColumns projects the table's columns (the three change
+// columns always follow), WithLimit stops after n rows; other scan
+// options are ignored.
+//
+// Errors, before any row is read: ErrInvalidArgument for a negative
+// fromVersion or fromVersion after toVersion, a *txlog.VersionNotFoundError
+// for a fromVersion past the latest version or a commit no longer in the
+// log (log cleanup), ErrNoChangeData when the change data feed was off at
+// fromVersion or a later version of the range turned it off, and the
+// errors of reading the log and resolving the options.
+func Changes(ctx context.Context, t *Table, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
+	fail := func(err error) (*ChangeFeed, error) {
+		return nil, fmt.Errorf("table: changes of %s from version %d: %w", t.URI(), fromVersion, err)
+	}
+	if fromVersion < 0 {
+		return fail(fmt.Errorf("%w: start version %d is negative", ErrInvalidArgument, fromVersion))
+	}
+	if toVersion >= 0 && fromVersion > toVersion {
+		return fail(fmt.Errorf("%w: end version %d is before start version %d", ErrInvalidArgument, toVersion, fromVersion))
+	}
+	ls, err := scanLog(ctx, t.store)
+	if err != nil {
+		return fail(err)
+	}
+	latest := int64(-1)
+	if n := len(ls.commits); n > 0 {
+		latest = ls.commits[n-1]
+	}
+	if fromVersion > latest {
+		return fail(&txlog.VersionNotFoundError{Version: fromVersion, Earliest: -1, Latest: latest})
+	}
+	if toVersion < 0 || toVersion > latest {
+		toVersion = latest
+	}
+	end, err := t.atVersion(ctx, toVersion)
+	if err != nil {
+		return fail(err)
+	}
+	start, err := t.atVersion(ctx, fromVersion)
+	if err != nil {
+		return fail(err)
+	}
+	if !changeDataFeedEnabled(start.snap.Metadata()) {
+		return fail(fmt.Errorf("%w: the change data feed (%s) is not enabled at version %d",
+			ErrNoChangeData, txlog.PropEnableChangeDataFeed, fromVersion))
+	}
+	cfg := newScanConfig(opts)
+	plan, err := end.newPlan(scanConfig{filters: cfg.filters, columns: cfg.columns, columnsSet: cfg.columnsSet})
+	if err != nil {
+		return fail(err)
+	}
+	if plan.locs, err = newLocator(end); err != nil {
+		return fail(err)
+	}
+	c := &ChangeFeed{From: fromVersion, To: toVersion, t: end, plan: plan, cdcPlan: changeDataPlan(plan), limit: cfg.limit}
+	c.sch = &schema.StructType{Fields: slices.Concat(plan.outSch.Fields, []*schema.StructField{
+		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true),
+		schema.NewField(CommitVersionColumn, schema.Primitive(schema.Long), true),
+		schema.NewField(CommitTimestampColumn, schema.Primitive(schema.Timestamp), true),
+	})}
+	times := commitTimes(ls)
+	for cm, err := range txlog.Commits(ctx, t.store, fromVersion, toVersion) {
+		if err != nil {
+			return fail(err)
+		}
+		cv := changeVersion{version: cm.Version, ts: times[cm.Version]}
+		if ci := cm.CommitInfo(); ci != nil && ci.InCommitTimestamp != nil {
+			cv.ts = time.UnixMilli(*ci.InCommitTimestamp).UTC()
+		}
+		if cv.ts.IsZero() {
+			cv.ts = cm.ModTime.UTC()
+		}
+		for _, a := range cm.Actions {
+			switch {
+			case a.Metadata != nil && cm.Version > fromVersion && !changeDataFeedEnabled(a.Metadata):
+				return fail(fmt.Errorf("%w: version %d turned the change data feed (%s) off, within the range to version %d",
+					ErrNoChangeData, cm.Version, txlog.PropEnableChangeDataFeed, toVersion))
+			case a.CDC != nil:
+				cv.cdcs = append(cv.cdcs, a.CDC)
+			case a.Add != nil && a.Add.DataChange:
+				cv.adds = append(cv.adds, a.Add)
+			case a.Remove != nil && a.Remove.DataChange:
+				cv.removes = append(cv.removes, a.Remove)
+			}
+		}
+		c.versions = append(c.versions, cv)
+	}
+	return c, nil
+}
+
+// atVersion returns t at version v: t itself, or the table opened at v
+// with t's store and configuration.
+func (t *Table) atVersion(ctx context.Context, v int64) (*Table, error) {
+	if v == t.Version() {
+		return t, nil
+	}
+	snap, err := txlog.Load(ctx, t.store, txlog.AtVersion(v), txlog.WithLoadLogger(t.cfg.logger))
+	if err != nil {
+		return nil, err
+	}
+	return t.with(snap), nil
+}
+
+// changeDataPlan returns p reading _change_type too, as an extra column
+// after the table's (index p.width), output after p's columns.
+func changeDataPlan(p *scanPlan) *scanPlan {
+	cp := *p
+	w := p.width
+	cp.width = w + 1
+	cp.read = &schema.StructType{Fields: append(slices.Clone(p.read.Fields),
+		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true))}
+	cp.readTop = append(slices.Clone(p.readTop), w)
+	cp.isPart = append(slices.Clone(p.isPart), false)
+	cp.partSlot = append(slices.Clone(p.partSlot), -1)
+	cp.out = append(slices.Clone(p.out), w)
+	cp.fullOut = false
+	cp.direct = cp.pred == nil && len(cp.parts) == 0 && slices.Equal(cp.out, cp.readTop)
+	return &cp
+}
+
+// Schema returns the schema of the feed's rows: the table's columns (or
+// the WithColumns ones), then _change_type, _commit_version and
+// _commit_timestamp.
+func (c *ChangeFeed) Schema() *schema.StructType { return c.sch }
+
+// Versions returns the versions of the range that changed data, in order.
+func (c *ChangeFeed) Versions() []int64 {
+	var out []int64
+	for _, v := range c.versions {
+		if len(v.cdcs)+len(v.adds)+len(v.removes) > 0 {
+			out = append(out, v.version)
+		}
+	}
+	return out
+}
+
+// Rows yields the change rows: versions in order; within a version, the
+// change data files in commit order, or the removed files' rows (deletes)
+// then the added files' (inserts). Files are read one at a time. Errors
+// (reading a file, named with its version) are yielded once, as (nil,
+// err), and end the iteration.
+func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[parquetio.Row, error] {
+	return func(yield func(parquetio.Row, error) bool) {
+		var n int64
+		for _, v := range c.versions {
+			ok, err := c.versionRows(ctx, v, func(r parquetio.Row) bool {
+				n++
+				return yield(r, nil) && (c.limit <= 0 || n < c.limit)
+			})
+			if err != nil {
+				yield(nil, fmt.Errorf("table: changes of %s version %d: %w", c.t.URI(), v.version, err))
+				return
+			}
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// versionRows emits the change rows of one version; false when emit
+// stopped.
+func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func(parquetio.Row) bool) (bool, error) {
+	tail := func(row parquetio.Row, typ any) parquetio.Row {
+		out := make(parquetio.Row, 0, len(c.plan.out)+3)
+		out = append(out, row[:len(c.plan.out)]...)
+		return append(out, typ, v.version, v.ts)
+	}
+	if len(v.cdcs) > 0 {
+		for _, cf := range v.cdcs {
+			f, err := c.file(ctx, cf.Path, cf.PartitionValues, nil)
+			if err != nil {
+				return false, err
+			}
+			if f == nil {
+				continue
+			}
+			stopped := false
+			_, err = c.cdcPlan.readFile(ctx, f, func(_ int64, row parquetio.Row) bool {
+				stopped = !emit(tail(row, row[len(c.plan.out)]))
+				return !stopped
+			})
+			if err != nil || stopped {
+				return !stopped, err
+			}
+		}
+		return true, nil
+	}
+	// A file both removed and added in the version (the same path) got a
+	// new deletion vector: its change is the rows the vectors differ in.
+	added := map[string]*txlog.Add{}
+	for _, a := range v.adds {
+		added[a.Path] = a
+	}
+	paired := map[string]bool{}
+	for _, r := range v.removes {
+		var only *roaring64.Bitmap // rows to emit; nil: the live rows
+		dv := r.DeletionVector
+		typ := ChangeDelete
+		if a, ok := added[r.Path]; ok {
+			paired[r.Path] = true
+			oldDV, err := c.loadDV(ctx, r.DeletionVector)
+			if err != nil {
+				return false, err
+			}
+			newDV, err := c.loadDV(ctx, a.DeletionVector)
+			if err != nil {
+				return false, err
+			}
+			// Rows deleted by the new vector only (the new one normally
+			// holds the old one).
+			only, dv = roaring64.AndNot(newDV, oldDV), nil
+			if ok, err := c.emitFile(ctx, r.Path, r.PartitionValues, dv, only, ChangeDelete, tail, emit); !ok || err != nil {
+				return ok, err
+			}
+			// Rows the new vector no longer deletes (not written by Spark
+			// or deltakit; read as inserts).
+			only, typ = roaring64.AndNot(oldDV, newDV), ChangeInsert
+			if only.IsEmpty() {
+				continue
+			}
+		}
+		if ok, err := c.emitFile(ctx, r.Path, r.PartitionValues, dv, only, typ, tail, emit); !ok || err != nil {
+			return ok, err
+		}
+	}
+	for _, a := range v.adds {
+		if paired[a.Path] {
+			continue
+		}
+		if ok, err := c.emitFile(ctx, a.Path, a.PartitionValues, a.DeletionVector, nil, ChangeInsert, tail, emit); !ok || err != nil {
+			return ok, err
+		}
+	}
+	return true, nil
+}
+
+// emitFile reads the data file at path (with deletion vector dv; when only
+// is set, just the rows whose indexes it holds) and emits its rows as
+// changes of type typ.
+func (c *ChangeFeed) emitFile(ctx context.Context, path string, pv map[string]string, dv *txlog.DeletionVectorDescriptor,
+	only *roaring64.Bitmap, typ string, tail func(parquetio.Row, any) parquetio.Row, emit func(parquetio.Row) bool) (bool, error) {
+	if only != nil && only.IsEmpty() {
+		return true, nil
+	}
+	f, err := c.file(ctx, path, pv, dv)
+	if err != nil {
+		return false, err
+	}
+	if f == nil {
+		return true, nil
+	}
+	stopped := false
+	_, err = c.plan.readFile(ctx, f, func(i int64, row parquetio.Row) bool {
+		if only != nil && (i < 0 || !only.Contains(uint64(i))) {
+			return true
+		}
+		stopped = !emit(tail(row, typ))
+		return !stopped
+	})
+	return !stopped, err
+}
+
+// file locates the file at an action's path for reading with the feed's
+// plan; nil (and no error) when the filter's partition predicate cannot
+// match its partition values.
+func (c *ChangeFeed) file(ctx context.Context, path string, pv map[string]string, dv *txlog.DeletionVectorDescriptor) (*scanFile, error) {
+	p := c.plan
+	dec := txlog.DecodePath(path)
+	a := &txlog.Add{Path: path, PartitionValues: pv, DeletionVector: dv}
+	f := &scanFile{add: a, path: dec}
+	if len(p.parts) > 0 {
+		f.part = make([]any, len(p.parts))
+		for i, pc := range p.parts {
+			v, err := partitionValue(a, pc)
+			if err != nil {
+				return nil, fmt.Errorf("file %s: %w", dec, err)
+			}
+			f.part[i] = v
+		}
+	}
+	if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, nil) {
+		return nil, nil
+	}
+	store, key, err := p.locs.locate(ctx, dec)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", dec, err)
+	}
+	f.store, f.key = store, key
+	return f, nil
+}
+
+// loadDV loads a deletion vector; nil loads as the empty bitmap.
+func (c *ChangeFeed) loadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
+	if dv == nil {
+		return roaring64.New(), nil
+	}
+	bm, err := c.plan.locs.loadDV(ctx, dv)
+	if err != nil {
+		return nil, fmt.Errorf("deletion vector: %w", err)
+	}
+	return bm, nil
+}
