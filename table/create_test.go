@@ -46,7 +46,11 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 		{"delta.feature.domainMetadata is writer-only", flat, map[string]string{"delta.feature.domainMetadata": "supported"}, 1, 7,
 			nil, []string{"appendOnly", "domainMetadata", "invariants"}, nil},
 		{"change data feed", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 0, 0, nil, nil, []string{"changeDataFeed"}},
-		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 0, 0, nil, nil, []string{"columnMapping"}},
+		// Column mapping alone is legacy: reader 2, writer 5 (spec "Column Mapping").
+		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 2, 5, nil, nil, nil},
+		{"column mapping id", flat, map[string]string{"delta.columnMapping.mode": "id"}, 2, 5, nil, nil, nil},
+		{"column mapping with DVs", flat, map[string]string{"delta.columnMapping.mode": "name", "delta.enableDeletionVectors": "true"}, 3, 7,
+			[]string{"columnMapping", "deletionVectors"}, []string{"appendOnly", "columnMapping", "deletionVectors", "invariants"}, nil},
 		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},
 		{"in-commit timestamps and row tracking", flat, map[string]string{"delta.enableInCommitTimestamps": "true", "delta.enableRowTracking": "true"},
 			0, 0, nil, nil, []string{"inCommitTimestamp", "rowTracking"}},

@@ -267,6 +267,11 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 		// written again over a table whose later versions exist.
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
 	}
+	// Column mapping: every column gets its id and physical name.
+	sch, props, err := assignColumnMapping(sch, maps.Clone(cfg.properties))
+	if err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
 	schemaString, err := schema.Marshal(sch)
 	if err != nil {
 		return nil, err
@@ -279,7 +284,7 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 		Format:           txlog.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     schemaString,
 		PartitionColumns: slices.Clone(cfg.partitionColumns),
-		Configuration:    cfg.properties,
+		Configuration:    props,
 		CreatedTime:      &created,
 	}
 	if m.PartitionColumns == nil {
@@ -350,8 +355,8 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 			refused = append(refused, u.feature)
 		}
 	}
-	if m := props[txlog.PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
-		refused = append(refused, txlog.FeatureColumnMapping)
+	if err := checkMappingMode(props[txlog.PropColumnMappingMode]); err != nil {
+		return nil, err
 	}
 	for k, v := range props {
 		name, ok := strings.CutPrefix(k, "delta.feature.")

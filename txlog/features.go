@@ -103,10 +103,11 @@ func writerFeatureSupport(name string) (supported, onlyInactive bool) {
 		FeatureInvariants, FeatureCheckConstraints, // table's writes check NOT NULL, CHECK constraints and invariants
 		FeatureTimestampNTZ, FeatureDomainMetadata, FeatureV2Checkpoint, FeatureVacuumProtocolCheck,
 		FeatureDeletionVectors, // removes carry the DV of the file they remove
-		FeatureTypeWidening, FeatureTypeWideningPreview:
+		FeatureTypeWidening, FeatureTypeWideningPreview,
+		FeatureColumnMapping: // table writes physical names and field ids, assigns ids to new columns (table/colmap.go)
 		return true, false
 	case FeatureGeneratedColumns, FeatureColumnDefaults,
-		FeatureIdentityColumns, FeatureChangeDataFeed, FeatureColumnMapping:
+		FeatureIdentityColumns, FeatureChangeDataFeed:
 		return true, true
 	}
 	return false, false
