@@ -514,3 +514,130 @@ func TestInteropColumnMappingLocal(t *testing.T) {
 		})
 	}
 }
+
+// TestSparkColumnMapping: Spark reads the scenario's tables (name and id
+// mode, renamed and dropped columns, a dropped name re-added) to the
+// reference rows; and tables Spark creates with column mapping, then
+// renames and drops a column in, get deltakit appends, a DELETE and an
+// UPDATE that Spark reads back to the reference. Two Spark batches.
+func TestSparkColumnMapping(t *testing.T) {
+	spark := testsupport.Spark(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	dirs := map[string]string{}
+	tables := writeColmapTables(t, func(name string) objectstore.Store {
+		dir := filepath.Join(root, name)
+		s, err := objectstore.NewLocal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[name] = dir
+		return s
+	})
+	// Spark's tables: created, filled, renamed and dropped in by Spark.
+	type sparkTable struct {
+		name, mode, dir string
+		partitioned     bool
+	}
+	var sts []sparkTable
+	var setup []map[string]any
+	for _, mode := range []string{"name", "id"} {
+		for _, partitioned := range []bool{false, true} {
+			st := sparkTable{fmt.Sprintf("spark-%s-part%v", mode, partitioned), mode, "", partitioned}
+			st.dir = filepath.Join(root, st.name)
+			part := ""
+			if partitioned {
+				part = "PARTITIONED BY (city)"
+			}
+			var vals []string
+			for i := range 20 {
+				vals = append(vals, fmt.Sprintf("(%d, '%s', %d.25, 'x%d')", i, []string{"ams", "ber"}[i%2], i, i))
+			}
+			setup = append(setup,
+				testsupport.SQLRequest(fmt.Sprintf("CREATE TABLE delta.`%s` (id BIGINT, city STRING, v DOUBLE, extra STRING) USING delta %s "+
+					"TBLPROPERTIES ('delta.columnMapping.mode' = '%s')", st.dir, part, mode)),
+				testsupport.SQLRequest(fmt.Sprintf("INSERT INTO delta.`%s` VALUES %s", st.dir, strings.Join(vals, ", "))),
+				testsupport.SQLRequest(fmt.Sprintf("ALTER TABLE delta.`%s` RENAME COLUMN v TO value", st.dir)),
+				testsupport.SQLRequest(fmt.Sprintf("ALTER TABLE delta.`%s` DROP COLUMN extra", st.dir)))
+			sts = append(sts, st)
+		}
+	}
+	_, errs, err := spark.Batch(setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Fatalf("Spark setup %v: %v", setup[i], e)
+		}
+	}
+	var checks []sparkCheck
+	for _, st := range sts {
+		tbl, err := Open(ctx, st.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tbl.Snapshot().Metadata().Configuration[PropColumnMappingMaxColumnID]; got != "4" {
+			t.Errorf("%s: Spark's maxColumnId %q, want 4", st.name, got)
+		}
+		var rows []parquetio.Row
+		for i := 20; i < 30; i++ {
+			rows = append(rows, parquetio.Row{int64(i), []string{"ams", "cph"}[i%2], float64(i) + 0.25})
+		}
+		if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
+			t.Fatalf("%s: append: %v", st.name, err)
+		}
+		if tbl, _, err = Delete(ctx, tbl, Or(Col("id").Lt(3), Col("id").Eq(27))); err != nil {
+			t.Fatalf("%s: delete: %v", st.name, err)
+		}
+		if tbl, _, err = Update(ctx, tbl, Col("value").Ge(24.0), map[string]Value{"value": Times(Col("value"), -1)}); err != nil {
+			t.Fatalf("%s: update: %v", st.name, err)
+		}
+		if tbl, err = RenameColumn(ctx, tbl, "value", "val"); err != nil {
+			t.Fatalf("%s: rename: %v", st.name, err)
+		}
+		var want []parquetio.Row
+		for i := range 30 {
+			city := []string{"ams", "ber"}[i%2]
+			if i >= 20 {
+				city = []string{"ams", "cph"}[i%2]
+			}
+			v := float64(i) + 0.25
+			if i < 3 || i == 27 {
+				continue
+			}
+			if v >= 24 {
+				v = -v
+			}
+			want = append(want, parquetio.Row{int64(i), city, v})
+		}
+		if got, w := sparkRefRows(scanAll(t, tbl)), sparkRefRows(want); !slices.Equal(got, w) {
+			t.Errorf("%s: deltakit read %v, want %v", st.name, got, w)
+		}
+		checks = append(checks, sparkCheck{st.name, testsupport.SQLRequest(fmt.Sprintf("SELECT id, city, val FROM delta.`%s`", st.dir)),
+			wantSparkRows(want, []string{"id", "city", "val"})})
+	}
+	for _, ct := range tables {
+		var want []parquetio.Row
+		for _, m := range ct.ref {
+			s := m["s"].(map[string]any)
+			want = append(want, parquetio.Row{m["id"], m["town"], m["value"], s["a"], s["bee"], m["extra"]})
+		}
+		checks = append(checks, sparkCheck{ct.name, testsupport.SQLRequest(fmt.Sprintf(
+			"SELECT id, town, value, s.a AS a, s.bee AS bee, extra FROM delta.`%s`", dirs[ct.name])),
+			wantSparkRows(want, []string{"id", "town", "value", "a", "bee", "extra"})})
+		checks = append(checks, sparkCheck{ct.name + "/history", testsupport.SQLRequest(fmt.Sprintf("DESCRIBE HISTORY delta.`%s`", dirs[ct.name])),
+			func(t *testing.T, res *testsupport.SparkResult) {
+				var ops []string
+				for _, e := range sparkHistory(t, res) {
+					ops = append(ops, e.operation)
+				}
+				for _, op := range []string{RenameColumnOperation, DropColumnsOperation} {
+					if !slices.Contains(ops, op) {
+						t.Errorf("Spark's history has no %s: %v", op, ops)
+					}
+				}
+			}})
+	}
+	runSparkChecks(t, spark, checks)
+}
