@@ -220,8 +220,12 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // log cleanup removed its first commits; CreateOrOpen appends to such a
 // table instead), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
-// that turn on a feature deltakit cannot write (change data feed, column
-// mapping, row tracking, in-commit timestamps, type widening).
+// that turn on a feature deltakit cannot write (change data feed, row
+// tracking, in-commit timestamps, type widening). With
+// delta.columnMapping.mode name or id every column (nested ones too) gets
+// a column mapping id and a "col-<uuid>" physical name and
+// delta.columnMapping.maxColumnId is set (spec "Column Mapping"); another
+// mode value is ErrInvalidArgument.
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
@@ -341,7 +345,7 @@ var unwritableProperties = []struct{ key, feature string }{
 // properties use (NOT NULL columns: invariants; delta.appendOnly;
 // delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
 // "delta.feature.<name>" properties). Properties that turn on a feature
-// deltakit cannot write (change data feed, column mapping, row tracking,
+// deltakit cannot write (change data feed, row tracking,
 // in-commit timestamps, type widening, unknown delta.feature.<name>) return
 // an *txlog.UnsupportedFeatureError naming it, rather than a table other
 // engines would misread.
