@@ -325,6 +325,15 @@ func TestColumnMappingWrites(t *testing.T) {
 			if got, w := sparkRefRows(scanAll(t, ct.tbl)), sparkRefRows(want); !slices.Equal(got, w) {
 				t.Fatalf("deltakit read %d rows, want %d:\n got %v\nwant %v", len(got), len(w), got, w)
 			}
+			// ScanArrow reads the same rows (Arrow field names checked by
+			// arrowRows against the logical schema).
+			ar, err := arrowRows(t, ct.tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, w := sparkRefRows(ar), sparkRefRows(want); !slices.Equal(got, w) {
+				t.Errorf("ScanArrow read %v, want %v", got, w)
+			}
 			names := []string{}
 			for _, f := range ct.tbl.Schema().Fields {
 				names = append(names, f.Name)
