@@ -161,6 +161,10 @@ func (f *StructField) FieldID() (int64, bool) {
 	switch v := f.Metadata[MetaColumnMappingID].(type) {
 	case float64:
 		return int64(v), true
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
 	case json.Number:
 		n, err := v.Int64()
 		return n, err == nil

@@ -154,6 +154,7 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 		target:   cfg.targetFileSize,
 		now:      t.cfg.now,
 		partCols: partCols,
+		partKeys: t.partitionKeys(),
 		ratio:    1,
 		root:     changeDataDir,
 		prefix:   "cdc",

@@ -49,12 +49,17 @@ func cdfRowKey(id int64, city any, v float64, typ string, version int64) string 
 // files (by partition on a partitioned table), an UPDATE that moves a row
 // to another partition, an overwrite and an append. The expected change
 // rows are derived from a model of the live rows.
-func buildCDFTable(t *testing.T, store objectstore.Store, name string, partitioned, dv bool) *cdfCase {
+//
+// mapping is the delta.columnMapping.mode of the table ("": none).
+func buildCDFTable(t *testing.T, store objectstore.Store, name string, partitioned, dv bool, mapping ...string) *cdfCase {
 	t.Helper()
 	ctx := context.Background()
 	props := map[string]string{txlog.PropEnableChangeDataFeed: "true"}
 	if dv {
 		props[txlog.PropEnableDeletionVectors] = "true"
+	}
+	if len(mapping) > 0 && mapping[0] != "" {
+		props[txlog.PropColumnMappingMode] = mapping[0]
 	}
 	opts := []Option{WithStore(store), WithProperties(props), WithTxnOptions(txlog.WithoutAutoCheckpoint())}
 	if partitioned {
@@ -282,6 +287,46 @@ func TestChangesAfterDML(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A change data feed table with column mapping: the change data files are
+// written with the physical names (and partitionValues keyed by them), and
+// Changes reads them back under the logical names.
+func TestChangesColumnMapping(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"name", "id"} {
+		for _, partitioned := range []bool{false, true} {
+			name := mode + map[bool]string{false: " flat", true: " partitioned"}[partitioned]
+			t.Run(name, func(t *testing.T) {
+				c := buildCDFTable(t, objectstore.NewMem("cdf"), name, partitioned, true, mode)
+				feed, err := Changes(ctx, c.tbl, 0, -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := slices.Sorted(slices.Values(c.want))
+				if got := feedKeys(t, feed, historyTimes(t, c.tbl)); !slices.Equal(got, want) {
+					t.Errorf("changes:\n%s", diffRows(got, want))
+				}
+				for v := int64(1); v <= c.tbl.Version(); v++ {
+					actions, err := txlog.ReadCommit(ctx, c.tbl.Store(), v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, a := range actions {
+						if a.CDC == nil {
+							continue
+						}
+						if _, ok := a.CDC.PartitionValues["city"]; ok {
+							t.Errorf("version %d: cdc partitionValues keyed by the logical name: %v", v, a.CDC.PartitionValues)
+						}
+						if partitioned && len(a.CDC.PartitionValues) != 1 {
+							t.Errorf("version %d: cdc partitionValues %v", v, a.CDC.PartitionValues)
+						}
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -48,7 +48,11 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 		{"change data feed is writer 4", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 1, 4, nil, nil, nil},
 		{"change data feed with DVs", flat, map[string]string{"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": "true"}, 3, 7,
 			[]string{"deletionVectors"}, []string{"appendOnly", "changeDataFeed", "deletionVectors", "invariants"}, nil},
-		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 0, 0, nil, nil, []string{"columnMapping"}},
+		// Column mapping alone is legacy: reader 2, writer 5 (spec "Column Mapping").
+		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 2, 5, nil, nil, nil},
+		{"column mapping id", flat, map[string]string{"delta.columnMapping.mode": "id"}, 2, 5, nil, nil, nil},
+		{"column mapping with DVs", flat, map[string]string{"delta.columnMapping.mode": "name", "delta.enableDeletionVectors": "true"}, 3, 7,
+			[]string{"columnMapping", "deletionVectors"}, []string{"appendOnly", "columnMapping", "deletionVectors", "invariants"}, nil},
 		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},
 		{"in-commit timestamps and row tracking", flat, map[string]string{"delta.enableInCommitTimestamps": "true", "delta.enableRowTracking": "true"},
 			1, 7, nil, []string{"appendOnly", "domainMetadata", "inCommitTimestamp", "invariants", "rowTracking"}, nil},

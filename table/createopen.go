@@ -173,7 +173,7 @@ func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.Struc
 // WithSchemaEvolution, say).
 func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
 	wc := newWriteConfig(opts)
-	merged, changed, err := mergeSchemas(t.Schema(), sch, wc.evolve)
+	merged, changed, err := t.mergeSchema(sch, wc.evolve)
 	if err != nil {
 		return nil, err
 	}

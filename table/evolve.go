@@ -74,7 +74,10 @@ func mergeStruct(cur, in *schema.StructType, evolve bool, path string) (*schema.
 		if primName(inf.Type) == schema.Variant {
 			return nil, false, fmt.Errorf("table: %w: cannot add variant column %q", ErrSchemaMismatch, col)
 		}
-		out.Fields = append(out.Fields, &schema.StructField{Name: inf.Name, Type: inf.Type, Nullable: true, Metadata: maps.Clone(inf.Metadata)})
+		// A new column gets the table's own column mapping id and
+		// physical name (evolvedMetadata), never the input's.
+		nf := withoutMapping(inf)
+		out.Fields = append(out.Fields, &schema.StructField{Name: nf.Name, Type: nf.Type, Nullable: true, Metadata: maps.Clone(nf.Metadata)})
 		changed = true
 	}
 	return out, changed, nil
@@ -169,11 +172,18 @@ func (t *Table) evolvedMetadata(sch *schema.StructType) (*txlog.Metadata, *txlog
 	if err := checkColumnNames(sch); err != nil {
 		return nil, nil, err
 	}
+	m := t.snap.Metadata().Clone()
+	// Column mapping: new columns get fresh ids and physical names, and
+	// delta.columnMapping.maxColumnId follows.
+	sch, conf, err := assignColumnMapping(sch, m.Configuration)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Configuration = conf
 	s, err := schema.Marshal(sch)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := t.snap.Metadata().Clone()
 	m.SchemaString = s
 	var p *txlog.Protocol
 	cur := t.snap.Protocol()

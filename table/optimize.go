@@ -135,9 +135,9 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 
 	parts := map[string]bool{}
 	for _, b := range bins {
-		parts[partitionKey(t.PartitionColumns(), b.values)] = true
+		parts[partitionKey(t.partitionKeys(), b.values)] = true
 	}
-	cols := t.PartitionColumns()
+	cols := t.partitionKeys()
 	op.tx.ReadFiles(func(pv map[string]string) bool { return parts[partitionKey(cols, pv)] })
 	res.Partitions = len(parts)
 
@@ -251,6 +251,7 @@ func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
 	uri := t.store.URI()
 	byPart := map[string][]*txlog.Add{}
 	var order []string
+	keys := t.partitionKeys()
 	for _, f := range files {
 		if _, ok := storeKey(uri, txlog.DecodePath(f.Path)); !ok {
 			continue // outside the table root: not ours to rewrite
@@ -258,7 +259,7 @@ func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
 		if f.Size >= target && f.DeletionVector == nil {
 			continue
 		}
-		k := partitionKey(t.PartitionColumns(), f.PartitionValues)
+		k := partitionKey(keys, f.PartitionValues)
 		if _, ok := byPart[k]; !ok {
 			order = append(order, k)
 		}
@@ -322,7 +323,11 @@ func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int
 			if !isPart[fld.Name] {
 				continue
 			}
-			v, err := ParsePartitionValue(fld.Type, f.PartitionValues[fld.Name])
+			s, ok := f.PartitionValues[fld.PhysicalName(mode)]
+			if !ok {
+				s = f.PartitionValues[fld.Name]
+			}
+			v, err := ParsePartitionValue(fld.Type, s)
 			if err != nil {
 				return nil, fmt.Errorf("file %s: partition value of %s: %w", f.Path, fld.Name, err)
 			}

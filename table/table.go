@@ -220,11 +220,14 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // log cleanup removed its first commits; CreateOrOpen appends to such a
 // table instead), ErrInvalidArgument for bad
 // partition columns, and an *txlog.UnsupportedFeatureError for properties
-// that turn on a feature deltakit cannot write (column mapping, row
-// tracking, in-commit timestamps, type widening).
+// that turn on a feature deltakit cannot write (type widening).
 // delta.enableChangeDataFeed=true makes a change data feed table (writer
 // version 4): DELETE and UPDATE then write change data files, and Changes
-// reads the feed.
+// reads the feed. With
+// delta.columnMapping.mode name or id every column (nested ones too) gets
+// a column mapping id and a "col-<uuid>" physical name and
+// delta.columnMapping.maxColumnId is set (spec "Column Mapping"); another
+// mode value is ErrInvalidArgument.
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
@@ -270,6 +273,11 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 		// written again over a table whose later versions exist.
 		return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
 	}
+	// Column mapping: every column gets its id and physical name.
+	sch, props, err := assignColumnMapping(sch, maps.Clone(cfg.properties))
+	if err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", store.URI(), err)
+	}
 	schemaString, err := schema.Marshal(sch)
 	if err != nil {
 		return nil, err
@@ -282,7 +290,7 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 		Format:           txlog.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     schemaString,
 		PartitionColumns: slices.Clone(cfg.partitionColumns),
-		Configuration:    cfg.properties,
+		Configuration:    props,
 		CreatedTime:      &created,
 	}
 	if m.PartitionColumns == nil {
@@ -336,8 +344,7 @@ var unwritableProperties = []struct{ key, feature string }{
 // properties use (NOT NULL columns: invariants; delta.appendOnly;
 // delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
 // "delta.feature.<name>" properties). Properties that turn on a feature
-// deltakit cannot write (column mapping, type widening, unknown
-// delta.feature.<name>) return
+// deltakit cannot write (type widening, unknown delta.feature.<name>) return
 // an *txlog.UnsupportedFeatureError naming it, rather than a table other
 // engines would misread.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
@@ -350,8 +357,8 @@ func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protoc
 			refused = append(refused, u.feature)
 		}
 	}
-	if m := props[txlog.PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
-		refused = append(refused, txlog.FeatureColumnMapping)
+	if err := checkMappingMode(props[txlog.PropColumnMappingMode]); err != nil {
+		return nil, err
 	}
 	for k, v := range props {
 		name, ok := strings.CutPrefix(k, "delta.feature.")

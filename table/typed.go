@@ -1170,7 +1170,7 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 		return nil, err
 	}
 	cfg := newWriteConfig(opts)
-	target, changed, err := mergeSchemas(t.Schema(), info.schema(true), cfg.evolve)
+	target, changed, err := t.mergeSchema(info.schema(true), cfg.evolve)
 	if err != nil {
 		// Prefer the error that names the Go field.
 		if _, berr := bindStructEncoder(info, t.Schema(), ""); berr != nil {

@@ -269,7 +269,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg write
 	if cfg.rowSchema == nil {
 		return &prepared{schema: cur, rows: rows}, nil
 	}
-	target, changed, err := mergeSchemas(cur, cfg.rowSchema, cfg.evolve)
+	target, changed, err := t.mergeSchema(cfg.rowSchema, cfg.evolve)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func (t *Table) commitFiles(ctx context.Context, adds []*txlog.Add, merged *sche
 			return nil, nil, fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
 		}
 		ok := len(a.PartitionValues) == len(parts)
-		for _, c := range parts {
+		for _, c := range t.partitionKeys() {
 			_, has := a.PartitionValues[c]
 			ok = ok && has
 		}
@@ -589,7 +589,7 @@ func (t *Table) writeCommit(ctx context.Context, mode writeMode, p *prepared, cf
 				return nil, err
 			}
 			predicate = cfg.replace.String()
-			removes = op.tx.ReadFiles(pred)
+			removes = op.tx.ReadFiles(t.logicalPartitions(pred))
 			groupCheck = func(pv map[string]string) error {
 				if !pred(pv) {
 					return fmt.Errorf("table: %w: rows of partition %s do not satisfy the replaceWhere predicate %s",
@@ -1071,6 +1071,7 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		target:   cfg.targetFileSize,
 		now:      t.cfg.now,
 		partCols: partCols,
+		partKeys: t.partitionKeys(),
 		ratio:    1,
 	}
 	results := make([][]*txlog.Add, len(order))
@@ -1140,6 +1141,8 @@ func (t *Table) parquetOptions(cfg writeConfig) []parquetio.WriteOption {
 	if v, ok := conf["delta.dataSkippingStatsColumns"]; ok && strings.TrimSpace(v) != "" {
 		opts = append(opts, parquetio.WithStatsColumns(parquetio.ParseStatsColumns(v)))
 	}
+	// Column mapping: physical names and (mode id) field ids.
+	opts = append(opts, parquetio.WithWriteColumnMapping(mappingMode(t.snap.Metadata())))
 	// Spark writes tightBounds only on tables that support deletion vectors.
 	opts = append(opts, parquetio.WithTightBounds(slices.Contains(t.snap.Protocol().EffectiveWriterFeatures(), txlog.FeatureDeletionVectors)))
 	// Keep row groups within the target file size.
@@ -1160,6 +1163,9 @@ type fileWriter struct {
 	// table root; "_change_data/" for change data files) and prefix the
 	// file name's ("part" when empty; "cdc").
 	root, prefix string
+	// partKeys are the partitionValues keys of partCols (physical names
+	// under column mapping): the keys of the add actions and directories.
+	partKeys []string
 
 	mu      sync.Mutex
 	ratio   float64 // file bytes per estimated raw byte, learned
@@ -1185,7 +1191,14 @@ func (w *fileWriter) currentRatio() float64 {
 func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []parquetio.Row, sizes []int64) ([]*txlog.Add, error) {
 	dir := w.root
 	if len(w.partCols) > 0 {
-		dir += partitionDir(w.partCols, values) + "/"
+		if !slices.Equal(w.partCols, w.partKeys) {
+			pv := make(map[string]string, len(values))
+			for i, c := range w.partCols {
+				pv[w.partKeys[i]] = values[c]
+			}
+			values = pv
+		}
+		dir += partitionDir(w.partKeys, values) + "/"
 	}
 	var adds []*txlog.Add
 	for start := 0; start < len(rows); {

@@ -184,6 +184,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newDeleteCmd(a),
 		newUpdateCmd(a),
 		newRestoreCmd(a),
+		newAlterCmd(a),
 		newVerifyCmd(a),
 		newCleanupCmd(a),
 	)
