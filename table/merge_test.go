@@ -613,3 +613,50 @@ func TestMergeConflicts(t *testing.T) {
 		}
 	})
 }
+
+// TestColumnComparison: a predicate may compare two columns (MERGE's
+// conditions need it; DELETE and ParsePredicate take it too).
+func TestColumnComparison(t *testing.T) {
+	ctx := context.Background()
+	rows := []parquetio.Row{{int64(1), "a", 0.5}, {int64(2), "b", 3.0}, {int64(3), nil, nil}, {int64(4), "d", 4.0}}
+	for _, c := range []struct {
+		where string
+		keep  []int64
+	}{
+		{"id < v", []int64{1, 3, 4}},  // null v: not deleted
+		{"id >= v", []int64{2, 3}},    // 4 >= 4.0 deleted, long vs double
+		{"NOT id = v", []int64{3, 4}}, // 1 != 0.5 and 2 != 3
+	} {
+		t.Run(c.where, func(t *testing.T) {
+			tbl, _ := maintTable(t, false, nil)
+			tbl = maintAppend(t, tbl, rows)
+			e, err := ParsePredicate(c.where, tbl.Schema())
+			if err != nil {
+				t.Fatal(err)
+			}
+			nt, _, err := Delete(ctx, tbl, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for r, err := range nt.Scan(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, r[0].(int64))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, c.keep) {
+				t.Errorf("kept %v, want %v", got, c.keep)
+			}
+		})
+	}
+	if _, _, err := Delete(ctx, newMemTableMaint(t), Col("id").Eq(Col("city"))); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("long = string: err = %v, want ErrInvalidArgument", err)
+	}
+}
+
+func newMemTableMaint(t *testing.T) *Table {
+	tbl, _ := maintTable(t, false, nil)
+	return maintAppend(t, tbl, maintRowsFor(0, 3, "a"))
+}
