@@ -763,7 +763,7 @@ func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res 
 		"numTargetRowsCopied":                    rw.copied,
 		"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
 		"numTargetFilesAdded":                    int64(rw.addedFiles),
-		"numTargetFilesRemoved":                  int64(rw.removedFiles + rw.dvFilesTouched),
+		"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
 		"numTargetBytesAdded":                    rw.addedBytes,
 		"numTargetBytesRemoved":                  rw.removedBytes,
 		"numTargetChangeFilesAdded":              0,
