@@ -10,6 +10,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -139,6 +140,9 @@ type remover struct {
 	op    *operation
 	useDV bool
 	now   int64
+	// schema is the schema of the rows written (nil: the table's; MERGE's
+	// schema evolution sets it).
+	schema *schema.StructType
 	// dvFiles get the deletion vectors dvBitmaps once write stores them.
 	dvFiles   []*txlog.Add
 	dvBitmaps []*roaring64.Bitmap
@@ -229,7 +233,11 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 			return err
 		}
 	}
-	p := &prepared{schema: r.t.Schema(), rows: r.rows}
+	sch := r.schema
+	if sch == nil {
+		sch = r.t.Schema()
+	}
+	p := &prepared{schema: sch, rows: r.rows}
 	if len(r.rows) > 0 {
 		// Rows rewritten or updated satisfy the table's constraints, like
 		// appended rows, before anything is written.

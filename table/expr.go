@@ -81,6 +81,12 @@ func (c Column) String() string {
 // day) or "YYYY-MM-DD"; timestamp takes time.Time (an instant, any
 // location) or a partition-value style string; timestamp_ntz takes
 // time.Time, whose wall clock is compared. nil is refused: use IsNull.
+//
+// v may be another Column (Col("a").Lt(Col("b")), MERGE's
+// Target("id").Eq(Source("id"))): the two columns are compared row by row
+// (not true where either is null); they must be of one kind (numbers of
+// any width compare with each other, as doubles when one is floating
+// point). Such a comparison never skips files.
 func (c Column) Eq(v any) Expr { return &cmpExpr{col: c, op: opEq, val: v} }
 
 // Ne is true where the column is not null and differs from v.
@@ -249,6 +255,8 @@ func formatLiteral(v any) string {
 		return "DATE '" + x.String() + "'"
 	case parquetio.Decimal:
 		return x.String()
+	case Column:
+		return x.String()
 	}
 	return fmt.Sprint(v)
 }
@@ -326,6 +334,7 @@ const (
 	predNotIn     // col NOT IN lits (NULL col: not true)
 	predIsNull    // col IS NULL
 	predIsNotNull // col IS NOT NULL
+	predColCmp    // col op col2 (a column compared with another, e.g. MERGE's target.id = source.id)
 )
 
 // pred is a bound predicate in negation normal form: NOT has been pushed
@@ -341,8 +350,9 @@ type pred struct {
 	// IEEE 754 makes NaN != x true and every other comparison false, and
 	// NOT (x < y) is then "x >= y OR x is NaN".
 	nanTrue bool
-	lit     any   // canonical value (predCmp)
-	lits    []any // canonical values (predIn, predNotIn)
+	lit     any       // canonical value (predCmp)
+	lits    []any     // canonical values (predIn, predNotIn)
+	col2    *boundCol // the right-hand column (predColCmp)
 }
 
 // binder resolves expressions against a table schema.
@@ -375,6 +385,9 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 		col, err := b.column(e.col)
 		if err != nil {
 			return nil, err
+		}
+		if oc, ok := e.val.(Column); ok {
+			return b.bindColCmp(e, col, oc, neg)
 		}
 		lit, err := convertLiteral(col, e.val)
 		if err != nil {
@@ -456,6 +469,45 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 		return out, nil
 	}
 	return nil, invalidf("unknown predicate type %T", e)
+}
+
+// bindColCmp binds "col op other": both columns of one comparable kind
+// (numbers of any width compare with each other).
+func (b *binder) bindColCmp(e *cmpExpr, col *boundCol, other Column, neg bool) (*pred, error) {
+	col2, err := b.column(other)
+	if err != nil {
+		return nil, err
+	}
+	if col.kind == kindUnsupported || col2.kind == kindUnsupported ||
+		col.kind != col2.kind && !(isNumberKind(col.kind) && isNumberKind(col2.kind)) {
+		return nil, invalidf("%s: column %s of type %s cannot be compared with column %s of type %s", e, col.name, col.typ, col2.name, col2.typ)
+	}
+	op, nanTrue := e.op, e.op == opNe
+	if neg {
+		op, nanTrue = op.negate(), !nanTrue
+	}
+	return &pred{kind: predColCmp, col: col, col2: col2, op: op, nanTrue: nanTrue}, nil
+}
+
+func isNumberKind(k valueKind) bool { return k == kindInt || k == kindFloat32 || k == kindFloat64 }
+
+// colCmpTrue evaluates a predColCmp leaf on a full-width row: false when
+// either value is null.
+func (p *pred) colCmpTrue(row parquetio.Row) bool {
+	a, b := p.col.value(row), p.col2.value(row)
+	if a == nil || b == nil {
+		return false
+	}
+	k := p.col.kind
+	if k != p.col2.kind {
+		// mixed numbers compare as doubles
+		a, b, k = numberAsFloat(a), numberAsFloat(b), kindFloat64
+	}
+	lit, err := convertLiteral(&boundCol{kind: k, name: p.col2.name, typ: p.col2.typ}, b)
+	if err != nil {
+		return false
+	}
+	return cmpTrue(k, a, p.op, lit, p.nanTrue)
 }
 
 // lookupField finds a field by exact name, else by the one name equal under
@@ -804,6 +856,8 @@ func (p *pred) matchRow(row parquetio.Row) bool {
 			}
 		}
 		return false
+	case predColCmp:
+		return p.colCmpTrue(row)
 	}
 	return leafTrue(p, p.col.value(row))
 }
@@ -812,6 +866,9 @@ func (p *pred) matchRow(row parquetio.Row) bool {
 func (p *pred) columns(fn func(*boundCol)) {
 	if p.col != nil {
 		fn(p.col)
+	}
+	if p.col2 != nil {
+		fn(p.col2)
 	}
 	for _, k := range p.kids {
 		k.columns(fn)

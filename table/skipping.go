@@ -64,7 +64,7 @@ func (p *pred) fileEval(part func(*boundCol) any, data func(leaf *pred) bool) bo
 		}
 		return false
 	}
-	if p.col.partition && len(p.col.sub) == 0 {
+	if p.col.partition && len(p.col.sub) == 0 && p.kind != predColCmp {
 		return leafTrue(p, part(p.col))
 	}
 	return data(p)

@@ -15,7 +15,7 @@ import (
 //	or        = and { OR and }
 //	and       = not { AND not }
 //	not       = NOT not | "(" expr ")" | predicate
-//	predicate = column ( cmp literal
+//	predicate = column ( cmp ( literal | column )
 //	                   | [NOT] IN "(" literal { "," literal } ")"
 //	                   | [NOT] BETWEEN literal AND literal
 //	                   | IS [NOT] NULL )
@@ -389,8 +389,15 @@ func (p *whereParser) predicate() (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.literal(typ)
-	if err != nil {
+	var v any
+	if t := p.peek(); t.kind == tokQuotedIdent || t.kind == tokIdent && !isLiteralKeyword(t.text) && !strings.EqualFold(t.text, "NULL") {
+		// a column on the right: "a < b", MERGE's "target.id = source.id"
+		c2, _, err := p.column()
+		if err != nil {
+			return nil, err
+		}
+		v = c2
+	} else if v, err = p.literal(typ); err != nil {
 		return nil, err
 	}
 	switch op.text {

@@ -1,0 +1,783 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
+)
+
+// Merge runs the MERGE m into t (Spark's MERGE INTO) and returns the table
+// at the new version, with what it did.
+//
+// Every target row that matches a source row (m's condition holds) is
+// handed to the first WHEN MATCHED clause whose condition holds: updated
+// or deleted; every source row that matches no target row to the first
+// WHEN NOT MATCHED clause: inserted; every target row that matches no
+// source row to the first WHEN NOT MATCHED BY SOURCE clause. A target row
+// that matches more than one source row is ErrMergeMultipleMatches, naming
+// the key, when a WHEN MATCHED clause exists (except a single unconditional
+// Delete, as in Spark). Null keys never match.
+//
+// Before any file is read, the target's files are pruned by the source's
+// keys: their range (min and max) against the files' stats, their values
+// against partition values, and by the condition's other terms on target
+// columns alone (without WHEN NOT MATCHED BY SOURCE clauses: those need
+// every row). Files where nothing changes are not rewritten. Changed rows
+// are removed as Delete removes them: by deletion vectors when the table
+// has them enabled, else by rewriting their files (copy-on-write); updated
+// and inserted rows go into new files, validated as appended rows are.
+//
+// With WithSchemaEvolution, source columns the target lacks are added to
+// the table (top-level, nullable, at the end) when an UpdateAll or
+// InsertAll clause exists, as Spark's schema.autoMerge does.
+//
+// The commit is operation "MERGE" with Spark's parameters (predicate,
+// matchedPredicates, notMatchedPredicates, notMatchedBySourcePredicates:
+// JSON arrays of {"actionType", "predicate"}) and metrics (numSourceRows,
+// numTargetRowsInserted, numTargetRowsUpdated,
+// numTargetRowsMatchedUpdated, numTargetRowsNotMatchedBySourceUpdated,
+// numTargetRowsDeleted, numTargetRowsMatchedDeleted,
+// numTargetRowsNotMatchedBySourceDeleted, numTargetRowsCopied,
+// numOutputRows, numTargetFilesAdded, numTargetFilesRemoved,
+// numTargetBytesAdded, numTargetBytesRemoved,
+// numTargetDeletionVectorsAdded, numTargetDeletionVectorsRemoved,
+// numTargetDeletionVectorsUpdated, numTargetChangeFilesAdded,
+// executionTimeMs, scanTimeMs, rewriteTimeMs). It records what it read
+// (the partitions its pruning keeps and their files; the whole table when
+// the pruning is by stats only or there is a NOT MATCHED BY SOURCE
+// clause), so a concurrent commit that added files there (not blindly, or
+// any with delta.isolationLevel=Serializable) or removed a file read makes
+// it fail with a *txlog.ConflictError; an insert-only MERGE whose keys
+// include a partition column does not conflict with writes to other
+// partitions.
+//
+// When nothing changes and WithTxn is not given, nothing is committed
+// (Committed false). Options: WithTxn (a replayed version is skipped),
+// WithSchemaEvolution, WithOperationParameters, and the file options.
+//
+// Errors, all before anything is written: a condition without a key
+// equality, a key or column missing from the source or target, a type
+// mismatch, an invalid clause (ErrInvalidArgument; key type mismatches
+// also ErrSchemaMismatch), ErrAppendOnly when an update or delete clause
+// meets a table with delta.appendOnly=true (an insert-only MERGE is
+// allowed), txlog.ErrUnsupportedFeature (also for a table with the change
+// data feed on, for now); ErrMergeMultipleMatches; a row that fails
+// validation is a *RowError. The table is unchanged after any error.
+func Merge(ctx context.Context, t *Table, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
+	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
+	if err != nil {
+		return nil, nil, opError(ctx, "merge into", t.URI(), err)
+	}
+	return nt, res, nil
+}
+
+// mergeKey is one equi-join key: target column = source column.
+type mergeKey struct {
+	t, s *boundCol // bound in the merge row schema
+	name string    // target column name (top level)
+	top  int       // target column index, -1 for a nested field
+}
+
+// boundMergeClause is a clause bound to the merge row schema.
+type boundMergeClause struct {
+	mergeClause
+	cond *pred       // nil: always
+	sets []setClause // target columns (new schema indexes) set by update/insert
+	// keep[j] for UpdateAll: column j is absent from the source and keeps
+	// its value (schema evolution).
+	keep []bool
+}
+
+// MergeFileChanges are the changes of a MERGE to one target file, for the
+// change data feed: the rows deleted, and the updated rows before and
+// after (in one order).
+type mergeFileChanges struct {
+	add                 *txlog.Add
+	deleted             []parquetio.Row
+	preimage, postimage []parquetio.Row
+}
+
+// mergeChanges is what a MERGE changed, row by row: per touched target
+// file, and the inserted rows. Rows are in the table schema after the
+// merge (evolved, when it evolves).
+type mergeChanges struct {
+	files    []*mergeFileChanges
+	inserted []parquetio.Row
+}
+
+// mergeExec is one MERGE bound to a table snapshot.
+type mergeExec struct {
+	t                             *Table
+	b                             *MergeBuilder
+	cfg                           writeConfig
+	src                           *MergeSource
+	oldSch                        *schema.StructType
+	sch                           *schema.StructType // the target schema after the merge
+	evolved                       bool
+	rowSch                        *schema.StructType // struct<target: sch, source: src.schema>
+	keys                          []mergeKey
+	residual                      *pred  // the condition's terms beyond the keys (nil: none)
+	targetOnly                    []Expr // residual terms on target columns alone, unqualified
+	onText                        string
+	matched, notMatched, bySource []*boundMergeClause
+	checkDup                      bool
+	// starProj maps a source row to a row of sch (UpdateAll/InsertAll).
+	starProj rowProj
+	inSource []bool // by sch column: the source has it
+}
+
+func merge(ctx context.Context, t *Table, m *MergeBuilder, cfg writeConfig) (*Table, *MergeResult, error) {
+	if m == nil || m.src == nil || m.src.schema == nil {
+		return nil, nil, invalidf("merge into %s: no source", t.URI())
+	}
+	if len(m.matched)+len(m.notMatched)+len(m.bySource) == 0 {
+		return nil, nil, invalidf("merge into %s: no WHEN clause", t.URI())
+	}
+	removes := len(m.matched)+len(m.bySource) > 0
+	op, err := t.beginAs("MERGE", "merge into", removes, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if strings.EqualFold(t.snap.Metadata().Configuration["delta.enableChangeDataFeed"], "true") {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w: MERGE does not write the change data feed yet (delta.enableChangeDataFeed)", t.URI(), txlog.ErrUnsupportedFeature)
+	}
+	e := &mergeExec{t: t, b: m, cfg: cfg, src: m.src}
+	if err := e.bind(); err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	}
+	if op.skip {
+		return t, &MergeResult{DMLResult: DMLResult{Version: t.Version()}}, nil
+	}
+	if e.evolved {
+		if op.metadata, op.protocol, err = t.evolvedMetadata(e.sch); err != nil {
+			return nil, nil, err
+		}
+	}
+	return e.run(ctx, op)
+}
+
+// bind resolves the condition and the clauses against the target and
+// source schemas.
+func (e *mergeExec) bind() error {
+	tgt, src := e.t.Schema(), e.src.schema
+	e.oldSch, e.sch = tgt, tgt
+	for i, r := range e.src.rows {
+		if len(r) != len(src.Fields) {
+			return &RowError{Row: i, Err: fmt.Errorf("%w: merge source row has %d values, the source schema has %d columns", ErrInvalidArgument, len(r), len(src.Fields))}
+		}
+	}
+	star := false
+	for _, c := range slices.Concat(e.b.matched, e.b.notMatched) {
+		star = star || c.action == actUpdateAll || c.action == actInsertAll
+	}
+	if star && e.cfg.evolve {
+		// Spark's autoMerge: source columns the target lacks are added.
+		ns := &schema.StructType{Fields: slices.Clone(tgt.Fields)}
+		for _, f := range src.Fields {
+			if fieldByName(tgt, f.Name) < 0 {
+				nf := *f
+				nf.Nullable = true
+				ns.Fields = append(ns.Fields, &nf)
+			}
+		}
+		if len(ns.Fields) > len(tgt.Fields) {
+			e.sch, e.evolved = ns, true
+		}
+	}
+	e.rowSch = &schema.StructType{Fields: []*schema.StructField{
+		schema.NewField(mergeTargetAlias, e.sch, true),
+		schema.NewField(mergeSourceAlias, src, true),
+	}}
+	if e.b.on == nil {
+		return invalidf("MERGE needs a condition (e.g. MergeOn(\"id\"))")
+	}
+	qualify := qualifyColumn(e.sch, src)
+	on, err := mapExpr(e.b.on, qualify)
+	if err != nil {
+		return err
+	}
+	e.onText = on.String()
+	bd := newBinder(e.rowSch, nil, "none")
+	var rest []Expr
+	for _, c := range conjuncts(on) {
+		if k, ok, err := e.keyOf(bd, c); err != nil {
+			return err
+		} else if ok {
+			e.keys = append(e.keys, k)
+			continue
+		}
+		rest = append(rest, c)
+		onlyTarget := true
+		exprColumns(c, func(col Column) { onlyTarget = onlyTarget && col.path[0] == mergeTargetAlias })
+		if onlyTarget {
+			u, _ := mapExpr(c, func(col Column) (Column, error) { return Column{path: col.path[1:]}, nil })
+			e.targetOnly = append(e.targetOnly, u)
+		}
+	}
+	if len(e.keys) == 0 {
+		return invalidf("MERGE condition %s has no equality of a target column with a source column (target.k = source.k)", e.onText)
+	}
+	if len(rest) > 0 {
+		if e.residual, err = bd.bind(And(rest...), false); err != nil {
+			return err
+		}
+	}
+	if star {
+		if err := e.bindStar(); err != nil {
+			return err
+		}
+	}
+	for _, g := range []struct {
+		in   []mergeClause
+		out  *[]*boundMergeClause
+		kind string
+	}{{e.b.matched, &e.matched, "WHEN MATCHED"}, {e.b.notMatched, &e.notMatched, "WHEN NOT MATCHED"}, {e.b.bySource, &e.bySource, "WHEN NOT MATCHED BY SOURCE"}} {
+		for _, c := range g.in {
+			bc, err := e.bindClause(bd, c, qualify)
+			if err != nil {
+				return fmt.Errorf("%s clause: %w", g.kind, err)
+			}
+			*g.out = append(*g.out, bc)
+		}
+	}
+	e.checkDup = len(e.matched) > 0 && !(len(e.matched) == 1 && e.matched[0].action == actDelete && e.matched[0].cond == nil)
+	return nil
+}
+
+// keyOf reports whether conjunct c is a join key target.x = source.y.
+func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
+	ce, ok := c.(*cmpExpr)
+	if !ok || ce.op != opEq {
+		return mergeKey{}, false, nil
+	}
+	oc, ok := ce.val.(Column)
+	if !ok || ce.col.path[0] == oc.path[0] {
+		return mergeKey{}, false, nil
+	}
+	tc, sc := ce.col, oc
+	if tc.path[0] == mergeSourceAlias {
+		tc, sc = sc, tc
+	}
+	tb, err := bd.column(tc)
+	if err != nil {
+		return mergeKey{}, false, fmt.Errorf("merge key %s: the target has no such column: %w", tc, err)
+	}
+	sb, err := bd.column(sc)
+	if err != nil {
+		return mergeKey{}, false, fmt.Errorf("merge key %s: the source has no such column: %w", sc, err)
+	}
+	if tb.kind != sb.kind || tb.kind == kindUnsupported {
+		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.typ, sc, sb.typ)
+	}
+	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.sub[0]].Name, top: -1}
+	if len(tb.sub) == 1 {
+		k.top = tb.sub[0]
+	}
+	return k, true, nil
+}
+
+// bindStar prepares UpdateAll and InsertAll: the projection of source rows
+// onto the target schema, checked like a write with a row schema.
+func (e *mergeExec) bindStar() error {
+	src := e.src.schema
+	common := &schema.StructType{}
+	e.inSource = make([]bool, len(e.sch.Fields))
+	for j, f := range e.sch.Fields {
+		i := fieldByName(src, f.Name)
+		if i < 0 {
+			if !e.cfg.evolve {
+				return invalidf("UpdateAll/InsertAll: the source has no column %s of the target (WithSchemaEvolution keeps or nulls it)", f.Name)
+			}
+			continue
+		}
+		e.inSource[j] = true
+		common.Fields = append(common.Fields, src.Fields[i])
+	}
+	if _, _, err := mergeSchemas(e.sch, common, false); err != nil {
+		return err
+	}
+	e.starProj = structProjector(src, e.sch)
+	if e.starProj == nil {
+		e.starProj = func(r parquetio.Row) (parquetio.Row, error) { return slices.Clone(r), nil }
+	}
+	return nil
+}
+
+func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (Column, error)) (*boundMergeClause, error) {
+	bc := &boundMergeClause{mergeClause: c}
+	if c.cond != nil {
+		q, err := mapExpr(c.cond, qualify)
+		if err != nil {
+			return nil, err
+		}
+		bc.mergeClause.cond = q
+		if bc.cond, err = bd.bind(q, false); err != nil {
+			return nil, err
+		}
+	}
+	switch c.action {
+	case actUpdateAll:
+		bc.keep = make([]bool, len(e.sch.Fields))
+		for j := range bc.keep {
+			bc.keep[j] = !e.inSource[j]
+		}
+	case actUpdate, actInsert:
+		if len(c.set) == 0 {
+			return nil, invalidf("%s needs at least one column", c.action.actionType())
+		}
+		tb := newBinder(e.sch, e.t.PartitionColumns(), "none")
+		seen := map[int]bool{}
+		for name, v := range c.set {
+			col := strings.TrimPrefix(name, mergeTargetAlias+".")
+			target, err := tb.column(Col(col))
+			if err != nil {
+				return nil, err
+			}
+			if seen[target.top] {
+				return nil, invalidf("column %s is set twice", target.name)
+			}
+			seen[target.top] = true
+			if v == nil {
+				return nil, invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
+			}
+			qv, err := mapValue(v, qualify)
+			if err != nil {
+				return nil, err
+			}
+			val, err := bindValue(e.rowSch, nil, qv, target)
+			if err != nil {
+				return nil, err
+			}
+			if val.typ == nil && !e.sch.Fields[target.top].Nullable {
+				return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, target.name)
+			}
+			bc.sets = append(bc.sets, setClause{top: target.top, val: val})
+		}
+		slices.SortFunc(bc.sets, func(a, b setClause) int { return a.top - b.top })
+	}
+	return bc, nil
+}
+
+// keyString encodes the key values of a merge row (target side when
+// target, else source) as a map key; ok is false when one is null.
+func (e *mergeExec) keyString(row parquetio.Row, target bool) (string, bool, error) {
+	var b strings.Builder
+	for _, k := range e.keys {
+		c := k.s
+		if target {
+			c = k.t
+		}
+		v := c.value(row)
+		if v == nil {
+			return "", false, nil
+		}
+		s, err := canonicalKey(c, v)
+		if err != nil {
+			return "", false, err
+		}
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	return b.String(), true, nil
+}
+
+// canonicalKey renders a non-null key value so that values SQL equality
+// finds equal render alike.
+func canonicalKey(c *boundCol, v any) (string, error) {
+	x, err := convertLiteral(c, v)
+	if err != nil {
+		return "", err
+	}
+	switch c.kind {
+	case kindInt, kindDate:
+		return strconv.FormatInt(x.(int64), 10), nil
+	case kindFloat32, kindFloat64:
+		f := x.(float64)
+		if f == 0 {
+			f = 0 // -0 = 0
+		}
+		if math.IsNaN(f) {
+			return "NaN", nil
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	case kindBool:
+		return strconv.FormatBool(x.(bool)), nil
+	case kindString:
+		return x.(string), nil
+	case kindBinary:
+		return string(x.([]byte)), nil
+	case kindTimestamp, kindTimestampNTZ:
+		return x.(time.Time).UTC().Format(time.RFC3339Nano), nil
+	case kindDecimal:
+		s := x.(parquetio.Decimal).String()
+		if strings.Contains(s, ".") {
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
+		if s == "-0" {
+			s = "0"
+		}
+		return s, nil
+	}
+	return "", invalidf("column %s of type %s cannot be a merge key", c.name, c.typ)
+}
+
+// keyText names a source row's key in errors: (id=3, day=DATE '2024-01-02').
+func (e *mergeExec) keyText(row parquetio.Row) string {
+	parts := make([]string, len(e.keys))
+	for i, k := range e.keys {
+		parts[i] = k.name + "=" + formatLiteral(k.t.value(row))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// pruneFilter is the filter on target files: the source keys' values or
+// range, and the condition's terms on target columns alone. nil: the
+// whole table (NOT MATCHED BY SOURCE clauses).
+func (e *mergeExec) pruneFilter() (Expr, error) {
+	if len(e.bySource) > 0 {
+		return nil, nil
+	}
+	filters := slices.Clone(e.targetOnly)
+	for _, k := range e.keys {
+		var lo, hi any
+		distinct := map[string]any{}
+		for _, r := range e.src.rows {
+			v := r[k.s.sub[0]]
+			if len(k.s.sub) > 1 {
+				v = k.s.value(parquetio.Row{nil, r})
+			}
+			if v == nil {
+				continue
+			}
+			x, err := convertLiteral(k.s, v)
+			if err != nil {
+				return nil, fmt.Errorf("merge source key %s: %w", k.s.name, err)
+			}
+			if lo == nil {
+				lo, hi = x, x
+			} else {
+				if c, ok := compareValue(k.s.kind, x, lo); ok && c < 0 {
+					lo = x
+				}
+				if c, ok := compareValue(k.s.kind, x, hi); ok && c > 0 {
+					hi = x
+				}
+			}
+			if len(distinct) <= maxPruneValues {
+				s, _ := canonicalKey(k.s, v)
+				distinct[s] = x
+			}
+		}
+		if lo == nil {
+			return Or(), nil // no source key: no target row can match
+		}
+		col := Column{path: k.t.path()}
+		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
+		lit := func(x any) any {
+			if k.s.kind == kindDate {
+				return parquetio.Date(x.(int64))
+			}
+			return x
+		}
+		if isPart && len(distinct) <= maxPruneValues {
+			vals := make([]any, 0, len(distinct))
+			for _, x := range distinct {
+				vals = append(vals, lit(x))
+			}
+			filters = append(filters, col.In(vals...))
+			continue
+		}
+		if f, ok := lo.(float64); ok && (math.IsNaN(f) || math.IsNaN(hi.(float64))) {
+			continue
+		}
+		filters = append(filters, col.Between(lit(lo), lit(hi)))
+	}
+	return And(filters...), nil
+}
+
+// maxPruneValues bounds the distinct source key values the pruning filter
+// lists for a partition column (beyond it: their range).
+const maxPruneValues = 1000
+
+// path returns the column's logical path below the merge row's target or
+// source struct.
+func (c *boundCol) path() []string {
+	return strings.Split(c.name, ".")[1:]
+}
+
+// mergeCounts are a MERGE's row counts.
+type mergeCounts struct {
+	inserted, matchedUpdated, bySourceUpdated, matchedDeleted, bySourceDeleted int64
+}
+
+// run scans the pruned target files, joins them with the source, applies
+// the clauses and commits.
+func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResult, error) {
+	t := e.t
+	// The source, indexed by key.
+	bySrcKey := make(map[string][]int, len(e.src.rows))
+	for i, r := range e.src.rows {
+		k, ok, err := e.keyString(parquetio.Row{nil, r}, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("table: merge into %s: source row %d: %w", t.URI(), i, err)
+		}
+		if ok {
+			bySrcKey[k] = append(bySrcKey[k], i)
+		}
+	}
+	filter, err := e.pruneFilter()
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	}
+	useDV := t.deletionVectorsEnabled()
+	plan, targets, err := t.dmlScan(ctx, filter, dmlRead{matchedRows: true, keptRows: !useDV, readWhole: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	}
+	scanMs := time.Since(op.start).Milliseconds()
+	op.tx.ReadFiles(plan.partitionPredicate())
+
+	var cnt mergeCounts
+	ch := &mergeChanges{}
+	srcMatched := make([]bool, len(e.src.rows))
+	rw := newRemover(t, op, useDV)
+	rw.schema = e.sch
+	var written []parquetio.Row
+	width := len(e.sch.Fields)
+	pad := func(r parquetio.Row) parquetio.Row {
+		if len(r) >= width {
+			return r
+		}
+		return append(slices.Clip(r), make(parquetio.Row, width-len(r))...)
+	}
+	for _, tg := range targets {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		fc := &mergeFileChanges{add: tg.f.add}
+		var changed []int64
+		var kept []parquetio.Row
+		for j, row := range tg.matchedRows {
+			trow := pad(row)
+			mr := parquetio.Row{trow, nil}
+			hit, n := -1, 0
+			k, ok, err := e.keyString(mr, true)
+			if err != nil {
+				return nil, nil, fmt.Errorf("table: merge into %s: data file %s: %w", t.URI(), tg.f.path, err)
+			}
+			if ok {
+				for _, si := range bySrcKey[k] {
+					mr[1] = e.src.rows[si]
+					if e.residual != nil && !e.residual.matchRow(mr) {
+						continue
+					}
+					srcMatched[si] = true
+					n++
+					if hit < 0 {
+						hit = si
+					} else if e.checkDup {
+						return nil, nil, fmt.Errorf("table: merge into %s: %w: the target row with key %s (data file %s) matched source rows %d and %d",
+							t.URI(), ErrMergeMultipleMatches, e.keyText(parquetio.Row{trow, nil}), tg.f.path, hit, si)
+					}
+				}
+			}
+			var clauses []*boundMergeClause
+			if n > 0 {
+				mr[1] = e.src.rows[hit]
+				clauses = e.matched
+			} else {
+				mr[1] = nil
+				clauses = e.bySource
+			}
+			c := firstClause(clauses, mr)
+			if c == nil {
+				kept = append(kept, trow)
+				continue
+			}
+			changed = append(changed, tg.matched[j])
+			if c.action == actDelete {
+				fc.deleted = append(fc.deleted, trow)
+				if n > 0 {
+					cnt.matchedDeleted++
+				} else {
+					cnt.bySourceDeleted++
+				}
+				continue
+			}
+			nr, err := e.apply(c, mr)
+			if err != nil {
+				return nil, nil, fmt.Errorf("table: merge into %s: data file %s: %w", t.URI(), tg.f.path, err)
+			}
+			fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
+			written = append(written, nr)
+			if n > 0 {
+				cnt.matchedUpdated++
+			} else {
+				cnt.bySourceUpdated++
+			}
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		ch.files = append(ch.files, fc)
+		nt := &dmlTarget{f: tg.f, oldDV: tg.oldDV, live: tg.live, matched: changed,
+			whole: int64(len(changed)) == tg.live}
+		if !useDV {
+			nt.keptRows = make([]parquetio.Row, 0, len(tg.keptRows)+len(kept))
+			for _, r := range tg.keptRows {
+				nt.keptRows = append(nt.keptRows, pad(r))
+			}
+			nt.keptRows = append(nt.keptRows, kept...)
+		}
+		rw.remove(nt)
+	}
+	// Source rows that matched nothing.
+	for i, r := range e.src.rows {
+		if srcMatched[i] || len(e.notMatched) == 0 {
+			continue
+		}
+		mr := parquetio.Row{nil, r}
+		c := firstClause(e.notMatched, mr)
+		if c == nil {
+			continue
+		}
+		nr, err := e.apply(c, mr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("table: merge into %s: source row %d: %w", t.URI(), i, err)
+		}
+		ch.inserted = append(ch.inserted, nr)
+		written = append(written, nr)
+		cnt.inserted++
+	}
+	res := &MergeResult{SourceRows: int64(len(e.src.rows)), InsertedRows: cnt.inserted,
+		MatchedUpdatedRows: cnt.matchedUpdated, NotMatchedBySourceUpdatedRows: cnt.bySourceUpdated,
+		MatchedDeletedRows: cnt.matchedDeleted, NotMatchedBySourceDeletedRows: cnt.bySourceDeleted}
+	res.UpdatedRows = cnt.matchedUpdated + cnt.bySourceUpdated
+	res.DeletedRows = cnt.matchedDeleted + cnt.bySourceDeleted
+	if len(op.removes) == 0 && len(written) == 0 && !e.cfg.txnSet && !e.evolved {
+		t.cfg.logger.Debug("table: merge changed no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", e.onText)
+		res.Version = t.Version()
+		return t, res, nil
+	}
+	rw.rows = append(rw.rows, written...)
+	return e.finish(ctx, op, rw, res, scanMs)
+}
+
+// firstClause returns the first clause whose condition holds on mr.
+func firstClause(cs []*boundMergeClause, mr parquetio.Row) *boundMergeClause {
+	for _, c := range cs {
+		if c.cond == nil || c.cond.matchRow(mr) {
+			return c
+		}
+	}
+	return nil
+}
+
+// apply returns the target row an update or insert clause makes of merge
+// row mr (its target side is nil for an insert).
+func (e *mergeExec) apply(c *boundMergeClause, mr parquetio.Row) (parquetio.Row, error) {
+	var nr parquetio.Row
+	switch c.action {
+	case actUpdateAll, actInsertAll:
+		p, err := e.starProj(mr[1].(parquetio.Row))
+		if err != nil {
+			return nil, err
+		}
+		nr = p
+		if c.action == actUpdateAll {
+			old := mr[0].(parquetio.Row)
+			for j, k := range c.keep {
+				if k {
+					nr[j] = old[j]
+				}
+			}
+		}
+		return nr, nil
+	case actUpdate:
+		nr = slices.Clone(mr[0].(parquetio.Row))
+	default:
+		nr = make(parquetio.Row, len(e.sch.Fields))
+	}
+	for _, s := range c.sets {
+		v, err := s.val.eval(mr)
+		if err != nil {
+			return nil, err
+		}
+		nr[s.top] = v
+	}
+	return nr, nil
+}
+
+// mergePredicate is one clause in commitInfo's matchedPredicates (and the
+// others), as Spark writes it.
+type mergePredicate struct {
+	Predicate  string `json:"predicate,omitempty"`
+	ActionType string `json:"actionType"`
+}
+
+func clausePredicates(cs []*boundMergeClause) string {
+	out := make([]mergePredicate, len(cs))
+	for i, c := range cs {
+		out[i].ActionType = c.action.actionType()
+		if c.mergeClause.cond != nil {
+			out[i].Predicate = c.mergeClause.cond.String()
+		}
+	}
+	return jsonString(out)
+}
+
+// finish writes the new files and commits the MERGE.
+func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res *MergeResult, scanMs int64) (*Table, *MergeResult, error) {
+	t := e.t
+	rewriteStart := time.Now()
+	if err := rw.write(ctx, e.cfg); err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	}
+	res.CopiedRows = rw.copied
+	res.RemovedFiles, res.AddedFiles = rw.removedFiles, rw.addedFiles
+	res.DeletionVectorsAdded, res.DeletionVectorsUpdated, res.DeletionVectorsRemoved = rw.dvAdded, rw.dvUpdated, rw.dvRemoved
+	op.params = paramsWith(map[string]string{
+		"predicate":                    jsonString([]string{e.onText}),
+		"matchedPredicates":            clausePredicates(e.matched),
+		"notMatchedPredicates":         clausePredicates(e.notMatched),
+		"notMatchedBySourcePredicates": clausePredicates(e.bySource),
+	}, e.cfg)
+	op.metrics = metricsOf(map[string]int64{
+		"numSourceRows":                          res.SourceRows,
+		"numTargetRowsInserted":                  res.InsertedRows,
+		"numTargetRowsUpdated":                   res.UpdatedRows,
+		"numTargetRowsMatchedUpdated":            res.MatchedUpdatedRows,
+		"numTargetRowsNotMatchedBySourceUpdated": res.NotMatchedBySourceUpdatedRows,
+		"numTargetRowsDeleted":                   res.DeletedRows,
+		"numTargetRowsMatchedDeleted":            res.MatchedDeletedRows,
+		"numTargetRowsNotMatchedBySourceDeleted": res.NotMatchedBySourceDeletedRows,
+		"numTargetRowsCopied":                    rw.copied,
+		"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
+		"numTargetFilesAdded":                    int64(rw.addedFiles),
+		"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
+		"numTargetBytesAdded":                    rw.addedBytes,
+		"numTargetBytesRemoved":                  rw.removedBytes,
+		"numTargetChangeFilesAdded":              0,
+		"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
+		"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
+		"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),
+		"scanTimeMs":                             scanMs,
+		"rewriteTimeMs":                          time.Since(rewriteStart).Milliseconds(),
+	})
+	op.metrics["executionTimeMs"] = op.elapsedMs()
+	nt, cr, err := t.commitOperation(ctx, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
+	return nt, res, nil
+}
