@@ -147,6 +147,11 @@ func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *tx
 	}
 	tx.SetOperationParameters(op.params)
 	tx.SetOperationMetrics(op.metrics)
+	if t.snap != nil && t.rowTrackingEnabled() {
+		// Every rewrite keeps stable row ids (rowtracking.go); Spark tags
+		// each commit on such a table the same way.
+		tx.SetTags(map[string]string{PreservedRowTrackingTag: "true"})
+	}
 	nt, res, err := t.commitTx(ctx, tx)
 	if err != nil {
 		if definitelyNotCommitted(err) {

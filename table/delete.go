@@ -26,8 +26,9 @@ import (
 // rows (spec "Deletion Vectors"): merged with the one they had, written to
 // one deletion_vector_<uuid>.bin file for the commit, the file re-added with
 // the new descriptor and the old add removed. Without deletion vectors they
-// are rewritten without the deleted rows (copy-on-write). A file left with
-// no live row is removed.
+// are rewritten without the deleted rows (copy-on-write; with row tracking
+// enabled the copied rows keep their stable row ids and commit versions,
+// rowtracking.go). A file left with no live row is removed.
 //
 // On a change data feed table (delta.enableChangeDataFeed=true) the deleted
 // rows are also written to change data files (_change_type "delete") listed
@@ -147,8 +148,10 @@ type remover struct {
 	dvFiles   []*txlog.Add
 	dvBitmaps []*roaring64.Bitmap
 	// rows to write into new files: kept rows of copy-on-write files, and
-	// the operation's new rows (UPDATE).
+	// the operation's new rows (UPDATE); with row tracking enabled, tracks
+	// holds their stable row ids and commit versions (rowtracking.go).
 	rows   []parquetio.Row
+	tracks []rowTrack
 	copied int64
 	// changes are the operation's change data (a change data feed table):
 	// written by write to change data files after the data files.
@@ -217,9 +220,20 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 	if a.DeletionVector != nil {
 		r.dvRemoved++
 	}
-	r.rows = append(r.rows, tg.keptRows...)
+	r.addRows(tg.keptRows, tg.keptTracks)
 	r.copied += int64(len(tg.keptRows))
 	return int64(len(tg.matched))
+}
+
+// addRows queues rows (table schema order) to be written into new files by
+// write, with tracks their stable row ids and row commit versions when the
+// table has row tracking enabled (nil otherwise): tg.keptTracks for copied
+// rows, rowTrack.updated of tg.matchedTracks for updated ones, freshTrack
+// for inserted ones. write refuses rows queued without tracks on such a
+// table.
+func (r *remover) addRows(rows []parquetio.Row, tracks []rowTrack) {
+	r.rows = append(r.rows, rows...)
+	r.tracks = append(r.tracks, tracks...)
 }
 
 // write stores the deletion vector file and the new data files, and adds
@@ -227,12 +241,6 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 // operation, so that a failed commit deletes them; on an error here they
 // are deleted at once.
 func (r *remover) write(ctx context.Context, cfg writeConfig) error {
-	if len(r.rows) > 0 {
-		what := fmt.Sprintf("%d updated or copied rows", len(r.rows))
-		if err := r.t.refuseRowMove(what); err != nil {
-			return err
-		}
-	}
 	sch := r.schema
 	if sch == nil {
 		sch = r.t.Schema()
@@ -261,7 +269,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 		}
 	}
 	if len(r.rows) > 0 {
-		res, err := r.t.writeDataFiles(ctx, p, cfg, nil)
+		res, err := r.t.writeRewritten(ctx, sch, r.rows, r.tracks, cfg)
 		if err != nil {
 			deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
 			return err

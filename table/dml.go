@@ -54,6 +54,10 @@ type dmlTarget struct {
 	matched     []int64
 	matchedRows []parquetio.Row
 	keptRows    []parquetio.Row
+	// matchedTracks and keptTracks are the stable row ids and row commit
+	// versions of matchedRows and keptRows, when the table has row
+	// tracking enabled (rowtracking.go); nil otherwise.
+	matchedTracks, keptTracks []rowTrack
 }
 
 // dmlRead says which rows a DML scan keeps in memory.
@@ -121,6 +125,13 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		np.files, np.locs = plan.files, plan.locs
 		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
 	}
+	rt, err := t.rowTracker()
+	if err != nil {
+		return nil, nil, plan.errorf("", err)
+	}
+	if !r.matchedRows && !r.keptRows {
+		rt = nil // no row is written again
+	}
 	var out []*dmlTarget
 	for _, f := range plan.files {
 		if err := ctx.Err(); err != nil {
@@ -153,6 +164,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			continue
 		}
 		var live int64
+		var keptIdx []int64
 		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
 			live++
 			if proj != nil {
@@ -168,11 +180,19 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 				}
 			} else if r.keptRows {
 				tg.keptRows = append(tg.keptRows, row)
+				if rt != nil {
+					keptIdx = append(keptIdx, idx)
+				}
 			}
 			return true
 		})
 		if err != nil {
 			return nil, nil, err
+		}
+		if rt != nil && len(tg.matched) > 0 {
+			if err := tg.track(ctx, rt, plan.mode, keptIdx, r.matchedRows); err != nil {
+				return nil, nil, plan.errorf(f.path, err)
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -184,6 +204,34 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		}
 	}
 	return plan, out, nil
+}
+
+// track fills tg.matchedTracks (when matched, for matchedRows) and
+// tg.keptTracks (the rows at physical indexes kept) from its file.
+func (tg *dmlTarget) track(ctx context.Context, rt *rowTracker, mode string, kept []int64, matched bool) error {
+	var idx []int64
+	if matched {
+		idx = tg.matched
+	}
+	if len(kept) > 0 {
+		idx = slices.Sorted(slices.Values(append(slices.Clone(idx), kept...)))
+	}
+	tracks, err := rt.tracksOf(ctx, tg.f.store, tg.f.key, mode, tg.f.add, idx)
+	if err != nil {
+		return err
+	}
+	// Split tracks (in idx order) back into matched and kept, both ascending.
+	var mi, ki int
+	for i, x := range idx {
+		if matched && mi < len(tg.matched) && tg.matched[mi] == x {
+			tg.matchedTracks = append(tg.matchedTracks, tracks[i])
+			mi++
+		} else if ki < len(kept) && kept[ki] == x {
+			tg.keptTracks = append(tg.keptTracks, tracks[i])
+			ki++
+		}
+	}
+	return nil
 }
 
 // deletionVectorsEnabled reports whether DML on this table removes rows with

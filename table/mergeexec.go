@@ -552,6 +552,10 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 	rw := newRemover(t, op, useDV)
 	rw.schema = e.sch
 	var written []parquetio.Row
+	// With row tracking enabled, writtenTracks are the stable row ids and
+	// commit versions of written (rowtracking.go): updated rows keep their
+	// id, inserted ones get fresh ids.
+	var writtenTracks []rowTrack
 	width := len(e.sch.Fields)
 	pad := func(r parquetio.Row) parquetio.Row {
 		if len(r) >= width {
@@ -566,6 +570,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		fc := &mergeFileChanges{add: tg.f.add}
 		var changed []int64
 		var kept []parquetio.Row
+		var keptTracks []rowTrack
 		for j, row := range tg.matchedRows {
 			trow := pad(row)
 			mr := parquetio.Row{trow, nil}
@@ -601,6 +606,9 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 			c := firstClause(clauses, mr)
 			if c == nil {
 				kept = append(kept, trow)
+				if tg.matchedTracks != nil {
+					keptTracks = append(keptTracks, tg.matchedTracks[j])
+				}
 				continue
 			}
 			changed = append(changed, tg.matched[j])
@@ -619,6 +627,9 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 			}
 			fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
 			written = append(written, nr)
+			if tg.matchedTracks != nil {
+				writtenTracks = append(writtenTracks, tg.matchedTracks[j].updated())
+			}
 			if n > 0 {
 				cnt.matchedUpdated++
 			} else {
@@ -637,6 +648,9 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 				nt.keptRows = append(nt.keptRows, pad(r))
 			}
 			nt.keptRows = append(nt.keptRows, kept...)
+			if tg.keptTracks != nil || keptTracks != nil {
+				nt.keptTracks = append(slices.Clone(tg.keptTracks), keptTracks...)
+			}
 		}
 		rw.remove(nt)
 	}
@@ -656,6 +670,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		}
 		ch.inserted = append(ch.inserted, nr)
 		written = append(written, nr)
+		writtenTracks = append(writtenTracks, freshTrack)
 		cnt.inserted++
 	}
 	res := &MergeResult{SourceRows: int64(len(e.src.rows)), InsertedRows: cnt.inserted,
@@ -668,7 +683,12 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		res.Version = t.Version()
 		return t, res, nil
 	}
-	rw.rows = append(rw.rows, written...)
+	if rt, err := t.rowTracker(); err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	} else if rt == nil {
+		writtenTracks = nil
+	}
+	rw.addRows(written, writtenTracks)
 	return e.finish(ctx, op, rw, res, scanMs)
 }
 

@@ -103,8 +103,8 @@ type optimizeBin struct {
 // the new files carry no clusteringProvider (Spark's OPTIMIZE clusters them
 // and sets clusteringProvider "liquid"; a later Spark OPTIMIZE still
 // clusters them). With row tracking enabled (delta.enableRowTracking=true)
-// Optimize refuses, before writing, to compact (txlog.ErrUnsupportedFeature
-// naming rowTracking): the rows would lose their stable row ids
+// the compacted rows keep their stable row ids and row commit versions in
+// the new files' materialized columns, as Spark's OPTIMIZE does
 // (rowtracking.go).
 //
 // It returns t itself and Committed false when there is nothing to
@@ -129,7 +129,8 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	if len(bins) == 0 {
 		return t, res, nil
 	}
-	if err := t.refuseRowMove("the rows of compacted files"); err != nil {
+	rt, err := t.rowTracker()
+	if err != nil {
 		return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 	}
 
@@ -149,7 +150,7 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	now := cfg.now().UnixMilli()
 	var dvsRemoved int64
 	for _, b := range bins {
-		rows, err := t.readBin(ctx, b, func(n int64) {
+		rows, tracks, err := t.readBin(ctx, b, rt, func(n int64) {
 			done += n
 			if cfg.progress != nil {
 				cfg.progress(done, total)
@@ -159,7 +160,7 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 			deleteFiles(t.store, op.written, t.cfg.logger)
 			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 		}
-		adds, err := t.WriteFiles(ctx, rows, wopts...)
+		adds, err := t.writeBin(ctx, rows, tracks, rt != nil, wopts)
 		if err != nil {
 			deleteFiles(t.store, op.written, t.cfg.logger)
 			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
@@ -294,10 +295,29 @@ func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
 	return bins
 }
 
+// writeBin writes a bin's rows as WriteFiles does; with row tracking
+// (tracked) through writeRewritten, with the rows' tracks.
+func (t *Table) writeBin(ctx context.Context, rows []parquetio.Row, tracks []rowTrack, tracked bool, wopts []WriteOption) ([]*txlog.Add, error) {
+	if !tracked {
+		return t.WriteFiles(ctx, rows, wopts...)
+	}
+	cfg := newWriteConfig(wopts)
+	if err := t.checkWrite(nil, &prepared{schema: t.Schema(), rows: rows}); err != nil {
+		return nil, err
+	}
+	res, err := t.writeRewritten(ctx, nil, rows, tracks, cfg)
+	if err != nil {
+		return nil, opError(ctx, "write files of", t.URI(), err)
+	}
+	return res.adds, nil
+}
+
 // readBin reads the rows of a bin's files, aligned with the table schema:
 // data columns from the files (deletion vectors applied), partition columns
-// from the add actions' partition values.
-func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int64)) ([]parquetio.Row, error) {
+// from the add actions' partition values. With rt (row tracking enabled)
+// it returns each row's stable row id and commit version too, read from the
+// files' materialized columns in the same pass.
+func (t *Table) readBin(ctx context.Context, b *optimizeBin, rt *rowTracker, read func(bytes int64)) ([]parquetio.Row, []rowTrack, error) {
 	sch := t.Schema()
 	isPart := map[string]bool{}
 	for _, c := range t.PartitionColumns() {
@@ -311,12 +331,16 @@ func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int
 			dataIdx = append(dataIdx, i)
 		}
 	}
+	if rt != nil {
+		data.Fields = append(data.Fields, rt.fields()...)
+	}
 	mode := t.snap.Metadata().ColumnMappingMode()
 	locs, err := newLocator(t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rows []parquetio.Row
+	var tracks []rowTrack
 	for _, f := range b.files {
 		pvals := make([]any, len(sch.Fields))
 		for i, fld := range sch.Fields {
@@ -329,34 +353,46 @@ func (t *Table) readBin(ctx context.Context, b *optimizeBin, read func(bytes int
 			}
 			v, err := ParsePartitionValue(fld.Type, s)
 			if err != nil {
-				return nil, fmt.Errorf("file %s: partition value of %s: %w", f.Path, fld.Name, err)
+				return nil, nil, fmt.Errorf("file %s: partition value of %s: %w", f.Path, fld.Name, err)
 			}
 			pvals[i] = v
 		}
 		key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
 		if !ok { // planBins keeps only files under the table root
-			return nil, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable)
+			return nil, nil, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable)
 		}
 		ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
 		if f.DeletionVector != nil {
 			bm, err := locs.loadDV(ctx, f.DeletionVector)
 			if err != nil {
-				return nil, fmt.Errorf("file %s: %w", f.Path, err)
+				return nil, nil, fmt.Errorf("file %s: %w", f.Path, err)
 			}
 			ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
 		}
-		for r, err := range parquetio.ReadFile(ctx, t.store, key, data, ropts...) {
+		pf, err := parquetio.Open(ctx, t.store, key, data, ropts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for ir, err := range pf.IndexedRows(ctx) {
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			r := ir.Row
 			row := make(parquetio.Row, len(sch.Fields))
 			copy(row, pvals)
-			for j, v := range r {
-				row[dataIdx[j]] = v
+			for j, top := range dataIdx {
+				row[top] = r[j]
 			}
 			rows = append(rows, row)
+			if rt != nil {
+				tr, err := stableTrack(f, ir.Index, r[len(dataIdx)], r[len(dataIdx)+1])
+				if err != nil {
+					return nil, nil, err
+				}
+				tracks = append(tracks, tr)
+			}
 		}
 		read(f.Size)
 	}
-	return rows, nil
+	return rows, tracks, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,9 +23,14 @@ import (
 // and updates id 3. A supported feature must take every write (or refuse
 // the one write documented as refused, by name) and Spark must read the
 // rows the reference computes; a refused feature must be refused by name
-// before any file is written under the table. For row tracking, Spark's
-// _metadata.row_id must stay unique, and the same for every row deltakit
-// did not touch. Two Spark batches: create, then read.
+// before any file is written under the table. For row tracking enabled,
+// deltakit also optimizes (copy-on-write and with deletion vectors), and
+// Spark's _metadata.row_id must stay unique and the same for every row
+// (updated, copied and compacted ones too), and Spark's
+// _metadata.row_id/_metadata.row_commit_version must equal what the test's
+// own reading of the files computes (stableIDs: updated rows at deltakit's
+// update version, the others at the version they had). Two Spark batches:
+// create, then read.
 
 // featureCase is one Spark-created table.
 type featureCase struct {
@@ -36,7 +42,7 @@ type featureCase struct {
 	// ("update", "delete"), with the feature they are refused for.
 	refusedOps map[string]string
 	post       string // SQL run after CREATE, %s the table path
-	rowIDs     bool   // compare _metadata.row_id before and after
+	rowIDs     bool   // compare _metadata.row_id before and after, and with stableIDs
 	optimize   bool   // deltakit also runs OPTIMIZE (after more appends)
 }
 
@@ -80,14 +86,13 @@ func featureCases() []featureCase {
 		case txlog.FeatureClustering:
 			c.ddl, c.props, c.optimize = "(id BIGINT, v STRING) USING delta CLUSTER BY (id)", "", true
 		case txlog.FeatureRowTracking:
-			// Row tracking enabled, with deletion vectors so that DELETE
-			// keeps every other row's id; UPDATE is refused (rowtracking.go).
+			// Row tracking enabled, with deletion vectors and without
+			// (copy-on-write): rewritten rows keep their ids (rowtracking.go).
 			c.props = "'delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'true'"
-			c.refusedOps = map[string]string{"update": "rowTracking"}
 			c.rowIDs, c.optimize = true, true
 			cases = append(cases,
 				featureCase{name: "rowTracking-copy-on-write", feature: f.Name, ddl: def, props: "'delta.enableRowTracking' = 'true'",
-					refusedOps: map[string]string{"update": "rowTracking", "delete": "rowTracking"}, rowIDs: true},
+					rowIDs: true, optimize: true},
 				featureCase{name: "rowTracking-supported-only", feature: f.Name, ddl: def, props: "'delta.feature.rowTracking' = 'supported'"})
 		}
 		cases = append(cases, c)
@@ -116,21 +121,25 @@ func listFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-// rowIDsByID maps id to Spark's _metadata.row_id from "SELECT
-// _metadata.row_id, id".
-func rowIDsByID(t *testing.T, res *testsupport.SparkResult) map[int64]int64 {
+// rowIDsSQL selects Spark's row ids and row commit versions by id.
+const rowIDsSQL = "SELECT _metadata.row_id, id, _metadata.row_commit_version FROM delta.`%s`"
+
+// rowIDsByID maps id to Spark's _metadata.row_id and
+// _metadata.row_commit_version from rowIDsSQL.
+func rowIDsByID(t *testing.T, res *testsupport.SparkResult) map[int64]stableID {
 	t.Helper()
-	out := map[int64]int64{}
+	out := map[int64]stableID{}
 	for _, r := range res.Rows {
 		rid, err1 := r[0].(json.Number).Int64()
 		id, err2 := r[1].(json.Number).Int64()
-		if err1 != nil || err2 != nil {
+		ver, err3 := r[2].(json.Number).Int64()
+		if err1 != nil || err2 != nil || err3 != nil {
 			t.Fatalf("row id row %v", r)
 		}
 		if _, dup := out[id]; dup {
 			t.Fatalf("id %d twice", id)
 		}
-		out[id] = rid
+		out[id] = stableID{rid, ver}
 	}
 	return out
 }
@@ -167,7 +176,7 @@ func TestFeatureTable(t *testing.T) {
 		reqs = append(reqs, testsupport.SQLRequest(fmt.Sprintf("INSERT INTO delta.`%s` (%s) VALUES %s", dir, cols, vals)))
 		reqCase = append(reqCase, c.name)
 		if c.rowIDs {
-			reqs = append(reqs, testsupport.SQLRequest(fmt.Sprintf("SELECT _metadata.row_id, id FROM delta.`%s`", dir)))
+			reqs = append(reqs, testsupport.SQLRequest(fmt.Sprintf(rowIDsSQL, dir)))
 			reqCase = append(reqCase, c.name+"/rowids")
 		}
 	}
@@ -175,7 +184,7 @@ func TestFeatureTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]map[int64]int64{}
+	before := map[string]map[int64]stableID{}
 	for i, name := range reqCase {
 		if errs[i] != nil {
 			t.Logf("%s: Spark refused %v: %v", name, reqs[i]["sql"], errs[i])
@@ -207,6 +216,7 @@ func TestFeatureTable(t *testing.T) {
 	// want holds the reference rows after deltakit's writes.
 	type outcome struct {
 		want []parquetio.Row
+		ids  map[int64]stableID // stableIDs after deltakit's writes (rowIDs cases)
 	}
 	outcomes := map[string]*outcome{}
 	for _, c := range cases {
@@ -266,6 +276,7 @@ func TestFeatureTable(t *testing.T) {
 				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(2) })
 			}
 			files = listFiles(t, dir)
+			updVersion := int64(-1)
 			nt, _, err = Update(ctx, tbl, Col("id").Eq(int64(3)), map[string]Value{"v": Lit("u3")})
 			if f, ok := c.refusedOps["update"]; ok {
 				if !refusedBy(err, f) && !(f == "appendOnly" && errors.Is(err, ErrAppendOnly)) {
@@ -278,6 +289,7 @@ func TestFeatureTable(t *testing.T) {
 				t.Fatalf("update: %v", err)
 			} else {
 				tbl = nt
+				updVersion = nt.Version()
 				for _, r := range want {
 					if r[0] == int64(3) {
 						r[1] = "u3"
@@ -291,24 +303,40 @@ func TestFeatureTable(t *testing.T) {
 				}
 				tbl = nt
 				want = append(want, parquetio.Row{int64(11), "s11"})
-				files = listFiles(t, dir)
-				nt, _, err = tbl.Optimize(ctx)
-				switch {
-				case c.rowIDs:
-					if !refusedBy(err, txlog.FeatureRowTracking) {
-						t.Fatalf("optimize on a row tracking table: %v, want refused", err)
-					}
-					if after := listFiles(t, dir); !slices.Equal(after, files) {
-						t.Fatalf("refused optimize changed the files")
-					}
-				case err != nil:
+				var ids map[int64]stableID
+				if c.rowIDs {
+					ids = stableIDs(t, tbl)
+				}
+				var ores *OptimizeResult
+				nt, ores, err = tbl.Optimize(ctx)
+				if err != nil {
 					t.Fatalf("optimize: %v", err)
-				default:
-					tbl = nt
+				}
+				tbl = nt
+				if c.rowIDs {
+					if !ores.Committed {
+						t.Fatalf("optimize compacted nothing: %+v", ores)
+					}
+					if got := stableIDs(t, tbl); !maps.Equal(got, ids) {
+						t.Fatalf("optimize changed stable row ids:\n got  %v\n want %v", got, ids)
+					}
 				}
 			}
 			checkFeatureLog(t, tbl, c)
-			outcomes[c.name] = &outcome{want: want}
+			o := &outcome{want: want}
+			if c.rowIDs {
+				o.ids = stableIDs(t, tbl)
+				if o.ids[3].version != updVersion {
+					t.Errorf("updated id 3: row commit version %d, want the update's %d", o.ids[3].version, updVersion)
+				}
+				old := before[c.name]
+				for id, s := range o.ids {
+					if prev, ok := old[id]; ok && prev.rowID != s.rowID {
+						t.Errorf("id %d: Spark's row id %d before deltakit's writes, stableIDs %d after", id, prev.rowID, s.rowID)
+					}
+				}
+			}
+			outcomes[c.name] = o
 		})
 	}
 
@@ -323,18 +351,26 @@ func TestFeatureTable(t *testing.T) {
 			wantSparkRows(o.want, []string{"id", "v"})})
 		if c.rowIDs {
 			old := before[c.name]
-			checks = append(checks, sparkCheck{c.name + "/row-ids", testsupport.SQLRequest(fmt.Sprintf("SELECT _metadata.row_id, id FROM delta.`%s`", dir)),
+			checks = append(checks, sparkCheck{c.name + "/row-ids", testsupport.SQLRequest(fmt.Sprintf(rowIDsSQL, dir)),
 				func(t *testing.T, res *testsupport.SparkResult) {
 					now := rowIDsByID(t, res)
 					seen := map[int64]int64{}
-					for id, rid := range now {
-						if other, dup := seen[rid]; dup {
-							t.Errorf("row id %d of ids %d and %d", rid, other, id)
+					for id, s := range now {
+						if other, dup := seen[s.rowID]; dup {
+							t.Errorf("row id %d of ids %d and %d", s.rowID, other, id)
 						}
-						seen[rid] = id
-						if prev, ok := old[id]; ok && prev != rid {
-							t.Errorf("id %d: row id %d before deltakit's writes, %d after", id, prev, rid)
+						seen[s.rowID] = id
+						if prev, ok := old[id]; ok && prev.rowID != s.rowID {
+							t.Errorf("id %d: row id %d before deltakit's writes, %d after", id, prev.rowID, s.rowID)
 						}
+						if id != 3 && id <= 5 {
+							if prev, ok := old[id]; ok && prev.version != s.version {
+								t.Errorf("id %d (not updated): row commit version %d before deltakit's writes, %d after", id, prev.version, s.version)
+							}
+						}
+					}
+					if !maps.Equal(now, o.ids) {
+						t.Errorf("Spark's row ids and commit versions\n %v\nthe files' (stableIDs)\n %v", now, o.ids)
 					}
 					if len(now) != len(o.want) {
 						t.Errorf("%d row ids, want %d", len(now), len(o.want))

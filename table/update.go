@@ -20,7 +20,9 @@ import (
 // copies are removed as Delete removes rows: by deletion vectors when the
 // table has them enabled, else by rewriting the touched files without them
 // (copy-on-write); a file whose every row matched is removed. The updated
-// rows are validated as appended rows are (NOT NULL, types, ranges).
+// rows are validated as appended rows are (NOT NULL, types, ranges). With
+// row tracking enabled, updated rows keep their stable row ids and get the
+// commit's row commit version; copied rows keep both (rowtracking.go).
 //
 // The commit is operation "UPDATE" with parameter "predicate" and Spark's
 // metrics (numUpdatedRows, numCopiedRows, numAddedFiles, numRemovedFiles,
@@ -31,9 +33,7 @@ import (
 // Errors, all before anything is written: an invalid predicate, a SET of
 // an unknown column or one named twice, a Value whose type does not fit
 // its column or NULL into a NOT NULL column (ErrInvalidArgument),
-// ErrAppendOnly, txlog.ErrUnsupportedFeature (also for any UPDATE that
-// matches rows on a table with delta.enableRowTracking=true: the updated
-// rows would lose their stable row ids, rowtracking.go); an updated row that fails
+// ErrAppendOnly, txlog.ErrUnsupportedFeature; an updated row that fails
 // validation is a *RowError (nothing is committed, files written are
 // deleted); arithmetic overflow is ErrInvalidArgument.
 //
@@ -70,8 +70,9 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 	res := &DMLResult{}
 	rw := newRemover(t, op, useDV)
 	var updated []parquetio.Row
+	var tracks []rowTrack
 	for _, tg := range targets {
-		for _, row := range tg.matchedRows {
+		for i, row := range tg.matchedRows {
 			nr := slices.Clone(row)
 			for _, s := range sets {
 				v, err := s.val.eval(row)
@@ -84,9 +85,12 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 			if cdf {
 				rw.changes = append(rw.changes, changeRow{typ: ChangeUpdatePreimage, row: row}, changeRow{typ: ChangeUpdatePostimage, row: nr})
 			}
+			if tg.matchedTracks != nil {
+				tracks = append(tracks, tg.matchedTracks[i].updated())
+			}
 		}
 		res.UpdatedRows += rw.remove(tg)
 	}
-	rw.rows = append(rw.rows, updated...)
+	rw.addRows(updated, tracks)
 	return t.finishDML(ctx, op, rw, where, cfg, res, scanMs, "numUpdatedRows", res.UpdatedRows)
 }

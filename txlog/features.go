@@ -157,7 +157,7 @@ var writerFeatures = []WriterFeature{
 	{FeatureDeletionVectors, "delta.enableDeletionVectors=true", WriterSupported, "DML writes deletion vectors; removes carry the file's DV"},
 	{FeatureRowTracking, "delta.enableRowTracking=true", WriterSupported,
 		"baseRowId/defaultRowCommitVersion and the delta.rowTracking high-water mark are assigned at commit; " +
-			"DML that would move rows to new files (copy-on-write, UPDATE, OPTIMIZE) is refused while row tracking is enabled"},
+			"with row tracking enabled, rows rewritten into new files (copy-on-write, UPDATE, OPTIMIZE) keep their stable ids in the materialized columns"},
 	{FeatureTimestampNTZ, "delta.feature.timestampNtz=supported / TIMESTAMP_NTZ column", WriterSupported, ""},
 	{FeatureDomainMetadata, "delta.feature.domainMetadata=supported", WriterSupported, "domains are kept as they are"},
 	{FeatureV2Checkpoint, "delta.checkpointPolicy=v2", WriterSupported, ""},

@@ -133,6 +133,7 @@ type Transaction struct {
 	operation string
 	params    map[string]string
 	metrics   map[string]string
+	tags      map[string]string
 	reads     readSet
 
 	protocol *Protocol
@@ -278,6 +279,10 @@ func (t *Transaction) SetOperationParameters(p map[string]string) { t.params = m
 // as Spark writes them).
 func (t *Transaction) SetOperationMetrics(m map[string]string) { t.metrics = maps.Clone(m) }
 
+// SetTags sets commitInfo.tags (Spark's commit tags, e.g.
+// "delta.rowTracking.preserved").
+func (t *Transaction) SetTags(tags map[string]string) { t.tags = maps.Clone(tags) }
+
 // CommitResult reports a successful commit.
 type CommitResult struct {
 	// Version is the table version the commit created.
@@ -340,6 +345,14 @@ func (t *Transaction) buildActions() ([]Action, string) {
 	}
 	if t.snap != nil {
 		ci.Extra = map[string]json.RawMessage{"readVersion": json.RawMessage(strconv.FormatInt(t.snap.version, 10))}
+	}
+	if len(t.tags) > 0 {
+		if b, err := json.Marshal(t.tags); err == nil {
+			if ci.Extra == nil {
+				ci.Extra = map[string]json.RawMessage{}
+			}
+			ci.Extra["tags"] = b
+		}
 	}
 	out := make([]Action, 0, len(t.actions)+3)
 	out = append(out, Action{CommitInfo: ci})
