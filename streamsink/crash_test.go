@@ -66,6 +66,9 @@ type epochWriter interface {
 func tableOpts(store objectstore.Store) []table.Option {
 	return []table.Option{
 		table.WithStore(store),
+		// Checkpoints inside the epoch's commit, so that the enumerated
+		// calls (the crash points) are the same in every run.
+		table.WithSyncCheckpoints(),
 		table.WithLogger(quiet),
 		table.WithTxnOptions(txlog.WithBackoff(time.Millisecond, 5*time.Millisecond), txlog.WithLogger(quiet)),
 	}
