@@ -118,7 +118,7 @@ func TestFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"P1": {"ratio_p50", "ratio_p99", "deltakit_commit_p50", "bare_put_p50", "background_checkpoints_written", "last_checkpoint_version", "sync_commit_p99", "unpaced_commit_p50"},
+		"P1": {"ratio_p50", "ratio_p99", "default_ratio_p50", "default_ratio_p99", "default_checkpoints_written", "deltakit_commit_p50", "bare_put_p50", "background_checkpoints_written", "last_checkpoint_version", "sync_commit_p99", "unpaced_commit_p50"},
 		"P2": {"ratio", "deltakit_append", "raw_parquet_go", "append_rows", "ratio_append_rows"},
 		"P3": {"deltakit_open_files", "deltakit_update_10"},
 		"P4": {"commits_per_s_1w", "commits_per_s_3w", "lost_commits_3w"},
