@@ -82,6 +82,8 @@ type config struct {
 	// nil with syncCheckpoints.
 	checkpoints     *bgCheckpoints
 	syncCheckpoints bool
+	// group commits concurrent blind appends together (WithGroupCommit).
+	group *groupCommitter
 }
 
 // Option configures Create and Open.
