@@ -112,7 +112,8 @@ func TestFigures(t *testing.T) {
 		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2,
 		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1,
 		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
-		KafkaLatencyRecords: 60, KafkaLatencyRate: 200}
+		KafkaLatencyRecords: 60, KafkaLatencyRate: 200,
+		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +127,7 @@ func TestFigures(t *testing.T) {
 		"P6": {"epochs_per_s", "skipped_epoch_p50"},
 		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
+		"P10": {"serial_wall", "serial_versions", "grouped_wall", "grouped_versions", "grouped_wall_ratio", "concurrent_wall"},
 		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
 			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},
 	}

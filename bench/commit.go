@@ -28,17 +28,17 @@ func uniquePrefix(name string) string {
 // With a Checkpointer (background), due checkpoints are written off the
 // commit path, as a long-running service would; without one, inside Commit.
 type commitBench struct {
-	rec   *recordingStore
-	bare  objectstore.Store
-	snap  *txlog.Snapshot
-	opts  []txlog.TxnOption
-	cp    *txlog.Checkpointer // nil: synchronous checkpoints
+	rec  *recordingStore
+	bare objectstore.Store
+	snap *txlog.Snapshot
+	opts []txlog.TxnOption
+	cp   *txlog.Checkpointer // nil: synchronous checkpoints
 	// tbl, when set, commits through the table package in its default
 	// configuration (table.Open with only WithStore: due checkpoints in
 	// the table's own background checkpointer) instead of txlog.
-	tbl *table.Table
-	files int64               // files committed so far
-	puts  int64               // bare PUTs so far
+	tbl   *table.Table
+	files int64 // files committed so far
+	puts  int64 // bare PUTs so far
 
 	due     int   // commits that had a checkpoint due (written or queued)
 	lastDue int64 // version of the last such commit, -1 none
