@@ -165,6 +165,10 @@ type Env struct {
 	// MemoryChild returns the command that runs MemoryChild in a fresh
 	// process for the table in dir (P5); nil skips P5.
 	MemoryChild func(ctx context.Context, dir string) *exec.Cmd
+	// ContentionChild returns the command that runs ContentionChild with
+	// job in a fresh process (P4's writers); nil runs P4's writers as
+	// goroutines of this process instead.
+	ContentionChild func(ctx context.Context, job string) *exec.Cmd
 	// Kafka is the broker of P9; nil skips it.
 	Kafka *testenv.Kafka
 	// KafkaChild returns the command that runs KafkaChild with job in a

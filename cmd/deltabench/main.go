@@ -41,9 +41,20 @@ const memoryChildCmd = "__memory-child"
 // (an ingest member or a floor consumer) until SIGINT.
 const kafkaChildCmd = "__kafka-child"
 
+// contentionChildCmd is the hidden subcommand that runs a P4 writer
+// process.
+const contentionChildCmd = "__p4-child"
+
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
 		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == contentionChildCmd {
+		if err := bench.ContentionChild(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
 			os.Exit(1)
 		}
@@ -159,6 +170,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
+		}
+		env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, contentionChildCmd, job)
 		}
 	}
 
