@@ -515,19 +515,17 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 			t.cfg.logger.Info("txlog: commit attempt failed with an unknown outcome, retrying", "version", version, "attempt", attempt, "operation", t.operation, "err", err)
 			continue
 		}
-		// Someone holds this version: read winners until a free version.
+		// Someone holds this version: read the winners already in the log
+		// (readWinners: listed at once, read in parallel), then try the
+		// version after them.
 		readFailed := false
-		for {
-			won, err := ReadCommit(ctx, t.store, version)
-			if errors.Is(err, objectstore.ErrNotExist) {
-				break // version is free again: try it
-			}
-			if err != nil {
-				// Unknown whether it is ours: retry the PUT, which finds
-				// the version taken again, and read once more.
-				lastErr, readFailed = fmt.Errorf("reading commit %d: %w", version, err), true
-				break
-			}
+		wons, err := readWinners(ctx, t.store, version)
+		if err != nil && !errors.Is(err, objectstore.ErrNotExist) { // ErrNotExist: free again, try it
+			// Unknown whether it is ours: retry the PUT, which finds the
+			// version taken again, and read once more.
+			lastErr, readFailed = fmt.Errorf("reading commit %d: %w", version, err), true
+		}
+		for _, won := range wons {
 			if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
 				// An earlier attempt of ours landed and its reply was lost.
 				return t.finish(ctx, version, attempt, txnID, winners, actions), nil
