@@ -59,6 +59,10 @@ type txnConfig struct {
 	clock        func() time.Time // measures retry time and commit duration
 }
 
+// maxLostRaceBackoff caps the wait after consecutive lost races (the
+// WithBackoff maximum still applies to attempts with an unknown outcome).
+const maxLostRaceBackoff = 50 * time.Millisecond
+
 // DefaultMaxRetryTime is how long Commit keeps retrying attempts whose
 // outcome is unknown, unless WithMaxRetryTime says otherwise.
 const DefaultMaxRetryTime = 60 * time.Second
@@ -481,6 +485,12 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		// keeps losing under contention, back off with jitter first.
 		if n := max(failures, lost-2); n > 0 {
 			wait := t.backoff(n)
+			if failures == 0 {
+				// Lost races only: another writer made progress, so the
+				// wait spreads the contenders out without the long
+				// waits of an unreachable store.
+				wait = min(wait, maxLostRaceBackoff)
+			}
 			if elapsed := t.cfg.clock().Sub(t.commitStart); failures > 0 && t.cfg.maxRetryTime > 0 && elapsed+wait > t.cfg.maxRetryTime {
 				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions,
 					fmt.Errorf("txlog: %w: gave up on version %d after %d attempts in %v (retry time limit %v); last: %v",
