@@ -181,6 +181,8 @@ func ContentionFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error
 			fig.add(fmt.Sprintf("winners_read_per_commit_%dw", n), float64(sum.LostRaces)/total, "x")
 			fig.add(fmt.Sprintf("backoffs_per_commit_%dw", n), float64(sum.Backoffs)/total, "x")
 			fig.add(fmt.Sprintf("backoff_ms_per_commit_%dw", n), float64(sum.BackoffNs)/1e6/total, "ms")
+			fig.note("%d writers: the slowest commit took %.0f ms: %d attempts, %d lost races, %.0f ms of backoff", n,
+				float64(sum.Slowest.Ns)/1e6, sum.Slowest.Attempts, sum.Slowest.LostRaces, float64(sum.Slowest.BackoffNs)/1e6)
 		}
 		if single > 0 && n != 1 {
 			m := fig.add(fmt.Sprintf("speedup_%dw", n), rate/single, "x")

@@ -37,6 +37,12 @@ type contentionReport struct {
 	Backoffs  int    `json:"backoffs"`
 	BackoffNs int64  `json:"backoff_ns"`
 	Error     string `json:"error,omitempty"`
+	// Slowest is the slowest commit: its latency, attempts, lost races
+	// and backoff.
+	Slowest struct {
+		Ns, BackoffNs       int64
+		Attempts, LostRaces int
+	} `json:"slowest"`
 }
 
 const contentionLinePrefix = "deltabench-p4: "
@@ -95,12 +101,18 @@ func ContentionChild(ctx context.Context, job string, in io.Reader, w io.Writer)
 		tx := txlog.NewTransaction(snap, "WRITE", txlog.WithLogger(logger))
 		tx.Add(txlog.Action{Add: genAdd(int64(j.Writer*1_000_000+i+1), j.Writer, time.Now().UnixMilli())})
 		t0 := time.Now()
+		lost0, back0 := lost.Load(), backoffNs.Load()
 		res, err := tx.Commit(ctx)
 		if err != nil {
 			rep.Error = fmt.Sprintf("writer %d commit %d: %v", j.Writer, i, err)
 			break
 		}
-		rep.Latencies = append(rep.Latencies, int64(time.Since(t0)))
+		d := int64(time.Since(t0))
+		rep.Latencies = append(rep.Latencies, d)
+		if d > rep.Slowest.Ns {
+			rep.Slowest.Ns, rep.Slowest.Attempts = d, res.Attempts
+			rep.Slowest.LostRaces, rep.Slowest.BackoffNs = int(lost.Load()-lost0), backoffNs.Load()-back0
+		}
 		rep.Attempts += res.Attempts
 		rep.TxnIDs = append(rep.TxnIDs, res.TxnID)
 		if res.Snapshot != nil {
@@ -231,6 +243,9 @@ func contendProcs(ctx context.Context, env *Env, writers, commits int) (*content
 		sum.LostRaces += rp.LostRaces
 		sum.Backoffs += rp.Backoffs
 		sum.BackoffNs += rp.BackoffNs
+		if rp.Slowest.Ns > sum.Slowest.Ns {
+			sum.Slowest = rp.Slowest
+		}
 		for _, id := range rp.TxnIDs {
 			want[id]++
 		}
