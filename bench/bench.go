@@ -23,6 +23,9 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
+//	P10 group       64 goroutines of one process each appending one batch
+//	                to one table on MinIO, with table.WithGroupCommit and
+//	                without, vs the same appends serialized
 //	P9 kafka        Kafka → Delta records/s of 1 KiB JSON records with 1, 2
 //	                and 3 ingest processes in one consumer group on a real
 //	                broker, vs as many plain kgo consumers reading the same
@@ -50,7 +53,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -97,6 +100,11 @@ type Config struct {
 	DeleteFiles int
 	DeleteReps  int
 
+	// P10: goroutines, rows per append, repetitions per side.
+	GroupWriters int
+	GroupRows    int
+	GroupReps    int
+
 	// P9: records produced before the runs, their size in bytes, the
 	// topic's partitions, the member counts; then records produced at
 	// KafkaLatencyRate records/s for the latency.
@@ -121,6 +129,7 @@ func QuickConfig() Config {
 		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
+		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
 	}
 }
 
@@ -139,6 +148,7 @@ func FullConfig() Config {
 		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
+		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
 	}
 }
 
@@ -155,6 +165,10 @@ type Env struct {
 	// MemoryChild returns the command that runs MemoryChild in a fresh
 	// process for the table in dir (P5); nil skips P5.
 	MemoryChild func(ctx context.Context, dir string) *exec.Cmd
+	// ContentionChild returns the command that runs ContentionChild with
+	// job in a fresh process (P4's writers); nil runs P4's writers as
+	// goroutines of this process instead.
+	ContentionChild func(ctx context.Context, job string) *exec.Cmd
 	// Kafka is the broker of P9; nil skips it.
 	Kafka *testenv.Kafka
 	// KafkaChild returns the command that runs KafkaChild with job in a
@@ -268,14 +282,15 @@ type figureFunc func(ctx context.Context, env *Env, cfg Config) (*Figure, error)
 
 func figureFuncs() map[string]figureFunc {
 	return map[string]figureFunc{
-		"P1": CommitFigure,
-		"P2": AppendFigure,
-		"P3": OpenFigure,
-		"P4": ContentionFigure,
-		"P5": MemoryFigure,
-		"P6": StreamFigure,
-		"P7": DeleteFigure,
-		"P9": KafkaFigure,
+		"P1":  CommitFigure,
+		"P2":  AppendFigure,
+		"P3":  OpenFigure,
+		"P4":  ContentionFigure,
+		"P5":  MemoryFigure,
+		"P6":  StreamFigure,
+		"P7":  DeleteFigure,
+		"P9":  KafkaFigure,
+		"P10": GroupCommitFigure,
 	}
 }
 

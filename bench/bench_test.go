@@ -112,13 +112,14 @@ func TestFigures(t *testing.T) {
 		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2,
 		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1,
 		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
-		KafkaLatencyRecords: 60, KafkaLatencyRate: 200}
+		KafkaLatencyRecords: 60, KafkaLatencyRate: 200,
+		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"P1": {"ratio_p50", "ratio_p99", "deltakit_commit_p50", "bare_put_p50", "background_checkpoints_written", "last_checkpoint_version", "sync_commit_p99", "unpaced_commit_p50"},
+		"P1": {"ratio_p50", "ratio_p99", "default_ratio_p50", "default_ratio_p99", "default_checkpoints_written", "deltakit_commit_p50", "bare_put_p50", "background_checkpoints_written", "last_checkpoint_version", "sync_commit_p99", "unpaced_commit_p50"},
 		"P2": {"ratio", "deltakit_append", "raw_parquet_go", "append_rows", "ratio_append_rows"},
 		"P3": {"deltakit_open_files", "deltakit_update_10"},
 		"P4": {"commits_per_s_1w", "commits_per_s_3w", "lost_commits_3w"},
@@ -126,6 +127,7 @@ func TestFigures(t *testing.T) {
 		"P6": {"epochs_per_s", "skipped_epoch_p50"},
 		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
+		"P10": {"serial_wall", "serial_versions", "grouped_wall", "grouped_versions", "grouped_wall_ratio", "concurrent_wall"},
 		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
 			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},
 	}

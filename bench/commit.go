@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -27,13 +28,17 @@ func uniquePrefix(name string) string {
 // With a Checkpointer (background), due checkpoints are written off the
 // commit path, as a long-running service would; without one, inside Commit.
 type commitBench struct {
-	rec   *recordingStore
-	bare  objectstore.Store
-	snap  *txlog.Snapshot
-	opts  []txlog.TxnOption
-	cp    *txlog.Checkpointer // nil: synchronous checkpoints
-	files int64               // files committed so far
-	puts  int64               // bare PUTs so far
+	rec  *recordingStore
+	bare objectstore.Store
+	snap *txlog.Snapshot
+	opts []txlog.TxnOption
+	cp   *txlog.Checkpointer // nil: synchronous checkpoints
+	// tbl, when set, commits through the table package in its default
+	// configuration (table.Open with only WithStore: due checkpoints in
+	// the table's own background checkpointer) instead of txlog.
+	tbl   *table.Table
+	files int64 // files committed so far
+	puts  int64 // bare PUTs so far
 
 	due     int   // commits that had a checkpoint due (written or queued)
 	lastDue int64 // version of the last such commit, -1 none
@@ -73,6 +78,32 @@ func newCommitBench(ctx context.Context, s3 *testenv.MinIO, files int, backgroun
 	return c, err
 }
 
+// useDefaultTable makes the next commits go through a *table.Table opened
+// with nothing but its store: the default configuration.
+func (c *commitBench) useDefaultTable(ctx context.Context) error {
+	tbl, err := table.Open(ctx, "", table.WithStore(c.rec))
+	if err != nil {
+		return err
+	}
+	c.tbl, c.cp = tbl, nil
+	c.due, c.lastDue = 0, -1
+	return nil
+}
+
+// flush waits for the bench's queued background checkpoint.
+func (c *commitBench) flush(ctx context.Context) error {
+	if c.tbl != nil {
+		return c.tbl.Close(ctx)
+	}
+	if c.cp != nil {
+		return c.cp.Flush(ctx)
+	}
+	return nil
+}
+
+// background reports whether due checkpoints are written off the commit.
+func (c *commitBench) background() bool { return c.cp != nil || c.tbl != nil }
+
 // useCheckpointer makes the next commits write their due checkpoints in
 // the background.
 func (c *commitBench) useCheckpointer() {
@@ -101,6 +132,22 @@ func createTable(ctx context.Context, store objectstore.Store) (*txlog.Snapshot,
 // checkpoint was due with it (written inside Commit, or queued on the
 // background Checkpointer).
 func (c *commitBench) commit(ctx context.Context) (due bool, err error) {
+	if c.tbl != nil {
+		c.files++
+		nt, res, err := c.tbl.CommitFiles(ctx, []*txlog.Add{genAdd(c.files, 0, time.Now().UnixMilli())})
+		if err != nil {
+			return false, err
+		}
+		if res.CheckpointErr != nil {
+			return false, res.CheckpointErr
+		}
+		c.tbl, c.snap = nt, nt.Snapshot()
+		if due = res.Checkpointed || res.CheckpointQueued; due {
+			c.due++
+			c.lastDue = res.Version
+		}
+		return due, nil
+	}
 	opts := c.opts
 	if c.cp != nil {
 		opts = append(opts[:len(opts):len(opts)], txlog.WithCheckpointer(c.cp))
@@ -132,13 +179,21 @@ func (c *commitBench) commit(ctx context.Context) (due bool, err error) {
 // every due one was written and that the table now loads from the last
 // one. It returns how many were written; without a Checkpointer, 0.
 func (c *commitBench) closeCheckpointer(ctx context.Context) (int64, error) {
-	if c.cp == nil {
+	var st txlog.CheckpointerStats
+	switch {
+	case c.tbl != nil:
+		if err := c.tbl.Close(ctx); err != nil {
+			return 0, fmt.Errorf("bench: background checkpoints: %w", err)
+		}
+		st, _ = c.tbl.CheckpointStats()
+	case c.cp != nil:
+		if err := c.cp.Close(ctx); err != nil {
+			return 0, fmt.Errorf("bench: background checkpoints: %w", err)
+		}
+		st = c.cp.Stats()
+	default:
 		return 0, nil
 	}
-	if err := c.cp.Close(ctx); err != nil {
-		return 0, fmt.Errorf("bench: background checkpoints: %w", err)
-	}
-	st := c.cp.Stats()
 	if c.due == 0 || st.Written == 0 {
 		return st.Written, fmt.Errorf("bench: no background checkpoint was written (%d due, stats %+v)", c.due, st)
 	}
@@ -191,9 +246,9 @@ func pairs(ctx context.Context, benches []*commitBench, warmup, n int, paced boo
 				return nil, err
 			}
 			var wait time.Duration
-			if due && c.cp != nil && paced {
+			if due && c.background() && paced {
 				t0 = time.Now()
-				if err := c.cp.Flush(ctx); err != nil {
+				if err := c.flush(ctx); err != nil {
 					return nil, err
 				}
 				wait = time.Since(t0)
@@ -210,7 +265,7 @@ func pairs(ctx context.Context, benches []*commitBench, warmup, n int, paced boo
 			s.commits, s.puts = append(s.commits, d), append(s.puts, p)
 			if due {
 				s.due++
-				if c.cp != nil {
+				if c.background() {
 					s.cpWait = append(s.cpWait, wait)
 				}
 			} else {
@@ -227,14 +282,17 @@ func pairs(ctx context.Context, benches []*commitBench, warmup, n int, paced boo
 // the same MinIO server, interleaved one to one. The measured commits write
 // their due checkpoints in the background (txlog.Checkpointer), as a
 // long-running writer would; a second table whose commits checkpoint
-// synchronously (Commit's default) is measured in the same rounds and
-// reported as sync_*.
+// synchronously (txlog Commit's default, table.WithSyncCheckpoints) is
+// measured in the same rounds and reported as sync_*, and a third written
+// through the table package in its default configuration (background
+// checkpoints with nothing configured) as default_*.
 func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig := &Figure{ID: "P1", Title: "commit latency vs bare conditional PUT",
 		Setup: fmt.Sprintf("MinIO on localhost; %d interleaved pairs (after %d warm-up pairs) of a one-file blind append "+
 			"(txlog.NewTransaction + Commit, default checkpoint interval 10, checkpoints written in the background by a txlog.Checkpointer) "+
 			"and a bare PutIfAbsent of the same commit bytes to a fresh key; in the same rounds, the same pairs on a second table "+
-			"whose commits write their checkpoints synchronously (sync_*)",
+			"whose commits write their checkpoints synchronously (sync_*) and on a third written through table.CommitFiles "+
+			"in the table package's default configuration (default_*)",
 			cfg.CommitPairs, cfg.CommitWarmup)}
 	if env.S3 == nil {
 		fig.Skipped = "no MinIO server"
@@ -248,9 +306,20 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if err != nil {
 		return fig, err
 	}
-	res, err := pairs(ctx, []*commitBench{bg, syncB}, cfg.CommitWarmup, cfg.CommitPairs, true)
+	def, err := newCommitBench(ctx, env.S3, 0, false)
 	if err != nil {
 		return fig, err
+	}
+	if err := def.useDefaultTable(ctx); err != nil {
+		return fig, err
+	}
+	res, err := pairs(ctx, []*commitBench{bg, syncB, def}, cfg.CommitWarmup, cfg.CommitPairs, true)
+	if err != nil {
+		return fig, err
+	}
+	defWritten, err := def.closeCheckpointer(ctx)
+	if err != nil {
+		return fig, fmt.Errorf("bench: default table: %w", err)
 	}
 	// Then back to back on the same table: the background checkpoint runs
 	// beside the following PUTs and commits, as at a commit rate it cannot
@@ -263,7 +332,18 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if err != nil {
 		return fig, err
 	}
-	b, s, u := res[0], res[1], unpaced[0]
+	b, s, u, d := res[0], res[1], unpaced[0], res[2]
+	fig.add("default_commit_p50", ms(quantile(d.commits, 0.5)), "ms")
+	fig.add("default_bare_put_p50", ms(quantile(d.puts, 0.5)), "ms")
+	fig.add("default_commit_p99", ms(quantile(d.commits, 0.99)), "ms")
+	fig.add("default_bare_put_p99", ms(quantile(d.puts, 0.99)), "ms")
+	fig.goalFull(cfg, fig.add("default_ratio_p50", ratio(quantile(d.commits, 0.5), quantile(d.puts, 0.5)), "x"), "<=", 1.05)
+	fig.goalFull(cfg, fig.add("default_ratio_p99", ratio(quantile(d.commits, 0.99), quantile(d.puts, 0.99)), "x"), "<=", 1.15)
+	fig.add("default_checkpoints_written", float64(defWritten), "count")
+	fig.note("default_*: a third table in the same rounds, written through the table package in its default configuration "+
+		"(table.Open with only WithStore, then Table.CommitFiles of one add: the due checkpoints go to the table's own background "+
+		"checkpointer, %d written, the last at version %d; Table.Close waits for them); the bare PUT after a checkpoint commit "+
+		"waits for it untimed, as for the txlog.Checkpointer table", defWritten, def.lastDue)
 	for _, q := range []struct {
 		name string
 		q    float64
@@ -297,7 +377,7 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		b.due, len(b.commits), written, bg.lastDue)
 	fig.note("unpaced_*: then %d more pairs on that table without waiting: the background checkpoint shares the CPUs and MinIO with the "+
 		"PUTs and commits that follow it (compare with deltakit_commit_* and bare_put_*)", len(u.commits))
-	fig.note("sync_*: a second table in the same rounds whose commits write the checkpoint inside Commit (the default, as Spark's writer does); "+
+	fig.note("sync_*: a second table in the same rounds whose commits write the checkpoint inside Commit (txlog's default and table.WithSyncCheckpoints, as Spark's writer does); "+
 		"%d of its commits did, which is what sync_commit_p99 shows; sync_ratio_p99_no_checkpoint leaves them out", s.due)
 
 	if cfg.CommitLargeFiles <= 0 {

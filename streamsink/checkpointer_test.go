@@ -89,3 +89,39 @@ func TestSinkWithCheckpointer(t *testing.T) {
 		})
 	}
 }
+
+// TestSinkDefaultBackgroundCheckpoints: without WithCheckpointer, a sink's
+// epochs queue their due checkpoints on the table's own background
+// checkpointer (none is written inside an epoch's commit), and Close waits
+// for them: the reopened table starts from the last one.
+func TestSinkDefaultBackgroundCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem(t.Name())
+	if _, err := table.Create(ctx, "", eventSchema, table.WithStore(mem),
+		table.WithProperties(map[string]string{txlog.PropCheckpointInterval: "5"})); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := Open(ctx, "", "q", nil, table.WithStore(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for epoch := range int64(10) {
+		if _, err := sink.WriteEpoch(ctx, epoch, epochRows(epoch, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := sink.Table().CheckpointStats()
+	if !ok || st.Queued != 2 || st.LastVersion != 10 || st.Failed != 0 {
+		t.Fatalf("checkpoint stats %+v (background %v), want 2 queued, the last at 10", st, ok)
+	}
+	re, err := table.Open(ctx, "", table.WithStore(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := re.Snapshot().CheckpointVersion(); v != 10 {
+		t.Fatalf("reopened from checkpoint %d, want 10", v)
+	}
+}

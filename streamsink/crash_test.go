@@ -66,6 +66,9 @@ type epochWriter interface {
 func tableOpts(store objectstore.Store) []table.Option {
 	return []table.Option{
 		table.WithStore(store),
+		// Checkpoints inside the epoch's commit, so that the enumerated
+		// calls (the crash points) are the same in every run.
+		table.WithSyncCheckpoints(),
 		table.WithLogger(quiet),
 		table.WithTxnOptions(txlog.WithBackoff(time.Millisecond, 5*time.Millisecond), txlog.WithLogger(quiet)),
 	}
@@ -245,6 +248,17 @@ func openSinkWriter(ctx context.Context, store objectstore.Store) (epochWriter, 
 	return &sinkWriter{s: s}, nil
 }
 
+// openGroupWriter is openAppendWriter on a table opened
+// table.WithGroupCommit: each epoch's append goes through the group
+// committer (queue, batch goroutine, commit).
+func openGroupWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
+	tbl, err := table.Open(ctx, "", append(tableOpts(store), table.WithGroupCommit())...)
+	if err != nil {
+		return nil, err
+	}
+	return &appendWriter{tbl: tbl}, nil
+}
+
 var crashPaths = []crashPath{
 	{name: "append", open: openAppendWriter},
 	{name: "epoch", open: openSinkWriter},
@@ -252,6 +266,7 @@ var crashPaths = []crashPath{
 		props: map[string]string{txlog.PropCheckpointInterval: "2"}},
 	{name: "delete", open: openDeleteWriter, prefilled: true,
 		props: map[string]string{txlog.PropEnableDeletionVectors: "true"}},
+	{name: "group append", open: openGroupWriter},
 }
 
 // deletePath is the matrix's DELETE-with-deletion-vectors path.
@@ -599,8 +614,8 @@ func TestCrashMatrix(t *testing.T) {
 		s3Counts["checkpoint"] = runMatrix(t, env, crashPaths[2], checkpointPuts, 4, &s3)
 		s3Counts["delete"] = runMatrix(t, env, deletePath, writes, 4, &s3)
 	})
-	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d); %d lost, %d duplicated, %d orphan files never referenced",
-		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"],
+	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d, group append %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d); %d lost, %d duplicated, %d orphan files never referenced",
+		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"], memCounts["group append"],
 		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"], s3Counts["delete"],
 		mem.lost.Load()+s3.lost.Load(), mem.duplicated.Load()+s3.duplicated.Load(), mem.orphans.Load()+s3.orphans.Load())
 	t.Log(summary)

@@ -88,10 +88,11 @@ func WithWriteOptions(opts ...table.WriteOption) Option {
 // table (see table.Checkpointer). The caller owns cp: close it after the
 // last epoch (a checkpoint still queued then is written by Close, or
 // dropped if Close's context ends first: the table stays valid either way,
-// and exactly-once does not depend on checkpoints). A Sink has no lifecycle
-// of its own, so there is no default background checkpointer: without this
-// option (or table.WithCheckpointer on the table) epoch commits checkpoint
-// synchronously, as Spark's sink does.
+// and exactly-once does not depend on checkpoints). Without this option the
+// table's own checkpointer writes them in the background (the table
+// package's default; Sink.Close waits for it), or the epoch's commit does
+// when the table was opened with table.WithSyncCheckpoints, as Spark's sink
+// does.
 func WithCheckpointer(cp *table.Checkpointer) Option {
 	return func(s *Sink) { s.txnOpts = append(s.txnOpts, table.CheckpointerOption(cp)) }
 }
@@ -128,6 +129,15 @@ func Open(ctx context.Context, uri, queryID string, opts []Option, topts ...tabl
 		return nil, err
 	}
 	return New(tbl, queryID, opts...)
+}
+
+// Close waits until the checkpoints the sink's epochs queued in the
+// background are written (table.Table.Close) and returns their failures
+// since the last Close; a failed checkpoint leaves a valid table, and
+// exactly-once does not depend on it. Call it before the process exits. The
+// sink stays usable after Close.
+func (s *Sink) Close(ctx context.Context) error {
+	return s.Table().Close(ctx)
 }
 
 // QueryID returns the sink's query id (the txn appId of its commits).

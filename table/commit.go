@@ -124,8 +124,19 @@ func (op *operation) elapsedMs() string {
 // delta.appendOnly, no action twice); conflicts with concurrent commits
 // follow Delta's rules (*txlog.ConflictError). When the commit definitely
 // did not land (a conflict, or a refusal), the files op wrote are deleted
-// (best effort). Errors name the operation and the table.
+// (best effort). Errors name the operation and the table. On a table
+// opened WithGroupCommit, a blind append is queued on the group committer
+// (groupcommit.go), which commits it, alone or merged with concurrent
+// appends into one operation, with commitAlone.
 func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *txlog.CommitResult, error) {
+	if g := t.cfg.group; g != nil && op.groupable() {
+		return g.commit(ctx, t, op)
+	}
+	return t.commitAlone(ctx, op)
+}
+
+// commitAlone commits op as a version of its own (see commitOperation).
+func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.CommitResult, error) {
 	tx := op.tx
 	if op.metadata != nil {
 		tx.UpdateMetadata(op.metadata)

@@ -509,6 +509,9 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 func checkInterop(t *testing.T, py string, tables []interopTable, uris map[string]string, storageOptions map[string]string) {
 	ctx := context.Background()
 	for _, it := range tables {
+		if err := it.tbl.Close(ctx); err != nil { // the background checkpoints
+			t.Fatalf("%s: %v", it.name, err)
+		}
 		if _, err := it.tbl.Store().Stat(ctx, txlog.CheckpointKey(2)); err != nil {
 			t.Errorf("%s: no checkpoint at version 2: %v", it.name, err)
 		}

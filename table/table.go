@@ -9,6 +9,13 @@
 // commit, and returns a new *Table; the old one stays valid, so a *Table is
 // safe to share between goroutines.
 //
+// The checkpoint that becomes due every delta.checkpointInterval versions
+// is written in the background by default, off the commit's latency, by a
+// checkpointer that the tables derived from one Open or Create share:
+// call Close before the process exits to wait for it, or open the table
+// WithSyncCheckpoints to write it inside the commit (see bgcheckpoint.go's
+// comment and Close).
+//
 // The Go struct tags of typed rows (Append, ScanAs, ...) are documented
 // with SchemaOf. First writes into a location that may not hold a table
 // yet, by several writers at once, go through CreateOrOpen or NewDraft.
@@ -70,6 +77,13 @@ type config struct {
 
 	// allowedRoots are the WithAllowedRoots URIs.
 	allowedRoots []string
+
+	// checkpoints writes due checkpoints in the background (bgcheckpoint.go);
+	// nil with syncCheckpoints.
+	checkpoints     *bgCheckpoints
+	syncCheckpoints bool
+	// group commits concurrent blind appends together (WithGroupCommit).
+	group *groupCommitter
 }
 
 // Option configures Create and Open.
@@ -119,10 +133,19 @@ func WithTxnOptions(opts ...txlog.TxnOption) Option {
 // cp, which writes them in the background, instead of writing them inside
 // the commit (txlog.WithCheckpointer): for long-running writers whose commit
 // latency should not include a checkpoint every delta.checkpointInterval
-// commits. The caller owns cp and closes it when done writing. Tables
-// derived from this one (by writes and Refresh) keep the option.
+// commits. Without this option each table has a background checkpointer
+// of its own (see Close); this one replaces it, for a Checkpointer shared
+// by several tables. The caller owns cp and closes it when done writing. A
+// nil cp is WithSyncCheckpoints. Tables derived from this one (by writes
+// and Refresh) keep the option.
 func WithCheckpointer(cp *txlog.Checkpointer) Option {
-	return WithTxnOptions(txlog.WithCheckpointer(cp))
+	return func(c *config) {
+		c.syncCheckpoints = cp == nil
+		c.checkpoints = nil
+		if cp != nil {
+			c.checkpoints = &bgCheckpoints{cp: cp}
+		}
+	}
 }
 
 // WithLogger sets the logger of the table and of its commits (default
@@ -173,6 +196,7 @@ func newConfig(opts []Option) config {
 	// The table's logger and clock are the transactions' too, unless
 	// WithTxnOptions sets others (later options win).
 	c.txnOpts = append([]txlog.TxnOption{txlog.WithLogger(c.logger), txlog.WithTxnClock(c.now)}, c.txnOpts...)
+	c.setupCheckpoints()
 	return c
 }
 

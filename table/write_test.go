@@ -813,28 +813,51 @@ func TestWriteFilesAppendFiles(t *testing.T) {
 	}
 }
 
+// TestCheckpointAfterWrites: the due checkpoints of a table's writes are
+// written in the background by default (in the store after Close) and
+// inside the commit WithSyncCheckpoints (in the store at once).
 func TestCheckpointAfterWrites(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("p", prim(schema.String), true), field("v", prim(schema.Long), true))
-	tbl := newMemTable(t, sch, WithPartitionColumns("p"), WithProperties(map[string]string{"delta.checkpointInterval": "2"}))
-	cur := tbl
-	var want []parquetio.Row
-	for i := range 5 {
-		rows := []parquetio.Row{{fmt.Sprintf("p%d", i%2), int64(i)}, {nil, int64(100 + i)}}
-		want = append(want, rows...)
-		var err error
-		if cur, err = cur.AppendRows(ctx, rows); err != nil {
-			t.Fatal(err)
-		}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		sync bool
+	}{
+		{"background (default)", nil, false},
+		{"WithSyncCheckpoints", []Option{WithSyncCheckpoints()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := newMemTable(t, sch, append([]Option{WithPartitionColumns("p"), WithProperties(map[string]string{"delta.checkpointInterval": "2"})}, tc.opts...)...)
+			cur := tbl
+			var want []parquetio.Row
+			for i := range 5 {
+				rows := []parquetio.Row{{fmt.Sprintf("p%d", i%2), int64(i)}, {nil, int64(100 + i)}}
+				want = append(want, rows...)
+				var err error
+				if cur, err = cur.AppendRows(ctx, rows); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.sync {
+				if err := cur.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, ok := cur.CheckpointStats()
+			if ok == tc.sync || !tc.sync && (st.Queued != 2 || st.Written+st.Coalesced != 2 || st.LastVersion != 4) {
+				t.Fatalf("checkpoint stats %+v (background %v)", st, ok)
+			}
+			reopened, err := Open(ctx, "", WithStore(tbl.Store()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reopened.Snapshot().CheckpointVersion() != 4 {
+				t.Fatalf("checkpoint version %d", reopened.Snapshot().CheckpointVersion())
+			}
+			assertRows(t, readAllRows(t, reopened), want)
+		})
 	}
-	reopened, err := Open(ctx, "", WithStore(tbl.Store()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if reopened.Snapshot().CheckpointVersion() != 4 {
-		t.Fatalf("checkpoint version %d", reopened.Snapshot().CheckpointVersion())
-	}
-	assertRows(t, readAllRows(t, reopened), want)
 }
 
 func TestWriteFailureCleansUp(t *testing.T) {

@@ -30,7 +30,10 @@
 // _last_checkpoint; the commit path (Transaction) builds on the same types.
 // Commit writes the checkpoint due every delta.checkpointInterval versions
 // itself, or, with WithCheckpointer, hands it to a Checkpointer that writes
-// it in the background, off the commit latency path.
+// it in the background, off the commit latency path (package table does so
+// by default: each table lineage owns one, see table.Table.Close). A commit
+// that loses a race reads the winning commits a few versions at a time in
+// parallel, once each, and checks them for conflicts before retrying.
 //
 // Logical files are keyed by their URI-decoded path and deletion vector
 // unique id (FileKey), so an add and a remove that spell one path with

@@ -483,7 +483,9 @@ func TestCommitSettlesUnknownOutcome(t *testing.T) {
 		return faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: LogPrefix, Nth: nth, Phase: phase, Kind: kind, Status: 503}
 	}
 	getFault := func(nth int) faultstore.Fault {
-		return faultstore.Fault{Op: faultstore.OpGet, KeyPrefix: LogPrefix, Nth: nth, Kind: faultstore.Status, Status: 503}
+		// The read-backs of version 1 (a lost race also reads the
+		// versions after it, in parallel: those do not count).
+		return faultstore.Fault{Op: faultstore.OpGet, KeyPrefix: CommitKey(1), Nth: nth, Kind: faultstore.Status, Status: 503}
 	}
 	tests := []struct {
 		name    string

@@ -5,9 +5,9 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete, P9 Kafka ingest) are described in package bench and
-// BENCHMARKS.md. A MinIO server (scripts/install-minio.sh) is started for
-// P1, P2, P4, P6 and P7, a Kafka broker (scripts/install-kafka.sh) for P9
+// streaming, P7 delete, P9 Kafka ingest, P10 group commit) are described in
+// package bench and BENCHMARKS.md. A MinIO server (scripts/install-minio.sh)
+// is started for P1, P2, P4, P6, P7 and P10, a Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
@@ -41,9 +41,20 @@ const memoryChildCmd = "__memory-child"
 // (an ingest member or a floor consumer) until SIGINT.
 const kafkaChildCmd = "__kafka-child"
 
+// contentionChildCmd is the hidden subcommand that runs a P4 writer
+// process.
+const contentionChildCmd = "__p4-child"
+
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
 		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == contentionChildCmd {
+		if err := bench.ContentionChild(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
 			os.Exit(1)
 		}
@@ -160,6 +171,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
 		}
+		env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, contentionChildCmd, job)
+		}
 	}
 
 	rep, runErr := bench.Run(ctx, env, cfg, ids)
@@ -198,5 +212,5 @@ func writeJSON(file string, rep *bench.Report) error {
 
 // needsS3 reports whether figure id runs on MinIO.
 func needsS3(id string) bool {
-	return id == "P1" || id == "P2" || id == "P4" || id == "P6" || id == "P7"
+	return id == "P1" || id == "P2" || id == "P4" || id == "P6" || id == "P7" || id == "P10"
 }

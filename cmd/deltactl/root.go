@@ -250,8 +250,11 @@ func (a *app) storeOptions() []objectstore.OpenOption {
 }
 
 // tableOptions returns the table options of the global flags plus opts.
+// Due checkpoints are written inside the commit (table.WithSyncCheckpoints):
+// the process exits right after its writes, which would drop a checkpoint
+// still being written in the background.
 func (a *app) tableOptions(opts ...table.Option) []table.Option {
-	base := []table.Option{table.WithLogger(a.logger)}
+	base := []table.Option{table.WithLogger(a.logger), table.WithSyncCheckpoints()}
 	if a.now != nil {
 		base = append(base, table.WithClock(a.now))
 	}
