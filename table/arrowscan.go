@@ -10,6 +10,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -67,6 +68,7 @@ type arrowMsg struct {
 	rec       arrow.RecordBatch
 	counts    *fileCounts
 	rgSkipped int
+	late      int64 // rows whose non-filter columns were not decoded
 	columnar  bool
 	err       error
 }
@@ -138,6 +140,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 					st.RowsRead += c.rows
 					st.RowsDeleted += c.deleted
 					st.RowGroupsSkipped += m.rgSkipped
+					st.RowsLateSkipped += m.late
 					if m.columnar {
 						st.FilesColumnar++
 					}
@@ -204,7 +207,7 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 	if err != nil {
 		err = p.errorf(f.path, err)
 	}
-	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, columnar: true, err: err})
+	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, late: cf.lateSkipped, columnar: true, err: err})
 }
 
 // produceArrowRows is produceArrow through the row reader.
@@ -242,9 +245,10 @@ func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(
 
 // colFile is how one read column is found in a data file.
 type colFile struct {
-	leaf int            // leaf column index in the file, -1: absent (nulls)
-	src  arrow.DataType // pqarrow's type of the file column
-	dst  arrow.DataType // the scan's type
+	leaf  int            // leaf column index in the file, -1: absent (nulls)
+	field int            // index of its top-level field in the file
+	src   arrow.DataType // pqarrow's type of the file column
+	dst   arrow.DataType // the scan's type
 }
 
 // columnarFile is one data file opened for the columnar path.
@@ -254,6 +258,9 @@ type columnarFile struct {
 	cols []colFile // by p.read index
 	// rgSkipped counts the row groups the filter skipped.
 	rgSkipped int
+	// lateSkipped counts the rows whose non-filter columns were not
+	// decoded (ScanStats.RowsLateSkipped).
+	lateSkipped int64
 }
 
 // openColumnar opens f with pqarrow and maps the plan's read columns to
@@ -330,7 +337,7 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 		if !convertible(src, dst) {
 			return nil, nil
 		}
-		cf.cols[i] = colFile{leaf: md.Schema.ColumnIndexByNode(prim), src: src, dst: dst}
+		cf.cols[i] = colFile{leaf: md.Schema.ColumnIndexByNode(prim), field: idx, src: src, dst: dst}
 		if cf.cols[i].leaf < 0 {
 			return nil, nil
 		}
@@ -526,14 +533,56 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		c.done = true
 		return c, nil
 	}
+	// With a filter, the filter's columns are decoded first; the other
+	// columns (late) only for the rows the filter keeps in each batch,
+	// seeking past the rest (whole pages are skipped with the file's
+	// offset index).
+	inFilter := make([]bool, len(cf.cols))
+	if p.pred != nil {
+		p.pred.columns(func(bc *boundCol) {
+			if !bc.partition {
+				for i, top := range p.readTop {
+					if top == bc.top {
+						inFilter[i] = true
+					}
+				}
+			}
+		})
+	}
+	var nFilter, nOther int
+	for i, col := range cf.cols {
+		if col.leaf < 0 {
+			continue
+		}
+		if inFilter[i] {
+			nFilter++
+		} else {
+			nOther++
+		}
+	}
+	lateOn := nFilter > 0 && nOther > 0
 	var leaves []int
 	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
+	var lt *lateCols
+	if lateOn {
+		lt = &lateCols{cf: cf, rgs: rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols))}
+		defer lt.release()
+	}
 	for i, col := range cf.cols {
 		pos[i] = -1
-		if col.leaf >= 0 {
-			pos[i] = len(leaves)
-			leaves = append(leaves, col.leaf)
+		if col.leaf < 0 {
+			continue
 		}
+		if lateOn && !inFilter[i] {
+			r, err := cf.fr.GetFieldReader(ctx, col.field, map[int]bool{col.leaf: true}, rgs)
+			if err != nil {
+				return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
+			}
+			lt.readers[i] = r
+			continue
+		}
+		pos[i] = len(leaves)
+		leaves = append(leaves, col.leaf)
 	}
 	// pqarrow yields fields in file order: sort positions by leaf.
 	order := sortedOrder(leaves)
@@ -595,7 +644,7 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		if err != nil {
 			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
 		}
-		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch)
+		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch, lt)
 		streamPos += rec.NumRows()
 		rec.Release()
 		if err != nil {
@@ -610,6 +659,68 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 	}
 	c.done = true
 	return c, nil
+}
+
+// lateCols reads a file's non-filter columns for the row ranges the
+// filter kept.
+type lateCols struct {
+	cf      *columnarFile
+	rgs     []int
+	readers []*pqarrow.ColumnReader // by read index; nil: not late
+	pos     int64                   // stream row the readers are at
+}
+
+func (lt *lateCols) release() {
+	for _, r := range lt.readers {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+// fetch sets cols[i] of every late column i to rows [from, from+n) of the
+// selected row groups, in the scan's types.
+func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols []arrow.Array) error {
+	if from != lt.pos {
+		for _, r := range lt.readers {
+			if r != nil {
+				if err := r.SeekToRow(from); err != nil {
+					return fmt.Errorf("%w: seek to row %d: %v", parquetio.ErrCorrupt, from, err)
+				}
+			}
+		}
+	}
+	lt.pos = from + n
+	for i, r := range lt.readers {
+		if r == nil {
+			continue
+		}
+		ch, err := r.NextBatch(n)
+		if err != nil {
+			return fmt.Errorf("%w: column %s: %v", parquetio.ErrCorrupt, p.read.Fields[i].Name, err)
+		}
+		var a arrow.Array
+		switch {
+		case ch.Len() != int(n):
+			err = fmt.Errorf("%w: column %s: %d rows where %d were expected", parquetio.ErrCorrupt, p.read.Fields[i].Name, ch.Len(), n)
+		case len(ch.Chunks()) == 1:
+			a = ch.Chunk(0)
+			a.Retain()
+		default:
+			a, err = array.Concatenate(ch.Chunks(), memory.DefaultAllocator)
+		}
+		ch.Release()
+		if err != nil {
+			return err
+		}
+		conv, err := convertArray(ctx, a, lt.cf.cols[i].dst)
+		a.Release()
+		if err != nil {
+			return fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+		}
+		cols[i] = conv
+	}
+	return nil
 }
 
 func sortedOrder(leaves []int) []int {
@@ -648,9 +759,10 @@ func fileRow(segs []segment, k int64) int64 {
 }
 
 // batch turns one decoded batch into an output batch (nil when no row is
-// left).
+// left). With lt, rec holds the filter's columns only and the others are
+// fetched for the span of the rows the filter keeps.
 func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec arrow.RecordBatch, pos []int, consts []arrow.Array,
-	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema) (arrow.RecordBatch, error) {
+	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema, lt *lateCols) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	// Read columns in the scan's types.
 	cols := make([]arrow.Array, len(cf.cols))
@@ -661,28 +773,28 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			}
 		}
 	}()
+	// With a filter, dictionary-encoded strings stay dictionaries until
+	// the filter has run (it compares each dictionary value once), and are
+	// gathered for the kept rows only.
+	var later []bool
 	for i, col := range cf.cols {
-		if pos[i] < 0 {
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
-			continue
-		}
-		a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
-		}
-		cols[i] = a
-	}
-	// Partition columns: constant arrays of the batch's length.
-	for i, pc := range p.parts {
-		if consts[i] == nil || int64(consts[i].Len()) < n {
-			if consts[i] != nil {
-				consts[i].Release()
+		if pos[i] >= 0 {
+			if _, dict := col.src.(*arrow.DictionaryType); dict && p.pred != nil {
+				if later == nil {
+					later = make([]bool, len(cf.cols))
+				}
+				later[i] = true
+				cols[i] = rec.Column(pos[i])
+				cols[i].Retain()
+				continue
 			}
-			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
 			if err != nil {
-				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
+				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
 			}
-			consts[i] = a
+			cols[i] = a
+		} else if col.leaf < 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
 		}
 	}
 	// Selection: deletion vector, then the row filter.
@@ -708,41 +820,78 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 				keep[k] = true
 			}
 		}
-		full := make(parquetio.Row, p.width)
-		var needed []int // read columns the filter uses
-		seen := make([]bool, p.width)
-		p.pred.columns(func(bc *boundCol) {
-			if !bc.partition && !seen[bc.top] {
-				seen[bc.top] = true
+		af := &arrowFilter{
+			col: func(bc *boundCol) arrow.Array {
 				for i, top := range p.readTop {
 					if top == bc.top {
-						needed = append(needed, i)
+						return cols[i]
 					}
 				}
-			}
-		})
-		for i, pc := range p.parts {
-			full[pc.top] = f.part[i]
+				return nil
+			},
+			part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
 		}
-		for k := range keep {
-			if !keep[k] {
-				continue
-			}
-			for _, i := range needed {
-				v, err := arrowio.Value(cols[i], k)
-				if err != nil {
-					return nil, err
-				}
-				full[p.readTop[i]] = v
-			}
-			if !p.pred.matchRow(full) {
-				keep[k] = false
-				kept--
+		af.eval(p.pred, keep)
+		kept = 0
+		for _, k := range keep {
+			if k {
+				kept++
 			}
 		}
 	}
 	if kept == 0 {
+		if lt != nil {
+			cf.lateSkipped += n
+		}
 		return nil, nil
+	}
+	if lt != nil {
+		// The span of kept rows: the late columns are decoded for it only.
+		first, last := int64(0), n-1
+		for !keep[first] {
+			first++
+		}
+		for !keep[last] {
+			last--
+		}
+		m := last - first + 1
+		cf.lateSkipped += n - m
+		if m < n {
+			for i, a := range cols {
+				if a != nil {
+					cols[i] = array.NewSlice(a, first, last+1)
+					a.Release()
+				}
+			}
+			keep = keep[first : last+1]
+			n = m
+		}
+		if err := lt.fetch(ctx, p, streamPos+first, m, cols); err != nil {
+			return nil, err
+		}
+	}
+	for i, l := range later {
+		if l {
+			a, err := convertArray(ctx, cols[i], cf.cols[i].dst)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+			}
+			cols[i].Release()
+			cols[i] = a
+		}
+	}
+	// Partition columns: constant arrays of the batch's length.
+	for i, pc := range p.parts {
+		if consts[i] == nil || int64(consts[i].Len()) < n {
+			if consts[i] != nil {
+				consts[i].Release()
+			}
+			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			if err != nil {
+				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
+			}
+			consts[i] = a
+		}
 	}
 	outCols := make([]arrow.Array, len(p.out))
 	for i, top := range p.out {
@@ -938,6 +1087,12 @@ func gatherStrings(d *array.Dictionary) (arrow.Array, error) {
 	var validity *memory.Buffer
 	if d.NullN() > 0 {
 		validity = d.Data().Buffers()[0]
+		if off := d.Data().Offset(); off != 0 {
+			// A slice: its validity bits start at off.
+			bits := make([]byte, bitutil.BytesForBits(int64(n)))
+			bitutil.CopyBitmap(validity.Bytes(), off, n, bits, 0)
+			validity = memory.NewBufferBytes(bits)
+		}
 	}
 	ad := array.NewData(arrow.BinaryTypes.String, n,
 		[]*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)},
