@@ -23,6 +23,10 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
+//	P8 arrow        table.ScanArrow (full and selective) vs delta-rs
+//	                to_pyarrow_table / to_pyarrow_dataset, Scan and ScanAs
+//	                as ratios to it, AppendArrow vs AppendRows vs raw
+//	                parquet-go, peak RSS of a ScanArrow of a large table
 //	P9 kafka        Kafka → Delta records/s of 1 KiB JSON records with 1, 2
 //	                and 3 ingest processes in one consumer group on a real
 //	                broker, vs as many plain kgo consumers reading the same
@@ -50,7 +54,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -97,6 +101,14 @@ type Config struct {
 	DeleteFiles int
 	DeleteReps  int
 
+	// P8: flights rows and files of the scanned table, repetitions per
+	// side (the median counts); rows and files of the memory table.
+	ArrowRows        int
+	ArrowFiles       int
+	ArrowReps        int
+	ArrowMemoryRows  int
+	ArrowMemoryFiles int
+
 	// P9: records produced before the runs, their size in bytes, the
 	// topic's partitions, the member counts; then records produced at
 	// KafkaLatencyRate records/s for the latency.
@@ -119,6 +131,7 @@ func QuickConfig() Config {
 		MemoryFiles:  100_000,
 		StreamEpochs: 20, StreamRows: 10_000, StreamSkipped: 20,
 		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
+		ArrowRows: 200_000, ArrowFiles: 10, ArrowReps: 3, ArrowMemoryRows: 500_000, ArrowMemoryFiles: 5,
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 	}
@@ -137,6 +150,7 @@ func FullConfig() Config {
 		MemoryFiles:  1_000_000,
 		StreamEpochs: 100, StreamRows: 10_000, StreamSkipped: 50,
 		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
+		ArrowRows: 3_000_000, ArrowFiles: 30, ArrowReps: 5, ArrowMemoryRows: 20_000_000, ArrowMemoryFiles: 20,
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 	}
@@ -155,6 +169,9 @@ type Env struct {
 	// MemoryChild returns the command that runs MemoryChild in a fresh
 	// process for the table in dir (P5); nil skips P5.
 	MemoryChild func(ctx context.Context, dir string) *exec.Cmd
+	// ArrowChild returns the command that runs ArrowScanChild in a fresh
+	// process for the table in dir (P8's memory part); nil skips it.
+	ArrowChild func(ctx context.Context, dir string) *exec.Cmd
 	// Kafka is the broker of P9; nil skips it.
 	Kafka *testenv.Kafka
 	// KafkaChild returns the command that runs KafkaChild with job in a
@@ -275,6 +292,7 @@ func figureFuncs() map[string]figureFunc {
 		"P5": MemoryFigure,
 		"P6": StreamFigure,
 		"P7": DeleteFigure,
+		"P8": ArrowFigure,
 		"P9": KafkaFigure,
 	}
 }

@@ -277,12 +277,15 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 		return nil, nil
 	}
 	props := pqarrow.ArrowReadProperties{BatchSize: arrowBatchRows, Parallel: parallel, PreAllocBinaryData: true}
-	// Strings are decoded as dictionaries (indices into the chunk's
-	// dictionary page, no copy per value) and gathered into utf8 arrays in
-	// one pass (gatherStrings): faster than building them value by value.
+	// Strings of a small dictionary are decoded as dictionaries (indices
+	// into the chunk's dictionary page, no copy per value) and gathered
+	// into utf8 arrays in one pass (gatherStrings): faster than building
+	// them value by value. A column of mostly distinct values (its
+	// dictionary a large part of the chunk) is read plain: pqarrow would
+	// hash every dictionary value into a builder, costing time and memory.
 	for c := 0; c < rdr.MetaData().Schema.NumColumns(); c++ {
 		col := rdr.MetaData().Schema.Column(c)
-		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) {
+		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) && smallDictionary(rdr.MetaData(), c) {
 			props.SetReadDict(c, true)
 		}
 	}
@@ -345,6 +348,22 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 	return cf, nil
 }
 
+// smallDictionary reports whether leaf column c has a dictionary page in
+// every row group, taking less than a quarter of the chunk's bytes.
+func smallDictionary(md *metadata.FileMetaData, c int) bool {
+	for g := 0; g < md.NumRowGroups(); g++ {
+		cc, err := md.RowGroup(g).ColumnChunk(c)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+		dict := cc.DataPageOffset() - cc.DictionaryPageOffset()
+		if dict <= 0 || 4*dict >= cc.TotalCompressedSize() {
+			return false
+		}
+	}
+	return true
+}
+
 func hasFoldedName(root *pqschema.GroupNode, name string) bool {
 	for j := 0; j < root.NumFields(); j++ {
 		if n := root.Field(j).Name(); n != name && equalFold(n, name) {
@@ -381,8 +400,18 @@ func openParquet(ra io.ReaderAt, size int64) (rdr *file.Reader, err error) {
 			rdr, err = nil, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
 		}
 	}()
-	return file.NewParquetReader(io.NewSectionReader(ra, 0, size))
+	// Column chunks are read through a buffer of columnBuffer bytes
+	// rather than whole: a row group's chunks can be hundreds of MB, and
+	// a scan has several files open at once.
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = columnBuffer
+	return file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
 }
+
+// columnBuffer is the read buffer of one column chunk of the columnar
+// path, in bytes: each refill is one ranged Get of the store.
+const columnBuffer = 1 << 20
 
 // convertible reports whether the columnar path converts a file column of
 // Arrow type src to the scan's type dst exactly as the row reader would.
