@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
@@ -62,6 +63,10 @@ func (p *scanPlan) columnarPlan() bool {
 	return true
 }
 
+// arrowInflightBytes bounds the Parquet bytes (add.size) of the files a
+// columnar scan reads at once.
+const arrowInflightBytes = 160 << 20
+
 // arrowMsg is one message of a file's columnar reader: a batch, or the
 // end of the file with its counts or error.
 type arrowMsg struct {
@@ -92,6 +97,12 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	}()
 	conc := max(p.cfg.concurrency, 1)
 	slots := make(chan struct{}, conc)
+	// Besides conc files at most, the files being read hold at most
+	// arrowInflightBytes of Parquet (add.size; a larger file alone), so
+	// that large files do not each bring their buffers and batches at
+	// once: the scan's memory stays bounded whatever the file sizes.
+	budget := semaphore.NewWeighted(arrowInflightBytes)
+	weight := func(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
 	pending := make(chan chan arrowMsg, conc)
 	wg.Add(1)
 	go func() {
@@ -101,6 +112,9 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
+				return
+			}
+			if budget.Acquire(ctx, weight(f)) != nil {
 				return
 			}
 			ch := make(chan arrowMsg, 2)
@@ -124,6 +138,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 	}
+	fileIdx := 0
 	for ch := range pending {
 		for m := range ch {
 			if m.err != nil {
@@ -170,6 +185,8 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 		<-slots
+		budget.Release(weight(p.files[fileIdx]))
+		fileIdx++
 	}
 	if err := ctx.Err(); err != nil {
 		return p.errorf("", err)
@@ -348,8 +365,10 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 	return cf, nil
 }
 
-// smallDictionary reports whether leaf column c has a dictionary page in
-// every row group, taking less than a quarter of the chunk's bytes.
+// smallDictionary reports whether leaf column c has, in every row group,
+// a dictionary page of less than maxReadDict bytes and a quarter of the
+// chunk, and (when the chunk lists its page encodings) no data page that
+// fell back to plain encoding.
 func smallDictionary(md *metadata.FileMetaData, c int) bool {
 	for g := 0; g < md.NumRowGroups(); g++ {
 		cc, err := md.RowGroup(g).ColumnChunk(c)
@@ -357,12 +376,23 @@ func smallDictionary(md *metadata.FileMetaData, c int) bool {
 			return false
 		}
 		dict := cc.DataPageOffset() - cc.DictionaryPageOffset()
-		if dict <= 0 || 4*dict >= cc.TotalCompressedSize() {
+		if dict <= 0 || dict >= maxReadDict || 4*dict >= cc.TotalCompressedSize() {
 			return false
+		}
+		for _, es := range cc.EncodingStats() {
+			// Page types of parquet.thrift: 0 DATA_PAGE, 3 DATA_PAGE_V2.
+			if pt := int(es.PageType); (pt == 0 || pt == 3) &&
+				es.Encoding != parquet.Encodings.RLEDict && es.Encoding != parquet.Encodings.PlainDict {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// maxReadDict is the largest dictionary page, in bytes, whose strings the
+// columnar path reads as dictionaries.
+const maxReadDict = 256 << 10
 
 func hasFoldedName(root *pqschema.GroupNode, name string) bool {
 	for j := 0; j < root.NumFields(); j++ {
