@@ -34,8 +34,8 @@ type arrowColumns struct {
 
 // arrowCol is one table column of an arrowColumns.
 type arrowCol struct {
-	dst  string // primitive type name of the table column
-	in   int    // input column index, -1: absent (nulls)
+	dst  string           // primitive type name of the table column
+	in   int              // input column index, -1: absent (nulls)
 	buf  parquetio.Column // the block WriteColumns gets
 	own  parquetio.Column // scratch slices of copies, reused across blocks (never Arrow buffers)
 	null []bool
