@@ -29,15 +29,19 @@ import (
 // integers, unions, dictionaries, ...) is refused wrapping
 // arrowio.ErrUnsupportedType, naming the column.
 //
-// The rows then take the row path: every row is validated before anything
-// is written (a null in a NOT NULL column, a value out of range, a CHECK
-// constraint or invariant it violates: a *RowError naming the column and
-// the row's 0-based index in the whole stream, counted across batches),
-// rows are split by partition values, and each file's add action carries
-// the stats AppendRows writes for the same rows. Every batch is read
-// before the first file is written, so the input is held in memory (as
-// rows, about what AppendRows holds). The reader is read to its end but
-// not released: that stays the caller's.
+// When the table is unpartitioned without CHECK constraints, every column
+// is a top-level primitive, every input column has exactly the Arrow type
+// of its table column and no value can fail validation, the arrays are
+// written column by column (arrowcolumns.go), without a row per value.
+// Otherwise the rows take the row path: every row is validated before
+// anything is written (a null in a NOT NULL column, a value out of range,
+// a CHECK constraint or invariant it violates: a *RowError naming the
+// column and the row's 0-based index in the whole stream, counted across
+// batches), rows are split by partition values. Either way each file's
+// add action carries the stats AppendRows writes for the same rows. Every
+// batch is read (and retained) before the first file is written, so the
+// input is held in memory. The reader is read to its end but not
+// released: that stays the caller's.
 func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
 	return writeArrow(ctx, t, modeAppend, reader, opts)
 }
