@@ -50,17 +50,34 @@ import (
 // columnarPlan reports whether ScanArrow can take the columnar path.
 func (p *scanPlan) columnarPlan() bool {
 	for _, f := range p.read.Fields {
-		switch t := f.Type.(type) {
-		case *schema.DecimalType:
-		case *schema.PrimitiveType:
-			if t.Name == schema.Void || t.Name == schema.Variant {
-				return false
-			}
-		default:
+		if !columnarType(f.Type) {
 			return false
 		}
 	}
 	return true
+}
+
+// columnarType reports whether the columnar path can read a column of
+// type t: anything but void and variant, at any depth.
+func columnarType(t schema.Type) bool {
+	switch t := t.(type) {
+	case *schema.DecimalType:
+		return true
+	case *schema.PrimitiveType:
+		return t.Name != schema.Void && t.Name != schema.Variant
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			if !columnarType(f.Type) {
+				return false
+			}
+		}
+		return true
+	case *schema.ArrayType:
+		return columnarType(t.ElementType)
+	case *schema.MapType:
+		return columnarType(t.KeyType) && columnarType(t.ValueType)
+	}
+	return false
 }
 
 // arrowInflightBytes bounds the Parquet bytes (add.size) of the files a
@@ -262,7 +279,9 @@ func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(
 
 // colFile is how one read column is found in a data file.
 type colFile struct {
-	leaf  int            // leaf column index in the file, -1: absent (nulls)
+	leaf   int   // (first) leaf column index in the file, -1: absent (nulls)
+	leaves []int // every leaf of the field
+	nested bool  // a struct, list or map field
 	field int            // index of its top-level field in the file
 	src   arrow.DataType // pqarrow's type of the file column
 	dst   arrow.DataType // the scan's type
@@ -302,7 +321,8 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 	// hash every dictionary value into a builder, costing time and memory.
 	for c := 0; c < rdr.MetaData().Schema.NumColumns(); c++ {
 		col := rdr.MetaData().Schema.Column(c)
-		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) && smallDictionary(rdr.MetaData(), c) {
+		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) &&
+			len(col.ColumnPath()) == 1 && smallDictionary(rdr.MetaData(), c) {
 			props.SetReadDict(c, true)
 		}
 	}
@@ -344,23 +364,45 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 			continue
 		}
 		node := root.Field(idx)
+		if idx >= len(asch.Fields()) || asch.Field(idx).Name != node.Name() {
+			return nil, nil
+		}
+		if _, group := node.(*pqschema.GroupNode); group {
+			// A struct, list or map: taken when pqarrow's Arrow type is
+			// exactly the scan's (names, nullability, element types), so
+			// no child needs renaming (column mapping), widening or a
+			// timestamp rescale; else the row reader reads the file.
+			src := asch.Field(idx).Type
+			if !arrow.TypeEqual(src, dst) || hasInt96(node) {
+				return nil, nil
+			}
+			var leaves []int
+			for c := 0; c < md.Schema.NumColumns(); c++ {
+				if md.Schema.ColumnRoot(c) == node {
+					leaves = append(leaves, c)
+				}
+			}
+			if len(leaves) == 0 {
+				return nil, nil
+			}
+			cf.cols[i] = colFile{leaf: leaves[0], leaves: leaves, field: idx, src: src, dst: dst, nested: true}
+			continue
+		}
 		prim, ok := node.(*pqschema.PrimitiveNode)
 		if !ok || node.RepetitionType() == parquet.Repetitions.Repeated || prim.PhysicalType() == parquet.Types.Int96 {
 			// INT96 too: pqarrow decodes it to nanoseconds, which overflow
 			// outside 1677-2262; the row reader converts every value.
 			return nil, nil
 		}
-		if idx >= len(asch.Fields()) || asch.Field(idx).Name != node.Name() {
-			return nil, nil
-		}
 		src := asch.Field(idx).Type
 		if !convertible(src, dst) {
 			return nil, nil
 		}
-		cf.cols[i] = colFile{leaf: md.Schema.ColumnIndexByNode(prim), field: idx, src: src, dst: dst}
-		if cf.cols[i].leaf < 0 {
+		leaf := md.Schema.ColumnIndexByNode(prim)
+		if leaf < 0 {
 			return nil, nil
 		}
+		cf.cols[i] = colFile{leaf: leaf, leaves: []int{leaf}, field: idx, src: src, dst: dst}
 	}
 	return cf, nil
 }
@@ -393,6 +435,21 @@ func smallDictionary(md *metadata.FileMetaData, c int) bool {
 // maxReadDict is the largest dictionary page, in bytes, whose strings the
 // columnar path reads as dictionaries.
 const maxReadDict = 256 << 10
+
+// hasInt96 reports whether a leaf below n is INT96.
+func hasInt96(n pqschema.Node) bool {
+	switch n := n.(type) {
+	case *pqschema.PrimitiveNode:
+		return n.PhysicalType() == parquet.Types.Int96
+	case *pqschema.GroupNode:
+		for i := 0; i < n.NumFields(); i++ {
+			if hasInt96(n.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 func hasFoldedName(root *pqschema.GroupNode, name string) bool {
 	for j := 0; j < root.NumFields(); j++ {
@@ -620,7 +677,7 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		}
 	}
 	lateOn := nFilter > 0 && nOther > 0
-	var leaves []int
+	var leaves, fields []int
 	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
 	var lt *lateCols
 	if lateOn {
@@ -633,18 +690,23 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 			continue
 		}
 		if lateOn && !inFilter[i] {
-			r, err := cf.fr.GetFieldReader(ctx, col.field, map[int]bool{col.leaf: true}, rgs)
+			incl := map[int]bool{}
+			for _, l := range col.leaves {
+				incl[l] = true
+			}
+			r, err := cf.fr.GetFieldReader(ctx, col.field, incl, rgs)
 			if err != nil {
 				return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
 			}
 			lt.readers[i] = r
 			continue
 		}
-		pos[i] = len(leaves)
-		leaves = append(leaves, col.leaf)
+		pos[i] = len(fields)
+		fields = append(fields, col.field)
+		leaves = append(leaves, col.leaves...)
 	}
-	// pqarrow yields fields in file order: sort positions by leaf.
-	order := sortedOrder(leaves)
+	// pqarrow yields fields in file order: sort positions by field.
+	order := sortedOrder(fields)
 	for i := range pos {
 		if pos[i] >= 0 {
 			pos[i] = order[pos[i]]

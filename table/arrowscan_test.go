@@ -177,3 +177,50 @@ func TestScanArrowLateColumns(t *testing.T) {
 		})
 	}
 }
+
+// Struct, array and map columns take the columnar path when pqarrow's
+// Arrow type is the scan's, with a filter on a struct field (evaluated
+// boxed) and the other columns decoded late; the rows are Scan's.
+func TestScanArrowNestedColumnar(t *testing.T) {
+	ctx := context.Background()
+	st := schema.NewStruct(field("x", prim(schema.Long), true), field("y", prim(schema.String), true))
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("st", st, true),
+		field("arr", &schema.ArrayType{ElementType: prim(schema.Integer), ContainsNull: true}, true),
+		field("m", &schema.MapType{KeyType: prim(schema.String), ValueType: prim(schema.Double), ValueContainsNull: true}, true))
+	tbl, err := Create(ctx, t.TempDir(), sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetio.Row
+	for i := range 5000 {
+		var s, arr, m any = parquetio.Row{int64(i), fmt.Sprintf("y%d", i%10)}, []any{int32(i), nil, int32(-i)},
+			[]parquetio.MapEntry{{Key: "a", Value: float64(i)}, {Key: "b", Value: nil}}
+		if i%7 == 0 {
+			s, arr, m = nil, nil, nil
+		}
+		rows = append(rows, parquetio.Row{int64(i), s, arr, m})
+	}
+	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithPageSize(2048))); err != nil {
+		t.Fatal(err)
+	}
+	for _, filter := range []string{"", "st.x > 4990", "id < 20 AND st IS NULL"} {
+		t.Run(filter, func(t *testing.T) {
+			var opts []ScanOption
+			if filter != "" {
+				e, err := ParsePredicate(filter, tbl.Schema())
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, WithFilter(e))
+			}
+			checkArrowMatchesScan(t, tbl, opts...)
+			var ss ScanStats
+			if _, err := arrowRows(t, tbl, append(opts, WithScanStats(&ss))...); err != nil {
+				t.Fatal(err)
+			}
+			if ss.FilesColumnar != 1 {
+				t.Errorf("stats %+v: want the file read column by column", ss)
+			}
+		})
+	}
+}
