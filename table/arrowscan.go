@@ -279,12 +279,12 @@ func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(
 
 // colFile is how one read column is found in a data file.
 type colFile struct {
-	leaf   int   // (first) leaf column index in the file, -1: absent (nulls)
-	leaves []int // every leaf of the field
-	nested bool  // a struct, list or map field
-	field int            // index of its top-level field in the file
-	src   arrow.DataType // pqarrow's type of the file column
-	dst   arrow.DataType // the scan's type
+	leaf   int            // (first) leaf column index in the file, -1: absent (nulls)
+	leaves []int          // every leaf of the field
+	nested bool           // a struct, list or map field
+	field  int            // index of its top-level field in the file
+	src    arrow.DataType // pqarrow's type of the file column
+	dst    arrow.DataType // the scan's type
 }
 
 // columnarFile is one data file opened for the columnar path.
