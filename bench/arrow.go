@@ -165,9 +165,12 @@ print(time.perf_counter() - w0, time.process_time() - c0, t.num_rows)
 `
 
 func runDeltaRSP8(ctx context.Context, python, dir string, args ...string) (wall, cpu float64, rows int64, err error) {
-	out, err := exec.CommandContext(ctx, python, append([]string{"-c", deltarsP8Script, dir}, args...)...).Output()
+	cmd := exec.CommandContext(ctx, python, append([]string{"-c", deltarsP8Script, dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("bench: delta-rs read of %s: %w", dir, err)
+		return 0, 0, 0, fmt.Errorf("bench: delta-rs read of %s: %w: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
 	f := strings.Fields(string(out))
 	if len(f) != 3 {
