@@ -23,6 +23,10 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
+//	P8 arrow        table.ScanArrow (full and selective) vs delta-rs
+//	                to_pyarrow_table / to_pyarrow_dataset, Scan and ScanAs
+//	                as ratios to it, AppendArrow vs AppendRows vs raw
+//	                parquet-go, peak RSS of a ScanArrow of a large table
 //	P10 group       64 goroutines of one process each appending one batch
 //	                to one table on MinIO, with table.WithGroupCommit and
 //	                without, vs the same appends serialized
@@ -53,7 +57,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -105,6 +109,14 @@ type Config struct {
 	GroupRows    int
 	GroupReps    int
 
+	// P8: flights rows and files of the scanned table, repetitions per
+	// side (the median counts); rows and files of the memory table.
+	ArrowRows        int
+	ArrowFiles       int
+	ArrowReps        int
+	ArrowMemoryRows  int
+	ArrowMemoryFiles int
+
 	// P9: records produced before the runs, their size in bytes, the
 	// topic's partitions, the member counts; then records produced at
 	// KafkaLatencyRate records/s for the latency.
@@ -127,6 +139,7 @@ func QuickConfig() Config {
 		MemoryFiles:  100_000,
 		StreamEpochs: 20, StreamRows: 10_000, StreamSkipped: 20,
 		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
+		ArrowRows: 200_000, ArrowFiles: 10, ArrowReps: 3, ArrowMemoryRows: 500_000, ArrowMemoryFiles: 5,
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
@@ -146,6 +159,7 @@ func FullConfig() Config {
 		MemoryFiles:  1_000_000,
 		StreamEpochs: 100, StreamRows: 10_000, StreamSkipped: 50,
 		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
+		ArrowRows: 3_000_000, ArrowFiles: 30, ArrowReps: 5, ArrowMemoryRows: 20_000_000, ArrowMemoryFiles: 20,
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
@@ -169,6 +183,9 @@ type Env struct {
 	// job in a fresh process (P4's writers); nil runs P4's writers as
 	// goroutines of this process instead.
 	ContentionChild func(ctx context.Context, job string) *exec.Cmd
+	// ArrowChild returns the command that runs ArrowScanChild in a fresh
+	// process for the table in dir (P8's memory part); nil skips it.
+	ArrowChild func(ctx context.Context, dir string) *exec.Cmd
 	// Kafka is the broker of P9; nil skips it.
 	Kafka *testenv.Kafka
 	// KafkaChild returns the command that runs KafkaChild with job in a
@@ -289,6 +306,7 @@ func figureFuncs() map[string]figureFunc {
 		"P5":  MemoryFigure,
 		"P6":  StreamFigure,
 		"P7":  DeleteFigure,
+		"P8":  ArrowFigure,
 		"P9":  KafkaFigure,
 		"P10": GroupCommitFigure,
 	}

@@ -111,6 +111,7 @@ func TestFigures(t *testing.T) {
 		OpenCommits: 30, OpenFilesPerCommit: 5, OpenReps: 1, ContentionWriters: []int{1, 3}, ContentionCommits: 4,
 		MemoryFiles: 2_000, StreamEpochs: 3, StreamRows: 500, StreamSkipped: 2,
 		DeleteRows: 8_000, DeleteFiles: 4, DeleteReps: 1,
+		ArrowRows: 20_000, ArrowFiles: 4, ArrowReps: 1, ArrowMemoryRows: 20_000, ArrowMemoryFiles: 2,
 		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
 		KafkaLatencyRecords: 60, KafkaLatencyRate: 200,
 		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
@@ -127,6 +128,7 @@ func TestFigures(t *testing.T) {
 		"P6": {"epochs_per_s", "skipped_epoch_p50"},
 		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
+		"P8":  {"scanarrow_1file", "scanarrow_files", "scan_rows_vs_scanarrow", "selective", "append_arrow", "append_arrow_vs_rows", "append_arrow_vs_parquet_go"},
 		"P10": {"serial_wall", "serial_versions", "grouped_wall", "grouped_versions", "grouped_wall_ratio", "concurrent_wall"},
 		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
 			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},

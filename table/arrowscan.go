@@ -10,6 +10,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
@@ -48,18 +50,39 @@ import (
 // columnarPlan reports whether ScanArrow can take the columnar path.
 func (p *scanPlan) columnarPlan() bool {
 	for _, f := range p.read.Fields {
-		switch t := f.Type.(type) {
-		case *schema.DecimalType:
-		case *schema.PrimitiveType:
-			if t.Name == schema.Void || t.Name == schema.Variant {
-				return false
-			}
-		default:
+		if !columnarType(f.Type) {
 			return false
 		}
 	}
 	return true
 }
+
+// columnarType reports whether the columnar path can read a column of
+// type t: anything but void and variant, at any depth.
+func columnarType(t schema.Type) bool {
+	switch t := t.(type) {
+	case *schema.DecimalType:
+		return true
+	case *schema.PrimitiveType:
+		return t.Name != schema.Void && t.Name != schema.Variant
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			if !columnarType(f.Type) {
+				return false
+			}
+		}
+		return true
+	case *schema.ArrayType:
+		return columnarType(t.ElementType)
+	case *schema.MapType:
+		return columnarType(t.KeyType) && columnarType(t.ValueType)
+	}
+	return false
+}
+
+// arrowInflightBytes bounds the Parquet bytes (add.size) of the files a
+// columnar scan reads at once.
+const arrowInflightBytes = 160 << 20
 
 // arrowMsg is one message of a file's columnar reader: a batch, or the
 // end of the file with its counts or error.
@@ -67,6 +90,7 @@ type arrowMsg struct {
 	rec       arrow.RecordBatch
 	counts    *fileCounts
 	rgSkipped int
+	late      int64 // rows whose non-filter columns were not decoded
 	columnar  bool
 	err       error
 }
@@ -90,6 +114,12 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	}()
 	conc := max(p.cfg.concurrency, 1)
 	slots := make(chan struct{}, conc)
+	// Besides conc files at most, the files being read hold at most
+	// arrowInflightBytes of Parquet (add.size; a larger file alone), so
+	// that large files do not each bring their buffers and batches at
+	// once: the scan's memory stays bounded whatever the file sizes.
+	budget := semaphore.NewWeighted(arrowInflightBytes)
+	weight := func(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
 	pending := make(chan chan arrowMsg, conc)
 	wg.Add(1)
 	go func() {
@@ -99,6 +129,9 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
+				return
+			}
+			if budget.Acquire(ctx, weight(f)) != nil {
 				return
 			}
 			ch := make(chan arrowMsg, 2)
@@ -122,6 +155,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 	}
+	fileIdx := 0
 	for ch := range pending {
 		for m := range ch {
 			if m.err != nil {
@@ -138,6 +172,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 					st.RowsRead += c.rows
 					st.RowsDeleted += c.deleted
 					st.RowGroupsSkipped += m.rgSkipped
+					st.RowsLateSkipped += m.late
 					if m.columnar {
 						st.FilesColumnar++
 					}
@@ -167,6 +202,8 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 		<-slots
+		budget.Release(weight(p.files[fileIdx]))
+		fileIdx++
 	}
 	if err := ctx.Err(); err != nil {
 		return p.errorf("", err)
@@ -204,7 +241,7 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 	if err != nil {
 		err = p.errorf(f.path, err)
 	}
-	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, columnar: true, err: err})
+	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, late: cf.lateSkipped, columnar: true, err: err})
 }
 
 // produceArrowRows is produceArrow through the row reader.
@@ -242,9 +279,12 @@ func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(
 
 // colFile is how one read column is found in a data file.
 type colFile struct {
-	leaf int            // leaf column index in the file, -1: absent (nulls)
-	src  arrow.DataType // pqarrow's type of the file column
-	dst  arrow.DataType // the scan's type
+	leaf   int            // (first) leaf column index in the file, -1: absent (nulls)
+	leaves []int          // every leaf of the field
+	nested bool           // a struct, list or map field
+	field  int            // index of its top-level field in the file
+	src    arrow.DataType // pqarrow's type of the file column
+	dst    arrow.DataType // the scan's type
 }
 
 // columnarFile is one data file opened for the columnar path.
@@ -254,6 +294,9 @@ type columnarFile struct {
 	cols []colFile // by p.read index
 	// rgSkipped counts the row groups the filter skipped.
 	rgSkipped int
+	// lateSkipped counts the rows whose non-filter columns were not
+	// decoded (ScanStats.RowsLateSkipped).
+	lateSkipped int64
 }
 
 // openColumnar opens f with pqarrow and maps the plan's read columns to
@@ -270,12 +313,16 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 		return nil, nil
 	}
 	props := pqarrow.ArrowReadProperties{BatchSize: arrowBatchRows, Parallel: parallel, PreAllocBinaryData: true}
-	// Strings are decoded as dictionaries (indices into the chunk's
-	// dictionary page, no copy per value) and gathered into utf8 arrays in
-	// one pass (gatherStrings): faster than building them value by value.
+	// Strings of a small dictionary are decoded as dictionaries (indices
+	// into the chunk's dictionary page, no copy per value) and gathered
+	// into utf8 arrays in one pass (gatherStrings): faster than building
+	// them value by value. A column of mostly distinct values (its
+	// dictionary a large part of the chunk) is read plain: pqarrow would
+	// hash every dictionary value into a builder, costing time and memory.
 	for c := 0; c < rdr.MetaData().Schema.NumColumns(); c++ {
 		col := rdr.MetaData().Schema.Column(c)
-		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) {
+		if col.PhysicalType() == parquet.Types.ByteArray && col.LogicalType().Equals(pqschema.StringLogicalType{}) &&
+			len(col.ColumnPath()) == 1 && smallDictionary(rdr.MetaData(), c) {
 			props.SetReadDict(c, true)
 		}
 	}
@@ -317,25 +364,91 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 			continue
 		}
 		node := root.Field(idx)
+		if idx >= len(asch.Fields()) || asch.Field(idx).Name != node.Name() {
+			return nil, nil
+		}
+		if _, group := node.(*pqschema.GroupNode); group {
+			// A struct, list or map: taken when pqarrow's Arrow type is
+			// exactly the scan's (names, nullability, element types), so
+			// no child needs renaming (column mapping), widening or a
+			// timestamp rescale; else the row reader reads the file.
+			src := asch.Field(idx).Type
+			if !arrow.TypeEqual(src, dst) || hasInt96(node) {
+				return nil, nil
+			}
+			var leaves []int
+			for c := 0; c < md.Schema.NumColumns(); c++ {
+				if md.Schema.ColumnRoot(c) == node {
+					leaves = append(leaves, c)
+				}
+			}
+			if len(leaves) == 0 {
+				return nil, nil
+			}
+			cf.cols[i] = colFile{leaf: leaves[0], leaves: leaves, field: idx, src: src, dst: dst, nested: true}
+			continue
+		}
 		prim, ok := node.(*pqschema.PrimitiveNode)
 		if !ok || node.RepetitionType() == parquet.Repetitions.Repeated || prim.PhysicalType() == parquet.Types.Int96 {
 			// INT96 too: pqarrow decodes it to nanoseconds, which overflow
 			// outside 1677-2262; the row reader converts every value.
 			return nil, nil
 		}
-		if idx >= len(asch.Fields()) || asch.Field(idx).Name != node.Name() {
-			return nil, nil
-		}
 		src := asch.Field(idx).Type
 		if !convertible(src, dst) {
 			return nil, nil
 		}
-		cf.cols[i] = colFile{leaf: md.Schema.ColumnIndexByNode(prim), src: src, dst: dst}
-		if cf.cols[i].leaf < 0 {
+		leaf := md.Schema.ColumnIndexByNode(prim)
+		if leaf < 0 {
 			return nil, nil
 		}
+		cf.cols[i] = colFile{leaf: leaf, leaves: []int{leaf}, field: idx, src: src, dst: dst}
 	}
 	return cf, nil
+}
+
+// smallDictionary reports whether leaf column c has, in every row group,
+// a dictionary page of less than maxReadDict bytes and a quarter of the
+// chunk, and (when the chunk lists its page encodings) no data page that
+// fell back to plain encoding.
+func smallDictionary(md *metadata.FileMetaData, c int) bool {
+	for g := 0; g < md.NumRowGroups(); g++ {
+		cc, err := md.RowGroup(g).ColumnChunk(c)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+		dict := cc.DataPageOffset() - cc.DictionaryPageOffset()
+		if dict <= 0 || dict >= maxReadDict || 4*dict >= cc.TotalCompressedSize() {
+			return false
+		}
+		for _, es := range cc.EncodingStats() {
+			// Page types of parquet.thrift: 0 DATA_PAGE, 3 DATA_PAGE_V2.
+			if pt := int(es.PageType); (pt == 0 || pt == 3) &&
+				es.Encoding != parquet.Encodings.RLEDict && es.Encoding != parquet.Encodings.PlainDict {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maxReadDict is the largest dictionary page, in bytes, whose strings the
+// columnar path reads as dictionaries.
+const maxReadDict = 256 << 10
+
+// hasInt96 reports whether a leaf below n is INT96.
+func hasInt96(n pqschema.Node) bool {
+	switch n := n.(type) {
+	case *pqschema.PrimitiveNode:
+		return n.PhysicalType() == parquet.Types.Int96
+	case *pqschema.GroupNode:
+		for i := 0; i < n.NumFields(); i++ {
+			if hasInt96(n.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasFoldedName(root *pqschema.GroupNode, name string) bool {
@@ -374,8 +487,18 @@ func openParquet(ra io.ReaderAt, size int64) (rdr *file.Reader, err error) {
 			rdr, err = nil, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
 		}
 	}()
-	return file.NewParquetReader(io.NewSectionReader(ra, 0, size))
+	// Column chunks are read through a buffer of columnBuffer bytes
+	// rather than whole: a row group's chunks can be hundreds of MB, and
+	// a scan has several files open at once.
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = columnBuffer
+	return file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
 }
+
+// columnBuffer is the read buffer of one column chunk of the columnar
+// path, in bytes: each refill is one ranged Get of the store.
+const columnBuffer = 1 << 20
 
 // convertible reports whether the columnar path converts a file column of
 // Arrow type src to the scan's type dst exactly as the row reader would.
@@ -526,17 +649,64 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		c.done = true
 		return c, nil
 	}
-	var leaves []int
-	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
+	// With a filter, the filter's columns are decoded first; the other
+	// columns (late) only for the rows the filter keeps in each batch,
+	// seeking past the rest (whole pages are skipped with the file's
+	// offset index).
+	inFilter := make([]bool, len(cf.cols))
+	if p.pred != nil {
+		p.pred.columns(func(bc *boundCol) {
+			if !bc.partition {
+				for i, top := range p.readTop {
+					if top == bc.top {
+						inFilter[i] = true
+					}
+				}
+			}
+		})
+	}
+	var nFilter, nOther int
 	for i, col := range cf.cols {
-		pos[i] = -1
-		if col.leaf >= 0 {
-			pos[i] = len(leaves)
-			leaves = append(leaves, col.leaf)
+		if col.leaf < 0 {
+			continue
+		}
+		if inFilter[i] {
+			nFilter++
+		} else {
+			nOther++
 		}
 	}
-	// pqarrow yields fields in file order: sort positions by leaf.
-	order := sortedOrder(leaves)
+	lateOn := nFilter > 0 && nOther > 0
+	var leaves, fields []int
+	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
+	var lt *lateCols
+	if lateOn {
+		lt = &lateCols{cf: cf, rgs: rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols))}
+		defer lt.release()
+	}
+	for i, col := range cf.cols {
+		pos[i] = -1
+		if col.leaf < 0 {
+			continue
+		}
+		if lateOn && !inFilter[i] {
+			incl := map[int]bool{}
+			for _, l := range col.leaves {
+				incl[l] = true
+			}
+			r, err := cf.fr.GetFieldReader(ctx, col.field, incl, rgs)
+			if err != nil {
+				return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
+			}
+			lt.readers[i] = r
+			continue
+		}
+		pos[i] = len(fields)
+		fields = append(fields, col.field)
+		leaves = append(leaves, col.leaves...)
+	}
+	// pqarrow yields fields in file order: sort positions by field.
+	order := sortedOrder(fields)
 	for i := range pos {
 		if pos[i] >= 0 {
 			pos[i] = order[pos[i]]
@@ -595,7 +765,7 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		if err != nil {
 			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
 		}
-		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch)
+		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch, lt)
 		streamPos += rec.NumRows()
 		rec.Release()
 		if err != nil {
@@ -610,6 +780,68 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 	}
 	c.done = true
 	return c, nil
+}
+
+// lateCols reads a file's non-filter columns for the row ranges the
+// filter kept.
+type lateCols struct {
+	cf      *columnarFile
+	rgs     []int
+	readers []*pqarrow.ColumnReader // by read index; nil: not late
+	pos     int64                   // stream row the readers are at
+}
+
+func (lt *lateCols) release() {
+	for _, r := range lt.readers {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+// fetch sets cols[i] of every late column i to rows [from, from+n) of the
+// selected row groups, in the scan's types.
+func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols []arrow.Array) error {
+	if from != lt.pos {
+		for _, r := range lt.readers {
+			if r != nil {
+				if err := r.SeekToRow(from); err != nil {
+					return fmt.Errorf("%w: seek to row %d: %v", parquetio.ErrCorrupt, from, err)
+				}
+			}
+		}
+	}
+	lt.pos = from + n
+	for i, r := range lt.readers {
+		if r == nil {
+			continue
+		}
+		ch, err := r.NextBatch(n)
+		if err != nil {
+			return fmt.Errorf("%w: column %s: %v", parquetio.ErrCorrupt, p.read.Fields[i].Name, err)
+		}
+		var a arrow.Array
+		switch {
+		case ch.Len() != int(n):
+			err = fmt.Errorf("%w: column %s: %d rows where %d were expected", parquetio.ErrCorrupt, p.read.Fields[i].Name, ch.Len(), n)
+		case len(ch.Chunks()) == 1:
+			a = ch.Chunk(0)
+			a.Retain()
+		default:
+			a, err = array.Concatenate(ch.Chunks(), memory.DefaultAllocator)
+		}
+		ch.Release()
+		if err != nil {
+			return err
+		}
+		conv, err := convertArray(ctx, a, lt.cf.cols[i].dst)
+		a.Release()
+		if err != nil {
+			return fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+		}
+		cols[i] = conv
+	}
+	return nil
 }
 
 func sortedOrder(leaves []int) []int {
@@ -648,9 +880,10 @@ func fileRow(segs []segment, k int64) int64 {
 }
 
 // batch turns one decoded batch into an output batch (nil when no row is
-// left).
+// left). With lt, rec holds the filter's columns only and the others are
+// fetched for the span of the rows the filter keeps.
 func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec arrow.RecordBatch, pos []int, consts []arrow.Array,
-	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema) (arrow.RecordBatch, error) {
+	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema, lt *lateCols) (arrow.RecordBatch, error) {
 	n := rec.NumRows()
 	// Read columns in the scan's types.
 	cols := make([]arrow.Array, len(cf.cols))
@@ -661,28 +894,28 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			}
 		}
 	}()
+	// With a filter, dictionary-encoded strings stay dictionaries until
+	// the filter has run (it compares each dictionary value once), and are
+	// gathered for the kept rows only.
+	var later []bool
 	for i, col := range cf.cols {
-		if pos[i] < 0 {
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
-			continue
-		}
-		a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
-		}
-		cols[i] = a
-	}
-	// Partition columns: constant arrays of the batch's length.
-	for i, pc := range p.parts {
-		if consts[i] == nil || int64(consts[i].Len()) < n {
-			if consts[i] != nil {
-				consts[i].Release()
+		if pos[i] >= 0 {
+			if _, dict := col.src.(*arrow.DictionaryType); dict && p.pred != nil {
+				if later == nil {
+					later = make([]bool, len(cf.cols))
+				}
+				later[i] = true
+				cols[i] = rec.Column(pos[i])
+				cols[i].Retain()
+				continue
 			}
-			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
 			if err != nil {
-				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
+				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
 			}
-			consts[i] = a
+			cols[i] = a
+		} else if col.leaf < 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
 		}
 	}
 	// Selection: deletion vector, then the row filter.
@@ -708,41 +941,78 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 				keep[k] = true
 			}
 		}
-		full := make(parquetio.Row, p.width)
-		var needed []int // read columns the filter uses
-		seen := make([]bool, p.width)
-		p.pred.columns(func(bc *boundCol) {
-			if !bc.partition && !seen[bc.top] {
-				seen[bc.top] = true
+		af := &arrowFilter{
+			col: func(bc *boundCol) arrow.Array {
 				for i, top := range p.readTop {
 					if top == bc.top {
-						needed = append(needed, i)
+						return cols[i]
 					}
 				}
-			}
-		})
-		for i, pc := range p.parts {
-			full[pc.top] = f.part[i]
+				return nil
+			},
+			part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
 		}
-		for k := range keep {
-			if !keep[k] {
-				continue
-			}
-			for _, i := range needed {
-				v, err := arrowio.Value(cols[i], k)
-				if err != nil {
-					return nil, err
-				}
-				full[p.readTop[i]] = v
-			}
-			if !p.pred.matchRow(full) {
-				keep[k] = false
-				kept--
+		af.eval(p.pred, keep)
+		kept = 0
+		for _, k := range keep {
+			if k {
+				kept++
 			}
 		}
 	}
 	if kept == 0 {
+		if lt != nil {
+			cf.lateSkipped += n
+		}
 		return nil, nil
+	}
+	if lt != nil {
+		// The span of kept rows: the late columns are decoded for it only.
+		first, last := int64(0), n-1
+		for !keep[first] {
+			first++
+		}
+		for !keep[last] {
+			last--
+		}
+		m := last - first + 1
+		cf.lateSkipped += n - m
+		if m < n {
+			for i, a := range cols {
+				if a != nil {
+					cols[i] = array.NewSlice(a, first, last+1)
+					a.Release()
+				}
+			}
+			keep = keep[first : last+1]
+			n = m
+		}
+		if err := lt.fetch(ctx, p, streamPos+first, m, cols); err != nil {
+			return nil, err
+		}
+	}
+	for i, l := range later {
+		if l {
+			a, err := convertArray(ctx, cols[i], cf.cols[i].dst)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+			}
+			cols[i].Release()
+			cols[i] = a
+		}
+	}
+	// Partition columns: constant arrays of the batch's length.
+	for i, pc := range p.parts {
+		if consts[i] == nil || int64(consts[i].Len()) < n {
+			if consts[i] != nil {
+				consts[i].Release()
+			}
+			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			if err != nil {
+				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
+			}
+			consts[i] = a
+		}
 	}
 	outCols := make([]arrow.Array, len(p.out))
 	for i, top := range p.out {
@@ -938,6 +1208,12 @@ func gatherStrings(d *array.Dictionary) (arrow.Array, error) {
 	var validity *memory.Buffer
 	if d.NullN() > 0 {
 		validity = d.Data().Buffers()[0]
+		if off := d.Data().Offset(); off != 0 {
+			// A slice: its validity bits start at off.
+			bits := make([]byte, bitutil.BytesForBits(int64(n)))
+			bitutil.CopyBitmap(validity.Bytes(), off, n, bits, 0)
+			validity = memory.NewBufferBytes(bits)
+		}
 	}
 	ad := array.NewData(arrow.BinaryTypes.String, n,
 		[]*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)},

@@ -3,7 +3,9 @@ package table
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -88,9 +90,136 @@ func TestScanArrowRowGroupsAndDeletionVectors(t *testing.T) {
 				t.Errorf("%d rows, %d row groups skipped, %d of %d files columnar; want %d rows, %d skipped, all",
 					n, ast.RowGroupsSkipped, ast.FilesColumnar, ast.FilesRead, c.wantRows, c.wantRG)
 			}
-			ast.RowGroupsSkipped, ast.FilesColumnar = 0, 0
+			ast.RowGroupsSkipped, ast.FilesColumnar, ast.RowsLateSkipped = 0, 0, 0
 			if ast != rst {
 				t.Errorf("ScanArrow stats %+v, Scan stats %+v", ast, rst)
+			}
+		})
+	}
+}
+
+// The filter is evaluated on its own columns first and the other columns
+// are decoded only for the span of rows it keeps (seeking with the page
+// index), in files of many pages and dictionary-encoded strings; the typed
+// filter loops agree with the row scan on nulls, NaN, IN, NOT IN, OR,
+// timestamps with a sub-microsecond literal and bytes.
+func TestScanArrowLateColumns(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true),
+		field("f", prim(schema.Double), true), field("ts", prim(schema.Timestamp), true),
+		field("b", prim(schema.Binary), true), field("n", prim(schema.Integer), true), field("ok", prim(schema.Boolean), true))
+	tbl, err := Create(ctx, t.TempDir(), sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetio.Row
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 150000 {
+		var f any = float64(i % 1000)
+		switch {
+		case i%997 == 0:
+			f = math.NaN()
+		case i%13 == 0:
+			f = nil
+		}
+		var n any = int32(i % 50)
+		if i%11 == 0 {
+			n = nil
+		}
+		rows = append(rows, parquetio.Row{int64(i), fmt.Sprintf("v%02d", i%40), f, base.Add(time.Duration(i) * time.Second),
+			[]byte{byte(i % 256)}, n, i%3 == 0})
+	}
+	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithPageSize(4096), parquetio.WithDictionary(true))); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		filter   string
+		cols     []string
+		wantRows int
+		wantLate bool // some rows' other columns were not decoded
+	}{
+		{"id = 7 OR id = 149999", nil, 2, true},
+		{"id IN (5, 70000, 140001)", []string{"s", "ts"}, 3, true},
+		{"s = 'v07' AND id > 149000", nil, 25, true},
+		{"f > 998.5", []string{"id", "s"}, 139, true},
+		{"f != 1", []string{"id"}, -1, false},
+		{"NOT f < 999", []string{"id"}, -1, true},
+		{"n IS NULL AND id < 100", []string{"id", "s", "ts", "b", "n", "ok"}, 10, true},
+		{"n NOT IN (1, 2, 3) AND id < 60", []string{"id", "s"}, -1, true},
+		{"ts > TIMESTAMP '2024-01-01T00:00:10.0000001Z' AND ts <= TIMESTAMP '2024-01-01T00:00:20Z'", nil, 10, true},
+		{"b = 7", []string{"id", "b"}, -1, true},
+		{"s >= 'v39'", []string{"id", "ok"}, 3750, true},
+	}
+	for _, c := range cases {
+		t.Run(c.filter, func(t *testing.T) {
+			e, err := ParsePredicate(c.filter, tbl.Schema())
+			if c.filter == "b = 7" {
+				e, err = And(Col("b").Eq([]byte{7}), Col("ok").Eq(true)), nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := []ScanOption{WithFilter(e)}
+			if c.cols != nil {
+				opts = append(opts, WithColumns(c.cols...))
+			}
+			n := checkArrowMatchesScan(t, tbl, opts...)
+			if c.wantRows >= 0 && n != c.wantRows {
+				t.Errorf("%d rows, want %d", n, c.wantRows)
+			}
+			var st ScanStats
+			if _, err := arrowRows(t, tbl, append(opts, WithScanStats(&st))...); err != nil {
+				t.Fatal(err)
+			}
+			if (st.RowsLateSkipped > 0) != c.wantLate || st.FilesColumnar != 1 {
+				t.Errorf("stats %+v: want late-skipped rows %v, one columnar file", st, c.wantLate)
+			}
+		})
+	}
+}
+
+// Struct, array and map columns take the columnar path when pqarrow's
+// Arrow type is the scan's, with a filter on a struct field (evaluated
+// boxed) and the other columns decoded late; the rows are Scan's.
+func TestScanArrowNestedColumnar(t *testing.T) {
+	ctx := context.Background()
+	st := schema.NewStruct(field("x", prim(schema.Long), true), field("y", prim(schema.String), true))
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("st", st, true),
+		field("arr", &schema.ArrayType{ElementType: prim(schema.Integer), ContainsNull: true}, true),
+		field("m", &schema.MapType{KeyType: prim(schema.String), ValueType: prim(schema.Double), ValueContainsNull: true}, true))
+	tbl, err := Create(ctx, t.TempDir(), sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []parquetio.Row
+	for i := range 5000 {
+		var s, arr, m any = parquetio.Row{int64(i), fmt.Sprintf("y%d", i%10)}, []any{int32(i), nil, int32(-i)},
+			[]parquetio.MapEntry{{Key: "a", Value: float64(i)}, {Key: "b", Value: nil}}
+		if i%7 == 0 {
+			s, arr, m = nil, nil, nil
+		}
+		rows = append(rows, parquetio.Row{int64(i), s, arr, m})
+	}
+	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithPageSize(2048))); err != nil {
+		t.Fatal(err)
+	}
+	for _, filter := range []string{"", "st.x > 4990", "id < 20 AND st IS NULL"} {
+		t.Run(filter, func(t *testing.T) {
+			var opts []ScanOption
+			if filter != "" {
+				e, err := ParsePredicate(filter, tbl.Schema())
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts = append(opts, WithFilter(e))
+			}
+			checkArrowMatchesScan(t, tbl, opts...)
+			var ss ScanStats
+			if _, err := arrowRows(t, tbl, append(opts, WithScanStats(&ss))...); err != nil {
+				t.Fatal(err)
+			}
+			if ss.FilesColumnar != 1 {
+				t.Errorf("stats %+v: want the file read column by column", ss)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
@@ -28,15 +29,19 @@ import (
 // integers, unions, dictionaries, ...) is refused wrapping
 // arrowio.ErrUnsupportedType, naming the column.
 //
-// The rows then take the row path: every row is validated before anything
-// is written (a null in a NOT NULL column, a value out of range, a CHECK
-// constraint or invariant it violates: a *RowError naming the column and
-// the row's 0-based index in the whole stream, counted across batches),
-// rows are split by partition values, and each file's add action carries
-// the stats AppendRows writes for the same rows. Every batch is read
-// before the first file is written, so the input is held in memory (as
-// rows, about what AppendRows holds). The reader is read to its end but
-// not released: that stays the caller's.
+// When the table is unpartitioned without CHECK constraints, every column
+// is a top-level primitive, every input column has exactly the Arrow type
+// of its table column and no value can fail validation, the arrays are
+// written column by column (arrowcolumns.go), without a row per value.
+// Otherwise the rows take the row path: every row is validated before
+// anything is written (a null in a NOT NULL column, a value out of range,
+// a CHECK constraint or invariant it violates: a *RowError naming the
+// column and the row's 0-based index in the whole stream, counted across
+// batches), rows are split by partition values. Either way each file's
+// add action carries the stats AppendRows writes for the same rows. Every
+// batch is read (and retained) before the first file is written, so the
+// input is held in memory. The reader is read to its end but not
+// released: that stays the caller's.
 func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
 	return writeArrow(ctx, t, modeAppend, reader, opts)
 }
@@ -50,7 +55,37 @@ func OverwriteArrow(ctx context.Context, t *Table, reader array.RecordReader, op
 }
 
 func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.RecordReader, opts []WriteOption) (*Table, error) {
-	rows, sch, err := readArrowRows(ctx, reader)
+	recs, sch, err := readArrowBatches(ctx, reader)
+	defer func() {
+		for _, r := range recs {
+			if r != nil {
+				r.Release()
+			}
+		}
+	}()
+	if err == nil && sch != nil && len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
+		// The columnar path (arrowcolumns.go) when the input allows it.
+		cfg := newWriteConfig(opts)
+		if target, changed, merr := mergeSchemas(t.Schema(), sch, cfg.evolve); merr == nil {
+			if ac := newArrowColumns(recs, reader.Schema(), target); ac != nil {
+				return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: ac}, cfg)
+			}
+		}
+	}
+	var rows []parquetio.Row
+	if err == nil && sch != nil {
+		rows = []parquetio.Row{}
+		for k, rec := range recs {
+			rs, rerr := arrowio.Rows(rec)
+			if rerr != nil {
+				err = fmt.Errorf("arrow input: %w", rerr)
+				break
+			}
+			rows = append(rows, rs...)
+			rec.Release()
+			recs[k] = nil
+		}
+	}
 	if err != nil {
 		return nil, opError(ctx, mode.op(), t.URI(), fmt.Errorf("table: %s %s: %w", mode.op(), t.URI(), err))
 	}
@@ -61,6 +96,42 @@ func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.Reco
 		return t.OverwriteRows(ctx, rows, opts...)
 	}
 	return t.AppendRows(ctx, rows, opts...)
+}
+
+// readArrowBatches reads every batch of reader, retained (the caller
+// releases them), with the Delta schema of the reader's schema (nil for a
+// nil reader).
+func readArrowBatches(ctx context.Context, reader array.RecordReader) ([]arrow.RecordBatch, *schema.StructType, error) {
+	if reader == nil {
+		return nil, nil, nil
+	}
+	sch, err := arrowio.DeltaSchema(reader.Schema())
+	if err != nil {
+		return nil, nil, fmt.Errorf("arrow input: %w", err)
+	}
+	var recs []arrow.RecordBatch
+	fail := func(err error) ([]arrow.RecordBatch, *schema.StructType, error) {
+		for _, r := range recs {
+			r.Release()
+		}
+		return nil, nil, err
+	}
+	for batch := 0; reader.Next(); batch++ {
+		if err := ctx.Err(); err != nil {
+			return fail(context.Cause(ctx))
+		}
+		rec := reader.RecordBatch()
+		if !rec.Schema().Equal(reader.Schema()) {
+			return fail(fmt.Errorf("%w: arrow input: batch %d has schema %s, the reader's is %s",
+				ErrSchemaMismatch, batch, rec.Schema(), reader.Schema()))
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := reader.Err(); err != nil {
+		return fail(fmt.Errorf("arrow input: reading batches: %w", err))
+	}
+	return recs, sch, nil
 }
 
 // readArrowRows reads every batch of reader into rows of the parquetio

@@ -422,3 +422,88 @@ func canonRows(rows []parquetio.Row) []parquetio.Row {
 	}
 	return sorted
 }
+
+// The columnar Arrow write (arrowcolumns.go): every primitive type, nulls,
+// a column the input lacks, batches whose boundaries fall inside
+// WriteColumns blocks and files split by the target size give the adds
+// (stats, numRecords) and rows of AppendRows; input that can fail takes
+// the row path and fails as it does, naming column and row.
+func TestAppendArrowColumnar(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("i", prim(schema.Integer), true),
+		field("sh", prim(schema.Short), true), field("by", prim(schema.Byte), true), field("f", prim(schema.Float), true),
+		field("d", prim(schema.Double), true), field("ok", prim(schema.Boolean), true), field("s", prim(schema.String), true),
+		field("b", prim(schema.Binary), true), field("day", prim(schema.Date), true), field("ts", prim(schema.Timestamp), true),
+		field("ntz", prim(schema.TimestampNTZ), true), field("absent", prim(schema.String), true))
+	in := &schema.StructType{Fields: sch.Fields[:len(sch.Fields)-1]}
+	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	var rows, inRows []parquetio.Row
+	for i := range 10000 {
+		r := parquetio.Row{int64(i), int32(i * 3), int16(i % 3000), int8(i % 100), float32(i) / 4, float64(i) / 8, i%2 == 0,
+			fmt.Sprintf("s%d", i%77), []byte{byte(i), byte(i >> 8)}, parquetio.Date(19000 + i%400),
+			base.Add(time.Duration(i) * time.Millisecond), base.Add(time.Duration(i) * time.Second), nil}
+		if i%9 == 0 {
+			for c := 1; c < len(r)-1; c++ {
+				r[c] = nil
+			}
+		}
+		if i%13 == 0 {
+			r[8] = []byte{}
+		}
+		rows = append(rows, r)
+		inRows = append(inRows, r[:len(r)-1])
+	}
+	for _, batch := range []int{777, 10000} {
+		t.Run(fmt.Sprint(batch), func(t *testing.T) {
+			opts := []WriteOption{WithTargetFileSize(64 << 10)}
+			viaRows, viaArrow := newMemTable(t, sch), newMemTable(t, sch)
+			wr, err := viaRows.AppendRows(ctx, rows, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr := arrowReaderOf(t, relax(in, "id"), inRows, batch)
+			recs, dsch, err := readArrowBatches(ctx, rr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target, _, err := mergeSchemas(sch, dsch, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if newArrowColumns(recs, rr.Schema(), target) == nil {
+				t.Fatal("the columnar path refuses the input")
+			}
+			rec, err := array.NewRecordReader(rr.Schema(), recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				r.Release()
+			}
+			defer rec.Release()
+			wa, err := AppendArrow(ctx, viaArrow, rec, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := addSummaries(t, wa), addSummaries(t, wr)
+			if len(want) < 3 || !slices.Equal(got, want) {
+				t.Errorf("adds differ (want several files):\n arrow %v\n rows  %v", got, want)
+			}
+			assertRows(t, readAllRows(t, wa), readAllRows(t, wr))
+		})
+	}
+	// A null in the NOT NULL column id, in the third batch: the row
+	// path's error, with the row counted across batches.
+	bad := slices.Clone(inRows[:3000])
+	bad[2500] = slices.Clone(bad[2500])
+	bad[2500][0] = nil
+	tbl := newMemTable(t, sch)
+	_, err := AppendArrow(ctx, tbl, arrowReaderOf(t, relax(in), bad, 1000))
+	var re *RowError
+	if !errors.As(err, &re) || re.Row != 2500 || !strings.Contains(err.Error(), "id") {
+		t.Fatalf("err = %v, want a RowError for row 2500 naming id", err)
+	}
+	if v := tbl.Snapshot().Version(); v != 0 {
+		t.Errorf("table at version %d after the failed append", v)
+	}
+}

@@ -120,6 +120,12 @@ type ScanStats struct {
 	// ScanArrow decoded column by column (its columnar path); the others
 	// went through the row reader (Scan leaves it 0).
 	FilesColumnar int
+	// RowsLateSkipped is the number of rows of the decoded row groups
+	// whose projected columns outside the filter were never decoded,
+	// because the filter, evaluated on its own columns first, rejected
+	// them (ScanArrow's columnar path only; page indexes let whole pages
+	// of the other columns go unread).
+	RowsLateSkipped int64
 }
 
 // partCol is a partition column a scan needs (for output or the filter).

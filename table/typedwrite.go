@@ -21,6 +21,31 @@ import (
 // value per cell or building rows. The files, stats and errors are those of
 // the row path (encodeRows + AppendRows); typedwrite_test.go compares them.
 
+// columnarRows is the input of a columnar write: Go structs (typedRows)
+// or Arrow record batches (arrowRows).
+type columnarRows interface {
+	// numRows returns the number of rows.
+	numRows() int
+	// check validates the rows that can fail, as the row path would
+	// before writing, and returns the validation size of all rows.
+	check(ctx context.Context) (int64, error)
+	// rowSize returns the validation size of row i.
+	rowSize(i int) int64
+	// write writes rows [start, end) with pw.WriteColumns.
+	write(ctx context.Context, pw *parquetio.Writer, start, end int) error
+}
+
+func (tr *typedRows) numRows() int { return tr.n }
+
+func (tr *typedRows) rowSize(i int) int64 {
+	row := tr.row(i)
+	var s int64
+	for _, r := range tr.cols {
+		s += r.size(row)
+	}
+	return s
+}
+
 // typedRows is the input of a typed write taken by the fast path.
 type typedRows struct {
 	n      int
@@ -586,7 +611,7 @@ func microsInRange(us int64) bool {
 // numRows returns the number of input rows.
 func (p *prepared) numRows() int {
 	if p.typed != nil {
-		return p.typed.n
+		return p.typed.numRows()
 	}
 	return len(p.rows)
 }
@@ -604,12 +629,13 @@ func (t *Table) writeTypedFiles(ctx context.Context, p *prepared, cfg writeConfi
 		return nil, fmt.Errorf("table: %w", err)
 	}
 	values := map[string]string{}
-	if groupCheck != nil && tr.n > 0 {
+	if groupCheck != nil && tr.numRows() > 0 {
 		if err := groupCheck(values); err != nil {
 			return nil, err
 		}
 	}
-	if tr.n == 0 {
+	n := tr.numRows()
+	if n == 0 {
 		return &writeResult{}, nil
 	}
 	fw := &fileWriter{
@@ -622,20 +648,16 @@ func (t *Table) writeTypedFiles(ctx context.Context, p *prepared, cfg writeConfi
 		ratio:  1,
 	}
 	var adds []*txlog.Add
-	for start := 0; start < tr.n; {
+	for start := 0; start < n; {
 		ratio := fw.currentRatio()
 		end, est := start, 0.0
 		var raw int64
 		if start == 0 && float64(total)*ratio < float64(fw.target) {
 			// All rows fit in one file: no need to add up sizes again.
-			end, raw = tr.n, total
+			end, raw = n, total
 		}
-		for end < tr.n {
-			row := tr.row(end)
-			var s int64
-			for _, r := range tr.cols {
-				s += r.size(row)
-			}
+		for end < n {
+			s := tr.rowSize(end)
 			raw += s
 			est += float64(s) * ratio
 			end++

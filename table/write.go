@@ -260,7 +260,7 @@ type prepared struct {
 	schema        *schema.StructType
 	schemaChanged bool
 	rows          []parquetio.Row
-	typed         *typedRows // Go structs written column by column (typedwrite.go); rows is nil then
+	typed         columnarRows // rows written column by column (typedwrite.go, arrowwrite.go); rows is nil then
 }
 
 // prepareRows aligns untyped rows with the table schema (after evolution).

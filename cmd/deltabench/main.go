@@ -5,9 +5,10 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete, P9 Kafka ingest, P10 group commit) are described in
-// package bench and BENCHMARKS.md. A MinIO server (scripts/install-minio.sh)
-// is started for P1, P2, P4, P6, P7 and P10, a Kafka broker (scripts/install-kafka.sh) for P9
+// streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit) are
+// described in package bench and BENCHMARKS.md. A MinIO server
+// (scripts/install-minio.sh) is started for P1, P2, P4, P6, P7 and P10, a
+// Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
@@ -37,6 +38,9 @@ import (
 // memoryChildCmd is the hidden subcommand that runs P5's child process.
 const memoryChildCmd = "__memory-child"
 
+// arrowChildCmd is the hidden subcommand that runs P8's memory child.
+const arrowChildCmd = "__arrow-child"
+
 // kafkaChildCmd is the hidden subcommand that runs a P9 child process
 // (an ingest member or a floor consumer) until SIGINT.
 const kafkaChildCmd = "__kafka-child"
@@ -55,6 +59,13 @@ func main() {
 	}
 	if len(os.Args) == 3 && os.Args[1] == contentionChildCmd {
 		if err := bench.ContentionChild(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == arrowChildCmd {
+		if err := bench.ArrowScanChild(context.Background(), os.Args[2], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
 			os.Exit(1)
 		}
@@ -167,6 +178,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if exe, err := os.Executable(); err == nil {
 		env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
+		}
+		env.ArrowChild = func(ctx context.Context, dir string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, arrowChildCmd, dir)
 		}
 		env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
