@@ -28,6 +28,11 @@
 //	                broker, vs as many plain kgo consumers reading the same
 //	                records; end-to-end latency from produce to the
 //	                committed version
+//	P10 merge       MERGE of 10,000 changed keys (half updates, half
+//	                inserts) into a date-partitioned table of 10,000,000
+//	                rows in 100 files, keys of 5 dates and of every date:
+//	                table.Merge with deletion vectors and copy-on-write vs
+//	                delta-rs's DeltaTable.merge, on the local filesystem
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -50,7 +55,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -106,6 +111,15 @@ type Config struct {
 	KafkaMembers        []int
 	KafkaLatencyRecords int
 	KafkaLatencyRate    int
+
+	// P10: rows and dates (one file each) of the table merged into, the
+	// changed keys of the source (half updates, half inserts), the dates
+	// of the narrow spread, repetitions per side (the median counts).
+	MergeRows        int
+	MergeDates       int
+	MergeKeys        int
+	MergeNarrowDates int
+	MergeReps        int
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -121,6 +135,7 @@ func QuickConfig() Config {
 		DeleteRows: 100_000, DeleteFiles: 20, DeleteReps: 3,
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
+		MergeRows: 200_000, MergeDates: 20, MergeKeys: 1_000, MergeNarrowDates: 5, MergeReps: 1,
 	}
 }
 
@@ -139,6 +154,7 @@ func FullConfig() Config {
 		DeleteRows: 1_000_000, DeleteFiles: 20, DeleteReps: 5,
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
+		MergeRows: 10_000_000, MergeDates: 100, MergeKeys: 10_000, MergeNarrowDates: 5, MergeReps: 1,
 	}
 }
 
@@ -268,14 +284,15 @@ type figureFunc func(ctx context.Context, env *Env, cfg Config) (*Figure, error)
 
 func figureFuncs() map[string]figureFunc {
 	return map[string]figureFunc{
-		"P1": CommitFigure,
-		"P2": AppendFigure,
-		"P3": OpenFigure,
-		"P4": ContentionFigure,
-		"P5": MemoryFigure,
-		"P6": StreamFigure,
-		"P7": DeleteFigure,
-		"P9": KafkaFigure,
+		"P1":  CommitFigure,
+		"P2":  AppendFigure,
+		"P3":  OpenFigure,
+		"P4":  ContentionFigure,
+		"P5":  MemoryFigure,
+		"P6":  StreamFigure,
+		"P7":  DeleteFigure,
+		"P9":  KafkaFigure,
+		"P10": MergeFigure,
 	}
 }
 
