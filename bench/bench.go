@@ -28,7 +28,7 @@
 //	                broker, vs as many plain kgo consumers reading the same
 //	                records; end-to-end latency from produce to the
 //	                committed version
-//	P10 merge       MERGE of 10,000 changed keys (half updates, half
+//	P11 merge       MERGE of 10,000 changed keys (half updates, half
 //	                inserts) into a date-partitioned table of 10,000,000
 //	                rows in 100 files, keys of 5 dates and of every date:
 //	                table.Merge with deletion vectors and copy-on-write vs
@@ -55,7 +55,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P11"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -112,7 +112,7 @@ type Config struct {
 	KafkaLatencyRecords int
 	KafkaLatencyRate    int
 
-	// P10: rows and dates (one file each) of the table merged into, the
+	// P11: rows and dates (one file each) of the table merged into, the
 	// changed keys of the source (half updates, half inserts), the dates
 	// of the narrow spread, repetitions per side (the median counts).
 	MergeRows        int
@@ -142,7 +142,7 @@ func QuickConfig() Config {
 // FullConfig returns the sizes of the issue: 1,000,000 rows, a table of
 // 10,000 commits and 100,000 files, a snapshot of 1,000,000 files, a
 // DELETE from a table of 1,000,000 rows in 20 files, a MERGE of 10,000
-// keys into a table of 10,000,000 rows in 100 date partitions (P10 alone
+// keys into a table of 10,000,000 rows in 100 date partitions (P11 alone
 // takes 6-8 minutes and ~5 GiB of RSS on 2 loaded cores).
 func FullConfig() Config {
 	return Config{
@@ -294,7 +294,7 @@ func figureFuncs() map[string]figureFunc {
 		"P6":  StreamFigure,
 		"P7":  DeleteFigure,
 		"P9":  KafkaFigure,
-		"P10": MergeFigure,
+		"P11": MergeFigure,
 	}
 }
 

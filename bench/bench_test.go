@@ -141,7 +141,7 @@ func TestFigures(t *testing.T) {
 				t.Errorf("%s: metric %s = %+v", f.ID, name, m)
 			}
 		}
-		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P10") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) {
+		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P11") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) {
 			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
 		}
 	}
@@ -166,7 +166,7 @@ func TestFigures(t *testing.T) {
 		}
 	}
 	for _, f := range rep.Figures {
-		if f.ID == "P10" {
+		if f.ID == "P11" {
 			checkMergeFigure(t, f, env.Python != "")
 		}
 	}
@@ -202,11 +202,11 @@ func TestFigures(t *testing.T) {
 	}
 }
 
-// tinyMerge returns P10's test sizes: rows, dates, keys, narrow dates,
+// tinyMerge returns P11's test sizes: rows, dates, keys, narrow dates,
 // repetitions.
 func tinyMerge() (rows, dates, keys, narrow, reps int) { return 20_000, 10, 200, 3, 1 }
 
-// checkMergeFigure checks what P10's sides did at tinyMerge's sizes: the
+// checkMergeFigure checks what P11's sides did at tinyMerge's sizes: the
 // narrow MERGE touches its 3 dates' files, the wide one every file; with
 // deletion vectors no file is removed and one DV file is written;
 // copy-on-write (deltakit and delta-rs) removes every touched file and
@@ -231,20 +231,20 @@ func checkMergeFigure(t *testing.T, f *Figure, deltars bool) {
 	}
 	for name, w := range want {
 		if m := f.Metric(name); m == nil || m.Value != w {
-			t.Errorf("P10: %s = %+v, want %v", name, m, w)
+			t.Errorf("P11: %s = %+v, want %v", name, m, w)
 		}
 	}
 	for _, name := range []string{"narrow_dv_merge", "narrow_cow_merge", "wide_dv_merge", "wide_cow_merge", "table_bytes"} {
 		if m := f.Metric(name); m == nil || m.Value <= 0 {
-			t.Errorf("P10: %s = %+v", name, m)
+			t.Errorf("P11: %s = %+v", name, m)
 		}
 	}
 	if m := f.Metric("narrow_ratio_cow"); deltars && (m == nil || m.Value <= 0) {
-		t.Errorf("P10: narrow_ratio_cow = %+v", m)
+		t.Errorf("P11: narrow_ratio_cow = %+v", m)
 	}
 }
 
-// TestMergeFigure runs P10 alone at tiny sizes (no MinIO needed): every
+// TestMergeFigure runs P11 alone at tiny sizes (no MinIO needed): every
 // side's result must equal the reference digest, and the files touched
 // are those the key spread implies.
 func TestMergeFigure(t *testing.T) {
@@ -255,7 +255,7 @@ func TestMergeFigure(t *testing.T) {
 	var cfg Config
 	cfg.Mode = "test"
 	cfg.MergeRows, cfg.MergeDates, cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeReps = tinyMerge()
-	rep, err := Run(t.Context(), env, cfg, []string{"P10"})
+	rep, err := Run(t.Context(), env, cfg, []string{"P11"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -597,7 +597,7 @@ func TestKafkaRecord(t *testing.T) {
 	}
 }
 
-// TestMergeSourceAndDigest checks P10's source (distinct keys, half of
+// TestMergeSourceAndDigest checks P11's source (distinct keys, half of
 // them existing rows of the chosen dates, half new ids on those dates) and
 // that the digest tells a table without the MERGE from the reference.
 func TestMergeSourceAndDigest(t *testing.T) {

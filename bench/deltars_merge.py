@@ -1,4 +1,4 @@
-# The delta-rs side of deltabench's P10 (MERGE). Usage: python -c <this>
+# The delta-rs side of deltabench's P11 (MERGE). Usage: python -c <this>
 # Reads one JSON command per line from stdin and answers each with one JSON
 # line (times in seconds: wall from time.perf_counter, "cpu" from
 # time.process_time, all threads; peak RSS from VmHWM after resetting it

@@ -26,7 +26,7 @@ import (
 	"github.com/deltakit/deltakit/txlog"
 )
 
-// P10 merges MergeKeys changed keys into a table of MergeRows rows
+// P11 merges MergeKeys changed keys into a table of MergeRows rows
 // partitioned by date (MergeDates dates, one file each): half of the keys
 // update existing rows, half insert new ones, with WHEN MATCHED UPDATE ALL
 // and WHEN NOT MATCHED INSERT ALL on target.id = source.id AND target.date
@@ -36,12 +36,12 @@ import (
 // "wide", keys spread evenly over every date, so that every file is
 // touched.
 
-// deltarsMergeScript is the delta-rs side of P10.
+// deltarsMergeScript is the delta-rs side of P11.
 //
 //go:embed deltars_merge.py
 var deltarsMergeScript string
 
-// mergeRow is a row of P10's table: id long, date date, value double,
+// mergeRow is a row of P11's table: id long, date date, value double,
 // payload string (all nullable, as Spark creates them).
 type mergeRow struct {
 	ID      int64          `delta:"id"`
@@ -59,7 +59,7 @@ type mergeSourceFile struct {
 	Payload string  `parquet:"payload"`
 }
 
-// mergeDay0 is the first date of P10's table.
+// mergeDay0 is the first date of P11's table.
 var mergeDay0 = parquetio.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 
 // mergeInitialRow is row id of the initial table: date index id/perDate.
@@ -92,7 +92,7 @@ func mergeSource(rows, perDate int, dates []int, keys int) ([]mergeRow, error) {
 		d := dates[i%len(dates)]
 		k := int64(i / len(dates))
 		if k >= int64(perDate) {
-			return nil, fmt.Errorf("bench: P10 wants %d updates of %d dates of %d rows", updates, len(dates), perDate)
+			return nil, fmt.Errorf("bench: P11 wants %d updates of %d dates of %d rows", updates, len(dates), perDate)
 		}
 		j := (k*stride + int64(d)*31) % int64(perDate)
 		out = append(out, mergeUpdated(mergeInitialRow(int64(d)*int64(perDate)+j, perDate)))
@@ -182,11 +182,11 @@ func digestTable(ctx context.Context, t *table.Table, keys map[int64]bool) (merg
 		vals, ok3 := rec.Column(2).(*array.Float64)
 		pays, ok4 := rec.Column(3).(*array.String)
 		if !ok1 || !ok2 || !ok3 || !ok4 {
-			return d, fmt.Errorf("bench: P10 digest: unexpected arrow types %s", rec.Schema())
+			return d, fmt.Errorf("bench: P11 digest: unexpected arrow types %s", rec.Schema())
 		}
 		for i := range int(rec.NumRows()) {
 			if ids.IsNull(i) || dates.IsNull(i) || vals.IsNull(i) || pays.IsNull(i) {
-				return d, fmt.Errorf("bench: P10 digest: a null in row %d of a batch", i)
+				return d, fmt.Errorf("bench: P11 digest: a null in row %d of a batch", i)
 			}
 			r := mergeRow{ID: ids.Value(i), Date: parquetio.Date(dates.Value(i)), Value: vals.Value(i), Payload: pays.Value(i)}
 			d.addRow(r, keys[r.ID])
@@ -195,7 +195,7 @@ func digestTable(ctx context.Context, t *table.Table, keys map[int64]bool) (merg
 	return d, rr.Err()
 }
 
-// mergeBench is the state of P10: three copies of the same table on the
+// mergeBench is the state of P11: three copies of the same table on the
 // local filesystem (deltakit with deletion vectors, deltakit
 // copy-on-write, delta-rs), each restored to its initial version after
 // every measured MERGE.
@@ -215,7 +215,7 @@ type mergeBench struct {
 // (its log copied, its data files hard-linked).
 func newMergeBench(ctx context.Context, tmp string, rows, dates int) (*mergeBench, error) {
 	if dates < 1 || rows%dates != 0 {
-		return nil, fmt.Errorf("bench: P10 needs rows (%d) a multiple of dates (%d)", rows, dates)
+		return nil, fmt.Errorf("bench: P11 needs rows (%d) a multiple of dates (%d)", rows, dates)
 	}
 	dir, err := os.MkdirTemp(tmp, "p10-")
 	if err != nil {
@@ -261,7 +261,7 @@ func newMergeBench(ctx context.Context, tmp string, rows, dates int) (*mergeBenc
 		m.generateBytes += float64(f.Size)
 	}
 	if n := m.cow.Snapshot().NumFiles(); n != dates {
-		return nil, fmt.Errorf("bench: P10 table has %d files, want %d", n, dates)
+		return nil, fmt.Errorf("bench: P11 table has %d files, want %d", n, dates)
 	}
 	m.rsDir = filepath.Join(dir, "deltars")
 	if err := copyTable(filepath.Join(dir, "deltakit-cow"), m.rsDir); err != nil {
@@ -516,7 +516,7 @@ func writeSourceFile(path string, src []mergeRow) error {
 	return f.Close()
 }
 
-// MergeFigure measures P10: MERGE of MergeKeys changed keys (half updates,
+// MergeFigure measures P11: MERGE of MergeKeys changed keys (half updates,
 // half inserts) into a table of MergeRows rows partitioned by date, one
 // file per date, on the local filesystem: table.Merge on a table with
 // deletion vectors and on one without (copy-on-write), and delta-rs's
@@ -525,7 +525,7 @@ func writeSourceFile(path string, src []mergeRow) error {
 // keys. Every result is checked against the reference digest computed
 // from the input. Without Env.Python only deltakit is measured.
 func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
-	fig := &Figure{ID: "P10", Title: "MERGE upsert into a date-partitioned table vs delta-rs",
+	fig := &Figure{ID: "P11", Title: "MERGE upsert into a date-partitioned table vs delta-rs",
 		Setup: fmt.Sprintf("local filesystem; table of %d rows (id long, date date, value double, payload string ~27 chars) partitioned by date, "+
 			"%d dates of %d rows, one file each (written by table.Append); source of %d keys, half updates of existing rows and half inserts of new ids; "+
 			"MERGE ON target.id = source.id AND target.date = source.date WHEN MATCHED UPDATE ALL WHEN NOT MATCHED INSERT ALL; "+
@@ -534,7 +534,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"of the copy-on-write table; %d repetition(s) per side, each table restored after each MERGE (untimed)",
 			cfg.MergeRows, cfg.MergeDates, cfg.MergeRows/max(cfg.MergeDates, 1), cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeDates, cfg.MergeReps)}
 	if cfg.MergeNarrowDates > cfg.MergeDates {
-		return fig, fmt.Errorf("bench: P10 narrow spread of %d dates > %d dates", cfg.MergeNarrowDates, cfg.MergeDates)
+		return fig, fmt.Errorf("bench: P11 narrow spread of %d dates > %d dates", cfg.MergeNarrowDates, cfg.MergeDates)
 	}
 	m, err := newMergeBench(ctx, env.TempDir, cfg.MergeRows, cfg.MergeDates)
 	if err != nil {
@@ -543,7 +543,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	defer m.close()
 	fig.add("generate_table", m.generated, "s")
 	fig.add("table_bytes", m.generateBytes, "B")
-	env.logf("P10: tables generated in %.1f s (%s bytes per copy)", m.generated, groupDigits(int(m.generateBytes)))
+	env.logf("P11: tables generated in %.1f s (%s bytes per copy)", m.generated, groupDigits(int(m.generateBytes)))
 
 	var rs *deltaRSMerge
 	if env.Python == "" {
@@ -624,25 +624,25 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		for i := range cfg.MergeReps {
 			for j := range sides {
 				s := sides[(i+j)%len(sides)]
-				env.logf("P10: %s %s (repetition %d)", v.name, s.name, i+1)
+				env.logf("P11: %s %s (repetition %d)", v.name, s.name, i+1)
 				o, err := s.run()
 				if err != nil {
-					return fig, fmt.Errorf("P10 %s %s: %w", v.name, s.name, err)
+					return fig, fmt.Errorf("P11 %s %s: %w", v.name, s.name, err)
 				}
 				if o.updated != int64(cfg.MergeKeys/2) || o.inserted != int64(cfg.MergeKeys-cfg.MergeKeys/2) {
-					return fig, fmt.Errorf("bench: P10 %s %s updated %d and inserted %d rows, want %d and %d", v.name, s.name,
+					return fig, fmt.Errorf("bench: P11 %s %s updated %d and inserted %d rows, want %d and %d", v.name, s.name,
 						o.updated, o.inserted, cfg.MergeKeys/2, cfg.MergeKeys-cfg.MergeKeys/2)
 				}
 				got, err := s.check()
 				if err != nil {
-					return fig, fmt.Errorf("bench: P10 %s %s: checking the result: %w", v.name, s.name, err)
+					return fig, fmt.Errorf("bench: P11 %s %s: checking the result: %w", v.name, s.name, err)
 				}
 				if got != want {
-					return fig, fmt.Errorf("bench: P10 %s %s: the table holds %v, the reference %v", v.name, s.name, got, want)
+					return fig, fmt.Errorf("bench: P11 %s %s: the table holds %v, the reference %v", v.name, s.name, got, want)
 				}
 				s.outs = append(s.outs, o)
 				if err := s.reset(); err != nil {
-					return fig, fmt.Errorf("bench: P10 %s %s: restore: %w", v.name, s.name, err)
+					return fig, fmt.Errorf("bench: P11 %s %s: restore: %w", v.name, s.name, err)
 				}
 			}
 		}

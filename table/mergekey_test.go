@@ -12,7 +12,7 @@ import (
 // row's key (appendKey, per row read) equals the source row's (keyString)
 // whatever Go type holds an integer or date key, nulls never match, and
 // integer and date keys are encoded without allocating (the per-row cost
-// of a MERGE that reads 10,000,000 target rows: BENCHMARKS.md P10).
+// of a MERGE that reads 10,000,000 target rows: BENCHMARKS.md P11).
 func TestMergeKeyEncoding(t *testing.T) {
 	sch := &schema.StructType{Fields: []*schema.StructField{
 		schema.NewField("id", schema.Primitive(schema.Long), true),

@@ -5,13 +5,13 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete, P9 Kafka ingest, P10 merge) are described in package bench and
+// streaming, P7 delete, P9 Kafka ingest, P11 merge) are described in package bench and
 // BENCHMARKS.md. A MinIO server (scripts/install-minio.sh) is started for
 // P1, P2, P4, P6 and P7, a Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it, as is the
-// delta-rs side of P10. --quick uses
+// delta-rs side of P11. --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
 // those of the issue.
 //
