@@ -35,6 +35,11 @@
 //	                broker, vs as many plain kgo consumers reading the same
 //	                records; end-to-end latency from produce to the
 //	                committed version
+//	P11 merge       MERGE of 10,000 changed keys (half updates, half
+//	                inserts) into a date-partitioned table of 10,000,000
+//	                rows in 100 files, keys of 5 dates and of every date:
+//	                table.Merge with deletion vectors and copy-on-write vs
+//	                delta-rs's DeltaTable.merge, on the local filesystem
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -57,7 +62,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -126,6 +131,15 @@ type Config struct {
 	KafkaMembers        []int
 	KafkaLatencyRecords int
 	KafkaLatencyRate    int
+
+	// P11: rows and dates (one file each) of the table merged into, the
+	// changed keys of the source (half updates, half inserts), the dates
+	// of the narrow spread, repetitions per side (the median counts).
+	MergeRows        int
+	MergeDates       int
+	MergeKeys        int
+	MergeNarrowDates int
+	MergeReps        int
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -143,12 +157,15 @@ func QuickConfig() Config {
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
+		MergeRows: 200_000, MergeDates: 20, MergeKeys: 1_000, MergeNarrowDates: 5, MergeReps: 1,
 	}
 }
 
 // FullConfig returns the sizes of the issue: 1,000,000 rows, a table of
 // 10,000 commits and 100,000 files, a snapshot of 1,000,000 files, a
-// DELETE from a table of 1,000,000 rows in 20 files.
+// DELETE from a table of 1,000,000 rows in 20 files, a MERGE of 10,000
+// keys into a table of 10,000,000 rows in 100 date partitions (P11 alone
+// takes 6-8 minutes and ~5 GiB of RSS on 2 loaded cores).
 func FullConfig() Config {
 	return Config{
 		Mode:        "full",
@@ -163,6 +180,7 @@ func FullConfig() Config {
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
+		MergeRows: 10_000_000, MergeDates: 100, MergeKeys: 10_000, MergeNarrowDates: 5, MergeReps: 1,
 	}
 }
 
@@ -309,6 +327,7 @@ func figureFuncs() map[string]figureFunc {
 		"P8":  ArrowFigure,
 		"P9":  KafkaFigure,
 		"P10": GroupCommitFigure,
+		"P11": MergeFigure,
 	}
 }
 

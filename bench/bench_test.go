@@ -115,6 +115,7 @@ func TestFigures(t *testing.T) {
 		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
 		KafkaLatencyRecords: 60, KafkaLatencyRate: 200,
 		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
+	cfg.MergeRows, cfg.MergeDates, cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeReps = tinyMerge()
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestFigures(t *testing.T) {
 				t.Errorf("%s: metric %s = %+v", f.ID, name, m)
 			}
 		}
-		if f.Skipped != "" && !(f.ID == "P3" && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) {
+		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P11") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) {
 			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
 		}
 	}
@@ -166,6 +167,11 @@ func TestFigures(t *testing.T) {
 		}
 		if f.Metric("cow_deleted_rows").Value != f.Metric("floor_deleted_rows").Value {
 			t.Errorf("P7: deleted rows differ: copy-on-write %v, floor %v", f.Metric("cow_deleted_rows").Value, f.Metric("floor_deleted_rows").Value)
+		}
+	}
+	for _, f := range rep.Figures {
+		if f.ID == "P11" {
+			checkMergeFigure(t, f, env.Python != "")
 		}
 	}
 	for _, f := range rep.Figures {
@@ -198,6 +204,69 @@ func TestFigures(t *testing.T) {
 			t.Errorf("report JSON lacks %q: %s", k, data)
 		}
 	}
+}
+
+// tinyMerge returns P11's test sizes: rows, dates, keys, narrow dates,
+// repetitions.
+func tinyMerge() (rows, dates, keys, narrow, reps int) { return 20_000, 10, 200, 3, 1 }
+
+// checkMergeFigure checks what P11's sides did at tinyMerge's sizes: the
+// narrow MERGE touches its 3 dates' files, the wide one every file; with
+// deletion vectors no file is removed and one DV file is written;
+// copy-on-write (deltakit and delta-rs) removes every touched file and
+// copies its other rows. (Run checks each side's rows against the
+// reference digest and fails otherwise.)
+func checkMergeFigure(t *testing.T, f *Figure, deltars bool) {
+	t.Helper()
+	rows, dates, keys, narrow, _ := tinyMerge()
+	perDate := rows / dates
+	want := map[string]float64{
+		"narrow_dv_files_given_dv": float64(narrow), "narrow_dv_files_removed": 0, "narrow_dv_dv_files_written": 1,
+		"narrow_dv_files_added":    float64(narrow), // the updated and inserted rows: one new file per date
+		"narrow_cow_files_removed": float64(narrow), "narrow_cow_files_given_dv": 0,
+		"narrow_cow_rows_copied": float64(narrow*perDate - keys/2),
+		"wide_dv_files_given_dv": float64(dates), "wide_cow_files_removed": float64(dates),
+		"wide_cow_rows_copied": float64(rows - keys/2),
+	}
+	if deltars {
+		want["narrow_deltars_files_removed"] = float64(narrow)
+		want["narrow_deltars_rows_copied"] = float64(narrow*perDate - keys/2)
+		want["wide_deltars_files_removed"] = float64(dates)
+	}
+	for name, w := range want {
+		if m := f.Metric(name); m == nil || m.Value != w {
+			t.Errorf("P11: %s = %+v, want %v", name, m, w)
+		}
+	}
+	for _, name := range []string{"narrow_dv_merge", "narrow_cow_merge", "wide_dv_merge", "wide_cow_merge", "table_bytes"} {
+		if m := f.Metric(name); m == nil || m.Value <= 0 {
+			t.Errorf("P11: %s = %+v", name, m)
+		}
+	}
+	if m := f.Metric("narrow_ratio_cow"); deltars && (m == nil || m.Value <= 0) {
+		t.Errorf("P11: narrow_ratio_cow = %+v", m)
+	}
+}
+
+// TestMergeFigure runs P11 alone at tiny sizes (no MinIO needed): every
+// side's result must equal the reference digest, and the files touched
+// are those the key spread implies.
+func TestMergeFigure(t *testing.T) {
+	env := &Env{TempDir: t.TempDir()}
+	if wd, err := os.Getwd(); err == nil {
+		env.Python = FindPython(wd)
+	}
+	var cfg Config
+	cfg.Mode = "test"
+	cfg.MergeRows, cfg.MergeDates, cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeReps = tinyMerge()
+	rep, err := Run(t.Context(), env, cfg, []string{"P11"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Figures) != 1 {
+		t.Fatalf("figures %+v", rep.Figures)
+	}
+	checkMergeFigure(t, rep.Figures[0], env.Python != "")
 }
 
 func TestParseOnly(t *testing.T) {
@@ -529,5 +598,59 @@ func TestKafkaRecord(t *testing.T) {
 			t.Errorf("record %d: payload repeated", id)
 		}
 		seen[p] = true
+	}
+}
+
+// TestMergeSourceAndDigest checks P11's source (distinct keys, half of
+// them existing rows of the chosen dates, half new ids on those dates) and
+// that the digest tells a table without the MERGE from the reference.
+func TestMergeSourceAndDigest(t *testing.T) {
+	ctx := t.Context()
+	m, err := newMergeBench(ctx, t.TempDir(), 4_000, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	src, err := mergeSource(m.rows, m.perDate, []int{1, 3}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[int64]bool{}
+	var existing int
+	for _, r := range src {
+		if keys[r.ID] {
+			t.Fatalf("id %d twice in the source", r.ID)
+		}
+		keys[r.ID] = true
+		if d := int(r.Date - mergeDay0); d != 1 && d != 3 {
+			t.Errorf("id %d on date index %d", r.ID, d)
+		}
+		if r.ID < int64(m.rows) {
+			existing++
+			if want := mergeUpdated(mergeInitialRow(r.ID, m.perDate)); r != want {
+				t.Errorf("update %+v, want %+v", r, want)
+			}
+		}
+	}
+	if existing != 50 {
+		t.Errorf("%d updates of existing rows, want 50", existing)
+	}
+	want := expectedDigest(m.base, src, m.rows, m.perDate)
+	before, err := digestTable(ctx, m.cow, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before == want || before.Rows != 4_000 || before.KeyRows != 50 {
+		t.Errorf("digest before the merge %v, reference %v", before, want)
+	}
+	if _, err := deltakitMerge(ctx, &m.cow, m.cowStore, src); err != nil {
+		t.Fatal(err)
+	}
+	after, err := digestTable(ctx, m.cow, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != want || after.Rows != 4_050 || after.KeyRows != 100 {
+		t.Errorf("digest after the merge %v, reference %v", after, want)
 	}
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Measures deltakit against its floors and delta-rs (cmd/deltabench), after
 # installing what the figures need: the MinIO server (P1, P2, P4, P6, P7) and the
-# Python venv with deltalake (the delta-rs side of P3). See BENCHMARKS.md.
+# Python venv with deltalake (the delta-rs side of P3 and P11). See BENCHMARKS.md.
 #
-#   ./scripts/bench.sh                      full sizes (1-4 minutes on 2 cores)
+#   ./scripts/bench.sh                      full sizes (1-4 minutes on 2 cores; P11 adds 6-8 and ~5 GiB RSS)
 #   ./scripts/bench.sh --quick              quick sizes, as CI runs them (5-30 s plus compiling)
 #   ./scripts/bench.sh --only P1,P3 -o json
 #   GOTEST=1 ./scripts/bench.sh             also go test -bench ./bench (same code, quick sizes)
@@ -16,7 +16,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
 ./scripts/install-minio.sh >&2
-./scripts/install-interop.sh >&2 || echo "bench: delta-rs venv not installed; P3 measures deltakit only" >&2
+./scripts/install-interop.sh >&2 || echo "bench: delta-rs venv not installed; P3 and P11 measure deltakit only" >&2
 export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
 
 go run ./cmd/deltabench "$@"

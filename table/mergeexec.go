@@ -369,7 +369,15 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 // keyString encodes the key values of a merge row (target side when
 // target, else source) as a map key; ok is false when one is null.
 func (e *mergeExec) keyString(row parquetio.Row, target bool) (string, bool, error) {
-	var b strings.Builder
+	b, ok, err := e.appendKey(nil, row, target)
+	return string(b), ok, err
+}
+
+// appendKey appends keyString's encoding of row's key to buf: for each key
+// its canonical text's length, ':' and the text. It is called for every
+// target row read, so integer and date keys (the usual ones) are appended
+// without allocating; a lookup as m[string(buf)] allocates nothing either.
+func (e *mergeExec) appendKey(buf []byte, row parquetio.Row, target bool) ([]byte, bool, error) {
 	for _, k := range e.keys {
 		c := k.s
 		if target {
@@ -377,17 +385,38 @@ func (e *mergeExec) keyString(row parquetio.Row, target bool) (string, bool, err
 		}
 		v := c.value(row)
 		if v == nil {
-			return "", false, nil
+			return buf, false, nil
+		}
+		var n int64
+		fast := true
+		switch x := v.(type) {
+		case int64:
+			n, fast = x, c.kind == kindInt
+		case int32:
+			n, fast = int64(x), c.kind == kindInt
+		case parquetio.Date:
+			n, fast = int64(x), c.kind == kindDate
+		default:
+			fast = false
+		}
+		if fast {
+			// canonicalKey's text of an integer or a date: its decimal digits.
+			var digits [20]byte
+			d := strconv.AppendInt(digits[:0], n, 10)
+			buf = strconv.AppendInt(buf, int64(len(d)), 10)
+			buf = append(buf, ':')
+			buf = append(buf, d...)
+			continue
 		}
 		s, err := canonicalKey(c, v)
 		if err != nil {
-			return "", false, err
+			return buf, false, err
 		}
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
+		buf = strconv.AppendInt(buf, int64(len(s)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, s...)
 	}
-	return b.String(), true, nil
+	return buf, true, nil
 }
 
 // canonicalKey renders a non-null key value so that values SQL equality
@@ -563,6 +592,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		}
 		return append(slices.Clip(r), make(parquetio.Row, width-len(r))...)
 	}
+	var keyBuf []byte
 	for _, tg := range targets {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -575,12 +605,13 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 			trow := pad(row)
 			mr := parquetio.Row{trow, nil}
 			hit, n := -1, 0
-			k, ok, err := e.keyString(mr, true)
+			var ok bool
+			keyBuf, ok, err = e.appendKey(keyBuf[:0], mr, true)
 			if err != nil {
 				return nil, nil, fmt.Errorf("table: merge into %s: data file %s: %w", t.URI(), tg.f.path, err)
 			}
 			if ok {
-				for _, si := range bySrcKey[k] {
+				for _, si := range bySrcKey[string(keyBuf)] {
 					mr[1] = e.src.rows[si]
 					if e.residual != nil && !e.residual.matchRow(mr) {
 						continue

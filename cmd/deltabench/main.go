@@ -5,13 +5,14 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit) are
+// streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit, P11 MERGE) are
 // described in package bench and BENCHMARKS.md. A MinIO server
 // (scripts/install-minio.sh) is started for P1, P2, P4, P6, P7 and P10, a
 // Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
-// ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it. --quick uses
+// ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it, as is the
+// delta-rs side of P11. --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
 // those of the issue.
 //
@@ -28,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -95,8 +97,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tmp := fs.String("tmp", "", "directory for generated tables and MinIO data (default: a new temporary directory)")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	jsonFile := fs.String("json", "", "also write the JSON report to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (generation included; pprof -focus picks a figure's calls) to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: deltabench [--quick] [--only P1,P3] [-o table|json] [--json file] [--tmp dir] [-q]")
+		fmt.Fprintln(stderr, "usage: deltabench [--quick] [--only P1,P3] [-o table|json] [--json file] [--tmp dir] [--cpuprofile file] [-q]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -190,6 +193,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "deltabench:", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			fmt.Fprintln(stderr, "deltabench:", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	rep, runErr := bench.Run(ctx, env, cfg, ids)
 	if err := out.Report(rep); err != nil {
 		fmt.Fprintln(stderr, "deltabench:", err)
