@@ -13,18 +13,21 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 )
 
 // Writer features against tables Spark creates (issue 15, items 5, 7, 8):
 // for every row of txlog.WriterFeatures, Spark creates a table with the
-// feature on and five rows; deltakit then appends five rows, deletes id 2
-// and updates id 3. A supported feature must take every write (or refuse
+// feature on and five rows; deltakit then appends five rows, deletes id 2,
+// updates id 3 and MERGEs (updating id 3, deleting id 4, inserting id 12). A supported feature must take every write (or refuse
 // the one write documented as refused, by name) and Spark must read the
 // rows the reference computes; a refused feature must be refused by name
 // before any file is written under the table. For row tracking, Spark's
 // _metadata.row_id must stay unique, and the same for every row deltakit
-// did not touch. Two Spark batches: create, then read.
+// did not touch. On the changeDataFeed table, Spark's table_changes must
+// read deltakit's versions to the change rows computed here. Two Spark
+// batches: create, then read.
 
 // featureCase is one Spark-created table.
 type featureCase struct {
@@ -207,6 +210,9 @@ func TestFeatureTable(t *testing.T) {
 	// want holds the reference rows after deltakit's writes.
 	type outcome struct {
 		want []parquetio.Row
+		// changes are the change rows of versions from to to (deltakit's).
+		changes  []parquetio.Row
+		from, to int64
 	}
 	outcomes := map[string]*outcome{}
 	for _, c := range cases {
@@ -250,6 +256,14 @@ func TestFeatureTable(t *testing.T) {
 			want := []parquetio.Row{{int64(1), "s1"}, {int64(2), "s2"}, {int64(3), "s3"}, {int64(4), "s4"}, {int64(5), "s5"},
 				{int64(6), "s6"}, {int64(7), "s7"}, {int64(8), "s8"}, {int64(9), "s9"}, {int64(10), "s10"}}
 			tbl = nt
+			// changes is the change data feed of deltakit's writes (id, v,
+			// _change_type, _commit_version), checked through Spark's
+			// table_changes on the changeDataFeed table.
+			var changes []parquetio.Row
+			for _, r := range want[5:] {
+				changes = append(changes, parquetio.Row{r[0], r[1], ChangeInsert, tbl.Version()})
+			}
+			firstVersion := tbl.Version()
 			files := listFiles(t, dir)
 			nt, _, err = Delete(ctx, tbl, Col("id").Eq(int64(2)))
 			if f, ok := c.refusedOps["delete"]; ok {
@@ -263,6 +277,7 @@ func TestFeatureTable(t *testing.T) {
 				t.Fatalf("delete: %v", err)
 			} else {
 				tbl = nt
+				changes = append(changes, parquetio.Row{int64(2), "s2", ChangeDelete, tbl.Version()})
 				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(2) })
 			}
 			files = listFiles(t, dir)
@@ -278,11 +293,50 @@ func TestFeatureTable(t *testing.T) {
 				t.Fatalf("update: %v", err)
 			} else {
 				tbl = nt
+				changes = append(changes, parquetio.Row{int64(3), "s3", ChangeUpdatePreimage, tbl.Version()},
+					parquetio.Row{int64(3), "u3", ChangeUpdatePostimage, tbl.Version()})
 				for _, r := range want {
 					if r[0] == int64(3) {
 						r[1] = "u3"
 					}
 				}
+			}
+			// MERGE: id 3 updated, id 4 deleted, id 12 inserted; refused
+			// where UPDATE is (a MERGE that updates rewrites rows).
+			files = listFiles(t, dir)
+			msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
+				schema.NewField("v", schema.Primitive(schema.String), true)),
+				[]parquetio.Row{{int64(3), "m3"}, {int64(4), "del"}, {int64(12), "s12"}})
+			var mres *MergeResult
+			nt, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+				WhenMatched().If(Source("v").Eq("del")).Delete().
+				WhenMatched().Update(map[string]Value{"v": Source("v")}).
+				WhenNotMatched().Insert(map[string]Value{"id": Source("id"), "v": Source("v")}))
+			if f, ok := c.refusedOps["update"]; ok {
+				if !refusedBy(err, f) && !(f == "appendOnly" && errors.Is(err, ErrAppendOnly)) {
+					t.Fatalf("merge: %v, want refused for %s", err, f)
+				}
+				if after := listFiles(t, dir); !slices.Equal(after, files) {
+					t.Fatalf("refused merge changed the files")
+				}
+			} else if err != nil {
+				t.Fatalf("merge: %v", err)
+			} else {
+				if mres.UpdatedRows != 1 || mres.DeletedRows != 1 || mres.InsertedRows != 1 {
+					t.Fatalf("merge: %+v", mres)
+				}
+				tbl = nt
+				for _, r := range want {
+					if r[0] == int64(3) {
+						changes = append(changes, parquetio.Row{int64(3), r[1], ChangeUpdatePreimage, tbl.Version()},
+							parquetio.Row{int64(3), "m3", ChangeUpdatePostimage, tbl.Version()})
+						r[1] = "m3"
+					}
+				}
+				changes = append(changes, parquetio.Row{int64(4), "s4", ChangeDelete, tbl.Version()},
+					parquetio.Row{int64(12), "s12", ChangeInsert, tbl.Version()})
+				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(4) })
+				want = append(want, parquetio.Row{int64(12), "s12"})
 			}
 			if c.optimize {
 				nt, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(11), "s11"}})
@@ -308,7 +362,7 @@ func TestFeatureTable(t *testing.T) {
 				}
 			}
 			checkFeatureLog(t, tbl, c)
-			outcomes[c.name] = &outcome{want: want}
+			outcomes[c.name] = &outcome{want: want, changes: changes, from: firstVersion, to: tbl.Version()}
 		})
 	}
 
@@ -321,6 +375,11 @@ func TestFeatureTable(t *testing.T) {
 		dir := dirs[c.name]
 		checks = append(checks, sparkCheck{c.name + "/spark-reads", testsupport.SQLRequest(fmt.Sprintf("SELECT id, v FROM delta.`%s`", dir)),
 			wantSparkRows(o.want, []string{"id", "v"})})
+		if c.feature == txlog.FeatureChangeDataFeed {
+			checks = append(checks, sparkCheck{c.name + "/table_changes", testsupport.SQLRequest(fmt.Sprintf(
+				"SELECT id, v, _change_type, _commit_version FROM table_changes('delta.`%s`', %d, %d)", dir, o.from, o.to)),
+				wantSparkRows(o.changes, []string{"id", "v", "_change_type", "_commit_version"})})
+		}
 		if c.rowIDs {
 			old := before[c.name]
 			checks = append(checks, sparkCheck{c.name + "/row-ids", testsupport.SQLRequest(fmt.Sprintf("SELECT _metadata.row_id, id FROM delta.`%s`", dir)),
