@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,5 +192,33 @@ func TestChangesMergeSchemaEvolution(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A MERGE refused on a change data feed table (two source rows for one
+// target row; a row that breaks a NOT NULL column) writes no file, change
+// data files included.
+func TestMergeChangeDataRefusedWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	tbl, mem := maintTable(t, true, map[string]string{txlog.PropEnableChangeDataFeed: "true"})
+	tbl, err := tbl.AppendRows(ctx, maintRowsFor(0, 6, "ams", "ber"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := maintKeys(t, mem)
+	dup := MergeRows(maintSchema(), []parquetio.Row{{int64(1), "ams", 1.0}, {int64(1), "ber", 2.0}})
+	if _, _, err := Merge(ctx, tbl, NewMerge(dup, MergeOn("id")).WhenMatched().UpdateAll()); !errors.Is(err, ErrMergeMultipleMatches) {
+		t.Errorf("duplicate source keys: %v", err)
+	}
+	src := MergeRows(maintSchema(), []parquetio.Row{{int64(2), "ams", 1.0}, {int64(9), "ams", 1.0}})
+	_, _, err = Merge(ctx, tbl, NewMerge(src, MergeOn("id")).
+		WhenMatched().UpdateAll().
+		WhenNotMatched().Insert(map[string]Value{"city": Source("city")})) // id NOT NULL left null
+	var re *RowError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "id") {
+		t.Errorf("insert of a null id: %v, want a *RowError naming id", err)
+	}
+	if after := maintKeys(t, mem); !slices.Equal(after, before) {
+		t.Errorf("refused MERGE changed the store:\nbefore %v\nafter  %v", before, after)
 	}
 }
