@@ -67,17 +67,21 @@ func (t *Table) cdfEnabled() bool { return changeDataFeedEnabled(t.snap.Metadata
 // in the cdc actions' partitionValues, as for add), each partition's rows
 // in files of at most the target file size under
 // _change_data/<partition dirs>/cdc-<n>-<uuid>-c000.<codec>.parquet, with
-// the table's data columns and _change_type (string). It appends one cdc
+// the data columns of sch (the table schema after the operation: nil for
+// the table's; MERGE's schema evolution passes the evolved one) and
+// _change_type (string). It appends one cdc
 // action (dataChange false) per file to op.cdcs and the keys to
 // op.written, so that a commit that fails deletes them; on an error the
 // files it wrote are deleted at once. rows must hold valid values of the
-// table's columns (rows read from the table, or validated new rows). No
+// columns of sch (rows read from the table, or validated new rows). No
 // rows writes nothing.
-func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeConfig, rows []changeRow) error {
+func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeConfig, sch *schema.StructType, rows []changeRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	sch := t.Schema()
+	if sch == nil {
+		sch = t.Schema()
+	}
 	partCols := t.PartitionColumns()
 	isPart := make([]bool, len(sch.Fields))
 	pIdx := make([]int, len(partCols))

@@ -16,7 +16,7 @@ import (
 
 // Interop of the change data feed: delta-rs's load_cdf reads the feeds of
 // tables deltakit wrote (DELETE by deletion vectors, copy-on-write and
-// whole files; UPDATE; overwrite) and of the corpus's Spark-written CDF
+// whole files; UPDATE; overwrite; MERGE) and of the corpus's Spark-written CDF
 // table, before and after deltakit changed a copy of it, to the change rows
 // the test computes from its inputs; deltakit's Changes reads the same.
 
@@ -165,9 +165,10 @@ func mustDate(t *testing.T, s string) parquetio.Date {
 // corpusCDFCopy copies the corpus's Spark-written CDF table
 // deltars__cdf-table and changes the copy with deltakit: an append (v4), a
 // DELETE by a data predicate (v5, a cdc file), an UPDATE that moves a row
-// to another partition (v6) and a DELETE of a whole partition (v7, removes
-// only). It returns the corpus table's and the copy's roots, the copy, and
-// the change rows of versions 4 to 7 computed here from the table's known
+// to another partition (v6), a DELETE of a whole partition (v7, removes
+// only) and a MERGE with every clause kind (v8, cdc files). It returns the
+// corpus table's and the copy's roots, the copy, and the change rows of
+// versions 4 to 8 computed here from the table's known
 // rows (the corpus log: versions 0 to 3) and the changes: as feedKeys
 // renders them, and as id, name, birthday, _change_type, _commit_version
 // values.
@@ -234,8 +235,42 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 		rec(live[id], ChangeDelete, 7)
 		delete(live, id)
 	}
-	if tbl.Version() != 7 {
-		t.Fatalf("version %d, want 7", tbl.Version())
+	// v8: MERGE with every clause kind: Dave updated (and moved to
+	// 2024-01-01), Emily deleted, Nia inserted, Steve (not in the source)
+	// updated, Yve (not in the source) deleted, Kate and Carlos kept.
+	srcSch := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Integer), true),
+		schema.NewField("name", schema.Primitive(schema.String), true),
+		schema.NewField("birthday", schema.Primitive(schema.Date), true),
+	)
+	msrc := []parquetio.Row{
+		{int32(3), "David", mustDate(t, "2024-01-01")},
+		{int32(5), "gone", mustDate(t, "2023-12-29")},
+		{int32(13), "Nia", mustDate(t, "2023-12-29")},
+	}
+	m := NewMerge(MergeRows(srcSch, msrc), MergeOn("id")).
+		WhenMatched().If(Source("name").Eq("gone")).Delete().
+		WhenMatched().UpdateAll().
+		WhenNotMatched().InsertAll().
+		WhenNotMatchedBySource().If(Target("id").Eq(int32(1))).Update(map[string]Value{"name": Lit("Steven")}).
+		WhenNotMatchedBySource().If(Target("id").Eq(int32(12))).Delete()
+	var mres *MergeResult
+	if tbl, mres, err = Merge(ctx, tbl, m); err != nil {
+		t.Fatal(err)
+	}
+	if mres.InsertedRows != 1 || mres.UpdatedRows != 2 || mres.DeletedRows != 2 {
+		t.Fatalf("corpus copy MERGE: %+v", mres)
+	}
+	rec(live[3], ChangeUpdatePreimage, 8)
+	live[3] = crow{3, "David", "2024-01-01"}
+	rec(live[3], ChangeUpdatePostimage, 8)
+	rec(live[5], ChangeDelete, 8)
+	rec(crow{13, "Nia", "2023-12-29"}, ChangeInsert, 8)
+	rec(live[1], ChangeUpdatePreimage, 8)
+	rec(crow{1, "Steven", live[1].birthday}, ChangeUpdatePostimage, 8)
+	rec(live[12], ChangeDelete, 8)
+	if tbl.Version() != 8 {
+		t.Fatalf("version %d, want 8", tbl.Version())
 	}
 	slices.Sort(want)
 	return src, dst, tbl, want, wantRows

@@ -11,7 +11,8 @@ import (
 
 // TestSparkReadsChanges: Spark's table_changes reads the change data feed
 // of the tables deltakit wrote (buildCDFTable: DELETE by deletion vectors,
-// copy-on-write and whole files, UPDATE, overwrite, append) and of the
+// copy-on-write and whole files, UPDATE, overwrite, append, a MERGE with
+// every clause kind, an insert-only MERGE) and of the
 // corpus CDF table's copy that deltakit changed (corpusCDFCopy) to the
 // change rows computed in the test; one batch of Spark requests.
 func TestSparkReadsChanges(t *testing.T) {

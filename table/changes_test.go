@@ -167,6 +167,77 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 		record(tbl.Version(), ChangeInsert, r)
 	}
 	appendRows(maintRowsFor(105, 2, "ber")) // v8
+
+	// v9: a MERGE with every clause kind: matched delete and update (one
+	// moving a row to another partition), an insert, and NOT MATCHED BY
+	// SOURCE delete and update. Its change rows: the deletes, pre- and
+	// postimages, and the inserts too (in the cdc files, as Spark writes
+	// them: the version has cdc files).
+	mergeSrc := []parquetio.Row{
+		{int64(100), "ams", -1.0}, // matched, v < 0: deleted
+		{int64(101), "ams", 7.5},  // matched: updated
+		{int64(102), "ber", 8.5},  // matched: updated, to partition ber
+		{int64(200), "cph", 9.0},  // not matched: inserted
+		{int64(201), "ams", 9.5},  // not matched: inserted
+		{int64(300), "ams", -2.0}, // not matched, v < 0: not inserted
+	}
+	merged := func(m *MergeBuilder) {
+		t.Helper()
+		nt, res, err := Merge(ctx, tbl, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Committed {
+			t.Fatal("MERGE committed nothing")
+		}
+		tbl = nt
+	}
+	bySrc := map[int64]parquetio.Row{}
+	for _, r := range mergeSrc {
+		bySrc[r[0].(int64)] = r
+	}
+	v9 := tbl.Version() + 1
+	for _, r := range sortedLive(func(parquetio.Row) bool { return true }) {
+		id := r[0].(int64)
+		s, matched := bySrc[id]
+		switch {
+		case matched && s[2].(float64) < 0:
+			delete(live, id)
+			record(v9, ChangeDelete, r)
+		case matched:
+			live[id] = slices.Clone(s)
+			record(v9, ChangeUpdatePreimage, r)
+			record(v9, ChangeUpdatePostimage, s)
+		case id >= 106:
+			delete(live, id)
+			record(v9, ChangeDelete, r)
+		case r[1] == "ams":
+			nr := parquetio.Row{id, r[1], r[2].(float64) + 1000}
+			live[id] = nr
+			record(v9, ChangeUpdatePreimage, r)
+			record(v9, ChangeUpdatePostimage, nr)
+		}
+		delete(bySrc, id)
+	}
+	for _, s := range mergeSrc {
+		if _, unmatched := bySrc[s[0].(int64)]; unmatched && s[2].(float64) >= 0 {
+			live[s[0].(int64)] = s
+			record(v9, ChangeInsert, s)
+		}
+	}
+	merged(NewMerge(MergeRows(maintSchema(), mergeSrc), MergeOn("id")).
+		WhenMatched().If(Source("v").Lt(0.0)).Delete().
+		WhenMatched().UpdateAll().
+		WhenNotMatched().If(Source("v").Ge(0.0)).InsertAll().
+		WhenNotMatchedBySource().If(Target("id").Ge(int64(106))).Delete().
+		WhenNotMatchedBySource().If(Target("city").Eq("ams")).Update(map[string]Value{"v": Plus(Target("v"), Lit(1000.0))}))
+	c.cdcVersions = append(c.cdcVersions, tbl.Version())
+	// v10: a MERGE that only inserts (its one matched key has no WHEN
+	// MATCHED clause): no cdc files, inserts from its adds.
+	ins := []parquetio.Row{{int64(101), "ams", 0.0}, {int64(400), "dub", 4.0}}
+	merged(NewMerge(MergeRows(maintSchema(), ins), MergeOn("id")).WhenNotMatched().InsertAll())
+	live[400] = ins[1]
+	record(tbl.Version(), ChangeInsert, ins[1])
 	c.tbl = tbl
 	return c
 }

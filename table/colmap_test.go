@@ -181,7 +181,21 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	// DML on the renamed columns (stats keyed by physical names skip files).
 	tbl = mustDML(Delete(ctx, tbl, Or(Col("value").Between(5.0, 6.0), Col("s").Field("bee").Eq("b20"))))
 	tbl = mustDML(Update(ctx, tbl, Col("town").Eq("osl"), map[string]Value{"extra": Lit(int64(-1))}))
-	var err error
+	// MERGE on the renamed columns: id 10 updated, 11 deleted, 50 inserted.
+	msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false),
+		schema.NewField("value", schema.Primitive(schema.Double), true)),
+		[]parquetio.Row{{int64(10), 99.5}, {int64(11), -1.0}, {int64(50), 1.5}})
+	nt, mres, err := Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+		WhenMatched().If(Source("value").Lt(0.0)).Delete().
+		WhenMatched().Update(map[string]Value{"value": Source("value")}).
+		WhenNotMatched().Insert(map[string]Value{"id": Source("id"), "value": Source("value"), "town": Lit("zrh")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mres.UpdatedRows != 1 || mres.DeletedRows != 1 || mres.InsertedRows != 1 {
+		t.Fatalf("merge: %+v", mres)
+	}
+	tbl = nt
 	if tbl, _, err = tbl.Optimize(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +243,12 @@ func colmapScenarioRef() colmapRef {
 		if m["town"] == "osl" {
 			m["extra"] = int64(-1)
 		}
+		if m["id"] == int64(10) {
+			m["value"] = 99.5
+		}
 	}
+	ref = ref.filter(func(m map[string]any) bool { return m["id"] != int64(11) })
+	ref = append(ref, map[string]any{"id": int64(50), "town": "zrh", "value": 1.5, "s": nil, "extra": nil})
 	return ref
 }
 
@@ -602,6 +621,21 @@ func TestSparkColumnMapping(t *testing.T) {
 		if tbl, _, err = Update(ctx, tbl, Col("value").Ge(24.0), map[string]Value{"value": Times(Col("value"), -1)}); err != nil {
 			t.Fatalf("%s: update: %v", st.name, err)
 		}
+		// MERGE: id 5 updated (moved to ams), 6 deleted, 40 inserted.
+		msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
+			schema.NewField("city", schema.Primitive(schema.String), true),
+			schema.NewField("value", schema.Primitive(schema.Double), true)),
+			[]parquetio.Row{{int64(5), "ams", 555.25}, {int64(6), "ber", -1.0}, {int64(40), "cph", 40.25}})
+		var mres *MergeResult
+		if tbl, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+			WhenMatched().If(Source("value").Lt(0.0)).Delete().
+			WhenMatched().UpdateAll().
+			WhenNotMatched().InsertAll()); err != nil {
+			t.Fatalf("%s: merge: %v", st.name, err)
+		}
+		if mres.UpdatedRows != 1 || mres.DeletedRows != 1 || mres.InsertedRows != 1 {
+			t.Fatalf("%s: merge: %+v", st.name, mres)
+		}
 		if tbl, err = RenameColumn(ctx, tbl, "value", "val"); err != nil {
 			t.Fatalf("%s: rename: %v", st.name, err)
 		}
@@ -618,8 +652,15 @@ func TestSparkColumnMapping(t *testing.T) {
 			if v >= 24 {
 				v = -v
 			}
+			switch i {
+			case 5:
+				city, v = "ams", 555.25
+			case 6:
+				continue
+			}
 			want = append(want, parquetio.Row{int64(i), city, v})
 		}
+		want = append(want, parquetio.Row{int64(40), "cph", 40.25})
 		if got, w := sparkRefRows(scanAll(t, tbl)), sparkRefRows(want); !slices.Equal(got, w) {
 			t.Errorf("%s: deltakit read %v, want %v", st.name, got, w)
 		}
@@ -629,7 +670,7 @@ func TestSparkColumnMapping(t *testing.T) {
 	for _, ct := range tables {
 		var want []parquetio.Row
 		for _, m := range ct.ref {
-			s := m["s"].(map[string]any)
+			s, _ := m["s"].(map[string]any)
 			want = append(want, parquetio.Row{m["id"], m["town"], m["value"], s["a"], s["bee"], m["extra"]})
 		}
 		checks = append(checks, sparkCheck{ct.name, testsupport.SQLRequest(fmt.Sprintf(

@@ -281,7 +281,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 			r.addedBytes += a.Size
 		}
 	}
-	if err := r.t.writeChangeFiles(ctx, r.op, cfg, r.changes); err != nil {
+	if err := r.t.writeChangeFiles(ctx, r.op, cfg, sch, r.changes); err != nil {
 		deleteFiles(r.t.store, r.op.written, r.t.cfg.logger)
 		return err
 	}

@@ -59,6 +59,13 @@ import (
 // include a partition column does not conflict with writes to other
 // partitions.
 //
+// On a change data feed table (delta.enableChangeDataFeed=true) the MERGE
+// also writes change data files, as Spark's does: deleted rows
+// (_change_type "delete"), updated rows before and after
+// ("update_preimage", "update_postimage") and inserted rows ("insert");
+// a MERGE that changes no target row (inserts only) writes none, its
+// inserts are read from its adds as an append's are.
+//
 // When nothing changes and WithTxn is not given, nothing is committed
 // (Committed false). Options: WithTxn (a replayed version is skipped),
 // WithSchemaEvolution, WithOperationParameters, and the file options.
@@ -68,8 +75,7 @@ import (
 // mismatch, an invalid clause (ErrInvalidArgument; key type mismatches
 // also ErrSchemaMismatch), ErrAppendOnly when an update or delete clause
 // meets a table with delta.appendOnly=true (an insert-only MERGE is
-// allowed), txlog.ErrUnsupportedFeature (also for a table with the change
-// data feed on, for now); ErrMergeMultipleMatches; a row that fails
+// allowed), txlog.ErrUnsupportedFeature; ErrMergeMultipleMatches; a row that fails
 // validation is a *RowError. The table is unchanged after any error.
 func Merge(ctx context.Context, t *Table, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
@@ -113,6 +119,31 @@ type mergeChanges struct {
 	inserted []parquetio.Row
 }
 
+// changeRows returns the change data of a MERGE on a change data feed
+// table, as Spark's MERGE writes it (MergeOutputGeneration with CDC on):
+// deleted rows as ChangeDelete, updated rows as ChangeUpdatePreimage and
+// ChangeUpdatePostimage, inserted rows as ChangeInsert, rows copied
+// unchanged by copy-on-write not at all. A MERGE that changed no target row
+// (inserts only) writes no change data files, as Spark's insert-only
+// MERGE does not: a reader derives the inserts from the version's adds,
+// as for an append. When any target row changed, the inserts go into the
+// change data files too, since a reader of a version that has cdc files
+// reads only them (spec "Change Data Files").
+func (ch *mergeChanges) changeRows() []changeRow {
+	if len(ch.files) == 0 {
+		return nil
+	}
+	var out []changeRow
+	for _, fc := range ch.files {
+		out = append(out, changeRows(ChangeDelete, fc.deleted)...)
+		for i := range fc.preimage {
+			out = append(out, changeRow{typ: ChangeUpdatePreimage, row: fc.preimage[i]},
+				changeRow{typ: ChangeUpdatePostimage, row: fc.postimage[i]})
+		}
+	}
+	return append(out, changeRows(ChangeInsert, ch.inserted)...)
+}
+
 // mergeExec is one MERGE bound to a table snapshot.
 type mergeExec struct {
 	t                             *Table
@@ -145,9 +176,6 @@ func merge(ctx context.Context, t *Table, m *MergeBuilder, cfg writeConfig) (*Ta
 	op, err := t.beginAs("MERGE", "merge into", removes, cfg)
 	if err != nil {
 		return nil, nil, err
-	}
-	if strings.EqualFold(t.snap.Metadata().Configuration["delta.enableChangeDataFeed"], "true") {
-		return nil, nil, fmt.Errorf("table: merge into %s: %w: MERGE does not write the change data feed yet (delta.enableChangeDataFeed)", t.URI(), txlog.ErrUnsupportedFeature)
 	}
 	e := &mergeExec{t: t, b: m, cfg: cfg, src: m.src}
 	if err := e.bind(); err != nil {
@@ -183,13 +211,19 @@ func (e *mergeExec) bind() error {
 		ns := &schema.StructType{Fields: slices.Clone(tgt.Fields)}
 		for _, f := range src.Fields {
 			if fieldByName(tgt, f.Name) < 0 {
-				nf := *f
+				// The new column gets the table's own id and physical name
+				// under column mapping, never the source's.
+				nf := *withoutMapping(f)
 				nf.Nullable = true
 				ns.Fields = append(ns.Fields, &nf)
 			}
 		}
 		if len(ns.Fields) > len(tgt.Fields) {
-			e.sch, e.evolved = ns, true
+			mapped, _, err := assignColumnMapping(ns, e.t.snap.Metadata().Configuration)
+			if err != nil {
+				return err
+			}
+			e.sch, e.evolved = mapped, true
 		}
 	}
 	e.rowSch = &schema.StructType{Fields: []*schema.StructField{
@@ -720,6 +754,9 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		writtenTracks = nil
 	}
 	rw.addRows(written, writtenTracks)
+	if t.cdfEnabled() {
+		rw.changes = ch.changeRows()
+	}
 	return e.finish(ctx, op, rw, res, scanMs)
 }
 
@@ -817,7 +854,7 @@ func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res 
 		"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
 		"numTargetBytesAdded":                    rw.addedBytes,
 		"numTargetBytesRemoved":                  rw.removedBytes,
-		"numTargetChangeFilesAdded":              0,
+		"numTargetChangeFilesAdded":              int64(len(op.cdcs)),
 		"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
 		"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
 		"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),

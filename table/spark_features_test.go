@@ -14,23 +14,26 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 )
 
 // Writer features against tables Spark creates (issue 15, items 5, 7, 8):
 // for every row of txlog.WriterFeatures, Spark creates a table with the
-// feature on and five rows; deltakit then appends five rows, deletes id 2
-// and updates id 3. A supported feature must take every write (or refuse
+// feature on and five rows; deltakit then appends five rows, deletes id 2,
+// updates id 3 and MERGEs (updating id 3, deleting id 4, inserting id 12). A supported feature must take every write (or refuse
 // the one write documented as refused, by name) and Spark must read the
 // rows the reference computes; a refused feature must be refused by name
 // before any file is written under the table. For row tracking enabled,
 // deltakit also optimizes (copy-on-write and with deletion vectors), and
 // Spark's _metadata.row_id must stay unique and the same for every row
-// (updated, copied and compacted ones too), and Spark's
+// (updated, merged, copied and compacted ones too), and Spark's
 // _metadata.row_id/_metadata.row_commit_version must equal what the test's
-// own reading of the files computes (stableIDs: updated rows at deltakit's
-// update version, the others at the version they had). Two Spark batches:
-// create, then read.
+// own reading of the files computes (stableIDs: updated rows at the version
+// of deltakit's last change of them, the others at the version they had).
+// On the changeDataFeed table, Spark's table_changes must read deltakit's
+// versions to the change rows computed here. Two Spark batches: create,
+// then read.
 
 // featureCase is one Spark-created table.
 type featureCase struct {
@@ -217,6 +220,9 @@ func TestFeatureTable(t *testing.T) {
 	type outcome struct {
 		want []parquetio.Row
 		ids  map[int64]stableID // stableIDs after deltakit's writes (rowIDs cases)
+		// changes are the change rows of versions from to to (deltakit's).
+		changes  []parquetio.Row
+		from, to int64
 	}
 	outcomes := map[string]*outcome{}
 	for _, c := range cases {
@@ -260,6 +266,14 @@ func TestFeatureTable(t *testing.T) {
 			want := []parquetio.Row{{int64(1), "s1"}, {int64(2), "s2"}, {int64(3), "s3"}, {int64(4), "s4"}, {int64(5), "s5"},
 				{int64(6), "s6"}, {int64(7), "s7"}, {int64(8), "s8"}, {int64(9), "s9"}, {int64(10), "s10"}}
 			tbl = nt
+			// changes is the change data feed of deltakit's writes (id, v,
+			// _change_type, _commit_version), checked through Spark's
+			// table_changes on the changeDataFeed table.
+			var changes []parquetio.Row
+			for _, r := range want[5:] {
+				changes = append(changes, parquetio.Row{r[0], r[1], ChangeInsert, tbl.Version()})
+			}
+			firstVersion := tbl.Version()
 			files := listFiles(t, dir)
 			nt, _, err = Delete(ctx, tbl, Col("id").Eq(int64(2)))
 			if f, ok := c.refusedOps["delete"]; ok {
@@ -273,6 +287,7 @@ func TestFeatureTable(t *testing.T) {
 				t.Fatalf("delete: %v", err)
 			} else {
 				tbl = nt
+				changes = append(changes, parquetio.Row{int64(2), "s2", ChangeDelete, tbl.Version()})
 				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(2) })
 			}
 			files = listFiles(t, dir)
@@ -290,11 +305,51 @@ func TestFeatureTable(t *testing.T) {
 			} else {
 				tbl = nt
 				updVersion = nt.Version()
+				changes = append(changes, parquetio.Row{int64(3), "s3", ChangeUpdatePreimage, tbl.Version()},
+					parquetio.Row{int64(3), "u3", ChangeUpdatePostimage, tbl.Version()})
 				for _, r := range want {
 					if r[0] == int64(3) {
 						r[1] = "u3"
 					}
 				}
+			}
+			// MERGE: id 3 updated, id 4 deleted, id 12 inserted; refused
+			// where UPDATE is (a MERGE that updates rewrites rows).
+			files = listFiles(t, dir)
+			msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
+				schema.NewField("v", schema.Primitive(schema.String), true)),
+				[]parquetio.Row{{int64(3), "m3"}, {int64(4), "del"}, {int64(12), "s12"}})
+			var mres *MergeResult
+			nt, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+				WhenMatched().If(Source("v").Eq("del")).Delete().
+				WhenMatched().Update(map[string]Value{"v": Source("v")}).
+				WhenNotMatched().Insert(map[string]Value{"id": Source("id"), "v": Source("v")}))
+			if f, ok := c.refusedOps["update"]; ok {
+				if !refusedBy(err, f) && !(f == "appendOnly" && errors.Is(err, ErrAppendOnly)) {
+					t.Fatalf("merge: %v, want refused for %s", err, f)
+				}
+				if after := listFiles(t, dir); !slices.Equal(after, files) {
+					t.Fatalf("refused merge changed the files")
+				}
+			} else if err != nil {
+				t.Fatalf("merge: %v", err)
+			} else {
+				if mres.UpdatedRows != 1 || mres.DeletedRows != 1 || mres.InsertedRows != 1 {
+					t.Fatalf("merge: %+v", mres)
+				}
+				tbl = nt
+				updVersion = tbl.Version() // id 3 was updated again
+				for _, r := range want {
+					if r[0] == int64(3) {
+						changes = append(changes, parquetio.Row{int64(3), r[1], ChangeUpdatePreimage, tbl.Version()},
+							parquetio.Row{int64(3), "m3", ChangeUpdatePostimage, tbl.Version()})
+						r[1] = "m3"
+					}
+				}
+				changes = append(changes, parquetio.Row{int64(4), "s4", ChangeDelete, tbl.Version()},
+					parquetio.Row{int64(12), "s12", ChangeInsert, tbl.Version()})
+				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(4) })
+				want = append(want, parquetio.Row{int64(12), "s12"})
 			}
 			if c.optimize {
 				nt, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(11), "s11"}})
@@ -323,11 +378,11 @@ func TestFeatureTable(t *testing.T) {
 				}
 			}
 			checkFeatureLog(t, tbl, c)
-			o := &outcome{want: want}
+			o := &outcome{want: want, changes: changes, from: firstVersion, to: tbl.Version()}
 			if c.rowIDs {
 				o.ids = stableIDs(t, tbl)
 				if o.ids[3].version != updVersion {
-					t.Errorf("updated id 3: row commit version %d, want the update's %d", o.ids[3].version, updVersion)
+					t.Errorf("updated id 3: row commit version %d, want the last update's (the MERGE's) %d", o.ids[3].version, updVersion)
 				}
 				old := before[c.name]
 				for id, s := range o.ids {
@@ -349,6 +404,11 @@ func TestFeatureTable(t *testing.T) {
 		dir := dirs[c.name]
 		checks = append(checks, sparkCheck{c.name + "/spark-reads", testsupport.SQLRequest(fmt.Sprintf("SELECT id, v FROM delta.`%s`", dir)),
 			wantSparkRows(o.want, []string{"id", "v"})})
+		if c.feature == txlog.FeatureChangeDataFeed {
+			checks = append(checks, sparkCheck{c.name + "/table_changes", testsupport.SQLRequest(fmt.Sprintf(
+				"SELECT id, v, _change_type, _commit_version FROM table_changes('delta.`%s`', %d, %d)", dir, o.from, o.to)),
+				wantSparkRows(o.changes, []string{"id", "v", "_change_type", "_commit_version"})})
+		}
 		if c.rowIDs {
 			old := before[c.name]
 			checks = append(checks, sparkCheck{c.name + "/row-ids", testsupport.SQLRequest(fmt.Sprintf(rowIDsSQL, dir)),

@@ -108,8 +108,13 @@ type VacuumResult struct {
 // than the retention. It never deletes a file the latest snapshot
 // references (data files and deletion vector files), never anything under
 // "_delta_log/" and never files in hidden directories (names starting with
-// "_" or ".", such as _change_data, unless they are partition directories
-// "col=value").
+// "_" or ".", unless they are partition directories "col=value").
+//
+// Change data files (_change_data/, spec "Change Data Files") are never
+// referenced by a snapshot: as Spark's VACUUM does, Vacuum deletes those
+// last modified longer ago than the retention, so that the change data
+// feed of versions older than the retention may be gone afterwards (Changes
+// then fails on the missing file), as for the data files of time travel.
 //
 // A removed file's removal time comes from the remove actions the log still
 // holds (commits and the checkpoint it replays from); for a file whose
@@ -274,11 +279,15 @@ func liveKeys(snap *txlog.Snapshot) (map[string]bool, error) {
 }
 
 // hiddenKey reports whether vacuum leaves key alone: it is in a directory
-// or is a file whose name starts with "_" or "." (the log, _change_data,
-// _SUCCESS, .crc files), except partition directories "col=value".
+// or is a file whose name starts with "_" or "." (the log, _SUCCESS, .crc
+// files), except partition directories "col=value" and the change data
+// directory _change_data (Spark's DeltaTableUtils.isHiddenDirectory, which
+// VACUUM lists with: change data files are never live in a snapshot, so
+// they go once they are older than the retention).
 func hiddenKey(key string) bool {
 	for seg := range strings.SplitSeq(key, "/") {
-		if (strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".")) && !strings.Contains(seg, "=") {
+		if (strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".")) && !strings.Contains(seg, "=") &&
+			!strings.HasPrefix(seg, strings.TrimSuffix(changeDataDir, "/")) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,15 +15,19 @@ import (
 // vacuumFixture builds a partitioned table whose latest version has two live
 // files (after an overwrite), four removed files (removed now), an orphan
 // data file never committed (written now) and files vacuum must never touch
-// (hidden ones, the log).
+// (hidden ones, the log), and a change data file never committed (written
+// now).
 type vacuumFixture struct {
 	tbl     *Table
 	mem     *objectstore.Mem
 	live    []string
 	removed []string
 	orphan  string
-	hidden  []string
-	rows    []string
+	// changeData is a change data file: never live, deleted like an
+	// orphan once older than the retention.
+	changeData string
+	hidden     []string
+	rows       []string
 }
 
 func newVacuumFixture(t *testing.T, props map[string]string) *vacuumFixture {
@@ -37,9 +42,10 @@ func newVacuumFixture(t *testing.T, props map[string]string) *vacuumFixture {
 		t.Fatal(err)
 	}
 	f := &vacuumFixture{tbl: tbl, mem: mem, live: maintLiveKeys(tbl), removed: removed,
-		orphan: "city=ams/part-00000-orphan-c000.snappy.parquet",
-		hidden: []string{"_hidden/part-0.parquet", "city=ams/.part-0.parquet.crc", "_change_data/cdc-0.parquet"}}
-	for _, k := range append([]string{f.orphan}, f.hidden...) {
+		orphan:     "city=ams/part-00000-orphan-c000.snappy.parquet",
+		changeData: "_change_data/city=ams/cdc-00000-x-c000.snappy.parquet",
+		hidden:     []string{"_hidden/part-0.parquet", "city=ams/.part-0.parquet.crc", "_change_data/.cdc-0.parquet.crc"}}
+	for _, k := range append([]string{f.orphan, f.changeData}, f.hidden...) {
 		if err := mem.Put(ctx, k, []byte("PAR1 not really PAR1")); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +103,7 @@ func TestVacuum(t *testing.T) {
 			}
 			var wantPaths []string
 			if tc.want == removedAndOrphan {
-				wantPaths = append(slices.Clone(f.removed), f.orphan)
+				wantPaths = append(slices.Clone(f.removed), f.orphan, f.changeData)
 				slices.Sort(wantPaths)
 			}
 			var got []string
@@ -163,8 +169,8 @@ func TestVacuumNeverDeletesLiveFiles(t *testing.T) {
 	if res.Version != f.tbl.Version() {
 		t.Errorf("vacuum worked on version %d, want the latest %d", res.Version, f.tbl.Version())
 	}
-	if len(res.Files) != len(f.removed)+1 {
-		t.Errorf("deleted %d files, want %d", len(res.Files), len(f.removed)+1)
+	if len(res.Files) != len(f.removed)+2 {
+		t.Errorf("deleted %d files, want %d (the removed ones, the orphan, the change data file)", len(res.Files), len(f.removed)+2)
 	}
 	maintAssertLive(t, f.tbl)
 	if rows := maintScan(t, f.tbl); !slices.Equal(rows, f.rows) {
@@ -181,19 +187,88 @@ func TestVacuumNeverDeletesLiveFiles(t *testing.T) {
 
 func TestHiddenKey(t *testing.T) {
 	for key, want := range map[string]bool{
-		"part-0.parquet":                 false,
-		"city=ams/part-0.parquet":        false,
-		"_city=ams/part-0.parquet":       false,
-		"_delta_log/00000.json":          true,
-		"_change_data/x.parquet":         true,
-		"city=ams/.part-0.parquet.crc":   true,
-		".hidden/part-0.parquet":         true,
-		"deletion_vector_0000.bin":       false,
-		"city=ams/_SUCCESS":              true,
-		"a=1/b=_x/part-0.snappy.parquet": false,
+		"part-0.parquet":                  false,
+		"city=ams/part-0.parquet":         false,
+		"_city=ams/part-0.parquet":        false,
+		"_delta_log/00000.json":           true,
+		"_change_data/x.parquet":          false,
+		"_change_data/city=ams/x.parquet": false,
+		"_change_data/_SUCCESS":           true,
+		"city=ams/.part-0.parquet.crc":    true,
+		".hidden/part-0.parquet":          true,
+		"deletion_vector_0000.bin":        false,
+		"city=ams/_SUCCESS":               true,
+		"a=1/b=_x/part-0.snappy.parquet":  false,
 	} {
 		if got := hiddenKey(key); got != want {
 			t.Errorf("hiddenKey(%q) = %v, want %v", key, got, want)
 		}
+	}
+}
+
+// Vacuum deletes change data files older than the retention, as Spark's
+// VACUUM does (they are never live in a snapshot), and keeps newer ones:
+// the feed of the versions whose files are kept still reads, the table's
+// rows are unchanged.
+func TestVacuumChangeData(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("vacuum-cdf")
+	c := buildCDFTable(t, mem, "vacuum", true, false)
+	rows := maintScan(t, c.tbl)
+	// Version 9's change data files (the MERGE) stay recent; every other
+	// version's are aged past the default retention.
+	recent := map[string]bool{}
+	for _, cd := range cdcActions(t, c.tbl, 9) {
+		recent[txlog.DecodePath(cd.Path)] = true
+	}
+	var aged []string
+	for _, k := range maintKeys(t, mem) {
+		if strings.HasPrefix(k, "_change_data/") && !recent[k] {
+			aged = append(aged, k)
+		}
+	}
+	if len(aged) == 0 || len(recent) == 0 {
+		t.Fatalf("fixture: %d aged, %d recent change data files", len(aged), len(recent))
+	}
+	// Within the retention nothing goes.
+	res, err := c.tbl.Vacuum(ctx, WithVacuumClock(maintAt(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 0 {
+		t.Fatalf("vacuum within the retention deleted %v", res.Files)
+	}
+	for _, k := range aged {
+		if err := mem.SetModTime(k, time.Now().Add(-8*24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err = c.tbl.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Files {
+		got = append(got, f.Path)
+	}
+	slices.Sort(aged)
+	if !slices.Equal(got, aged) {
+		t.Errorf("vacuum deleted %v, want the aged change data files %v", got, aged)
+	}
+	after := maintKeys(t, mem)
+	for k := range recent {
+		if !slices.Contains(after, k) {
+			t.Errorf("vacuum deleted the recent change data file %s", k)
+		}
+	}
+	if got := maintScan(t, c.tbl); !slices.Equal(got, rows) {
+		t.Errorf("rows after vacuum %v, want %v", got, rows)
+	}
+	feed, err := Changes(ctx, c.tbl, 9, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(slices.Concat(c.byVersion[9], c.byVersion[10])))
+	if got := feedKeys(t, feed, nil); !slices.Equal(got, want) {
+		t.Errorf("changes 9..10 after vacuum:\n%s", diffRows(got, want))
 	}
 }
