@@ -80,3 +80,6 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 	}
 	return &MergeSource{schema: s.schema, rows: rows}, len(s.rows) - len(rows), nil
 }
+
+// Rows returns the source's rows (not copied: do not change them).
+func (s *MergeSource) Rows() []parquetio.Row { return s.rows }
