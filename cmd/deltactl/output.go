@@ -31,6 +31,7 @@ type Output interface {
 	Vacuum(*VacuumView) error
 	Optimize(*OptimizeView) error
 	DML(*DMLView) error
+	Merge(*MergeView) error
 	Alter(*AlterView) error
 	Verify(*VerifyView) error
 	ExactlyOnce(*ExactlyOnceView) error
