@@ -279,8 +279,7 @@ func TestUpsertCrashCheckerFindsViolations(t *testing.T) {
 	// not record progress).
 	build := func(t *testing.T, epochs []int64, noTxn ...int64) *objectstore.Mem {
 		mem := objectstore.NewMem(t.Name())
-		tbl, err := table.Create(ctx, "", eventSchema, tableOpts(mem)...)
-		if err != nil {
+		if _, err := table.Create(ctx, "", eventSchema, tableOpts(mem)...); err != nil {
 			t.Fatal(err)
 		}
 		w, err := openUpsertWriter(ctx, mem)
@@ -292,7 +291,7 @@ func TestUpsertCrashCheckerFindsViolations(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		tbl = w.table()
+		tbl := w.table()
 		for _, e := range noTxn {
 			src, _, err := table.MergeRows(eventSchema, upsertRows(e)).LatestPerKey("id")
 			if err != nil {
