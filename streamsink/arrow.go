@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -23,7 +24,8 @@ import (
 // reader is read to its end before the first file is written. The reader
 // is never released: that stays the caller's.
 func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.RecordReader) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, error) {
-		return table.RowsOfArrow(ctx, tbl.Schema(), reader)
+	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
+		out, err := table.RowsOfArrow(ctx, tbl.Schema(), reader)
+		return out, tbl.Schema(), err
 	}, nil, nil)
 }

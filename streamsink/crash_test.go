@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,10 @@ import (
 // object-store call it makes.
 //
 // For each write path (the table's idempotent append, the sink's epochs,
-// the sink's epochs with automatic and explicit checkpoints, and an
-// idempotent DELETE with deletion vectors per epoch) one run of a
+// the sink's epochs with automatic and explicit checkpoints, an
+// idempotent DELETE with deletion vectors per epoch, and the sink's
+// upsert mode, a MERGE per epoch, copy-on-write and with deletion
+// vectors: crash_upsert_test.go) one run of a
 // 6-epoch stream on a faultstore.Store enumerates every call the writer makes,
 // table open included. Then, for each call i and each phase (before the
 // call is made, after it is made), a fresh scenario runs: the writer
@@ -199,6 +202,23 @@ type crashPath struct {
 	// prefilled: the table starts with one append of prefillRows (version
 	// 1, before the stream) and epoch e deletes doomedRows(e).
 	prefilled bool
+	// upsert: epoch e upserts upsertRows(e) by id (crash_upsert_test.go);
+	// the table must hold the latest row per id of the epochs committed.
+	upsert bool
+	// byKind: a crash point is the nth call of one kind (op and key with
+	// data and deletion vector file names cut, see callString), not the
+	// nth call: the path reads several live files in the order of their
+	// random names, so the kinds of the calls interleave differently from
+	// run to run, while each kind's calls come in the same order.
+	byKind bool
+}
+
+// rows returns the rows the path writes as epoch e.
+func (p crashPath) rows(e int64) []parquetio.Row {
+	if p.upsert {
+		return upsertRows(e)
+	}
+	return rowsOf(e)
 }
 
 // expected returns, after epochs 0..last committed, the epochs whose rows
@@ -267,6 +287,8 @@ var crashPaths = []crashPath{
 	{name: "delete", open: openDeleteWriter, prefilled: true,
 		props: map[string]string{txlog.PropEnableDeletionVectors: "true"}},
 	{name: "group append", open: openGroupWriter},
+	upsertPath,
+	upsertDVPath,
 }
 
 // deletePath is the matrix's DELETE-with-deletion-vectors path.
@@ -361,6 +383,14 @@ func (sc scenario) run(t *testing.T) *outcome {
 	if len(out.check.problems) > 0 {
 		return out
 	}
+	if sc.path.upsert {
+		final := checkUpsertTable(ctx, store, crashQuery, crashEpochs, sc.path.versions())
+		out.check.problems = append(out.check.problems, final.problems...)
+		out.check.lost += final.lost
+		out.check.duplicated += final.duplicated
+		out.check.orphans = final.orphans
+		return out
+	}
 	final := checkTable(ctx, store, crashQuery, crashEpochs, crashRowsPerEpoch, sc.path.versions())
 	if sc.path.prefilled {
 		checkDeletionVectors(ctx, store, final, crashEpochs*crashDoomedPerEpoch)
@@ -383,7 +413,7 @@ func (sc scenario) firstWriter(ctx context.Context, f *faultstore.Store, out *ou
 	for e := range int64(crashEpochs) {
 		done := false
 		for attempt := 0; attempt <= sc.retries && !done; attempt++ {
-			skipped, err := w.write(ctx, e, rowsOf(e))
+			skipped, err := w.write(ctx, e, sc.path.rows(e))
 			switch {
 			case f.Crashed():
 				if err == nil {
@@ -435,20 +465,25 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 		c.lost += int(out.acked[n-1]-last) * crashRowsPerEpoch
 		c.addf("restart: table's last epoch %d, but epoch %d was acknowledged", last, out.acked[n-1])
 	}
-	counts, err := epochCounts(ctx, w.table())
-	if err != nil {
-		c.addf("restart: %v", err)
-		return
+	if sc.path.upsert {
+		// The table holds the latest row per id of epochs 0..last, whole.
+		checkUpsertRows(ctx, c, w.table(), last)
+	} else {
+		counts, err := epochCounts(ctx, w.table())
+		if err != nil {
+			c.addf("restart: %v", err)
+			return
+		}
+		held, extra := sc.path.expected(last)
+		checkEpochRows(c, counts, held, crashRowsPerEpoch, extra)
 	}
-	held, extra := sc.path.expected(last)
-	checkEpochRows(c, counts, held, crashRowsPerEpoch, extra)
 	if len(c.problems) > 0 {
 		return
 	}
 	// Replay the last two committed epochs (a source without proof), then
 	// the rest of the stream.
 	for e := max(0, last-1); e < crashEpochs; e++ {
-		skipped, err := w.write(ctx, e, rowsOf(e))
+		skipped, err := w.write(ctx, e, sc.path.rows(e))
 		if err != nil {
 			c.addf("restart: epoch %d: %v", e, err)
 			return
@@ -466,13 +501,48 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 
 // callString names a call for messages, data file names shortened.
 func callString(c faultstore.Call) string {
-	key := c.Key
-	for _, p := range []string{"part-", "deletion_vector_"} {
-		if i := strings.Index(key, p); i >= 0 {
-			key = key[:i] + p + "…"
-		}
+	key, cut := kindPrefix(c.Key)
+	if cut {
+		key += "…"
 	}
 	return fmt.Sprintf("%s %s", c.Op, key)
+}
+
+// kindPrefix returns key up to and with the start of a data or deletion
+// vector file name ("part-", "deletion_vector_"), and whether it cut it;
+// other keys whole.
+func kindPrefix(key string) (string, bool) {
+	for _, p := range []string{"part-", "deletion_vector_"} {
+		if i := strings.Index(key, p); i >= 0 {
+			return key[:i] + p, true
+		}
+	}
+	return key, false
+}
+
+// kindOrdinal returns the position (1-based) of calls[i] among the calls
+// of its kind (same callString) in calls[:i+1].
+func kindOrdinal(calls []faultstore.Call, i int) int {
+	want, n := callString(calls[i]), 0
+	for _, c := range calls[:i+1] {
+		if callString(c) == want {
+			n++
+		}
+	}
+	return n
+}
+
+// nthOfKind returns the index in calls of the nth call of kind, -1 when
+// there is none.
+func nthOfKind(calls []faultstore.Call, kind string, n int) int {
+	for i, c := range calls {
+		if callString(c) == kind {
+			if n--; n == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // enumerate runs the path's stream without faults, twice, and returns the
@@ -490,6 +560,11 @@ func enumerate(t *testing.T, env crashEnv, path crashPath) []faultstore.Call {
 		}
 		for _, c := range out.calls {
 			runs[i] = append(runs[i], callString(c))
+		}
+		if path.byKind {
+			// The same calls of each kind, in order; kinds may interleave
+			// differently.
+			slices.Sort(runs[i])
 		}
 		calls = out.calls
 	}
@@ -549,17 +624,30 @@ func runMatrix(t *testing.T, env crashEnv, path crashPath, pick pickFunc, parall
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				name := fmt.Sprintf("%s crash %s call %d (%s)", path.name, phaseName(phase), i, callString(calls[i-1]))
-				sc := scenario{env: env, path: path, faults: []faultstore.Fault{{Nth: i, Phase: phase, Kind: faultstore.Crash}}}
+				fault := faultstore.Fault{Nth: i, Phase: phase, Kind: faultstore.Crash}
+				kind, ord := callString(calls[i-1]), 0
+				if path.byKind {
+					ord = kindOrdinal(calls, i-1)
+					name = fmt.Sprintf("%s crash %s call %d of kind %s", path.name, phaseName(phase), ord, kind)
+					prefix, _ := kindPrefix(calls[i-1].Key)
+					fault = faultstore.Fault{Op: calls[i-1].Op, KeyPrefix: prefix, Nth: ord, Phase: phase, Kind: faultstore.Crash}
+				}
+				sc := scenario{env: env, path: path, faults: []faultstore.Fault{fault}}
 				out := sc.run(t)
 				n.Add(1)
 				st.points.Add(1)
 				st.lost.Add(int64(out.check.lost))
 				st.duplicated.Add(int64(out.check.duplicated))
 				st.orphans.Add(int64(out.check.orphans))
-				if !out.crashed {
+				switch {
+				case !out.crashed:
 					t.Errorf("%s: the crash never struck (%d calls made)", name, len(out.calls))
-				} else if got := callString(out.calls[i-1]); got != callString(calls[i-1]) {
-					t.Errorf("%s: call %d was %s this time", name, i, got)
+				case path.byKind:
+					if nthOfKind(out.calls, kind, ord) < 0 {
+						t.Errorf("%s: no such call this time", name)
+					}
+				case callString(out.calls[i-1]) != kind:
+					t.Errorf("%s: call %d was %s this time", name, i, callString(out.calls[i-1]))
 				}
 				if len(out.check.problems) > 0 {
 					t.Errorf("%s: acked %v, resumed after %d:\n  %s", name, out.acked, out.resumedAfter, strings.Join(out.check.problems, "\n  "))
@@ -613,10 +701,11 @@ func TestCrashMatrix(t *testing.T) {
 		s3Counts["epoch"] = runMatrix(t, env, crashPaths[1], writesAndEveryThirdRead, 4, &s3)
 		s3Counts["checkpoint"] = runMatrix(t, env, crashPaths[2], checkpointPuts, 4, &s3)
 		s3Counts["delete"] = runMatrix(t, env, deletePath, writes, 4, &s3)
+		s3Counts["upsert"] = runMatrix(t, env, upsertDVPath, writes, 4, &s3)
 	})
-	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d, group append %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d); %d lost, %d duplicated, %d orphan files never referenced",
-		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"], memCounts["group append"],
-		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"], s3Counts["delete"],
+	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d, group append %d, upsert %d, upsert-dv %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d, upsert-dv %d); %d lost, %d duplicated, %d orphan files never referenced",
+		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"], memCounts["group append"], memCounts["upsert"], memCounts["upsert-dv"],
+		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"], s3Counts["delete"], s3Counts["upsert"],
 		mem.lost.Load()+s3.lost.Load(), mem.duplicated.Load()+s3.duplicated.Load(), mem.orphans.Load()+s3.orphans.Load())
 	t.Log(summary)
 	fmt.Println(summary)

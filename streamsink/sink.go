@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -59,6 +60,10 @@ type Sink struct {
 	wopts   []table.WriteOption
 	params  map[string]string // extra commitInfo.operationParameters
 	txnOpts []table.TxnOption
+	// mergeKeys, when set, make the sink upsert (upsert.go); rowSchema is
+	// the schema of untyped epoch rows (nil: the table's).
+	mergeKeys []string
+	rowSchema *schema.StructType
 
 	mu  sync.Mutex
 	tbl *table.Table
@@ -118,6 +123,9 @@ func New(tbl *table.Table, queryID string, opts ...Option) (*Sink, error) {
 	}
 	if s.mode != Append && s.mode != Complete {
 		return nil, fmt.Errorf("streamsink: unknown output mode %q", s.mode)
+	}
+	if err := s.checkUpsert(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -180,6 +188,11 @@ type Result struct {
 	Bytes int64
 	// Attempts counts commit attempts (version files tried).
 	Attempts int
+	// Merge is what the epoch's MERGE did, in upsert mode (WithMergeKeys;
+	// nil otherwise or when skipped): Files and Bytes are then its added
+	// files and bytes, Rows the epoch's rows as given (Merge.SourceRows
+	// counts them after the deduplication by key).
+	Merge *table.MergeResult
 }
 
 // WriteEpoch writes one epoch: rows are aligned with the table schema (see
@@ -241,11 +254,13 @@ func (s *Sink) checkExtra(extra []table.Txn) error {
 }
 
 // rowsFunc produces an epoch's rows for the table version it is written
-// to; it runs only when the epoch is not skipped.
-type rowsFunc func(tbl *table.Table) ([]table.Row, error)
+// to, with the schema they are aligned with (nil: the caller's untyped
+// rows, aligned with the table schema or WithRowSchema's); it runs only
+// when the epoch is not skipped.
+type rowsFunc func(tbl *table.Table) ([]table.Row, *schema.StructType, error)
 
 func untyped(rows []table.Row) rowsFunc {
-	return func(*table.Table) ([]table.Row, error) { return rows, nil }
+	return func(*table.Table) ([]table.Row, *schema.StructType, error) { return rows, nil, nil }
 }
 
 // writeEpoch is the one path of every epoch write (WriteEpoch,
@@ -261,6 +276,9 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mergeKeys != nil {
+		return s.upsertEpoch(ctx, epochID, rowsOf, extra, check)
+	}
 	var adds []*table.Add
 	var nrows int64
 	for round := 0; ; round++ {
@@ -282,11 +300,14 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
-			rows, err := rowsOf(tbl)
+			rows, rsch, err := rowsOf(tbl)
 			if err != nil {
 				return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 			}
 			wopts := append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))
+			if rsch == nil && s.rowSchema != nil {
+				wopts = append(wopts, table.WithRowSchema(s.rowSchema))
+			}
 			if adds, err = tbl.WriteFiles(ctx, rows, wopts...); err != nil {
 				return nil, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
 			}

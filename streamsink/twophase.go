@@ -225,7 +225,8 @@ func relativeKey(key string) bool {
 	return true
 }
 
-// Prepare is the first phase of an epoch: it writes the epoch's rows as
+// Prepare is the first phase of an epoch (not in upsert mode:
+// ErrUpsertMode, see WithMergeKeys): it writes the epoch's rows as
 // data files (rows aligned with the table schema, see table.Row; in
 // the sink's output mode, with its write options) and returns the
 // committable that Commit commits. Nothing is committed: until Commit the
@@ -238,6 +239,9 @@ func relativeKey(key string) bool {
 // (table.ErrAppendOnly for Complete mode, constraints, ...) before any
 // file is written, store errors (the files written so far are deleted).
 func (s *Sink) Prepare(ctx context.Context, epochID int64, rows []table.Row) (*Committable, error) {
+	if s.mergeKeys != nil {
+		return nil, fmt.Errorf("streamsink: query %s prepare epoch %d: two-phase epochs are %w (WithMergeKeys): use WriteEpoch", s.queryID, epochID, ErrUpsertMode)
+	}
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: prepare epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
@@ -320,6 +324,9 @@ type CommitResult struct {
 func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error) {
 	if err := s.checkOwn(c); err != nil {
 		return nil, err
+	}
+	if s.mergeKeys != nil {
+		return nil, fmt.Errorf("streamsink: query %s commit epoch %d: two-phase epochs are %w (WithMergeKeys): use WriteEpoch", s.queryID, c.epochID, ErrUpsertMode)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

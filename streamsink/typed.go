@@ -3,6 +3,7 @@ package streamsink
 import (
 	"context"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -15,7 +16,8 @@ import (
 // hold, is an error wrapping table.ErrSchemaMismatch, and nothing is
 // written.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, error) {
-		return table.RowsOf(tbl.Schema(), rows)
+	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
+		out, err := table.RowsOf(tbl.Schema(), rows)
+		return out, tbl.Schema(), err
 	}, nil, nil)
 }

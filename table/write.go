@@ -129,6 +129,13 @@ func WithTxn(appID string, version int64) WriteOption {
 	return func(c *writeConfig) { c.txnSet, c.txnAppID, c.txnVersion = true, appID, version }
 }
 
+// WithTxnTime sets the lastUpdated of the commit's txn actions (WithTxn's
+// and WithExtraTxns' without one) to t instead of the table's clock, as a
+// streaming sink with its own clock records them.
+func WithTxnTime(t time.Time) WriteOption {
+	return func(c *writeConfig) { c.txnTime = t }
+}
+
 // Txn is a txn action (spec "Transaction Identifiers"): an application's
 // progress, AppID at Version, recorded in the table with the commit that
 // made it; LastUpdated is in milliseconds since the epoch.

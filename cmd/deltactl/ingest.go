@@ -14,6 +14,7 @@ import (
 
 	"github.com/deltakit/deltakit/ingest"
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
@@ -33,6 +34,7 @@ type ingestFlags struct {
 	fromEpochSet bool
 	maxRows      int64
 	mergeSchema  bool
+	mergeOn      []string
 }
 
 func newIngestCmd(a *app) *cobra.Command {
@@ -68,7 +70,17 @@ with the same input and query id resumes after the query's last committed
 epoch (its txn version); the epochs before are reported as skipped.
 --max-epochs stops after that many epochs (to simulate a stop mid-stream);
 --from-epoch replays from an earlier epoch, as a source whose offsets lag
-the table would, and the sink skips the epochs the table already holds.`,
+the table would, and the sink skips the epochs the table already holds.
+
+--merge-on k1,k2 upserts instead of appending: the rows are MERGEd into
+the table by those key columns (matched rows updated, every column; the
+others inserted), so that the table ends with the latest row per key; of
+the input rows with one key, the last one wins. Without --epoch-rows the
+whole input is one MERGE (read into memory); with --epoch-rows each epoch
+is one MERGE committed exactly once with its txn (operation MERGE, with
+queryId and epochId). A new table is created with the input's rows, the
+latest per key. Key columns the table or the input lacks are refused
+before anything is written.`,
 		Example: `  deltactl ingest flights-3m.parquet ./demo-data/flights --epoch-rows 100000 --query-id flights-demo
   deltactl ingest seattle-weather.csv ./demo-data/weather --partition-by weather`,
 		Args: exactArgs(2),
@@ -88,6 +100,7 @@ the table would, and the sink skips the epochs the table already holds.`,
 	fl.IntVar(&f.maxEpochs, "max-epochs", 0, "stop after this many epochs in this run (0: until the end of the input)")
 	fl.Int64Var(&f.maxRows, "max-rows", 0, "read only the first this many rows of the input (0: all)")
 	fl.Int64Var(&f.fromEpoch, "from-epoch", 0, "replay the stream from this epoch (default: after the query's last committed epoch)")
+	fl.StringSliceVar(&f.mergeOn, "merge-on", nil, "upsert by these key columns (comma-separated) instead of appending: the table ends with the latest row per key")
 	fl.BoolVar(&f.mergeSchema, "merge-schema", false, "evolve the schema of an existing table: add the input's new columns (nullable) and relax NOT NULL where the input has nulls")
 	cmd.AddCommand(newKafkaCmd(a))
 	return cmd
@@ -155,6 +168,9 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		return err
 	}
 	defer src.Close()
+	if err := checkMergeKeys(f.mergeOn, src.Schema(), tbl); err != nil {
+		return err
+	}
 	view := &IngestView{Table: uri, Sources: src.Files(), Format: string(src.Format()), Schema: fieldViews(src.Schema())}
 	// A new table is created only with the first write that succeeds (a
 	// failed ingest leaves no empty table behind); when another process
@@ -172,9 +188,12 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		wopts = append(wopts, table.WithSchemaEvolution())
 	}
 	out := a.out()
-	if streaming {
+	switch {
+	case streaming:
 		err = a.ingestStream(ctx, tbl, uri, create, src, f, wopts, view, out)
-	} else {
+	case len(f.mergeOn) > 0 && tbl != nil:
+		err = a.ingestMerge(ctx, tbl, src, f, wopts, view)
+	default:
 		err = a.ingestBatch(ctx, tbl, uri, create, src, f, wopts, view)
 	}
 	if err != nil {
@@ -259,6 +278,94 @@ func inputRows(src *ingest.Source, skip, limit int64) int64 {
 	return max(0, total-skip)
 }
 
+// checkMergeKeys refuses, before anything is written, --merge-on keys that
+// the input (sch) or the existing table tbl (nil: none yet) lacks.
+func checkMergeKeys(keys []string, sch *schema.StructType, tbl *table.Table) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return usagef("--merge-on: empty key column name")
+		}
+	}
+	if _, _, err := table.MergeRows(sch, nil).LatestPerKey(keys...); err != nil {
+		return usagef("--merge-on %s: the input's columns are %s: %v", strings.Join(keys, ","), columnNames(sch), err)
+	}
+	if tbl != nil {
+		if _, _, err := table.MergeRows(tbl.Schema(), nil).LatestPerKey(keys...); err != nil {
+			return usagef("--merge-on %s: table %s has columns %s: %v", strings.Join(keys, ","), tbl.URI(), columnNames(tbl.Schema()), err)
+		}
+	}
+	return nil
+}
+
+func columnNames(sch *schema.StructType) string {
+	names := make([]string, len(sch.Fields))
+	for i, f := range sch.Fields {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// mergeWriteOptions returns the options of wopts that a MERGE takes: all
+// but the row schema (the MERGE source carries its own).
+func mergeWriteOptions(wopts []table.WriteOption) []table.WriteOption {
+	return wopts[1:] // wopts[0] is WithRowSchema (see ingest)
+}
+
+// readAllLatest reads the whole input (up to --max-rows) and returns it as
+// a MERGE source holding the latest row per key, with the input's row
+// count.
+func readAllLatest(ctx context.Context, a *app, src *ingest.Source, f *ingestFlags) (*table.MergeSource, int64, error) {
+	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
+	defer bar.Finish()
+	var all []table.Row
+	err := batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []table.Row) (bool, error) {
+		all = append(all, rows...)
+		return true, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	ms, _, err := table.MergeRows(src.Schema(), all).LatestPerKey(f.mergeOn...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return ms, int64(len(all)), nil
+}
+
+// ingestMerge upserts the whole input into the existing table tbl in one
+// MERGE by --merge-on (update all columns of matched rows, insert the
+// others), after deduplicating it to the latest row per key.
+func (a *app) ingestMerge(ctx context.Context, tbl *table.Table, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
+	if !f.mergeSchema {
+		// As an append would, refuse input columns the table lacks (MERGE's
+		// UPDATE SET * would ignore them).
+		if _, err := tbl.DraftAppend(ctx, src.Schema(), wopts...); err != nil {
+			return err
+		}
+	}
+	ms, n, err := readAllLatest(ctx, a, src, f)
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w (nothing was committed)", strings.Join(src.Files(), ", "), err)
+	}
+	m := table.NewMerge(ms, table.MergeOn(f.mergeOn...)).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()
+	opts := append(slices.Clone(mergeWriteOptions(wopts)), table.WithOperationParameters(map[string]string{"source": src.Files()[0]}))
+	nt, res, err := table.Merge(ctx, tbl, m, opts...)
+	if err != nil {
+		return err
+	}
+	bytes, _ := strconv.ParseInt(res.Metrics["numTargetBytesAdded"], 10, 64)
+	view.MergeOn = f.mergeOn
+	view.Table = nt.URI()
+	view.Schema = fieldViews(nt.Schema())
+	view.Version = nt.Version()
+	view.Rows, view.Files, view.Bytes = n, res.AddedFiles, bytes
+	view.InsertedRows, view.UpdatedRows = res.InsertedRows, res.UpdatedRows
+	return nil
+}
+
 func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, create []table.Option, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView) error {
 	var d *table.Draft
 	var err error
@@ -270,18 +377,28 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 	if err != nil {
 		return err
 	}
-	bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
-	defer bar.Finish()
 	var adds []*txlog.Add
-	err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []table.Row) (bool, error) {
-		files, err := d.WriteFiles(ctx, rows, wopts...)
-		adds = append(adds, files...)
-		if err != nil {
-			return false, err
+	if len(f.mergeOn) > 0 {
+		// A new table: the MERGE would insert every row, the latest per key.
+		var ms *table.MergeSource
+		var n int64
+		if ms, n, err = readAllLatest(ctx, a, src, f); err == nil {
+			adds, err = d.WriteFiles(ctx, ms.Rows(), wopts...)
+			view.Rows, view.MergeOn, view.InsertedRows = n, f.mergeOn, int64(ms.Len())
 		}
-		view.Rows += int64(len(rows))
-		return true, nil
-	})
+	} else {
+		bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
+		err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []table.Row) (bool, error) {
+			files, err := d.WriteFiles(ctx, rows, wopts...)
+			adds = append(adds, files...)
+			if err != nil {
+				return false, err
+			}
+			view.Rows += int64(len(rows))
+			return true, nil
+		})
+		bar.Finish()
+	}
 	if err != nil {
 		d.Discard()
 		return fmt.Errorf("ingest %s: %w (nothing was committed)", strings.Join(src.Files(), ", "), err)
@@ -307,11 +424,20 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 		return err
 	}
 	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...), streamsink.WithOperationParameters(params)}
+	if len(f.mergeOn) > 0 {
+		// The MERGE source is the input (WithRowSchema); its files get the
+		// file options only.
+		sopts = []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(mergeWriteOptions(wopts)...),
+			streamsink.WithOperationParameters(params), streamsink.WithMergeKeys(f.mergeOn...), streamsink.WithRowSchema(src.Schema())}
+	}
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))
 	}
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
+	if len(f.mergeOn) > 0 {
+		view.MergeOn = f.mergeOn
+	}
 	var sink *streamsink.Sink
 	last := int64(-1)
 	if tbl != nil {
@@ -399,6 +525,10 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 			view.Rows += res.Rows
 			view.Files += res.Files
 			view.Bytes += res.Bytes
+			if res.Merge != nil {
+				view.InsertedRows += res.Merge.InsertedRows
+				view.UpdatedRows += res.Merge.UpdatedRows
+			}
 		}
 		view.Epochs = append(view.Epochs, ev)
 		bar.Clear()

@@ -31,6 +31,7 @@ type kafkaFlags struct {
 	targetSize   string
 	group        string
 	member       string
+	mergeOn      []string
 	conn         kafkaConnFlags
 }
 
@@ -73,6 +74,13 @@ SASL (--sasl-mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, --sasl-user,
 clusters. On a terminal a progress line shows records/s, the last committed
 version and the lag of each partition.
 
+With --merge-on k1,k2 each batch is upserted instead of appended: one
+MERGE by those key columns per epoch (matched rows updated, the others
+inserted; of a batch's records with one key the last one wins), committed
+exactly once with the offsets, so that the table holds the latest record
+of every key. Produce the records of a key to one partition (Kafka's keyed
+partitioning does): across partitions a batch has no order.
+
 The run ends after --max-batches batches, after --idle-timeout without a
 record, or on an interrupt (Ctrl-C), which is a clean stop: every batch
 reported as committed is in the table. 'deltactl txn <table>' shows the
@@ -95,6 +103,7 @@ offsets.`,
 	fl.BoolVar(&f.skipBad, "skip-bad-records", false, "drop records that do not decode or fit the table (logged) instead of stopping")
 	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
 	fl.StringVar(&f.group, "group", "", "join this Kafka consumer group: several processes with the same --group and --query-id split the partitions (offsets stay in the table)")
+	fl.StringSliceVar(&f.mergeOn, "merge-on", nil, "upsert by these key columns (comma-separated) instead of appending: the table keeps the latest record per key")
 	fl.StringVar(&f.member, "member", "", "with --group: this process's name in the group, unique and stable across restarts (default: host name and process id)")
 	f.conn.register(cmd)
 	return cmd
@@ -123,7 +132,13 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err != nil {
 		return err
 	}
+	if err := checkMergeKeys(f.mergeOn, tbl.Schema(), nil); err != nil {
+		return err
+	}
 	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(table.WithTargetFileSize(target))}
+	if len(f.mergeOn) > 0 {
+		sopts = append(sopts, streamsink.WithMergeKeys(f.mergeOn...))
+	}
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))
 	}
@@ -150,7 +165,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		return err
 	}
 	out := a.out()
-	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: sinkQuery, Epochs: []EpochView{}}
+	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: sinkQuery, Epochs: []EpochView{}, MergeOn: f.mergeOn}
 	for _, t := range f.topics {
 		view.Sources = append(view.Sources, "kafka://"+strings.Join(f.brokers, ",")+"/"+t)
 	}
@@ -177,6 +192,10 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 			view.Rows += b.Rows
 			view.Files += b.Files
 			view.Bytes += b.Bytes
+			if b.Merge != nil {
+				view.InsertedRows += b.Merge.InsertedRows
+				view.UpdatedRows += b.Merge.UpdatedRows
+			}
 			if err := out.Epoch(&ev); err != nil && hookErr == nil {
 				hookErr = err
 			}

@@ -175,3 +175,109 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		t.Fatalf("VerifyExactlyOnce: %+v, %v", rep, err)
 	}
 }
+
+// ingest kafka --merge-on: keyed records updated over transactions (one
+// aborted), consumed in batches of 4: the table keeps the latest committed
+// record per id; an unknown key is refused before anything is consumed.
+func TestIngestKafkaMergeOn(t *testing.T) {
+	t.Run("kfake", func(t *testing.T) {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cluster.Close()
+		testIngestKafkaMergeOn(t, cluster.ListenAddrs())
+	})
+	t.Run("kafka", func(t *testing.T) {
+		k := testenv.StartKafka(t)
+		if err := k.CreateTopic(t.Context(), "events", 2); err != nil {
+			t.Fatal(err)
+		}
+		testIngestKafkaMergeOn(t, k.Brokers())
+	})
+}
+
+func testIngestKafkaMergeOn(t *testing.T, seeds []string) {
+	ctx := t.Context()
+	brokers := strings.Join(seeds, ",")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("cli-upsert"), kgo.DefaultProduceTopic("events"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	want := map[int64]string{} // the reference: latest committed msg per id
+	produce := func(round int, commit bool) {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for id := range int64(6) {
+			msg := fmt.Sprintf("r%d-%d", round, id)
+			rec := &kgo.Record{Key: fmt.Appendf(nil, "%d", id), Partition: int32(id % 2), Value: fmt.Appendf(nil, `{"id": %d, "msg": %q}`, id, msg)}
+			if err := prod.ProduceSync(ctx, rec).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if commit {
+				want[id] = msg
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(0, true)
+	produce(1, false)
+	produce(2, true)
+	dir := filepath.Join(t.TempDir(), "events")
+	mustRun(t, "create", dir, "--schema", "id long not null, msg string")
+	// An unknown key: a usage error, nothing consumed or committed.
+	if _, _, err := runKafkaCLI(t, dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--merge-on", "nope"); err == nil || !isUsageError(err) || !strings.Contains(err.Error(), "--merge-on nope") {
+		t.Fatalf("unknown key: %v, want a usage error naming --merge-on nope", err)
+	}
+	ingest := func() *IngestView {
+		out, errs, err := runKafkaCLI(t, "-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q",
+			"--merge-on", "id", "--batch-records", "4", "--idle-timeout", "1500ms")
+		if err != nil {
+			t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errs)
+		}
+		var v IngestView
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return &v
+	}
+	check := func() {
+		t.Helper()
+		tbl, err := table.Open(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]string{}
+		for row, err := range tbl.Scan(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, dup := got[row[0].(int64)]; dup {
+				t.Fatalf("id %d twice", row[0])
+			}
+			got[row[0].(int64)] = row[1].(string)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("table %v, want %v", got, want)
+		}
+		if out := mustRun(t, "verify", "--exactly-once", dir); !strings.Contains(out, "query q: exactly once") {
+			t.Fatalf("verify --exactly-once:\n%s", out)
+		}
+	}
+	// Updates within one batch are deduplicated before its MERGE: how many
+	// MERGE updates depends on the batching.
+	if v := ingest(); v.Committed < 3 || v.Rows != 12 || v.InsertedRows != 6 || v.UpdatedRows > 6 || !slices.Equal(v.MergeOn, []string{"id"}) {
+		t.Errorf("first run: %+v, want 12 records in at least 3 batches: 6 inserted, at most 6 updated", *v)
+	}
+	check()
+	produce(3, true)
+	if v := ingest(); v.Committed == 0 || v.InsertedRows != 0 || v.UpdatedRows != 6 {
+		t.Errorf("second run: %+v, want the 6 new records as updates", *v)
+	}
+	check()
+}

@@ -31,6 +31,7 @@ type Output interface {
 	Vacuum(*VacuumView) error
 	Optimize(*OptimizeView) error
 	DML(*DMLView) error
+	Merge(*MergeView) error
 	Alter(*AlterView) error
 	Verify(*VerifyView) error
 	ExactlyOnce(*ExactlyOnceView) error
@@ -327,10 +328,16 @@ func (o *textOutput) Epoch(v *EpochView) error {
 
 func (o *textOutput) Ingest(v *IngestView) error {
 	verb := "appended to"
-	if v.Created {
+	switch {
+	case v.Created:
 		verb = "created"
+	case len(v.MergeOn) > 0:
+		verb = "upserted into"
 	}
 	fmt.Fprintf(o.w, "%s %s: version %d, %d rows in %d file(s), %s\n", verb, v.Table, v.Version, v.Rows, v.Files, humanBytes(v.Bytes))
+	if len(v.MergeOn) > 0 {
+		fmt.Fprintf(o.w, "merge on %s: %d row(s) inserted, %d updated\n", strings.Join(v.MergeOn, ", "), v.InsertedRows, v.UpdatedRows)
+	}
 	if v.QueryID != "" {
 		fmt.Fprintf(o.w, "query %s: %d epoch(s) committed, %d skipped by the sink, %d skipped on resume", v.QueryID, v.Committed, v.Skipped, v.Resumed)
 		if v.Stopped {

@@ -352,6 +352,11 @@ type IngestView struct {
 	Resumed   int `json:"resumedEpochs"`
 	// Stopped is true when --max-epochs ended the stream before the input.
 	Stopped bool `json:"stopped"`
+	// MergeOn, InsertedRows and UpdatedRows are set for an upsert
+	// (--merge-on): the key columns and the MERGEs' row counts.
+	MergeOn      []string `json:"mergeOn,omitempty"`
+	InsertedRows int64    `json:"insertedRows,omitempty"`
+	UpdatedRows  int64    `json:"updatedRows,omitempty"`
 }
 
 // CheckpointView is the output of checkpoint.

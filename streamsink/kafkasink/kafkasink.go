@@ -157,6 +157,9 @@ type Batch struct {
 	// member of the consumer group had committed them first (see the
 	// package doc); they are in the table once, from that member.
 	Dropped int
+	// Merge is what the batch's MERGE did when the sink upserts
+	// (streamsink.WithMergeKeys), nil otherwise.
+	Merge *table.MergeResult
 }
 
 // TopicPartition names one Kafka partition.
@@ -717,7 +720,7 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		if res.Skipped {
 			return nil, 0, fmt.Errorf("%w: epoch %d is already in the table (version %d)", ErrFenced, epoch, res.Version)
 		}
-		b.Version, b.Rows, b.Files, b.Bytes = res.Version, res.Rows, res.Files, res.Bytes
+		b.Version, b.Rows, b.Files, b.Bytes, b.Merge = res.Version, res.Rows, res.Files, res.Bytes, res.Merge
 		if g != nil {
 			g.committed(b.Offsets)
 		}
