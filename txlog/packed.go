@@ -66,13 +66,9 @@ type fileRec struct {
 // addRare holds the fields few files have, and the file's key when it is
 // not its path (an escaped path or a deletion vector).
 type addRare struct {
-	key                     FileKey
-	hasKey                  bool
-	tags                    map[string]string
-	dv                      *DeletionVectorDescriptor
-	baseRowID               *int64
-	defaultRowCommitVersion *int64
-	clusteringProvider      string
+	key    FileKey
+	hasKey bool
+	addRareFields
 }
 
 const (
@@ -269,9 +265,7 @@ func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
 	a.Path, buf = p.path(r, buf)
 	a.Stats, buf = p.stats(r, buf)
 	if r.rare != 0 {
-		x := p.rares[r.rare]
-		a.Tags, a.DeletionVector, a.BaseRowID = x.tags, x.dv, x.baseRowID
-		a.DefaultRowCommitVersion, a.ClusteringProvider = x.defaultRowCommitVersion, x.clusteringProvider
+		setRareFields(a, &p.rares[r.rare].addRareFields)
 	}
 	return buf
 }
@@ -576,10 +570,8 @@ func (b *packSeg) add(a *Add) {
 		b.live += n
 	}
 	k := a.Key()
-	if k.Path != a.Path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
-		a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
-		x := &addRare{tags: a.Tags, dv: a.DeletionVector, baseRowID: a.BaseRowID,
-			defaultRowCommitVersion: a.DefaultRowCommitVersion, clusteringProvider: a.ClusteringProvider}
+	if rare, has := rareFieldsOf(a); has || k.Path != a.Path || k.DV != "" {
+		x := &addRare{addRareFields: rare}
 		if k.Path != a.Path || k.DV != "" {
 			// a.Path may be scratch memory
 			x.key, x.hasKey = FileKey{Path: strings.Clone(k.Path), DV: k.DV}, true
