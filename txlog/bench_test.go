@@ -148,3 +148,23 @@ func BenchmarkCommitLarge(b *testing.B) {
 		b.Fatalf("%d files after %d commits", snap.NumFiles(), i)
 	}
 }
+
+// BenchmarkWriteCheckpoint encodes a classic checkpoint of a table of
+// 100,000 live files (EncodeCheckpoint, in memory).
+func BenchmarkWriteCheckpoint(b *testing.B) {
+	store := buildBenchTable(b, 1000, 0, 100)
+	snap, err := Load(context.Background(), store)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		data, lc, err := EncodeCheckpoint(snap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if *lc.NumOfAddFiles != 100_000 || len(data) == 0 {
+			b.Fatalf("%d adds", *lc.NumOfAddFiles)
+		}
+	}
+}

@@ -14,132 +14,19 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 )
 
-// Checkpoint row types (spec "Checkpoint Schema"). One checkpointRow is one
-// row of a checkpoint or sidecar Parquet file; exactly one of its columns is
-// non-null. The same types are used to read checkpoints written by Spark,
-// Databricks and delta-rs (columns are matched by name, unknown columns are
-// skipped, missing ones read as null; the checkpoint reader also reads
-// stats_parsed and partitionValues_parsed where the JSON forms are absent)
-// and to write classic checkpoints (WriteCheckpoint).
-type checkpointRow struct {
-	Txn                *rowTxn                `parquet:"txn,optional"`
-	Add                *rowAdd                `parquet:"add,optional"`
-	Remove             *rowRemove             `parquet:"remove,optional"`
-	MetaData           *rowMetaData           `parquet:"metaData,optional"`
-	Protocol           *rowProtocol           `parquet:"protocol,optional"`
-	DomainMetadata     *rowDomainMetadata     `parquet:"domainMetadata,optional"`
-	CheckpointMetadata *rowCheckpointMetadata `parquet:"checkpointMetadata,optional"`
-	Sidecar            *rowSidecar            `parquet:"sidecar,optional"`
-}
+//go:generate go run ./internal/ckgen
 
-// checkpointRowV1 is the row type WriteCheckpoint writes: a V1-spec classic
-// checkpoint has no checkpointMetadata or sidecar column (spec "V1 Spec").
-type checkpointRowV1 struct {
-	Txn            *rowTxn            `parquet:"txn,optional"`
-	Add            *rowAdd            `parquet:"add,optional"`
-	Remove         *rowRemove         `parquet:"remove,optional"`
-	MetaData       *rowMetaData       `parquet:"metaData,optional"`
-	Protocol       *rowProtocol       `parquet:"protocol,optional"`
-	DomainMetadata *rowDomainMetadata `parquet:"domainMetadata,optional"`
-}
-
-// Inside a non-null action column, fields that always have a value are
-// written as required Parquet fields: parquet-go writes the zero value of an
-// "optional" non-pointer field as null, and Spark fails on a null dataChange,
-// size or txn version. Readers accept both.
-
-// rowTxn is the txn column.
-type rowTxn struct {
-	AppID       string `parquet:"appId"`
-	Version     int64  `parquet:"version"`
-	LastUpdated *int64 `parquet:"lastUpdated,optional"`
-}
-
-// rowDV is the deletionVector struct inside add/remove.
-type rowDV struct {
-	StorageType    string `parquet:"storageType"`
-	PathOrInlineDv string `parquet:"pathOrInlineDv"`
-	Offset         *int32 `parquet:"offset,optional"`
-	SizeInBytes    int32  `parquet:"sizeInBytes"`
-	Cardinality    int64  `parquet:"cardinality"`
-}
-
-// rowAdd is the add column. Stats is the JSON statistics string
-// (delta.checkpoint.writeStatsAsJson).
-type rowAdd struct {
-	Path                    string            `parquet:"path"`
-	PartitionValues         map[string]string `parquet:"partitionValues"`
-	Size                    int64             `parquet:"size"`
-	ModificationTime        int64             `parquet:"modificationTime"`
-	DataChange              bool              `parquet:"dataChange"`
-	Stats                   *string           `parquet:"stats,optional"`
-	Tags                    map[string]string `parquet:"tags,optional"`
-	DeletionVector          *rowDV            `parquet:"deletionVector,optional"`
-	BaseRowID               *int64            `parquet:"baseRowId,optional"`
-	DefaultRowCommitVersion *int64            `parquet:"defaultRowCommitVersion,optional"`
-	ClusteringProvider      *string           `parquet:"clusteringProvider,optional"`
-}
-
-// rowRemove is the remove column (no stats or tags in checkpoints).
-type rowRemove struct {
-	Path                    string            `parquet:"path"`
-	DeletionTimestamp       *int64            `parquet:"deletionTimestamp,optional"`
-	DataChange              bool              `parquet:"dataChange"`
-	ExtendedFileMetadata    *bool             `parquet:"extendedFileMetadata,optional"`
-	PartitionValues         map[string]string `parquet:"partitionValues,optional"`
-	Size                    *int64            `parquet:"size,optional"`
-	DeletionVector          *rowDV            `parquet:"deletionVector,optional"`
-	BaseRowID               *int64            `parquet:"baseRowId,optional"`
-	DefaultRowCommitVersion *int64            `parquet:"defaultRowCommitVersion,optional"`
-}
-
-// rowFormat is metaData.format.
-type rowFormat struct {
-	Provider string            `parquet:"provider"`
-	Options  map[string]string `parquet:"options"`
-}
-
-// rowMetaData is the metaData column.
-type rowMetaData struct {
-	ID               string            `parquet:"id"`
-	Name             *string           `parquet:"name,optional"`
-	Description      *string           `parquet:"description,optional"`
-	Format           *rowFormat        `parquet:"format,optional"`
-	SchemaString     string            `parquet:"schemaString"`
-	PartitionColumns []string          `parquet:"partitionColumns,list"`
-	Configuration    map[string]string `parquet:"configuration"`
-	CreatedTime      *int64            `parquet:"createdTime,optional"`
-}
-
-// rowProtocol is the protocol column. The feature lists are kept for
-// (3, 7) tables (delta-rs#2288 lost them once).
-type rowProtocol struct {
-	MinReaderVersion int32    `parquet:"minReaderVersion"`
-	MinWriterVersion int32    `parquet:"minWriterVersion"`
-	ReaderFeatures   []string `parquet:"readerFeatures,optional,list"`
-	WriterFeatures   []string `parquet:"writerFeatures,optional,list"`
-}
-
-// rowDomainMetadata is the domainMetadata column.
-type rowDomainMetadata struct {
-	Domain        string `parquet:"domain"`
-	Configuration string `parquet:"configuration"`
-	Removed       bool   `parquet:"removed"`
-}
-
-// rowCheckpointMetadata is the checkpointMetadata column (v2 spec).
-type rowCheckpointMetadata struct {
-	Version int64             `parquet:"version"`
-	Tags    map[string]string `parquet:"tags,optional"`
-}
-
-// rowSidecar is the sidecar column (v2 spec).
-type rowSidecar struct {
-	Path             string            `parquet:"path"`
-	SizeInBytes      int64             `parquet:"sizeInBytes"`
-	ModificationTime int64             `parquet:"modificationTime"`
-	Tags             map[string]string `parquet:"tags,optional"`
-}
+// The checkpoint row types (checkpointRow, checkpointRowV1, rowAdd, ...),
+// the conversions between actions and rows (checkpointRowOf,
+// checkpointRow.action), the reader's per-field setters (plainFields,
+// mapFields, listFields) and the add fields packed file sets keep aside
+// are generated into checkpoint_rows.go from one field table,
+// internal/ckgen/fields.go (spec "Checkpoint Schema"). The same columns are
+// read from checkpoints written by Spark, Databricks and delta-rs
+// (checkpoint_read.go: columns are matched by name, unknown columns are
+// skipped, missing ones read as null; stats_parsed and
+// partitionValues_parsed are read where the JSON forms are absent) and
+// written to classic checkpoints (WriteCheckpoint).
 
 // dvFromRow converts a checkpoint DV struct.
 func dvFromRow(d *rowDV) *DeletionVectorDescriptor {
@@ -172,96 +59,20 @@ func ptrString(s string) *string {
 	return &s
 }
 
-// Action converts the row to its action; ok is false for a row with no
-// column set.
-func (r *checkpointRow) Action() (Action, bool) {
-	switch {
-	case r.Add != nil:
-		a := r.Add
-		return Action{Add: &Add{Path: a.Path, PartitionValues: a.PartitionValues, Size: a.Size,
-			ModificationTime: a.ModificationTime, DataChange: a.DataChange, Stats: derefString(a.Stats),
-			Tags: a.Tags, DeletionVector: dvFromRow(a.DeletionVector), BaseRowID: a.BaseRowID,
-			DefaultRowCommitVersion: a.DefaultRowCommitVersion, ClusteringProvider: derefString(a.ClusteringProvider)}}, true
-	case r.Remove != nil:
-		x := r.Remove
-		return Action{Remove: &Remove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp, DataChange: x.DataChange,
-			ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues, Size: x.Size,
-			DeletionVector: dvFromRow(x.DeletionVector), BaseRowID: x.BaseRowID,
-			DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
-	case r.MetaData != nil:
-		m := r.MetaData
-		md := &Metadata{ID: m.ID, Name: derefString(m.Name), Description: derefString(m.Description),
-			SchemaString: m.SchemaString, PartitionColumns: m.PartitionColumns, Configuration: m.Configuration,
-			CreatedTime: m.CreatedTime}
-		if m.Format != nil {
-			md.Format = Format{Provider: m.Format.Provider, Options: m.Format.Options}
-		}
-		if md.PartitionColumns == nil {
-			md.PartitionColumns = []string{}
-		}
-		if md.Configuration == nil {
-			md.Configuration = map[string]string{}
-		}
-		return Action{Metadata: md}, true
-	case r.Protocol != nil:
-		p := r.Protocol
-		return Action{Protocol: &Protocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
-			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}}, true
-	case r.Txn != nil:
-		return Action{Txn: &Txn{AppID: r.Txn.AppID, Version: r.Txn.Version, LastUpdated: r.Txn.LastUpdated}}, true
-	case r.DomainMetadata != nil:
-		d := r.DomainMetadata
-		return Action{DomainMetadata: &DomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
-	case r.CheckpointMetadata != nil:
-		return Action{CheckpointMetadata: &CheckpointMetadata{Version: r.CheckpointMetadata.Version, Tags: r.CheckpointMetadata.Tags}}, true
-	case r.Sidecar != nil:
-		s := r.Sidecar
-		return Action{Sidecar: &Sidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
+// nonNilList returns l, or an empty list for nil.
+func nonNilList(l []string) []string {
+	if l == nil {
+		return []string{}
 	}
-	return Action{}, false
+	return l
 }
 
-// checkpointRowOf converts an action to a checkpoint row; ok is false for
-// actions that checkpoints do not hold (commitInfo, cdc).
-func checkpointRowOf(a *Action) (checkpointRow, bool) {
-	switch {
-	case a.Add != nil:
-		x := a.Add
-		return checkpointRow{Add: &rowAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size,
-			ModificationTime: x.ModificationTime, DataChange: x.DataChange, Stats: ptrString(x.Stats), Tags: x.Tags,
-			DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
-			DefaultRowCommitVersion: x.DefaultRowCommitVersion, ClusteringProvider: ptrString(x.ClusteringProvider)}}, true
-	case a.Remove != nil:
-		x := a.Remove
-		return checkpointRow{Remove: &rowRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp,
-			DataChange: x.DataChange, ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues,
-			Size: x.Size, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID,
-			DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
-	case a.Metadata != nil:
-		m := a.Metadata
-		pc := m.PartitionColumns
-		if pc == nil {
-			pc = []string{}
-		}
-		return checkpointRow{MetaData: &rowMetaData{ID: m.ID, Name: ptrString(m.Name), Description: ptrString(m.Description),
-			Format: &rowFormat{Provider: m.Format.Provider, Options: m.Format.Options}, SchemaString: m.SchemaString,
-			PartitionColumns: pc, Configuration: m.Configuration, CreatedTime: m.CreatedTime}}, true
-	case a.Protocol != nil:
-		p := a.Protocol
-		return checkpointRow{Protocol: &rowProtocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
-			ReaderFeatures: p.ReaderFeatures, WriterFeatures: p.WriterFeatures}}, true
-	case a.Txn != nil:
-		return checkpointRow{Txn: &rowTxn{AppID: a.Txn.AppID, Version: a.Txn.Version, LastUpdated: a.Txn.LastUpdated}}, true
-	case a.DomainMetadata != nil:
-		d := a.DomainMetadata
-		return checkpointRow{DomainMetadata: &rowDomainMetadata{Domain: d.Domain, Configuration: d.Configuration, Removed: d.Removed}}, true
-	case a.CheckpointMetadata != nil:
-		return checkpointRow{CheckpointMetadata: &rowCheckpointMetadata{Version: a.CheckpointMetadata.Version, Tags: a.CheckpointMetadata.Tags}}, true
-	case a.Sidecar != nil:
-		s := a.Sidecar
-		return checkpointRow{Sidecar: &rowSidecar{Path: s.Path, SizeInBytes: s.SizeInBytes, ModificationTime: s.ModificationTime, Tags: s.Tags}}, true
+// nonNilMap returns m, or an empty map for nil.
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
 	}
-	return checkpointRow{}, false
+	return m
 }
 
 // readCheckpoint reads every action of checkpoint cp (all parts, and the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog/internal/textpack"
 )
 
 // This file reads add.stats_parsed and add.partitionValues_parsed, the
@@ -343,9 +344,9 @@ func (l *parsedLeaf) text(v parquet.Value, partition bool) (string, bool) {
 		case partition:
 			return t.Format("2006-01-02 15:04:05.000000"), true
 		case l.utc:
-			return time.UnixMilli(floorDiv64(us, 1000)).UTC().Format("2006-01-02T15:04:05.000Z07:00"), true
+			return time.UnixMilli(textpack.FloorDiv(us, 1000)).UTC().Format("2006-01-02T15:04:05.000Z07:00"), true
 		default:
-			return time.UnixMilli(floorDiv64(us, 1000)).UTC().Format("2006-01-02T15:04:05.000"), true
+			return time.UnixMilli(textpack.FloorDiv(us, 1000)).UTC().Format("2006-01-02T15:04:05.000"), true
 		}
 	case pkInt, pkBool, pkFloat, pkDecimal:
 		s, ok := l.jsonLiteral(v)
@@ -377,7 +378,7 @@ func (l *parsedLeaf) micros(v parquet.Value) (int64, bool) {
 		}
 		return n * 1000, true
 	case time.Nanosecond:
-		return floorDiv64(n, 1000), true
+		return textpack.FloorDiv(n, 1000), true
 	}
 	return n, n <= limit && n >= -limit
 }
@@ -411,14 +412,6 @@ func intOf(v parquet.Value) int64 {
 		return v.Int64()
 	}
 	return 0
-}
-
-func floorDiv64(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }
 
 // appendJSONString appends s as a JSON string.

@@ -324,73 +324,10 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 
 // The checkpoint fields the reader knows, one table entry per field (spec
 // "Checkpoint Schema"): plainFields are the leaf columns directly under an
-// action, mapFields and listFields its maps and lists (by slot), dvFields the
-// deletionVector structs. A field the table does not name is skipped.
+// action, mapFields and listFields its maps and lists (by slot), all three
+// generated from internal/ckgen/fields.go (checkpoint_rows.go); dvFields
+// the deletionVector structs. A field the tables do not name is skipped.
 type fieldSetter = func(a *rowAsm, v parquet.Value)
-
-var plainFields = [numTopColumns]map[string]fieldSetter{
-	colAdd: {
-		"path":                    func(a *rowAsm, v parquet.Value) { a.addPath = valueBytes(a, v) },
-		"size":                    func(a *rowAsm, v parquet.Value) { a.add.Size = valueInt64(a, v) },
-		"modificationTime":        func(a *rowAsm, v parquet.Value) { a.add.ModificationTime = valueInt64(a, v) },
-		"dataChange":              func(a *rowAsm, v parquet.Value) { a.add.DataChange = valueBool(a, v) },
-		"stats":                   func(a *rowAsm, v parquet.Value) { a.addStats = valueBytes(a, v) },
-		"baseRowId":               func(a *rowAsm, v parquet.Value) { a.add.BaseRowID = int64Ptr(a, v) },
-		"defaultRowCommitVersion": func(a *rowAsm, v parquet.Value) { a.add.DefaultRowCommitVersion = int64Ptr(a, v) },
-		"clusteringProvider":      func(a *rowAsm, v parquet.Value) { a.add.ClusteringProvider = valueString(a, v) },
-	},
-	colRemove: {
-		"path":                    func(a *rowAsm, v parquet.Value) { a.remove.Path = valueString(a, v) },
-		"deletionTimestamp":       func(a *rowAsm, v parquet.Value) { a.remove.DeletionTimestamp = int64Ptr(a, v) },
-		"dataChange":              func(a *rowAsm, v parquet.Value) { a.remove.DataChange = valueBool(a, v) },
-		"extendedFileMetadata":    func(a *rowAsm, v parquet.Value) { b := valueBool(a, v); a.remove.ExtendedFileMetadata = &b },
-		"size":                    func(a *rowAsm, v parquet.Value) { a.remove.Size = int64Ptr(a, v) },
-		"baseRowId":               func(a *rowAsm, v parquet.Value) { a.remove.BaseRowID = int64Ptr(a, v) },
-		"defaultRowCommitVersion": func(a *rowAsm, v parquet.Value) { a.remove.DefaultRowCommitVersion = int64Ptr(a, v) },
-	},
-	colMetaData: {
-		"id":           func(a *rowAsm, v parquet.Value) { a.meta.ID = valueString(a, v) },
-		"name":         func(a *rowAsm, v parquet.Value) { a.meta.Name = valueString(a, v) },
-		"description":  func(a *rowAsm, v parquet.Value) { a.meta.Description = valueString(a, v) },
-		"schemaString": func(a *rowAsm, v parquet.Value) { a.meta.SchemaString = valueString(a, v) },
-		"createdTime":  func(a *rowAsm, v parquet.Value) { a.meta.CreatedTime = int64Ptr(a, v) },
-	},
-	colProtocol: {
-		"minReaderVersion": func(a *rowAsm, v parquet.Value) { a.proto.MinReaderVersion = int32(valueInt64(a, v)) },
-		"minWriterVersion": func(a *rowAsm, v parquet.Value) { a.proto.MinWriterVersion = int32(valueInt64(a, v)) },
-	},
-	colTxn: {
-		"appId":       func(a *rowAsm, v parquet.Value) { a.txn.AppID = valueString(a, v) },
-		"version":     func(a *rowAsm, v parquet.Value) { a.txn.Version = valueInt64(a, v) },
-		"lastUpdated": func(a *rowAsm, v parquet.Value) { a.txn.LastUpdated = int64Ptr(a, v) },
-	},
-	colDomainMetadata: {
-		"domain":        func(a *rowAsm, v parquet.Value) { a.domain.Domain = valueString(a, v) },
-		"configuration": func(a *rowAsm, v parquet.Value) { a.domain.Configuration = valueString(a, v) },
-		"removed":       func(a *rowAsm, v parquet.Value) { a.domain.Removed = valueBool(a, v) },
-	},
-	colCheckpointMetadata: {
-		"version": func(a *rowAsm, v parquet.Value) { a.cpMeta.Version = valueInt64(a, v) },
-	},
-	colSidecar: {
-		"path":             func(a *rowAsm, v parquet.Value) { a.sidecar.Path = valueString(a, v) },
-		"sizeInBytes":      func(a *rowAsm, v parquet.Value) { a.sidecar.SizeInBytes = valueInt64(a, v) },
-		"modificationTime": func(a *rowAsm, v parquet.Value) { a.sidecar.ModificationTime = valueInt64(a, v) },
-	},
-}
-
-var mapFields = [numTopColumns]map[string]int{
-	colAdd:                {"partitionValues": mapAddPartitionValues, "tags": mapAddTags},
-	colRemove:             {"partitionValues": mapRemovePartitionValues},
-	colMetaData:           {"configuration": mapMetaConfiguration},
-	colCheckpointMetadata: {"tags": mapCheckpointMetadataTags},
-	colSidecar:            {"tags": mapSidecarTags},
-}
-
-var listFields = [numTopColumns]map[string]int{
-	colMetaData: {"partitionColumns": listPartitionColumns},
-	colProtocol: {"readerFeatures": listReaderFeatures, "writerFeatures": listWriterFeatures},
-}
 
 // dvFields are the deletionVector structs of add and remove: where the
 // struct is assembled and where its presence is noted.

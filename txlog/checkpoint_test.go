@@ -302,7 +302,7 @@ func TestCheckpointRowConversion(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no row", a.Kind())
 		}
-		back, ok := row.Action()
+		back, ok := row.action()
 		if !ok {
 			t.Fatalf("%s: no action", a.Kind())
 		}

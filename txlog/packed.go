@@ -10,11 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/deltakit/deltakit/txlog/internal/textpack"
 )
 
 // packedFiles is the compact, immutable bottom level of a snapshot's live
 // files (see fileSet): one 48-byte record per file, the packed path
-// (pathpack.go) and packed stats (statspack.go) bytes in shared byte
+// (internal/textpack/path.go) and packed stats (internal/textpack/stats.go) bytes in shared byte
 // chunks, and tables for what files share (stats and path skeletons,
 // partitionValues maps) or rarely have (tags, deletion vectors, row
 // tracking fields). An *Add is materialised on demand; the sorted
@@ -31,12 +33,12 @@ type packedFiles struct {
 	recs   []fileRec
 	order  []int32
 	chunks [][]byte
-	skels  []*skeleton         // by skeleton id; 0 (no stats) and 1 (raw) are reserved
-	pskels []string            // path skeletons by id; 0 (raw path) is reserved
-	pvs    []map[string]string // by id; 0 is nil, 1 the shared empty map
-	rares  []*addRare          // by id; 0 is unused
-	live   int                 // bytes of live items in chunks
-	total  int                 // bytes of all chunks
+	skels  []*textpack.Skeleton // by skeleton id; 0 (no stats) and 1 (raw) are reserved
+	pskels []string             // path skeletons by id; 0 (raw path) is reserved
+	pvs    []map[string]string  // by id; 0 is nil, 1 the shared empty map
+	rares  []*addRare           // by id; 0 is unused
+	live   int                  // bytes of live items in chunks
+	total  int                  // bytes of all chunks
 
 	// sparse holds the key of every sparseStep-th file in key order, so
 	// that a lookup unpacks only a few paths (computed on first lookup).
@@ -66,13 +68,9 @@ type fileRec struct {
 // addRare holds the fields few files have, and the file's key when it is
 // not its path (an escaped path or a deletion vector).
 type addRare struct {
-	key                     FileKey
-	hasKey                  bool
-	tags                    map[string]string
-	dv                      *DeletionVectorDescriptor
-	baseRowID               *int64
-	defaultRowCommitVersion *int64
-	clusteringProvider      string
+	key    FileKey
+	hasKey bool
+	addRareFields
 }
 
 const (
@@ -154,7 +152,7 @@ func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
 	it := p.item(r.path)
 	n, w := binary.Uvarint(it)
 	buf = roomFor(buf, int(n))
-	out, ok := unpackPath(buf, p.pskels[r.pskel], it[w:])
+	out, ok := textpack.UnpackPath(buf, p.pskels[r.pskel], it[w:])
 	if !ok || len(out) != int(n) {
 		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
 	}
@@ -177,7 +175,7 @@ func (p *packedFiles) keyIn(r *fileRec, scratch *[]byte) FileKey {
 	}
 	it := p.item(r.path)
 	_, w := binary.Uvarint(it)
-	b, ok := unpackPath((*scratch)[:0], p.pskels[r.pskel], it[w:])
+	b, ok := textpack.UnpackPath((*scratch)[:0], p.pskels[r.pskel], it[w:])
 	if !ok {
 		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
 	}
@@ -251,7 +249,7 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 	it := p.item(r.stats)
 	n, w := binary.Uvarint(it)
 	buf = roomFor(buf, int(n))
-	out, ok := p.skels[r.skel].unpack(buf, it[w:])
+	out, ok := p.skels[r.skel].Unpack(buf, it[w:])
 	if !ok || len(out) != int(n) {
 		// cannot happen for bytes this package packed
 		panic("txlog: packed stats do not unpack")
@@ -269,9 +267,7 @@ func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
 	a.Path, buf = p.path(r, buf)
 	a.Stats, buf = p.stats(r, buf)
 	if r.rare != 0 {
-		x := p.rares[r.rare]
-		a.Tags, a.DeletionVector, a.BaseRowID = x.tags, x.dv, x.baseRowID
-		a.DefaultRowCommitVersion, a.ClusteringProvider = x.defaultRowCommitVersion, x.clusteringProvider
+		setRareFields(a, &p.rares[r.rare].addRareFields)
 	}
 	return buf
 }
@@ -353,7 +349,7 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 	b.skels = slices.Clone(p.skels)
 	b.skelIDs = make(map[string]uint32, len(p.skels))
 	for i, s := range p.skels[skelRaw+1:] {
-		b.skelIDs[s.text] = uint32(i + skelRaw + 1)
+		b.skelIDs[s.Text()] = uint32(i + skelRaw + 1)
 	}
 	b.pskels = slices.Clone(p.pskels)
 	b.pskelIDs = make(map[string]uint16, len(p.pskels))
@@ -487,7 +483,7 @@ type packSeg struct {
 	recs     []fileRec
 	arena    arena
 	live     int
-	skels    []*skeleton
+	skels    []*textpack.Skeleton
 	skelIDs  map[string]uint32
 	hint     uint32 // the skeleton of the last stats packed
 	pskels   []string
@@ -500,7 +496,7 @@ type packSeg struct {
 }
 
 func newPackSeg(n int) *packSeg {
-	return &packSeg{recs: make([]fileRec, 0, n), skels: []*skeleton{nil, nil}, pskels: []string{""},
+	return &packSeg{recs: make([]fileRec, 0, n), skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
 		pvs:   []map[string]string{nil, emptyPartitionValues},
 		rares: []*addRare{nil}}
 }
@@ -536,12 +532,12 @@ func (b *packSeg) add(a *Add) {
 		var ok bool
 		// Most files have the skeleton of the file before.
 		if b.hint > skelRaw {
-			if b.lit, ok = packWith(b.skels[b.hint], a.Stats, b.lit[:0]); ok {
+			if b.lit, ok = textpack.PackWith(b.skels[b.hint], a.Stats, b.lit[:0]); ok {
 				r.skel = b.hint
 			}
 		}
 		if !ok {
-			b.skel, b.lit, ok = packStats(a.Stats, b.skel[:0], b.lit[:0])
+			b.skel, b.lit, ok = textpack.PackStats(a.Stats, b.skel[:0], b.lit[:0])
 		}
 		if r.skel == skelRaw && ok && len(b.skel) > 0 {
 			id, known := b.skelIDs[string(b.skel)]
@@ -550,8 +546,8 @@ func (b *packSeg) add(a *Add) {
 					b.skelIDs = map[string]uint32{}
 				}
 				id = uint32(len(b.skels))
-				b.skels = append(b.skels, newSkeleton(string(b.skel)))
-				b.skelIDs[b.skels[id].text] = id
+				b.skels = append(b.skels, textpack.NewSkeleton(string(b.skel)))
+				b.skelIDs[b.skels[id].Text()] = id
 				known = true
 			}
 			if known {
@@ -576,10 +572,8 @@ func (b *packSeg) add(a *Add) {
 		b.live += n
 	}
 	k := a.Key()
-	if k.Path != a.Path || k.DV != "" || a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil ||
-		a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
-		x := &addRare{tags: a.Tags, dv: a.DeletionVector, baseRowID: a.BaseRowID,
-			defaultRowCommitVersion: a.DefaultRowCommitVersion, clusteringProvider: a.ClusteringProvider}
+	if rare, has := rareFieldsOf(a); has || k.Path != a.Path || k.DV != "" {
+		x := &addRare{addRareFields: rare}
 		if k.Path != a.Path || k.DV != "" {
 			// a.Path may be scratch memory
 			x.key, x.hasKey = FileKey{Path: strings.Clone(k.Path), DV: k.DV}, true
@@ -594,7 +588,7 @@ func (b *packSeg) add(a *Add) {
 // skeleton; it returns the item, the skeleton (0: raw) and the bytes used.
 func (b *packSeg) putPath(path string) (itemRef, uint16, int) {
 	var ok bool
-	b.skel, b.lit, ok = packPath(path, b.skel[:0], b.lit[:0])
+	b.skel, b.lit, ok = textpack.PackPath(path, b.skel[:0], b.lit[:0])
 	if ok && len(b.lit) > 0 {
 		id, known := b.pskelIDs[string(b.skel)]
 		if !known && len(b.pskels) < 1<<16-1 {
@@ -645,7 +639,7 @@ type packBuilder struct {
 }
 
 func newPackBuilder() *packBuilder {
-	return &packBuilder{out: packedFiles{skels: []*skeleton{nil, nil}, pskels: []string{""},
+	return &packBuilder{out: packedFiles{skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
 		pvs: []map[string]string{nil, emptyPartitionValues}, rares: []*addRare{nil}},
 		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}, rawChunk: -1}
 }
@@ -686,14 +680,14 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 	pb.remap = pb.remap[:0]
 	pb.remap = append(pb.remap, skelNone, skelRaw)
 	for _, sk := range s.skels[skelRaw+1:] {
-		id, ok := pb.skelIDs[sk.text]
+		id, ok := pb.skelIDs[sk.Text()]
 		if !ok {
 			if len(o.skels) >= maxSkeletons {
 				id = skelRaw // unpacked below
 			} else {
 				id = uint32(len(o.skels))
 				o.skels = append(o.skels, sk)
-				pb.skelIDs[sk.text] = id
+				pb.skelIDs[sk.Text()] = id
 			}
 		}
 		pb.remap = append(pb.remap, id)
@@ -744,10 +738,10 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 }
 
 // rawStats stores the packed stats at ref (in out's chunks) as raw text.
-func (pb *packBuilder) rawStats(skel *skeleton, ref itemRef) itemRef {
+func (pb *packBuilder) rawStats(skel *textpack.Skeleton, ref itemRef) itemRef {
 	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
-	text, _ := skel.unpack(nil, it[w:])
+	text, _ := skel.Unpack(nil, it[w:])
 	return pb.putRaw(text)
 }
 
@@ -755,7 +749,7 @@ func (pb *packBuilder) rawStats(skel *skeleton, ref itemRef) itemRef {
 func (pb *packBuilder) rawPath(skel string, ref itemRef) itemRef {
 	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
-	text, _ := unpackPath(nil, skel, it[w:])
+	text, _ := textpack.UnpackPath(nil, skel, it[w:])
 	return pb.putRaw(text)
 }
 

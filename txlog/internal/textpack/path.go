@@ -1,11 +1,11 @@
-package txlog
+package textpack
 
 import (
 	"encoding/binary"
 	"strings"
 )
 
-// Paths are packed like stats (statspack.go), more simply: runs of two or
+// Paths are packed like stats (stats.go), more simply: runs of two or
 // more lowercase hexadecimal digits (the numbers and UUIDs of data file
 // names) are stored as nibbles, the rest is the path's skeleton, interned
 // per level. "part-00042-1a2b...-c000.snappy.parquet" takes about 30 bytes
@@ -36,9 +36,9 @@ var hexPairs = func() (t [512]byte) {
 	return t
 }()
 
-// packPath appends the skeleton of p to skel and its hex runs to lit; ok
+// PackPath appends the skeleton of p to skel and its hex runs to lit; ok
 // is false when p holds a marker byte (it is then stored raw).
-func packPath(p string, skel, lit []byte) (_, _ []byte, ok bool) {
+func PackPath(p string, skel, lit []byte) (_, _ []byte, ok bool) {
 	for i := 0; i < len(p); {
 		c := p[i]
 		if c <= litHex {
@@ -71,9 +71,9 @@ func packPath(p string, skel, lit []byte) (_, _ []byte, ok bool) {
 	return skel, lit, true
 }
 
-// unpackPath appends the path of skeleton skel and literals lit to dst; ok
+// UnpackPath appends the path of skeleton skel and literals lit to dst; ok
 // is false when they do not match.
-func unpackPath(dst []byte, skel string, lit []byte) ([]byte, bool) {
+func UnpackPath(dst []byte, skel string, lit []byte) ([]byte, bool) {
 	for len(skel) > 0 {
 		i := strings.IndexByte(skel, litHex)
 		if i < 0 {

@@ -1,4 +1,9 @@
-package txlog
+// Package textpack packs the texts a snapshot holds for every live file,
+// losslessly: per-file statistics JSON (stats.go) and data file paths
+// (path.go) are split into a skeleton, which repeats from file to file and
+// is stored once, and literals stored per file in a compact binary form.
+// txlog's packed file sets (packed.go) keep their files' texts this way.
+package textpack
 
 import (
 	"encoding/binary"
@@ -10,7 +15,7 @@ import (
 // split into a skeleton (keys, punctuation, whitespace, true/false/null),
 // which repeats from file to file and is stored once per table, and the
 // literal values (numbers and string values), stored per file in a compact
-// binary form. unpackStats rebuilds the exact bytes. Text that is not JSON
+// binary form. Skeleton.Unpack rebuilds the exact bytes. Text that is not JSON
 // round-trips too: the split only relies on quotes and number characters,
 // and a text with bytes the skeleton uses as markers is kept raw.
 
@@ -25,10 +30,10 @@ const (
 	numLitKinds
 )
 
-// packStats appends the skeleton of stats to skel and its literals to lit.
+// PackStats appends the skeleton of stats to skel and its literals to lit.
 // ok is false when stats must be kept raw (it holds a marker byte or an
 // unterminated string).
-func packStats(stats string, skel, lit []byte) (_, _ []byte, ok bool) {
+func PackStats(stats string, skel, lit []byte) (_, _ []byte, ok bool) {
 	for i := 0; i < len(stats); i++ {
 		if stats[i] < numLitKinds {
 			return skel, lit, false
@@ -109,11 +114,11 @@ func canonicalInt(s string) (int64, bool) {
 func packString(v string, skel, lit []byte) ([]byte, []byte) {
 	switch {
 	case len(v) == 10:
-		if days, ok := parseDate(v); ok {
+		if days, ok := ParseDate(v); ok {
 			return append(skel, litDate), binary.AppendVarint(lit, days)
 		}
 	case len(v) == 23 || (len(v) == 24 && v[23] == 'Z'):
-		if ms, ok := parseTimeMillis(v[:23]); ok {
+		if ms, ok := ParseTimeMillis(v[:23]); ok {
 			kind := byte(litTime)
 			if len(v) == 24 {
 				kind = litTimeZ
@@ -138,8 +143,8 @@ func digits(s string, n int) (int64, bool) {
 	return v, true
 }
 
-// parseDate parses "YYYY-MM-DD" (a valid day) into days since 1970-01-01.
-func parseDate(s string) (int64, bool) {
+// ParseDate parses "YYYY-MM-DD" (a valid day) into days since 1970-01-01.
+func ParseDate(s string) (int64, bool) {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 		return 0, false
 	}
@@ -152,12 +157,12 @@ func parseDate(s string) (int64, bool) {
 	return daysFromCivil(y, m, d), true
 }
 
-// parseTimeMillis parses "YYYY-MM-DDTHH:MM:SS.fff" into ms since the epoch.
-func parseTimeMillis(s string) (int64, bool) {
+// ParseTimeMillis parses "YYYY-MM-DDTHH:MM:SS.fff" into ms since the epoch.
+func ParseTimeMillis(s string) (int64, bool) {
 	if len(s) != 23 || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' {
 		return 0, false
 	}
-	days, ok := parseDate(s[:10])
+	days, ok := ParseDate(s[:10])
 	if !ok {
 		return 0, false
 	}
@@ -184,7 +189,8 @@ func daysIn(y, m int64) int64 {
 	return 31
 }
 
-func floorDiv(a, b int64) int64 {
+// FloorDiv returns a/b rounded towards negative infinity.
+func FloorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
 		q--
@@ -198,7 +204,7 @@ func daysFromCivil(y, m, d int64) int64 {
 	if m <= 2 {
 		y--
 	}
-	era := floorDiv(y, 400)
+	era := FloorDiv(y, 400)
 	yoe := y - era*400
 	mp := (m + 9) % 12
 	doy := (153*mp+2)/5 + d - 1
@@ -208,7 +214,7 @@ func daysFromCivil(y, m, d int64) int64 {
 
 func civilFromDays(z int64) (y, m, d int64) {
 	z += 719468
-	era := floorDiv(z, 146097)
+	era := FloorDiv(z, 146097)
 	doe := z - era*146097
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
 	y = yoe + era*400
@@ -235,7 +241,8 @@ func appendDigits(b []byte, v int64, n int) []byte {
 	return append(b, buf[:n]...)
 }
 
-func appendDate(b []byte, days int64) []byte {
+// AppendDate appends the date days after 1970-01-01 as "YYYY-MM-DD".
+func AppendDate(b []byte, days int64) []byte {
 	y, m, d := civilFromDays(days)
 	b = appendDigits(b, y, 4)
 	b = append(b, '-')
@@ -245,9 +252,9 @@ func appendDate(b []byte, days int64) []byte {
 }
 
 func appendTimeMillis(b []byte, ms int64) []byte {
-	days := floorDiv(ms, 86_400_000)
+	days := FloorDiv(ms, 86_400_000)
 	r := ms - days*86_400_000
-	b = appendDate(b, days)
+	b = AppendDate(b, days)
 	b = append(b, 'T')
 	b = appendDigits(b, r/3_600_000, 2)
 	b = append(b, ':')
@@ -258,9 +265,9 @@ func appendTimeMillis(b []byte, ms int64) []byte {
 	return appendDigits(b, r%1000, 3)
 }
 
-// skeleton is an interned stats skeleton, split into parts for fast
+// Skeleton is an interned stats skeleton, split into parts for fast
 // packing and unpacking.
-type skeleton struct {
+type Skeleton struct {
 	text  string     // the skeleton bytes, markers included
 	parts []skelPart // text runs, each followed by one marker (the last by none)
 }
@@ -272,8 +279,9 @@ type skelPart struct {
 	kind byte
 }
 
-func newSkeleton(text string) *skeleton {
-	sk := &skeleton{text: text}
+// NewSkeleton returns the skeleton of text, a skeleton PackStats made.
+func NewSkeleton(text string) *Skeleton {
+	sk := &Skeleton{text: text}
 	start := 0
 	for i := 0; i < len(text); i++ {
 		if text[i] < numLitKinds {
@@ -285,12 +293,12 @@ func newSkeleton(text string) *skeleton {
 	return sk
 }
 
-// packWith appends the literals of stats to lit when stats has skeleton
+// PackWith appends the literals of stats to lit when stats has skeleton
 // sk's text and literals of its kinds (ok false otherwise). A text packed
 // this way unpacks exactly; its literals may be of other kinds than
-// packStats would choose (a date kept as a string), never of kinds that
+// PackStats would choose (a date kept as a string), never of kinds that
 // cannot hold them.
-func packWith(sk *skeleton, s string, lit []byte) (_ []byte, ok bool) {
+func PackWith(sk *Skeleton, s string, lit []byte) (_ []byte, ok bool) {
 	pos := 0
 	for _, p := range sk.parts {
 		if len(s)-pos < len(p.text) || s[pos:pos+len(p.text)] != p.text {
@@ -312,7 +320,7 @@ func packWith(sk *skeleton, s string, lit []byte) (_ []byte, ok bool) {
 				lit = binary.AppendUvarint(lit, uint64(len(v)))
 				lit = append(lit, v...)
 			case litDate:
-				days, ok := parseDate(v)
+				days, ok := ParseDate(v)
 				if !ok {
 					return lit, false
 				}
@@ -325,7 +333,7 @@ func packWith(sk *skeleton, s string, lit []byte) (_ []byte, ok bool) {
 				if len(v) != want || (want == 24 && v[23] != 'Z') {
 					return lit, false
 				}
-				ms, ok := parseTimeMillis(v[:23])
+				ms, ok := ParseTimeMillis(v[:23])
 				if !ok {
 					return lit, false
 				}
@@ -381,7 +389,7 @@ func stringEnd(s string, i int) int {
 
 // unpack appends the stats text of sk and literals lit to dst; ok is false
 // when lit does not match sk.
-func (sk *skeleton) unpack(dst []byte, lit []byte) ([]byte, bool) {
+func (sk *Skeleton) Unpack(dst []byte, lit []byte) ([]byte, bool) {
 	for _, p := range sk.parts {
 		dst = append(dst, p.text...)
 		switch p.kind {
@@ -411,7 +419,7 @@ func (sk *skeleton) unpack(dst []byte, lit []byte) ([]byte, bool) {
 				dst = strconv.AppendInt(dst, v, 10)
 			case litDate:
 				dst = append(dst, '"')
-				dst = appendDate(dst, v)
+				dst = AppendDate(dst, v)
 				dst = append(dst, '"')
 			default:
 				dst = append(dst, '"')
@@ -425,3 +433,6 @@ func (sk *skeleton) unpack(dst []byte, lit []byte) ([]byte, bool) {
 	}
 	return dst, false
 }
+
+// Text returns the skeleton's bytes, markers included (its identity).
+func (sk *Skeleton) Text() string { return sk.text }
