@@ -47,8 +47,11 @@ type operation struct {
 	// txns are the txn actions of WithTxn (first) and WithExtraTxns, each
 	// recorded as read; skip is true when the table already holds the
 	// WithTxn version: nothing is committed.
-	txns  []*txlog.Txn
-	skip  bool
+	txns []*txlog.Txn
+	skip bool
+	// start is when the operation began, by the process's monotonic clock
+	// (not the table's WithClock, which may be pinned): executionTimeMs
+	// and scanTimeMs are measured from it.
 	start time.Time
 }
 
@@ -67,7 +70,7 @@ func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*
 	if err := t.precheck(verb, removesData); err != nil {
 		return nil, err
 	}
-	op := &operation{name: name, verb: verb, tx: t.newTransaction(name, cfg.txnOpts...), start: t.cfg.now()}
+	op := &operation{name: name, verb: verb, tx: t.newTransaction(name, cfg.txnOpts...), start: time.Now()}
 	if name != "OPTIMIZE" && t.snap.Metadata().Configuration[txlog.PropIsolationLevel] == "Serializable" {
 		// Spark's Serializable: a concurrent blind append within what the
 		// operation read conflicts too (compactions, which change no data,
@@ -185,7 +188,7 @@ func beginCreate(store objectstore.Store, p *txlog.Protocol, m *txlog.Metadata, 
 		name:  "CREATE TABLE",
 		verb:  "create",
 		tx:    txlog.CreateTransaction(store, p, m, cfg.txnOpts...),
-		start: cfg.now(),
+		start: time.Now(),
 	}
 }
 

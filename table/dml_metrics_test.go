@@ -2,7 +2,9 @@ package table
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestDMLDeletionVectorMetrics: the deletion vector and file metrics of
@@ -51,5 +53,46 @@ func TestDMLDeletionVectorMetrics(t *testing.T) {
 		"numDeletionVectorsAdded": "2", "numDeletionVectorsUpdated": "2", "numDeletionVectorsRemoved": "2"})
 	if res.RemovedFiles != 0 || res.AddedFiles != 1 {
 		t.Errorf("update: RemovedFiles %d, AddedFiles %d; want 0 and 1", res.RemovedFiles, res.AddedFiles)
+	}
+}
+
+// TestExecutionTimeWithPinnedClock: executionTimeMs and scanTimeMs are
+// measured by the process's clock, not the table's WithClock: a clock
+// pinned in the past (as the CLI's tests pin it) used to give about 8e10 ms.
+func TestExecutionTimeWithPinnedClock(t *testing.T) {
+	ctx := context.Background()
+	pinned := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	tbl, err := Create(ctx, t.TempDir(), maintSchema(), WithClock(func() time.Time { return pinned }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
+	tbl, dres, err := Delete(ctx, tbl, Col("id").Lt(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, ures, err := Update(ctx, tbl, Col("id").Eq(5), map[string]Value{"v": Lit(1.5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := MergeRows(maintSchema(), maintRowsFor(8, 4, "ams"))
+	_, mres, err := Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		op      string
+		metrics map[string]string
+	}{{"DELETE", dres.Metrics}, {"UPDATE", ures.Metrics}, {"MERGE", mres.Metrics}} {
+		for _, k := range []string{"executionTimeMs", "scanTimeMs"} {
+			v, ok := m.metrics[k]
+			if !ok {
+				continue
+			}
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms < 0 || ms > 60_000 {
+				t.Errorf("%s %s = %q, want a few milliseconds", m.op, k, v)
+			}
+		}
 	}
 }
