@@ -26,6 +26,10 @@
 //	P10 group       64 goroutines of one process each appending one batch
 //	                to one table on MinIO, with table.WithGroupCommit and
 //	                without, vs the same appends serialized
+//	R1 upload-rss   peak RSS of a child process streaming one large data
+//	                file to MinIO (S3 multipart) and committing it
+//	R2 optimize-rss peak RSS of a child process running OPTIMIZE over
+//	                many small files
 //	P9 kafka        Kafka → Delta records/s of 1 KiB JSON records with 1, 2
 //	                and 3 ingest processes in one consumer group on a real
 //	                broker, vs as many plain kgo consumers reading the same
@@ -53,7 +57,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P9", "P10", "R1", "R2"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -114,6 +118,12 @@ type Config struct {
 	KafkaMembers        []int
 	KafkaLatencyRecords int
 	KafkaLatencyRate    int
+
+	// R1: bytes of the one data file streamed to MinIO.
+	UploadBytes int64
+	// R2: bytes of small files optimized, and the size of each.
+	OptimizeBytes     int64
+	OptimizeFileBytes int64
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -130,6 +140,7 @@ func QuickConfig() Config {
 		KafkaRecords: 5_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
+		UploadBytes: 48 << 20, OptimizeBytes: 32 << 20, OptimizeFileBytes: 1 << 20,
 	}
 }
 
@@ -149,6 +160,7 @@ func FullConfig() Config {
 		KafkaRecords: 200_000, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2, 3},
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
+		UploadBytes: 2 << 30, OptimizeBytes: 1 << 30, OptimizeFileBytes: 2 << 20,
 	}
 }
 
@@ -175,6 +187,9 @@ type Env struct {
 	// fresh process (P9's ingest members and floor consumers); nil skips
 	// P9. The process must end cleanly on SIGINT.
 	KafkaChild func(ctx context.Context, job string) *exec.Cmd
+	// RSSChild returns the command that runs RSSChild with job in a fresh
+	// process (R1, R2); nil skips them.
+	RSSChild func(ctx context.Context, job string) *exec.Cmd
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -291,6 +306,8 @@ func figureFuncs() map[string]figureFunc {
 		"P7":  DeleteFigure,
 		"P9":  KafkaFigure,
 		"P10": GroupCommitFigure,
+		"R1":  UploadFigure,
+		"R2":  OptimizeFigure,
 	}
 }
 
