@@ -149,8 +149,9 @@ func uploadJob(ctx context.Context, j RSSJob) (*rssReport, error) {
 	defer tbl.Close(ctx)
 	key := "part-00000-" + uuid.NewString() + "-c000.snappy.parquet"
 	// The options of the table's own data files: row groups of
-	// min(128 MiB, target file size), here the file is larger than both.
-	fw, err := parquetio.CreateFile(ctx, store, key, uploadSchema(), parquetio.WithRowGroupSize(128<<20))
+	// min(64 MiB, target file size) (table's maxRowGroupBytes), here the
+	// file is larger than both.
+	fw, err := parquetio.CreateFile(ctx, store, key, uploadSchema(), parquetio.WithRowGroupSize(64<<20))
 	if err != nil {
 		return nil, err
 	}
