@@ -30,6 +30,13 @@
 //	P10 group       64 goroutines of one process each appending one batch
 //	                to one table on MinIO, with table.WithGroupCommit and
 //	                without, vs the same appends serialized
+//	R1 upload-rss   peak RSS of a child process streaming one large data
+//	                file to MinIO (S3 multipart) and committing it
+//	R2 optimize-rss peak RSS of a child process running OPTIMIZE over
+//	                many small files
+//	G1 growth       open time and peak RSS at growing live file counts,
+//	                commit p50 on small and large tables, refresh cost
+//	                after k new commits
 //	P9 kafka        Kafka → Delta records/s of 1 KiB JSON records with 1, 2
 //	                and 3 ingest processes in one consumer group on a real
 //	                broker, vs as many plain kgo consumers reading the same
@@ -62,7 +69,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "R1", "R2", "G1"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -140,6 +147,20 @@ type Config struct {
 	MergeKeys        int
 	MergeNarrowDates int
 	MergeReps        int
+
+	// R1: bytes of the one data file streamed to MinIO.
+	UploadBytes int64
+	// R2: bytes of small files optimized, and the size of each.
+	OptimizeBytes     int64
+	OptimizeFileBytes int64
+
+	// G1: live files of the tables opened (ascending), files of the large
+	// table committed to (beside one of 1,000) and refreshed, commits per
+	// table, commits before each refresh.
+	GrowthFiles       []int
+	GrowthCommitFiles int
+	GrowthCommits     int
+	GrowthRefresh     []int
 }
 
 // QuickConfig returns the sizes CI runs: 5-30 s on 2 cores (BENCHMARKS.md).
@@ -158,6 +179,8 @@ func QuickConfig() Config {
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
 		MergeRows: 200_000, MergeDates: 20, MergeKeys: 1_000, MergeNarrowDates: 5, MergeReps: 1,
+		UploadBytes: 48 << 20, OptimizeBytes: 32 << 20, OptimizeFileBytes: 1 << 20,
+		GrowthFiles: []int{10_000, 100_000}, GrowthCommitFiles: 100_000, GrowthCommits: 20, GrowthRefresh: []int{1, 10, 100},
 	}
 }
 
@@ -181,6 +204,8 @@ func FullConfig() Config {
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
 		MergeRows: 10_000_000, MergeDates: 100, MergeKeys: 10_000, MergeNarrowDates: 5, MergeReps: 1,
+		UploadBytes: 2 << 30, OptimizeBytes: 1 << 30, OptimizeFileBytes: 2 << 20,
+		GrowthFiles: []int{100_000, 1_000_000, 3_000_000}, GrowthCommitFiles: 1_000_000, GrowthCommits: 50, GrowthRefresh: []int{1, 10, 100},
 	}
 }
 
@@ -210,6 +235,9 @@ type Env struct {
 	// fresh process (P9's ingest members and floor consumers); nil skips
 	// P9. The process must end cleanly on SIGINT.
 	KafkaChild func(ctx context.Context, job string) *exec.Cmd
+	// RSSChild returns the command that runs RSSChild with job in a fresh
+	// process (R1, R2); nil skips them.
+	RSSChild func(ctx context.Context, job string) *exec.Cmd
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -328,6 +356,9 @@ func figureFuncs() map[string]figureFunc {
 		"P9":  KafkaFigure,
 		"P10": GroupCommitFigure,
 		"P11": MergeFigure,
+		"R1":  UploadFigure,
+		"R2":  OptimizeFigure,
+		"G1":  GrowthFigure,
 	}
 }
 

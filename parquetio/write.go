@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
@@ -195,6 +196,11 @@ type Writer struct {
 	out   *tailWriter
 	cols  [][]parquet.Value
 	stats *statsBuilder
+	// dictCols are the dictionary-encoded columns and dictBytes the bytes
+	// of values written to each since its page was last flushed here; see
+	// dictFlushBytes.
+	dictCols  []bool
+	dictBytes []int64
 
 	numRows int64
 	size    int64 // bytes passed to the underlying io.Writer, counted at Close
@@ -251,7 +257,7 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 		parquet.PageBufferSize(max(cfg.pageBytes, 4<<10)),
 		parquet.WriteBufferSize(0), // tailWriter buffers; see fixFooter
 		parquet.CreatedBy(cfg.createdBy, "0.1.0", ""),
-		parquet.DictionaryMaxBytes(1 << 20),
+		parquet.DictionaryMaxBytes(dictMaxBytes),
 	}
 	for _, p := range plan.flbaDecimalPaths {
 		popts = append(popts, parquet.SkipPageStatistics(p...))
@@ -269,7 +275,46 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 		cols:  make([][]parquet.Value, plan.numCols),
 		stats: plan.stats,
 	}
+	wr.dictCols = dictionaryColumns(plan.root, plan.numCols)
+	wr.dictBytes = make([]int64, plan.numCols)
 	return wr, nil
+}
+
+// dictMaxBytes is the size of a column chunk's dictionary after which its
+// later pages are PLAIN (parquet-go's DictionaryMaxBytes).
+const dictMaxBytes = 1 << 20
+
+// dictFlushBytes bounds the bytes of values a dictionary-encoded column
+// takes between page flushes. parquet-go cuts such a column's pages by the
+// size of their dictionary indexes (4 bytes a value) and checks the
+// dictionary's size only when it cuts one, so a column of distinct values
+// (ids, payloads) would grow its dictionary to hundreds of MiB before the
+// first page (and copy it again into the dictionary page): 1,000-byte
+// values fill a 1 MiB page of indexes after 262,144 values, 250 MiB. A page
+// flushed after at most this many bytes of values keeps the dictionary
+// within dictMaxBytes+dictFlushBytes before it falls back to PLAIN.
+const dictFlushBytes = 2 << 20
+
+// dictionaryColumns reports which leaf columns of root (in column order)
+// are dictionary encoded.
+func dictionaryColumns(root parquet.Node, n int) []bool {
+	out := make([]bool, 0, n)
+	var walk func(parquet.Node)
+	walk = func(node parquet.Node) {
+		if node.Leaf() {
+			enc := node.Encoding()
+			out = append(out, enc != nil && enc.Encoding() == format.RLEDictionary)
+			return
+		}
+		for _, f := range node.Fields() {
+			walk(f)
+		}
+	}
+	walk(root)
+	if len(out) != n {
+		return make([]bool, n) // unexpected shape: no extra flushes
+	}
+	return out
 }
 
 // writeBatch is the number of rows shredded before their values go to the
@@ -314,6 +359,21 @@ func (w *Writer) Write(rows []Row) (err error) {
 			if _, err := cws[c].WriteRowValues(vals); err != nil {
 				return fmt.Errorf("parquetio: write column %d: %w", c, err)
 			}
+			if w.dictCols[c] {
+				for _, v := range vals {
+					if v.Kind() == parquet.ByteArray {
+						w.dictBytes[c] += int64(len(v.ByteArray()))
+					}
+				}
+				if w.dictBytes[c] >= dictFlushBytes {
+					// Cut the page so that parquet-go checks the dictionary's
+					// size (see dictFlushBytes).
+					if err := cws[c].Flush(); err != nil {
+						return fmt.Errorf("parquetio: write column %d: %w", c, err)
+					}
+					w.dictBytes[c] = 0
+				}
+			}
 			clear(vals) // drop references to the caller's byte slices
 		}
 		w.numRows += int64(n)
@@ -324,6 +384,7 @@ func (w *Writer) Write(rows []Row) (err error) {
 				return fmt.Errorf("parquetio: flush row group: %w", err)
 			}
 			w.rgRows, w.rgBytes = 0, 0
+			clear(w.dictBytes)
 		}
 	}
 	return nil

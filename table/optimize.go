@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -146,26 +147,22 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	for _, b := range bins {
 		total += b.bytes
 	}
-	wopts := append(slices.Clone(cfg.wopts), WithTargetFileSize(cfg.target))
+	wcfg := newWriteConfig(append(slices.Clone(cfg.wopts), WithTargetFileSize(cfg.target)))
+	fw := t.optimizeWriter(rt, wcfg)
 	now := cfg.now().UnixMilli()
 	var dvsRemoved int64
 	for _, b := range bins {
-		rows, tracks, err := t.readBin(ctx, b, rt, func(n int64) {
+		adds, rows, err := t.compactBin(ctx, b, rt, fw, func(n int64) {
 			done += n
 			if cfg.progress != nil {
 				cfg.progress(done, total)
 			}
 		})
 		if err != nil {
-			deleteFiles(t.store, op.written, t.cfg.logger)
+			deleteFiles(t.store, fw.written(), t.cfg.logger)
 			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
 		}
-		adds, err := t.writeBin(ctx, rows, tracks, rt != nil, wopts)
-		if err != nil {
-			deleteFiles(t.store, op.written, t.cfg.logger)
-			return nil, nil, fmt.Errorf("table: optimize %s: %w", t.URI(), err)
-		}
-		res.Rows += int64(len(rows))
+		res.Rows += rows
 		for _, a := range adds {
 			a.DataChange = false
 			if k, ok := storeKey(t.store.URI(), txlog.DecodePath(a.Path)); ok {
@@ -295,104 +292,243 @@ func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
 	return bins
 }
 
-// writeBin writes a bin's rows as WriteFiles does; with row tracking
-// (tracked) through writeRewritten, with the rows' tracks.
-func (t *Table) writeBin(ctx context.Context, rows []parquetio.Row, tracks []rowTrack, tracked bool, wopts []WriteOption) ([]*txlog.Add, error) {
-	if !tracked {
-		return t.WriteFiles(ctx, rows, wopts...)
-	}
-	cfg := newWriteConfig(wopts)
-	if err := t.checkWrite(nil, &prepared{schema: t.Schema(), rows: rows}); err != nil {
-		return nil, err
-	}
-	res, err := t.writeRewritten(ctx, nil, rows, tracks, cfg)
-	if err != nil {
-		return nil, opError(ctx, "write files of", t.URI(), err)
-	}
-	return res.adds, nil
-}
-
-// readBin reads the rows of a bin's files, aligned with the table schema:
-// data columns from the files (deletion vectors applied), partition columns
-// from the add actions' partition values. With rt (row tracking enabled)
-// it returns each row's stable row id and commit version too, read from the
-// files' materialized columns in the same pass.
-func (t *Table) readBin(ctx context.Context, b *optimizeBin, rt *rowTracker, read func(bytes int64)) ([]parquetio.Row, []rowTrack, error) {
-	sch := t.Schema()
+// optimizeWriter returns the writer of an optimize's data files: the
+// table's data schema (without partition columns), with the materialized
+// row tracking columns when rt is set, and the options of a write with
+// cfg.
+func (t *Table) optimizeWriter(rt *rowTracker, cfg writeConfig) *fileWriter {
 	isPart := map[string]bool{}
 	for _, c := range t.PartitionColumns() {
 		isPart[c] = true
 	}
 	data := &schema.StructType{}
-	var dataIdx []int // table field index of each data field
-	for i, f := range sch.Fields {
+	for _, f := range t.Schema().Fields {
 		if !isPart[f.Name] {
 			data.Fields = append(data.Fields, f)
-			dataIdx = append(dataIdx, i)
 		}
 	}
 	if rt != nil {
 		data.Fields = append(data.Fields, rt.fields()...)
 	}
+	return &fileWriter{
+		store:    t.store,
+		schema:   data,
+		opts:     t.parquetOptions(cfg),
+		suffix:   cfg.compression.FileSuffix(),
+		target:   cfg.targetFileSize,
+		now:      t.cfg.now,
+		partCols: t.PartitionColumns(),
+		partKeys: t.partitionKeys(),
+		ratio:    1,
+	}
+}
+
+// learn adds raw estimated bytes to the ratio of file bytes to raw bytes
+// (for a file written with writeFile's raw 0).
+func (w *fileWriter) learn(raw int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rawSum += float64(raw)
+	if w.rawSum > 0 {
+		w.ratio = w.fileSum / w.rawSum
+	}
+}
+
+// optimizeBatch is the number of rows read before they go to the writer.
+const optimizeBatch = 256
+
+// compactBin rewrites the rows of a bin's files as new data files, one
+// input row group at a time: the rows read are written to the file being
+// built as they come (data columns from the files, deletion vectors
+// applied; partition values are those of the bin), and a file is closed
+// once its estimated size reaches the target, as WriteFiles cuts files.
+// With rt (row tracking enabled) each row keeps its stable row id and
+// commit version in the materialized columns, read from the files in the
+// same pass (coalesced with baseRowId+index and defaultRowCommitVersion).
+// It returns the add actions and the number of rows; fw records the keys
+// written (for cleanup on failure).
+func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowTracker, fw *fileWriter, read func(bytes int64)) ([]*txlog.Add, int64, error) {
+	sch := t.Schema()
+	isPart := map[string]bool{}
+	for _, c := range t.PartitionColumns() {
+		isPart[c] = true
+	}
 	mode := t.snap.Metadata().ColumnMappingMode()
+	// The bin's partition values, keyed by the add actions' keys, parsed
+	// and serialized again as a write of the rows would.
+	values := map[string]string{}
+	partKeys := t.partitionKeys()
+	for i, c := range t.PartitionColumns() {
+		fld := sch.Fields[sch.FieldIndex(c)]
+		s, ok := b.values[partKeys[i]]
+		if !ok {
+			s = b.values[c]
+		}
+		v, err := ParsePartitionValue(fld.Type, s)
+		if err != nil {
+			return nil, 0, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
+		}
+		ser, _, err := SerializePartitionValue(fld.Type, v)
+		if err != nil {
+			return nil, 0, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
+		}
+		values[partKeys[i]] = ser
+	}
+	dir := fw.root
+	if len(partKeys) > 0 {
+		dir += partitionDir(partKeys, values) + "/"
+	}
+	checkers := make([]func(any) (int64, error), len(fw.schema.Fields))
+	for i, f := range fw.schema.Fields {
+		checkers[i] = fieldChecker(f)
+	}
+	ndata := len(fw.schema.Fields)
+	if rt != nil {
+		ndata -= 2
+	}
 	locs, err := newLocator(t)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	var rows []parquetio.Row
-	var tracks []rowTrack
-	for _, f := range b.files {
-		pvals := make([]any, len(sch.Fields))
-		for i, fld := range sch.Fields {
-			if !isPart[fld.Name] {
-				continue
+
+	// batches yields the bin's rows (as data rows of fw.schema) in batches
+	// of up to optimizeBatch, with each row's estimated size.
+	batches := func(yield func(batch, error) bool) {
+		rows := make([]parquetio.Row, 0, optimizeBatch)
+		sizes := make([]int64, 0, optimizeBatch)
+		for _, f := range b.files {
+			key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
+			if !ok { // planBins keeps only files under the table root
+				yield(batch{}, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable))
+				return
 			}
-			s, ok := f.PartitionValues[fld.PhysicalName(mode)]
-			if !ok {
-				s = f.PartitionValues[fld.Name]
-			}
-			v, err := ParsePartitionValue(fld.Type, s)
-			if err != nil {
-				return nil, nil, fmt.Errorf("file %s: partition value of %s: %w", f.Path, fld.Name, err)
-			}
-			pvals[i] = v
-		}
-		key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
-		if !ok { // planBins keeps only files under the table root
-			return nil, nil, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable)
-		}
-		ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
-		if f.DeletionVector != nil {
-			bm, err := locs.loadDV(ctx, f.DeletionVector)
-			if err != nil {
-				return nil, nil, fmt.Errorf("file %s: %w", f.Path, err)
-			}
-			ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
-		}
-		pf, err := parquetio.Open(ctx, t.store, key, data, ropts...)
-		if err != nil {
-			return nil, nil, err
-		}
-		for ir, err := range pf.IndexedRows(ctx) {
-			if err != nil {
-				return nil, nil, err
-			}
-			r := ir.Row
-			row := make(parquetio.Row, len(sch.Fields))
-			copy(row, pvals)
-			for j, top := range dataIdx {
-				row[top] = r[j]
-			}
-			rows = append(rows, row)
-			if rt != nil {
-				tr, err := stableTrack(f, ir.Index, r[len(dataIdx)], r[len(dataIdx)+1])
+			ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
+			if f.DeletionVector != nil {
+				bm, err := locs.loadDV(ctx, f.DeletionVector)
 				if err != nil {
-					return nil, nil, err
+					yield(batch{}, fmt.Errorf("file %s: %w", f.Path, err))
+					return
 				}
-				tracks = append(tracks, tr)
+				ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
 			}
+			pf, err := parquetio.Open(ctx, t.store, key, fw.schema, ropts...)
+			if err != nil {
+				yield(batch{}, err)
+				return
+			}
+			for ir, err := range pf.IndexedRows(ctx) {
+				if err != nil {
+					yield(batch{}, err)
+					return
+				}
+				r := ir.Row
+				if rt != nil {
+					tr, err := stableTrack(f, ir.Index, r[ndata], r[ndata+1])
+					if err != nil {
+						yield(batch{}, err)
+						return
+					}
+					r[ndata], r[ndata+1] = nil, nil
+					if tr.id >= 0 {
+						r[ndata] = tr.id
+					}
+					if tr.version >= 0 {
+						r[ndata+1] = tr.version
+					}
+				}
+				var size int64
+				for c, check := range checkers {
+					n, err := check(r[c])
+					if err != nil {
+						yield(batch{}, fmt.Errorf("file %s, row %d: %w", f.Path, ir.Index, err))
+						return
+					}
+					size += n
+				}
+				rows, sizes = append(rows, r), append(sizes, size)
+				if len(rows) == optimizeBatch {
+					if !yield(batch{rows, sizes}, nil) {
+						return
+					}
+					rows, sizes = rows[:0], sizes[:0]
+				}
+			}
+			read(f.Size)
 		}
-		read(f.Size)
+		if len(rows) > 0 {
+			yield(batch{rows, sizes}, nil)
+		}
 	}
-	return rows, tracks, nil
+	next, stop := iter.Pull2(iter.Seq2[batch, error](batches))
+	defer stop()
+	var pending batch // rows read but not written yet
+	pull := func() (bool, error) {
+		if len(pending.rows) > 0 {
+			return true, nil
+		}
+		bt, err, ok := next()
+		if !ok {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		pending = bt
+		return true, nil
+	}
+	var adds []*txlog.Add
+	var total int64
+	for {
+		more, err := pull()
+		if err != nil {
+			return nil, 0, err
+		}
+		if !more {
+			break
+		}
+		ratio := fw.currentRatio()
+		var est float64
+		var raw int64
+		add, err := fw.writeFile(ctx, dir, values, 0, func(pw *parquetio.Writer) error {
+			for est < float64(fw.target) {
+				more, err := pull()
+				if err != nil {
+					return err
+				}
+				if !more {
+					return nil
+				}
+				k := 0
+				for k < len(pending.rows) && est < float64(fw.target) {
+					raw += pending.sizes[k]
+					est += float64(pending.sizes[k]) * ratio
+					k++
+				}
+				if err := pw.Write(pending.rows[:k]); err != nil {
+					return err
+				}
+				total += int64(k)
+				pending.rows, pending.sizes = pending.rows[k:], pending.sizes[k:]
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		fw.learn(raw)
+		if rt != nil {
+			add.Stats = withoutStatsOf(add.Stats, rt.idCol, rt.versionCol)
+		}
+		adds = append(adds, add)
+	}
+	return adds, total, nil
+}
+
+// batch is rows with their estimated sizes.
+type batch struct {
+	rows  []parquetio.Row
+	sizes []int64
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -173,4 +175,47 @@ func TestOptimizeConcurrent(t *testing.T) {
 			t.Errorf("%d files, want 2 (the compacted one and the concurrent append)", nt.Snapshot().NumFiles())
 		}
 	})
+}
+
+// TestOptimizeStreams: Optimize writes the rows of a bin's files as it
+// reads them (one input row group, a few hundred rows, at a time) instead
+// of reading every file of the bin first: when the first input file is
+// done, the new file's upload has started. The rows and their count are
+// unchanged.
+func TestOptimizeStreams(t *testing.T) {
+	ctx := context.Background()
+	tbl, mem := maintTable(t, false, nil)
+	const files, per = 3, 2 * 256 // two batches of optimizeBatch rows per file
+	for i := range files {
+		tbl = maintAppend(t, tbl, maintRowsFor(i*per, per, "ams", "ber"))
+	}
+	before := maintScan(t, tbl)
+	fs := faultstore.New(mem)
+	ftbl, err := Open(ctx, "", WithStore(fs), WithTxnOptions(txlog.WithoutAutoCheckpoint()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploads := func() int {
+		n := 0
+		for _, c := range fs.Calls() {
+			if c.Op == faultstore.OpUpload && !strings.HasPrefix(c.Key, txlog.LogPrefix) {
+				n++
+			}
+		}
+		return n
+	}
+	var atFirst []int // uploads started when each input file was read
+	nt, res, err := ftbl.Optimize(ctx, WithOptimizeProgress(func(done, total int64) { atFirst = append(atFirst, uploads()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(atFirst) != files || atFirst[0] != 1 {
+		t.Errorf("uploads started as each input file was read: %v, want the first already at the first file", atFirst)
+	}
+	if res.Rows != files*per || res.FilesAdded != 1 || res.FilesRemoved != files {
+		t.Errorf("result: %d rows, %d files added, %d removed; want %d, 1, %d", res.Rows, res.FilesAdded, res.FilesRemoved, files*per, files)
+	}
+	if rows := maintScan(t, nt); !slices.Equal(rows, before) {
+		t.Errorf("rows changed: %d rows, want %d", len(rows), len(before))
+	}
 }

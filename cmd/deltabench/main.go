@@ -5,8 +5,9 @@
 //	go run ./cmd/deltabench [--quick] [--only P1,P3] [-o table|json]
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
-// streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit, P11 MERGE) are
-// described in package bench and BENCHMARKS.md. A MinIO server
+// streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit, P11
+// MERGE, R1 upload RSS, R2 optimize RSS, G1 growth) are described in
+// package bench and BENCHMARKS.md. A MinIO server
 // (scripts/install-minio.sh) is started for P1, P2, P4, P6, P7 and P10, a
 // Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
@@ -51,7 +52,17 @@ const kafkaChildCmd = "__kafka-child"
 // process.
 const contentionChildCmd = "__p4-child"
 
+// rssChildCmd is the hidden subcommand that runs an R1/R2 child process.
+const rssChildCmd = "__rss-child"
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == rssChildCmd {
+		if err := bench.RSSChild(context.Background(), os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "deltabench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
 		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "deltabench:", err)
@@ -191,6 +202,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, contentionChildCmd, job)
 		}
+		env.RSSChild = func(ctx context.Context, job string) *exec.Cmd {
+			return exec.CommandContext(ctx, exe, rssChildCmd, job)
+		}
 	}
 
 	if *cpuProfile != "" {
@@ -245,5 +259,5 @@ func writeJSON(file string, rep *bench.Report) error {
 
 // needsS3 reports whether figure id runs on MinIO.
 func needsS3(id string) bool {
-	return id == "P1" || id == "P2" || id == "P4" || id == "P6" || id == "P7" || id == "P10"
+	return id == "P1" || id == "P2" || id == "P4" || id == "P6" || id == "P7" || id == "P10" || id == "R1"
 }
