@@ -68,7 +68,7 @@ const DefaultS3Region = "us-east-1"
 const (
 	defaultS3MaxAttempts = 6
 	defaultS3MaxDelay    = 5 * time.Second
-	conflictFirstDelay   = 5 * time.Millisecond // a conditional write in flight ends within milliseconds
+	conflictFirstDelay   = 100 * time.Millisecond
 )
 
 // WithEndpoint sends requests to url (e.g. "http://localhost:9000") instead
@@ -112,7 +112,7 @@ func WithHTTPClient(client *http.Client) S3Option {
 // (at least once), and no wait between tries exceeds maxDelay. It applies to
 // the SDK's retries of transient errors (throttling, 5xx, connection errors)
 // and to PutIfAbsent's retries of 409 ConditionalRequestConflict, which wait
-// with exponential backoff and jitter starting at min(5ms, maxDelay).
+// with exponential backoff and jitter starting at min(100ms, maxDelay).
 // Defaults: 6 attempts, 5s.
 func WithRetry(maxAttempts int, maxDelay time.Duration) S3Option {
 	return func(c *s3Config) { c.maxAttempts, c.maxDelay = max(maxAttempts, 1), max(maxDelay, 0) }
