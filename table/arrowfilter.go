@@ -118,7 +118,7 @@ func (f *arrowFilter) eval(p *pred, active []bool) {
 // types without a typed loop: decimals, struct fields).
 func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 	if d, ok := a.(*array.Dictionary); ok {
-		g, err := gatherStrings(d)
+		g, err := gatherStrings(d, nil)
 		if err != nil {
 			clear(active)
 			return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -121,6 +122,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	budget := semaphore.NewWeighted(arrowInflightBytes)
 	weight := func(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
 	pending := make(chan chan arrowMsg, conc)
+	mem := newPoolAllocator()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -144,7 +146,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			go func() {
 				defer wg.Done()
 				defer close(ch)
-				p.produceArrow(ctx, f, outSch, conc == 1 || len(p.files) == 1, ch)
+				p.produceArrow(ctx, f, outSch, conc == 1 || len(p.files) == 1, mem, ch)
 			}()
 		}
 	}()
@@ -213,7 +215,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 
 // produceArrow reads file f into batches on ch, columnar when the file
 // allows it, else through the row reader.
-func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, ch chan<- arrowMsg) {
+func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, mem memory.Allocator, ch chan<- arrowMsg) {
 	send := func(m arrowMsg) bool {
 		select {
 		case ch <- m:
@@ -225,7 +227,7 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 			return false
 		}
 	}
-	cf, err := p.openColumnar(ctx, f, parallel)
+	cf, err := p.openColumnar(ctx, f, parallel, mem)
 	if err != nil {
 		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})
 		return
@@ -291,7 +293,8 @@ type colFile struct {
 type columnarFile struct {
 	fr   *pqarrow.FileReader
 	md   *metadata.FileMetaData
-	cols []colFile // by p.read index
+	mem  memory.Allocator // of the batches' arrays: Go's, never the page pool (see poolAllocator)
+	cols []colFile        // by p.read index
 	// rgSkipped counts the row groups the filter skipped.
 	rgSkipped int
 	// lateSkipped counts the rows whose non-filter columns were not
@@ -302,13 +305,13 @@ type columnarFile struct {
 // openColumnar opens f with pqarrow and maps the plan's read columns to
 // file columns. It returns nil (and no error) when the row reader must
 // read the file; errors are those of the store.
-func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool) (*columnarFile, error) {
+func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool, mem memory.Allocator) (*columnarFile, error) {
 	info, err := f.store.Stat(ctx, f.key)
 	if err != nil {
 		return nil, nil // the row reader reports it, as Scan does
 	}
 	ra := newTailReaderAt(ctx, f.store, f.key, info.Size)
-	rdr, err := openParquet(ra, info.Size)
+	rdr, err := openParquet(ra, info.Size, mem)
 	if err != nil {
 		return nil, nil
 	}
@@ -336,7 +339,7 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool)
 	}
 	md := rdr.MetaData()
 	root := md.Schema.Root()
-	cf := &columnarFile{fr: fr, md: md, cols: make([]colFile, len(p.read.Fields))}
+	cf := &columnarFile{fr: fr, md: md, mem: memory.DefaultAllocator, cols: make([]colFile, len(p.read.Fields))}
 	for i, fld := range p.read.Fields {
 		dst, err := arrowio.Type(fld.Type)
 		if err != nil {
@@ -481,7 +484,7 @@ func equalFold(a, b string) bool {
 
 // openParquet opens a parquet footer with pqarrow's reader, turning its
 // panics on corrupt input into errors.
-func openParquet(ra io.ReaderAt, size int64) (rdr *file.Reader, err error) {
+func openParquet(ra io.ReaderAt, size int64, mem memory.Allocator) (rdr *file.Reader, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rdr, err = nil, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
@@ -490,7 +493,7 @@ func openParquet(ra io.ReaderAt, size int64) (rdr *file.Reader, err error) {
 	// Column chunks are read through a buffer of columnBuffer bytes
 	// rather than whole: a row group's chunks can be hundreds of MB, and
 	// a scan has several files open at once.
-	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props := parquet.NewReaderProperties(mem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = columnBuffer
 	return file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
@@ -834,7 +837,7 @@ func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols 
 		if err != nil {
 			return err
 		}
-		conv, err := convertArray(ctx, a, lt.cf.cols[i].dst)
+		conv, err := convertArray(ctx, a, lt.cf.cols[i].dst, lt.cf.mem)
 		a.Release()
 		if err != nil {
 			return fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
@@ -909,7 +912,7 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 				cols[i].Retain()
 				continue
 			}
-			a, err := convertArray(ctx, rec.Column(pos[i]), col.dst)
+			a, err := convertArray(ctx, rec.Column(pos[i]), col.dst, cf.mem)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
 			}
@@ -993,7 +996,7 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 	}
 	for i, l := range later {
 		if l {
-			a, err := convertArray(ctx, cols[i], cf.cols[i].dst)
+			a, err := convertArray(ctx, cols[i], cf.cols[i].dst, cf.mem)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
 			}
@@ -1067,7 +1070,7 @@ func constantArray(t schema.Type, v any, n int) (arrow.Array, error) {
 
 // convertArray brings a decoded column to the scan's type dst (convertible
 // says which).
-func convertArray(ctx context.Context, a arrow.Array, dst arrow.DataType) (arrow.Array, error) {
+func convertArray(ctx context.Context, a arrow.Array, dst arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
 	if arrow.TypeEqual(a.DataType(), dst) {
 		a.Retain()
 		return a, nil
@@ -1076,7 +1079,7 @@ func convertArray(ctx context.Context, a arrow.Array, dst arrow.DataType) (arrow
 		return convertTimestamps(a.(*array.Timestamp), d), nil
 	}
 	if d, ok := a.(*array.Dictionary); ok {
-		return gatherStrings(d)
+		return gatherStrings(d, mem)
 	}
 	return compute.CastArray(ctx, a, compute.SafeCastOptions(dst))
 }
@@ -1177,36 +1180,67 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 	}
 }
 
-// gatherStrings materialises a dictionary<int, utf8> array as utf8.
-func gatherStrings(d *array.Dictionary) (arrow.Array, error) {
+// gatherStrings materialises a dictionary<int, utf8> array as utf8, its
+// offsets and bytes allocated from mem (nil: Go's allocator).
+func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
 	dict, ok := d.Dictionary().(*array.String)
 	if !ok {
 		return nil, fmt.Errorf("%w: dictionary of %s", parquetio.ErrCorrupt, d.Dictionary().DataType())
 	}
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
 	n := d.Len()
-	idx := make([]int, n)
+	nd := dict.Len()
+	dictOffs := dict.ValueOffsets()
+	var dictBytes []byte // offsets are into the whole data buffer
+	if b := dict.Data().Buffers()[2]; b != nil {
+		dictBytes = b.Bytes()
+	}
+	// The indices as one typed slice (pqarrow's are int32); other index
+	// types through GetValueIndex.
+	var idx32 []int32
+	if ix, ok := d.Indices().(*array.Int32); ok {
+		idx32 = ix.Int32Values()
+	}
+	index := func(i int) int {
+		if idx32 != nil {
+			return int(idx32[i])
+		}
+		return d.GetValueIndex(i)
+	}
+	hasNulls := d.NullN() > 0
 	var total int
 	for i := range n {
-		if d.IsNull(i) {
+		if hasNulls && d.IsNull(i) {
 			continue
 		}
-		j := d.GetValueIndex(i)
-		if j < 0 || j >= dict.Len() {
-			return nil, fmt.Errorf("%w: dictionary index %d of %d", parquetio.ErrCorrupt, j, dict.Len())
+		j := index(i)
+		if j < 0 || j >= nd {
+			return nil, fmt.Errorf("%w: dictionary index %d of %d", parquetio.ErrCorrupt, j, nd)
 		}
-		idx[i] = j
-		total += dict.ValueLen(j)
+		total += int(dictOffs[j+1] - dictOffs[j])
 	}
-	offsets := make([]int32, n+1)
-	data := make([]byte, 0, total)
+	if total > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d bytes of strings in one batch", parquetio.ErrCorrupt, total)
+	}
+	offBuf := memory.NewResizableBuffer(mem)
+	offBuf.Resize(arrow.Int32Traits.BytesRequired(n + 1))
+	dataBuf := memory.NewResizableBuffer(mem)
+	dataBuf.Resize(total)
+	offsets := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
+	data := dataBuf.Bytes()
+	var pos int32
+	offsets[0] = 0
 	for i := range n {
-		if !d.IsNull(i) {
-			data = append(data, dict.Value(idx[i])...)
+		if !hasNulls || !d.IsNull(i) {
+			j := index(i)
+			pos += int32(copy(data[pos:], dictBytes[dictOffs[j]:dictOffs[j+1]]))
 		}
-		offsets[i+1] = int32(len(data))
+		offsets[i+1] = pos
 	}
 	var validity *memory.Buffer
-	if d.NullN() > 0 {
+	if hasNulls {
 		validity = d.Data().Buffers()[0]
 		if off := d.Data().Offset(); off != 0 {
 			// A slice: its validity bits start at off.
@@ -1215,9 +1249,9 @@ func gatherStrings(d *array.Dictionary) (arrow.Array, error) {
 			validity = memory.NewBufferBytes(bits)
 		}
 	}
-	ad := array.NewData(arrow.BinaryTypes.String, n,
-		[]*memory.Buffer{validity, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)},
-		nil, d.NullN(), 0)
+	ad := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{validity, offBuf, dataBuf}, nil, d.NullN(), 0)
+	offBuf.Release()
+	dataBuf.Release()
 	defer ad.Release()
 	return array.NewStringData(ad), nil
 }
