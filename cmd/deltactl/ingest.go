@@ -134,21 +134,9 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	if err != nil {
 		return err
 	}
-	var iopts []ingest.Option
-	if f.format != "" {
-		switch ingest.Format(strings.ToLower(f.format)) {
-		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
-			iopts = append(iopts, ingest.WithFormat(ingest.Format(strings.ToLower(f.format))))
-		default:
-			return usagef("invalid --format %q: want parquet, csv or ndjson", f.format)
-		}
-	}
-	if f.delimiter != "" {
-		d := []rune(strings.ReplaceAll(f.delimiter, `\t`, "\t"))
-		if len(d) != 1 {
-			return usagef("--delimiter must be one character")
-		}
-		iopts = append(iopts, ingest.WithDelimiter(d[0]))
+	iopts, err := sourceFormatOptions(f.format, f.delimiter)
+	if err != nil {
+		return err
 	}
 
 	tbl, err := a.openTable(ctx, uri)
@@ -677,4 +665,27 @@ func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoc
 		}
 	}
 	return nil, -1, nil
+}
+
+// sourceFormatOptions turns the --format and --delimiter flags of a
+// command reading an ingest source into its options; a bad value is a
+// usage error.
+func sourceFormatOptions(format, delimiter string) ([]ingest.Option, error) {
+	var opts []ingest.Option
+	if format != "" {
+		switch ingest.Format(strings.ToLower(format)) {
+		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
+			opts = append(opts, ingest.WithFormat(ingest.Format(strings.ToLower(format))))
+		default:
+			return nil, usagef("invalid --format %q: want parquet, csv or ndjson", format)
+		}
+	}
+	if delimiter != "" {
+		d := []rune(strings.ReplaceAll(delimiter, `\t`, "\t"))
+		if len(d) != 1 {
+			return nil, usagef("--delimiter must be one character")
+		}
+		opts = append(opts, ingest.WithDelimiter(d[0]))
+	}
+	return opts, nil
 }
