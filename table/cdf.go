@@ -150,19 +150,8 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 		g.rows = append(g.rows, out)
 		g.sizes = append(g.sizes, size+int64(len(cr.typ)))
 	}
-	fw := &fileWriter{
-		store:    t.store,
-		schema:   fileSchema,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: partCols,
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-		root:     changeDataDir,
-		prefix:   "cdc",
-	}
+	fw := t.newFileWriter(cfg, fileSchema)
+	fw.root, fw.prefix = changeDataDir, "cdc"
 	for _, g := range order {
 		adds, err := fw.writeGroup(ctx, g.values, g.rows, g.sizes)
 		if err != nil {

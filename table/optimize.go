@@ -310,17 +310,7 @@ func (t *Table) optimizeWriter(rt *rowTracker, cfg writeConfig) *fileWriter {
 	if rt != nil {
 		data.Fields = append(data.Fields, rt.fields()...)
 	}
-	return &fileWriter{
-		store:    t.store,
-		schema:   data,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: t.PartitionColumns(),
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-	}
+	return t.newFileWriter(cfg, data)
 }
 
 // learn adds raw estimated bytes to the ratio of file bytes to raw bytes

@@ -1077,17 +1077,7 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		return &writeResult{}, nil
 	}
 
-	fw := &fileWriter{
-		store:    t.store,
-		schema:   dataSchema,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: partCols,
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-	}
+	fw := t.newFileWriter(cfg, dataSchema)
 	results := make([][]*txlog.Add, len(order))
 	// Up to cfg.concurrency groups are written at once; the first error
 	// cancels gctx, which stops the others and the loop below.
@@ -1188,6 +1178,24 @@ type fileWriter struct {
 	fileSum float64
 	keys    []string
 	fileSeq int
+}
+
+// newFileWriter returns the writer of data files with the columns of data
+// (the table's columns without its partition columns) into the table's
+// partition directories, with the Parquet options and target file size of
+// cfg.
+func (t *Table) newFileWriter(cfg writeConfig, data *schema.StructType) *fileWriter {
+	return &fileWriter{
+		store:    t.store,
+		schema:   data,
+		opts:     t.parquetOptions(cfg),
+		suffix:   cfg.compression.FileSuffix(),
+		target:   cfg.targetFileSize,
+		now:      t.cfg.now,
+		partCols: t.PartitionColumns(),
+		partKeys: t.partitionKeys(),
+		ratio:    1,
+	}
 }
 
 func (w *fileWriter) written() []string {
