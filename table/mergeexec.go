@@ -861,11 +861,9 @@ func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res 
 		"scanTimeMs":                             scanMs,
 		"rewriteTimeMs":                          time.Since(rewriteStart).Milliseconds(),
 	})
-	op.metrics["executionTimeMs"] = op.elapsedMs()
-	nt, cr, err := t.commitOperation(ctx, op)
+	nt, err := t.commitDML(ctx, op, &res.DMLResult)
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
 	return nt, res, nil
 }
