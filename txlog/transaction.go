@@ -378,15 +378,7 @@ func (t *Transaction) buildActions() ([]Action, string) {
 // gate, delta.appendOnly (no remove with dataChange=true) and the spec's rule that one commit holds no two actions that
 // reconcile with each other.
 func (t *Transaction) validate() error {
-	p, m := t.protocol, t.metadata
-	if t.snap != nil {
-		if p == nil {
-			p = t.snap.protocol
-		}
-		if m == nil {
-			m = t.snap.metadata
-		}
-	}
+	p, m := t.resulting()
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
 	}
