@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -398,30 +395,16 @@ func deltakitMerge(ctx context.Context, tbl **table.Table, store *countingStore,
 
 // deltaRSMerge is a running deltars_merge.py.
 type deltaRSMerge struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Scanner
-	stderr  strings.Builder
+	*pyScript
 	Version string
 }
 
 func startDeltaRSMerge(ctx context.Context, python string) (*deltaRSMerge, error) {
-	d := &deltaRSMerge{}
-	d.cmd = exec.CommandContext(ctx, python, "-c", deltarsMergeScript)
-	d.cmd.Stderr = &d.stderr
-	var err error
-	if d.in, err = d.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := d.cmd.StdoutPipe()
+	p, err := startPyScript(ctx, "delta-rs merge script", python, deltarsMergeScript, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	d.out = bufio.NewScanner(out)
-	d.out.Buffer(nil, 1<<20)
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
+	d := &deltaRSMerge{pyScript: p}
 	var hello struct {
 		Deltalake string `json:"deltalake"`
 	}
@@ -439,27 +422,7 @@ func (d *deltaRSMerge) do(req map[string]any, out any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.in.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("bench: delta-rs merge script: %w\n%s", err, d.stderr.String())
-	}
-	if !d.out.Scan() {
-		return fmt.Errorf("bench: delta-rs merge script ended: %v\n%s", d.out.Err(), d.stderr.String())
-	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(d.out.Bytes(), &e); err != nil {
-		return fmt.Errorf("bench: delta-rs merge script said %q: %w", d.out.Text(), err)
-	}
-	if e.Error != "" {
-		return fmt.Errorf("bench: delta-rs %s: %s", req["cmd"], e.Error)
-	}
-	return json.Unmarshal(d.out.Bytes(), out)
-}
-
-func (d *deltaRSMerge) close() error {
-	d.in.Close()
-	return d.cmd.Wait()
+	return d.ask(line, fmt.Sprint(req["cmd"]), out)
 }
 
 // merge runs delta-rs's MERGE of the source file into the delta-rs table.
