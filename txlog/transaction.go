@@ -499,6 +499,11 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		return nil, err
 	}
 	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
+	// The loop below is long on purpose: it is one state machine over
+	// version, pending, failures, lost, winners, prev and the encoded
+	// actions, and every way out (finish, settle, a ConflictError) needs
+	// that state as it stands; split up, the pieces would pass all of it
+	// back and forth.
 	own := newOwnWrites(base)
 	var winners []versionedActions
 	var lastErr error
