@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -78,12 +79,7 @@ func MemoryChild(ctx context.Context, dir string, w io.Writer) error {
 	runtime.ReadMemStats(&m)
 	r.HeapAfterAllBytes = m.HeapAlloc
 	runtime.KeepAlive(snap)
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s%s\n", memoryLinePrefix, line)
-	return err
+	return writeChildLine(w, memoryLinePrefix, r)
 }
 
 func procStatus() (string, error) {
@@ -156,23 +152,45 @@ func MemoryFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 }
 
 func runMemoryChild(ctx context.Context, env *Env, dir string) (*memoryReport, error) {
-	cmd := env.MemoryChild(ctx, dir)
+	var r memoryReport
+	if err := runChild(env.MemoryChild(ctx, dir), "memory child", "memory child", memoryLinePrefix, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// writeChildLine writes the line a child process reports with: prefix and
+// r as JSON.
+func writeChildLine(w io.Writer, prefix string, r any) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", prefix, line)
+	return err
+}
+
+// runChild runs cmd, a child process that reports with writeChildLine,
+// and decodes the JSON of the first line of its output that starts with
+// prefix into r. name names the child in the errors, and runName in that
+// of a failed run; those of a failed run or of a missing line hold the
+// child's output.
+func runChild(cmd *exec.Cmd, name, runName, prefix string, r any) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("bench: memory child: %w\n%s%s", err, stdout.String(), stderr.String())
+		return fmt.Errorf("bench: %s: %w\n%s%s", runName, err, stdout.String(), stderr.String())
 	}
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), memoryLinePrefix); ok {
-			var r memoryReport
-			if err := json.Unmarshal([]byte(rest), &r); err != nil {
-				return nil, fmt.Errorf("bench: memory child said %q: %w", rest, err)
+		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			if err := json.Unmarshal([]byte(rest), r); err != nil {
+				return fmt.Errorf("bench: %s said %q: %w", name, rest, err)
 			}
-			return &r, nil
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("bench: memory child wrote no %q line:\n%s%s", memoryLinePrefix, stdout.String(), stderr.String())
+	return fmt.Errorf("bench: %s wrote no %q line:\n%s%s", name, prefix, stdout.String(), stderr.String())
 }
 
 // groupDigits prints n with thousands separators (1,000,000).

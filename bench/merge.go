@@ -1,16 +1,13 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -398,30 +395,16 @@ func deltakitMerge(ctx context.Context, tbl **table.Table, store *countingStore,
 
 // deltaRSMerge is a running deltars_merge.py.
 type deltaRSMerge struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Scanner
-	stderr  strings.Builder
+	*pyScript
 	Version string
 }
 
 func startDeltaRSMerge(ctx context.Context, python string) (*deltaRSMerge, error) {
-	d := &deltaRSMerge{}
-	d.cmd = exec.CommandContext(ctx, python, "-c", deltarsMergeScript)
-	d.cmd.Stderr = &d.stderr
-	var err error
-	if d.in, err = d.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := d.cmd.StdoutPipe()
+	p, err := startPyScript(ctx, "delta-rs merge script", python, deltarsMergeScript, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	d.out = bufio.NewScanner(out)
-	d.out.Buffer(nil, 1<<20)
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
+	d := &deltaRSMerge{pyScript: p}
 	var hello struct {
 		Deltalake string `json:"deltalake"`
 	}
@@ -439,27 +422,7 @@ func (d *deltaRSMerge) do(req map[string]any, out any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.in.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("bench: delta-rs merge script: %w\n%s", err, d.stderr.String())
-	}
-	if !d.out.Scan() {
-		return fmt.Errorf("bench: delta-rs merge script ended: %v\n%s", d.out.Err(), d.stderr.String())
-	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(d.out.Bytes(), &e); err != nil {
-		return fmt.Errorf("bench: delta-rs merge script said %q: %w", d.out.Text(), err)
-	}
-	if e.Error != "" {
-		return fmt.Errorf("bench: delta-rs %s: %s", req["cmd"], e.Error)
-	}
-	return json.Unmarshal(d.out.Bytes(), out)
-}
-
-func (d *deltaRSMerge) close() error {
-	d.in.Close()
-	return d.cmd.Wait()
+	return d.ask(line, fmt.Sprint(req["cmd"]), out)
 }
 
 // merge runs delta-rs's MERGE of the source file into the delta-rs table.
@@ -581,14 +544,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		if err := writeSourceFile(srcFile, src); err != nil {
 			return fig, err
 		}
-		type side struct {
-			name  string
-			run   func() (mergeOutcome, error)
-			check func() (mergeDigest, error)
-			reset func() error
-			outs  []mergeOutcome
-		}
-		sides := []*side{
+		sides := []*mergeSide{
 			{name: "dv",
 				run:   func() (mergeOutcome, error) { return deltakitMerge(ctx, &m.dv, m.dvStore, src) },
 				check: func() (mergeDigest, error) { return digestTable(ctx, m.dv, keys) },
@@ -599,7 +555,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 				reset: func() error { return restore(ctx, &m.cow, m.cowBase) }},
 		}
 		if rs != nil {
-			sides = append(sides, &side{name: "deltars",
+			sides = append(sides, &mergeSide{name: "deltars",
 				run: func() (mergeOutcome, error) { return rs.merge(ctx, m, srcFile) },
 				check: func() (mergeDigest, error) {
 					// Read by deltakit, and by delta-rs itself: both must agree.
@@ -621,65 +577,13 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 					return rs.do(map[string]any{"cmd": "restore", "table": m.rsDir, "version": m.rsBase}, &ans)
 				}})
 		}
-		for i := range cfg.MergeReps {
-			for j := range sides {
-				s := sides[(i+j)%len(sides)]
-				env.logf("P11: %s %s (repetition %d)", v.name, s.name, i+1)
-				o, err := s.run()
-				if err != nil {
-					return fig, fmt.Errorf("P11 %s %s: %w", v.name, s.name, err)
-				}
-				if o.updated != int64(cfg.MergeKeys/2) || o.inserted != int64(cfg.MergeKeys-cfg.MergeKeys/2) {
-					return fig, fmt.Errorf("bench: P11 %s %s updated %d and inserted %d rows, want %d and %d", v.name, s.name,
-						o.updated, o.inserted, cfg.MergeKeys/2, cfg.MergeKeys-cfg.MergeKeys/2)
-				}
-				got, err := s.check()
-				if err != nil {
-					return fig, fmt.Errorf("bench: P11 %s %s: checking the result: %w", v.name, s.name, err)
-				}
-				if got != want {
-					return fig, fmt.Errorf("bench: P11 %s %s: the table holds %v, the reference %v", v.name, s.name, got, want)
-				}
-				s.outs = append(s.outs, o)
-				if err := s.reset(); err != nil {
-					return fig, fmt.Errorf("bench: P11 %s %s: restore: %w", v.name, s.name, err)
-				}
-			}
+		if err := runMergeSides(env, cfg, v.name, sides, want); err != nil {
+			return fig, err
 		}
-		byName := map[string]*side{}
+		byName := map[string]*mergeSide{}
 		for _, s := range sides {
 			byName[s.name] = s
-			var wall, cpu []time.Duration
-			var peak []float64
-			for _, o := range s.outs {
-				wall, cpu, peak = append(wall, o.wall), append(cpu, o.cpu), append(peak, float64(o.peakRSSKB))
-			}
-			o := s.outs[len(s.outs)-1]
-			p := v.name + "_" + s.name + "_"
-			fig.add(p+"merge", median(wall).Seconds(), "s")
-			fig.add(p+"cpu", median(cpu).Seconds(), "s")
-			if pk := medianF(peak); pk > 0 {
-				fig.add(p+"peak_rss", pk/1024, "MiB")
-				fig.add(p+"base_rss", float64(o.baseRSSKB)/1024, "MiB")
-			}
-			fig.add(p+"files_added", float64(o.filesAdded), "count")
-			fig.add(p+"files_removed", float64(o.filesRemoved), "count")
-			fig.add(p+"files_given_dv", float64(o.dvs), "count")
-			fig.add(p+"bytes_added", float64(o.bytesAdded), "B")
-			fig.add(p+"bytes_removed", float64(o.bytesRemoved), "B")
-			fig.add(p+"rows_copied", float64(o.copied), "rows")
-			if s.name != "deltars" {
-				fig.add(p+"bytes_written", float64(o.io.putBytes), "B")
-				fig.add(p+"dv_files_written", float64(o.io.dvFiles), "count")
-				fig.add(p+"bytes_read", float64(o.io.getBytes), "B")
-				fig.add(p+"alloc", o.alloc/(1<<20), "MiB")
-			} else {
-				for _, k := range []string{"num_target_files_scanned", "num_target_files_skipped_during_scan", "scan_time_ms", "rewrite_time_ms", "execution_time_ms"} {
-					if f, ok := o.deltarsMetrics[k].(float64); ok {
-						fig.add(p+k, f, "count")
-					}
-				}
-			}
+			addMergeSideMetrics(fig, v.name+"_"+s.name+"_", s)
 		}
 		if rs := byName["deltars"]; rs != nil {
 			for _, n := range []string{"dv", "cow"} {
@@ -696,6 +600,86 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		"base_rss that resident set; files and bytes added/removed are from the MERGE's commit (files_given_dv: files kept with a new deletion vector); " +
 		"bytes_written counts data and DV files PUT; alloc is Go heap allocated")
 	return fig, nil
+}
+
+// mergeSide is one side of P11 (table.Merge with or without deletion
+// vectors, delta-rs): how to run its MERGE, read its result and restore
+// its table, and the outcomes of its repetitions.
+type mergeSide struct {
+	name  string
+	run   func() (mergeOutcome, error)
+	check func() (mergeDigest, error)
+	reset func() error
+	outs  []mergeOutcome
+}
+
+// runMergeSides runs cfg.MergeReps repetitions of every side's MERGE for
+// the key spread named spread (the order of the sides rotating), checks
+// each result's counts and digest against want and restores the side's
+// table after it.
+func runMergeSides(env *Env, cfg Config, spread string, sides []*mergeSide, want mergeDigest) error {
+	for i := range cfg.MergeReps {
+		for j := range sides {
+			s := sides[(i+j)%len(sides)]
+			env.logf("P11: %s %s (repetition %d)", spread, s.name, i+1)
+			o, err := s.run()
+			if err != nil {
+				return fmt.Errorf("P11 %s %s: %w", spread, s.name, err)
+			}
+			if o.updated != int64(cfg.MergeKeys/2) || o.inserted != int64(cfg.MergeKeys-cfg.MergeKeys/2) {
+				return fmt.Errorf("bench: P11 %s %s updated %d and inserted %d rows, want %d and %d", spread, s.name,
+					o.updated, o.inserted, cfg.MergeKeys/2, cfg.MergeKeys-cfg.MergeKeys/2)
+			}
+			got, err := s.check()
+			if err != nil {
+				return fmt.Errorf("bench: P11 %s %s: checking the result: %w", spread, s.name, err)
+			}
+			if got != want {
+				return fmt.Errorf("bench: P11 %s %s: the table holds %v, the reference %v", spread, s.name, got, want)
+			}
+			s.outs = append(s.outs, o)
+			if err := s.reset(); err != nil {
+				return fmt.Errorf("bench: P11 %s %s: restore: %w", spread, s.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// addMergeSideMetrics adds the metrics of side s named with prefix p
+// ("narrow_dv_"): the medians of its repetitions' wall, CPU and peak RSS,
+// and the last one's files, bytes and side-specific figures.
+func addMergeSideMetrics(fig *Figure, p string, s *mergeSide) {
+	var wall, cpu []time.Duration
+	var peak []float64
+	for _, o := range s.outs {
+		wall, cpu, peak = append(wall, o.wall), append(cpu, o.cpu), append(peak, float64(o.peakRSSKB))
+	}
+	o := s.outs[len(s.outs)-1]
+	fig.add(p+"merge", median(wall).Seconds(), "s")
+	fig.add(p+"cpu", median(cpu).Seconds(), "s")
+	if pk := medianF(peak); pk > 0 {
+		fig.add(p+"peak_rss", pk/1024, "MiB")
+		fig.add(p+"base_rss", float64(o.baseRSSKB)/1024, "MiB")
+	}
+	fig.add(p+"files_added", float64(o.filesAdded), "count")
+	fig.add(p+"files_removed", float64(o.filesRemoved), "count")
+	fig.add(p+"files_given_dv", float64(o.dvs), "count")
+	fig.add(p+"bytes_added", float64(o.bytesAdded), "B")
+	fig.add(p+"bytes_removed", float64(o.bytesRemoved), "B")
+	fig.add(p+"rows_copied", float64(o.copied), "rows")
+	if s.name != "deltars" {
+		fig.add(p+"bytes_written", float64(o.io.putBytes), "B")
+		fig.add(p+"dv_files_written", float64(o.io.dvFiles), "count")
+		fig.add(p+"bytes_read", float64(o.io.getBytes), "B")
+		fig.add(p+"alloc", o.alloc/(1<<20), "MiB")
+	} else {
+		for _, k := range []string{"num_target_files_scanned", "num_target_files_skipped_during_scan", "scan_time_ms", "rewrite_time_ms", "execution_time_ms"} {
+			if f, ok := o.deltarsMetrics[k].(float64); ok {
+				fig.add(p+k, f, "count")
+			}
+		}
+	}
 }
 
 func medianOf(outs []mergeOutcome, wall bool) time.Duration {

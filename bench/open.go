@@ -90,11 +90,71 @@ func (o *openBench) update(ctx context.Context, base *txlog.Snapshot) (wall, cpu
 
 // deltaRS is a running delta-rs timing script.
 type deltaRS struct {
-	cmd     *exec.Cmd
-	in      io.WriteCloser
-	out     *bufio.Scanner
-	stderr  strings.Builder
+	*pyScript
 	Version string
+}
+
+// pyScript is a running Python script that answers every line sent to its
+// stdin with one line of JSON on its stdout, {"error": "..."} on failure.
+type pyScript struct {
+	name   string // in errors: "delta-rs script"
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr strings.Builder
+}
+
+// startPyScript starts script with python and args; answers may be up to
+// maxLine bytes long (0: bufio.Scanner's default).
+func startPyScript(ctx context.Context, name, python, script string, maxLine int, args ...string) (*pyScript, error) {
+	p := &pyScript{name: name}
+	p.cmd = exec.CommandContext(ctx, python, append([]string{"-c", script}, args...)...)
+	p.cmd.Stderr = &p.stderr
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	p.out = bufio.NewScanner(out)
+	if maxLine > 0 {
+		p.out.Buffer(nil, maxLine)
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ask sends line (without its newline) for command cmd and decodes the
+// answer into out; an answer with an error is the error.
+func (p *pyScript) ask(line []byte, cmd string, out any) error {
+	if _, err := p.in.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("bench: %s: %w\n%s", p.name, err, p.stderr.String())
+	}
+	if !p.out.Scan() {
+		return fmt.Errorf("bench: %s ended: %v\n%s", p.name, p.out.Err(), p.stderr.String())
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(p.out.Bytes(), &e); err != nil {
+		return fmt.Errorf("bench: %s said %q: %w", p.name, p.out.Text(), err)
+	}
+	if e.Error != "" {
+		return fmt.Errorf("bench: delta-rs %s: %s", cmd, e.Error)
+	}
+	if err := json.Unmarshal(p.out.Bytes(), out); err != nil {
+		return fmt.Errorf("bench: %s said %q: %w", p.name, p.out.Text(), err)
+	}
+	return nil
+}
+
+func (p *pyScript) close() error {
+	p.in.Close()
+	return p.cmd.Wait()
 }
 
 // deltaRSTiming is one answer of the script, in seconds.
@@ -111,21 +171,11 @@ type deltaRSTiming struct {
 }
 
 func startDeltaRS(ctx context.Context, python, tableDir string, base int64) (*deltaRS, error) {
-	d := &deltaRS{}
-	d.cmd = exec.CommandContext(ctx, python, "-c", deltarsScript, tableDir, fmt.Sprint(base))
-	d.cmd.Stderr = &d.stderr
-	var err error
-	if d.in, err = d.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := d.cmd.StdoutPipe()
+	p, err := startPyScript(ctx, "delta-rs script", python, deltarsScript, 0, tableDir, fmt.Sprint(base))
 	if err != nil {
 		return nil, err
 	}
-	d.out = bufio.NewScanner(out)
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
+	d := &deltaRS{pyScript: p}
 	hello, err := d.do("hello")
 	if err != nil {
 		d.close()
@@ -137,25 +187,11 @@ func startDeltaRS(ctx context.Context, python, tableDir string, base int64) (*de
 
 // do sends one command ("hello", "open", "update") and returns the answer.
 func (d *deltaRS) do(cmd string) (*deltaRSTiming, error) {
-	if _, err := io.WriteString(d.in, cmd+"\n"); err != nil {
-		return nil, fmt.Errorf("bench: delta-rs script: %w\n%s", err, d.stderr.String())
-	}
-	if !d.out.Scan() {
-		return nil, fmt.Errorf("bench: delta-rs script ended: %v\n%s", d.out.Err(), d.stderr.String())
-	}
 	var t deltaRSTiming
-	if err := json.Unmarshal(d.out.Bytes(), &t); err != nil {
-		return nil, fmt.Errorf("bench: delta-rs script said %q: %w", d.out.Text(), err)
-	}
-	if t.Error != "" {
-		return nil, fmt.Errorf("bench: delta-rs %s: %s", cmd, t.Error)
+	if err := d.ask([]byte(cmd), cmd, &t); err != nil {
+		return nil, err
 	}
 	return &t, nil
-}
-
-func (d *deltaRS) close() error {
-	d.in.Close()
-	return d.cmd.Wait()
 }
 
 // OpenFigure measures P3 on a table generated on the local filesystem:

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -99,12 +96,7 @@ func RSSChild(ctx context.Context, job string, w io.Writer) error {
 	runtime.ReadMemStats(&m1)
 	r.PeakRSSKB, r.BaselineRSSKB = procKB(after, "VmHWM"), procKB(before, "VmRSS")
 	r.TotalAllocBytes, r.HeapSysBytes = m1.TotalAlloc-m0.TotalAlloc, m1.HeapSys
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s%s\n", rssLinePrefix, line)
-	return err
+	return writeChildLine(w, rssLinePrefix, r)
 }
 
 // uploadSchema is R1's table: an id and a kilobyte of random text per row,
@@ -213,23 +205,11 @@ func runRSSChild(ctx context.Context, env *Env, j RSSJob) (*rssReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := env.RSSChild(ctx, string(job))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("bench: rss child (%s): %w\n%s%s", j.Kind, err, stdout.String(), stderr.String())
+	var r rssReport
+	if err := runChild(env.RSSChild(ctx, string(job)), "rss child", "rss child ("+j.Kind+")", rssLinePrefix, &r); err != nil {
+		return nil, err
 	}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), rssLinePrefix); ok {
-			var r rssReport
-			if err := json.Unmarshal([]byte(rest), &r); err != nil {
-				return nil, fmt.Errorf("bench: rss child said %q: %w", rest, err)
-			}
-			return &r, nil
-		}
-	}
-	return nil, fmt.Errorf("bench: rss child wrote no %q line:\n%s%s", rssLinePrefix, stdout.String(), stderr.String())
+	return &r, nil
 }
 
 // Goals of R1 and R2 (issue 17 item 4), for the full sizes.

@@ -282,21 +282,9 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 	var adds []*table.Add
 	var nrows int64
 	for round := 0; ; round++ {
-		tbl, err := s.tbl.Refresh(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
-		}
-		s.tbl = tbl
-		// The commit records the query's txn version as read (WithTxn of
-		// the streaming update), on this same snapshot.
-		if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
-			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
-			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
-		}
-		if check != nil {
-			if err := check(tbl); err != nil {
-				return nil, fmt.Errorf("streamsink: query %s epoch %d: precondition at table version %d: %w", s.queryID, epochID, tbl.Version(), err)
-			}
+		tbl, skipped, err := s.beginAttempt(ctx, epochID, check)
+		if err != nil || skipped != nil {
+			return skipped, err
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
@@ -326,6 +314,36 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 	}
 }
 
+// beginAttempt starts an attempt at writing epochID (s.mu held): it moves
+// the sink to a fresh snapshot of the table and, when that snapshot already
+// holds the epoch (the query's txn version, which the commit records as
+// read, on this same snapshot), returns the skipped Result; otherwise it
+// runs check (when not nil) on the snapshot and returns it.
+func (s *Sink) beginAttempt(ctx context.Context, epochID int64, check func(*table.Table) error) (*table.Table, *Result, error) {
+	tbl, err := s.tbl.Refresh(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+	}
+	s.tbl = tbl
+	if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
+		s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
+		return nil, &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
+	}
+	if check != nil {
+		if err := check(tbl); err != nil {
+			return nil, nil, fmt.Errorf("streamsink: query %s epoch %d: precondition at table version %d: %w", s.queryID, epochID, tbl.Version(), err)
+		}
+	}
+	return tbl, nil, nil
+}
+
+// retryable says whether a failed commit of attempt round may be followed
+// by another attempt from a fresh snapshot: a conflict other than a
+// concurrent run of the same query, within the sink's conflict retries.
+func (s *Sink) retryable(err error, round int) bool {
+	return !errors.Is(err, table.ErrConcurrentTransaction) && errors.Is(err, table.ErrConcurrentModification) && round < s.retries
+}
+
 // commitEpoch commits adds as the epoch of upd on tbl (STREAMING UPDATE
 // with the sink's parameters, extra txns and commit options) and moves the
 // sink to the new table; rows is the epoch's row count for the result. On
@@ -340,7 +358,7 @@ func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, upd table.Stre
 		table.WithExtraTxns(extra...),
 		table.WithCommitOptions(s.txnOpts...))
 	if err != nil {
-		retry = !errors.Is(err, table.ErrConcurrentTransaction) && errors.Is(err, table.ErrConcurrentModification) && round < s.retries
+		retry = s.retryable(err, round)
 		if retry {
 			s.logger.Info("streamsink: conflict, retrying epoch from a fresh snapshot", "query", s.queryID, "epoch", upd.EpochID, "err", err)
 		}

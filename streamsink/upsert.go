@@ -93,19 +93,9 @@ func (s *Sink) upsertEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, 
 	var src *table.MergeSource
 	var nrows int64
 	for round := 0; ; round++ {
-		tbl, err := s.tbl.Refresh(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
-		}
-		s.tbl = tbl
-		if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
-			s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
-			return &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
-		}
-		if check != nil {
-			if err := check(tbl); err != nil {
-				return nil, fmt.Errorf("streamsink: query %s epoch %d: precondition at table version %d: %w", s.queryID, epochID, tbl.Version(), err)
-			}
+		tbl, skipped, err := s.beginAttempt(ctx, epochID, check)
+		if err != nil || skipped != nil {
+			return skipped, err
 		}
 		if src == nil {
 			rows, rsch, err := rowsOf(tbl)
@@ -136,8 +126,7 @@ func (s *Sink) upsertEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, 
 			table.WithCommitOptions(s.txnOpts...))
 		ntbl, mr, err := table.Merge(ctx, tbl, m, opts...)
 		if err != nil {
-			retry := !errors.Is(err, table.ErrConcurrentTransaction) && errors.Is(err, table.ErrConcurrentModification) && round < s.retries
-			if retry {
+			if s.retryable(err, round) {
 				s.logger.Info("streamsink: conflict, retrying upsert epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)
 				continue
 			}

@@ -83,22 +83,9 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 		sch = t.Schema()
 	}
 	partCols := t.PartitionColumns()
-	isPart := make([]bool, len(sch.Fields))
-	pIdx := make([]int, len(partCols))
-	for i, c := range partCols {
-		j := sch.FieldIndex(c)
-		if j < 0 {
-			return fmt.Errorf("table: change data: partition column %q is not in the schema", c)
-		}
-		isPart[j], pIdx[i] = true, j
-	}
-	fileSchema := &schema.StructType{}
-	var dIdx []int
-	for i, f := range sch.Fields {
-		if !isPart[i] {
-			fileSchema.Fields = append(fileSchema.Fields, f)
-			dIdx = append(dIdx, i)
-		}
+	pIdx, dIdx, fileSchema, missing := splitPartitionColumns(sch, partCols)
+	if missing != "" {
+		return fmt.Errorf("table: change data: partition column %q is not in the schema", missing)
 	}
 	fileSchema.Fields = append(fileSchema.Fields, schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true))
 	checkers := make([]func(any) (int64, error), len(dIdx))
@@ -150,19 +137,8 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 		g.rows = append(g.rows, out)
 		g.sizes = append(g.sizes, size+int64(len(cr.typ)))
 	}
-	fw := &fileWriter{
-		store:    t.store,
-		schema:   fileSchema,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: partCols,
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-		root:     changeDataDir,
-		prefix:   "cdc",
-	}
+	fw := t.newFileWriter(cfg, fileSchema)
+	fw.root, fw.prefix = changeDataDir, "cdc"
 	for _, g := range order {
 		adds, err := fw.writeGroup(ctx, g.values, g.rows, g.sizes)
 		if err != nil {

@@ -107,13 +107,23 @@ func (t *Table) finishDML(ctx context.Context, op *operation, rw *remover, where
 	m["scanTimeMs"] = scanMs
 	m["rewriteTimeMs"] = time.Since(rewriteStart).Milliseconds()
 	op.metrics = metricsOf(m)
-	op.metrics["executionTimeMs"] = op.elapsedMs()
-	nt, cr, err := t.commitOperation(ctx, op)
+	nt, err := t.commitDML(ctx, op, res)
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
 	return nt, res, nil
+}
+
+// commitDML commits op, a DELETE, UPDATE or MERGE with its metrics but
+// executionTimeMs, which it adds, and records the commit in res.
+func (t *Table) commitDML(ctx context.Context, op *operation, res *DMLResult) (*Table, error) {
+	op.metrics["executionTimeMs"] = op.elapsedMs()
+	nt, cr, err := t.commitOperation(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
+	return nt, nil
 }
 
 // exprString renders a predicate for logs and commitInfo ("" for nil).

@@ -98,32 +98,9 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			r.matchedRows, r.readWhole = true, true
 		}
 	}
-	// Rows are read unfiltered and matched here.
-	reader := *plan
-	reader.pred = nil
-	// A DELETE with deletion vectors keeps no rows: it reads only the
-	// predicate's columns (proj, placed at their top-level indexes in full
-	// for matching), not every column.
-	var proj []int
-	var full parquetio.Row
-	if !r.matchedRows && !r.keptRows && plan.pred != nil {
-		sch := t.snap.Schema()
-		need := make([]bool, len(sch.Fields))
-		plan.pred.columns(func(c *boundCol) { need[c.top] = true })
-		var names []string
-		for i, f := range sch.Fields {
-			if need[i] {
-				names = append(names, f.Name)
-			}
-		}
-		cfg := plan.cfg
-		cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
-		np, err := t.newPlan(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		np.files, np.locs = plan.files, plan.locs
-		reader, proj, full = *np, np.out, make(parquetio.Row, len(sch.Fields))
+	reader, proj, full, err := t.dmlReader(plan, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	rt, err := t.rowTracker()
 	if err != nil {
@@ -204,6 +181,36 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		}
 	}
 	return plan, out, nil
+}
+
+// dmlReader returns the plan dmlScan reads plan's files with: rows are
+// read unfiltered and matched by dmlScan. A DELETE with deletion vectors
+// keeps no rows: it reads only the predicate's columns (proj, to be placed
+// at their top-level indexes in full for matching), not every column;
+// otherwise proj and full are nil.
+func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, full parquetio.Row, err error) {
+	reader = *plan
+	reader.pred = nil
+	if r.matchedRows || r.keptRows || plan.pred == nil {
+		return reader, nil, nil, nil
+	}
+	sch := t.snap.Schema()
+	need := make([]bool, len(sch.Fields))
+	plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+	var names []string
+	for i, f := range sch.Fields {
+		if need[i] {
+			names = append(names, f.Name)
+		}
+	}
+	cfg := plan.cfg
+	cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
+	np, err := t.newPlan(cfg)
+	if err != nil {
+		return scanPlan{}, nil, nil, err
+	}
+	np.files, np.locs = plan.files, plan.locs
+	return *np, np.out, make(parquetio.Row, len(sch.Fields)), nil
 }
 
 // track fills tg.matchedTracks (when matched, for matchedRows) and

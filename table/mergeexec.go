@@ -609,119 +609,189 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 	scanMs := time.Since(op.start).Milliseconds()
 	op.tx.ReadFiles(plan.partitionPredicate())
 
-	var cnt mergeCounts
-	ch := &mergeChanges{}
-	srcMatched := make([]bool, len(e.src.rows))
-	rw := newRemover(t, op, useDV)
-	rw.schema = e.sch
-	var written []parquetio.Row
-	// With row tracking enabled, writtenTracks are the stable row ids and
-	// commit versions of written (rowtracking.go): updated rows keep their
-	// id, inserted ones get fresh ids.
-	var writtenTracks []rowTrack
-	width := len(e.sch.Fields)
-	pad := func(r parquetio.Row) parquetio.Row {
-		if len(r) >= width {
-			return r
-		}
-		return append(slices.Clip(r), make(parquetio.Row, width-len(r))...)
-	}
-	var keyBuf []byte
+	j := &mergeJoin{e: e, useDV: useDV, bySrcKey: bySrcKey, srcMatched: make([]bool, len(e.src.rows)),
+		rw: newRemover(t, op, useDV)}
+	j.rw.schema = e.sch
 	for _, tg := range targets {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		fc := &mergeFileChanges{add: tg.f.add}
-		var changed []int64
-		var kept []parquetio.Row
-		var keptTracks []rowTrack
-		for j, row := range tg.matchedRows {
-			trow := pad(row)
-			mr := parquetio.Row{trow, nil}
-			hit, n := -1, 0
-			var ok bool
-			keyBuf, ok, err = e.appendKey(keyBuf[:0], mr, true)
-			if err != nil {
-				return nil, nil, fmt.Errorf("table: merge into %s: data file %s: %w", t.URI(), tg.f.path, err)
-			}
-			if ok {
-				for _, si := range bySrcKey[string(keyBuf)] {
-					mr[1] = e.src.rows[si]
-					if e.residual != nil && !e.residual.matchRow(mr) {
-						continue
-					}
-					srcMatched[si] = true
-					n++
-					if hit < 0 {
-						hit = si
-					} else if e.checkDup {
-						return nil, nil, fmt.Errorf("table: merge into %s: %w: the target row with key %s (data file %s) matched source rows %d and %d",
-							t.URI(), ErrMergeMultipleMatches, e.keyText(parquetio.Row{trow, nil}), tg.f.path, hit, si)
-					}
-				}
-			}
-			var clauses []*boundMergeClause
-			if n > 0 {
-				mr[1] = e.src.rows[hit]
-				clauses = e.matched
-			} else {
-				mr[1] = nil
-				clauses = e.bySource
-			}
-			c := firstClause(clauses, mr)
-			if c == nil {
-				kept = append(kept, trow)
-				if tg.matchedTracks != nil {
-					keptTracks = append(keptTracks, tg.matchedTracks[j])
-				}
-				continue
-			}
-			changed = append(changed, tg.matched[j])
-			if c.action == actDelete {
-				fc.deleted = append(fc.deleted, trow)
-				if n > 0 {
-					cnt.matchedDeleted++
-				} else {
-					cnt.bySourceDeleted++
-				}
-				continue
-			}
-			nr, err := e.apply(c, mr)
-			if err != nil {
-				return nil, nil, fmt.Errorf("table: merge into %s: data file %s: %w", t.URI(), tg.f.path, err)
-			}
-			fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
-			written = append(written, nr)
-			if tg.matchedTracks != nil {
-				writtenTracks = append(writtenTracks, tg.matchedTracks[j].updated())
-			}
-			if n > 0 {
-				cnt.matchedUpdated++
-			} else {
-				cnt.bySourceUpdated++
-			}
+		if err := j.file(tg); err != nil {
+			return nil, nil, err
 		}
-		if len(changed) == 0 {
+	}
+	if err := j.insertUnmatched(); err != nil {
+		return nil, nil, err
+	}
+	cnt := j.cnt
+	res := &MergeResult{SourceRows: int64(len(e.src.rows)), InsertedRows: cnt.inserted,
+		MatchedUpdatedRows: cnt.matchedUpdated, NotMatchedBySourceUpdatedRows: cnt.bySourceUpdated,
+		MatchedDeletedRows: cnt.matchedDeleted, NotMatchedBySourceDeletedRows: cnt.bySourceDeleted}
+	res.UpdatedRows = cnt.matchedUpdated + cnt.bySourceUpdated
+	res.DeletedRows = cnt.matchedDeleted + cnt.bySourceDeleted
+	if len(op.removes) == 0 && len(j.written) == 0 && !e.cfg.txnSet && !e.evolved {
+		t.cfg.logger.Debug("table: merge changed no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", e.onText)
+		res.Version = t.Version()
+		return t, res, nil
+	}
+	writtenTracks := j.writtenTracks
+	if rt, err := t.rowTracker(); err != nil {
+		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
+	} else if rt == nil {
+		writtenTracks = nil
+	}
+	j.rw.addRows(j.written, writtenTracks)
+	if t.cdfEnabled() {
+		j.rw.changes = j.ch.changeRows()
+	}
+	return e.finish(ctx, op, j.rw, res, scanMs)
+}
+
+// mergeJoin is the join of a MERGE's target rows with its source (run):
+// what it matched, counted, changed and writes.
+type mergeJoin struct {
+	e     *mergeExec
+	useDV bool
+	// bySrcKey indexes the source rows by key; srcMatched[i] is set once
+	// source row i matched a target row.
+	bySrcKey   map[string][]int
+	srcMatched []bool
+	cnt        mergeCounts
+	ch         mergeChanges
+	rw         *remover
+	written    []parquetio.Row
+	// With row tracking enabled, writtenTracks are the stable row ids and
+	// commit versions of written (rowtracking.go): updated rows keep their
+	// id, inserted ones get fresh ids.
+	writtenTracks []rowTrack
+	keyBuf        []byte
+}
+
+// pad extends a target row read before a schema evolution to the merge
+// schema's width (new columns null).
+func (j *mergeJoin) pad(r parquetio.Row) parquetio.Row {
+	width := len(j.e.sch.Fields)
+	if len(r) >= width {
+		return r
+	}
+	return append(slices.Clip(r), make(parquetio.Row, width-len(r))...)
+}
+
+// match finds the source rows that match target row trow (of data file
+// path) on the key and the residual condition: hit is the first (-1 for
+// none) and n their number. Two or more are an error when the MERGE checks
+// for multiple matches.
+func (j *mergeJoin) match(trow parquetio.Row, path string) (hit, n int, err error) {
+	e := j.e
+	mr := parquetio.Row{trow, nil}
+	hit = -1
+	var ok bool
+	j.keyBuf, ok, err = e.appendKey(j.keyBuf[:0], mr, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), path, err)
+	}
+	if !ok {
+		return hit, 0, nil
+	}
+	for _, si := range j.bySrcKey[string(j.keyBuf)] {
+		mr[1] = e.src.rows[si]
+		if e.residual != nil && !e.residual.matchRow(mr) {
 			continue
 		}
-		ch.files = append(ch.files, fc)
-		nt := &dmlTarget{f: tg.f, oldDV: tg.oldDV, live: tg.live, matched: changed,
-			whole: int64(len(changed)) == tg.live}
-		if !useDV {
-			nt.keptRows = make([]parquetio.Row, 0, len(tg.keptRows)+len(kept))
-			for _, r := range tg.keptRows {
-				nt.keptRows = append(nt.keptRows, pad(r))
-			}
-			nt.keptRows = append(nt.keptRows, kept...)
-			if tg.keptTracks != nil || keptTracks != nil {
-				nt.keptTracks = append(slices.Clone(tg.keptTracks), keptTracks...)
-			}
+		j.srcMatched[si] = true
+		n++
+		if hit < 0 {
+			hit = si
+		} else if e.checkDup {
+			return 0, 0, fmt.Errorf("table: merge into %s: %w: the target row with key %s (data file %s) matched source rows %d and %d",
+				e.t.URI(), ErrMergeMultipleMatches, e.keyText(parquetio.Row{trow, nil}), path, hit, si)
 		}
-		rw.remove(nt)
 	}
-	// Source rows that matched nothing.
+	return hit, n, nil
+}
+
+// file applies the matched and not-matched-by-source clauses to the rows
+// of target file tg and hands the file to the remover when a clause
+// changed one of them.
+func (j *mergeJoin) file(tg *dmlTarget) error {
+	e := j.e
+	fc := &mergeFileChanges{add: tg.f.add}
+	var changed []int64
+	var kept []parquetio.Row
+	var keptTracks []rowTrack
+	for i, row := range tg.matchedRows {
+		trow := j.pad(row)
+		hit, n, err := j.match(trow, tg.f.path)
+		if err != nil {
+			return err
+		}
+		mr := parquetio.Row{trow, nil}
+		var clauses []*boundMergeClause
+		if n > 0 {
+			mr[1] = e.src.rows[hit]
+			clauses = e.matched
+		} else {
+			clauses = e.bySource
+		}
+		c := firstClause(clauses, mr)
+		if c == nil {
+			kept = append(kept, trow)
+			if tg.matchedTracks != nil {
+				keptTracks = append(keptTracks, tg.matchedTracks[i])
+			}
+			continue
+		}
+		changed = append(changed, tg.matched[i])
+		if c.action == actDelete {
+			fc.deleted = append(fc.deleted, trow)
+			if n > 0 {
+				j.cnt.matchedDeleted++
+			} else {
+				j.cnt.bySourceDeleted++
+			}
+			continue
+		}
+		nr, err := e.apply(c, mr)
+		if err != nil {
+			return fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), tg.f.path, err)
+		}
+		fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
+		j.written = append(j.written, nr)
+		if tg.matchedTracks != nil {
+			j.writtenTracks = append(j.writtenTracks, tg.matchedTracks[i].updated())
+		}
+		if n > 0 {
+			j.cnt.matchedUpdated++
+		} else {
+			j.cnt.bySourceUpdated++
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	j.ch.files = append(j.ch.files, fc)
+	nt := &dmlTarget{f: tg.f, oldDV: tg.oldDV, live: tg.live, matched: changed,
+		whole: int64(len(changed)) == tg.live}
+	if !j.useDV {
+		nt.keptRows = make([]parquetio.Row, 0, len(tg.keptRows)+len(kept))
+		for _, r := range tg.keptRows {
+			nt.keptRows = append(nt.keptRows, j.pad(r))
+		}
+		nt.keptRows = append(nt.keptRows, kept...)
+		if tg.keptTracks != nil || keptTracks != nil {
+			nt.keptTracks = append(slices.Clone(tg.keptTracks), keptTracks...)
+		}
+	}
+	j.rw.remove(nt)
+	return nil
+}
+
+// insertUnmatched applies the not-matched clauses to the source rows that
+// matched no target row.
+func (j *mergeJoin) insertUnmatched() error {
+	e := j.e
 	for i, r := range e.src.rows {
-		if srcMatched[i] || len(e.notMatched) == 0 {
+		if j.srcMatched[i] || len(e.notMatched) == 0 {
 			continue
 		}
 		mr := parquetio.Row{nil, r}
@@ -731,33 +801,14 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		}
 		nr, err := e.apply(c, mr)
 		if err != nil {
-			return nil, nil, fmt.Errorf("table: merge into %s: source row %d: %w", t.URI(), i, err)
+			return fmt.Errorf("table: merge into %s: source row %d: %w", e.t.URI(), i, err)
 		}
-		ch.inserted = append(ch.inserted, nr)
-		written = append(written, nr)
-		writtenTracks = append(writtenTracks, freshTrack)
-		cnt.inserted++
+		j.ch.inserted = append(j.ch.inserted, nr)
+		j.written = append(j.written, nr)
+		j.writtenTracks = append(j.writtenTracks, freshTrack)
+		j.cnt.inserted++
 	}
-	res := &MergeResult{SourceRows: int64(len(e.src.rows)), InsertedRows: cnt.inserted,
-		MatchedUpdatedRows: cnt.matchedUpdated, NotMatchedBySourceUpdatedRows: cnt.bySourceUpdated,
-		MatchedDeletedRows: cnt.matchedDeleted, NotMatchedBySourceDeletedRows: cnt.bySourceDeleted}
-	res.UpdatedRows = cnt.matchedUpdated + cnt.bySourceUpdated
-	res.DeletedRows = cnt.matchedDeleted + cnt.bySourceDeleted
-	if len(op.removes) == 0 && len(written) == 0 && !e.cfg.txnSet && !e.evolved {
-		t.cfg.logger.Debug("table: merge changed no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", e.onText)
-		res.Version = t.Version()
-		return t, res, nil
-	}
-	if rt, err := t.rowTracker(); err != nil {
-		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
-	} else if rt == nil {
-		writtenTracks = nil
-	}
-	rw.addRows(written, writtenTracks)
-	if t.cdfEnabled() {
-		rw.changes = ch.changeRows()
-	}
-	return e.finish(ctx, op, rw, res, scanMs)
+	return nil
 }
 
 // firstClause returns the first clause whose condition holds on mr.
@@ -861,11 +912,9 @@ func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res 
 		"scanTimeMs":                             scanMs,
 		"rewriteTimeMs":                          time.Since(rewriteStart).Milliseconds(),
 	})
-	op.metrics["executionTimeMs"] = op.elapsedMs()
-	nt, cr, err := t.commitOperation(ctx, op)
+	nt, err := t.commitDML(ctx, op, &res.DMLResult)
 	if err != nil {
 		return nil, nil, err
 	}
-	res.Committed, res.Version, res.Metrics = true, cr.Version, op.metrics
 	return nt, res, nil
 }

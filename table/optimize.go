@@ -310,17 +310,7 @@ func (t *Table) optimizeWriter(rt *rowTracker, cfg writeConfig) *fileWriter {
 	if rt != nil {
 		data.Fields = append(data.Fields, rt.fields()...)
 	}
-	return &fileWriter{
-		store:    t.store,
-		schema:   data,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: t.PartitionColumns(),
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-	}
+	return t.newFileWriter(cfg, data)
 }
 
 // learn adds raw estimated bytes to the ratio of file bytes to raw bytes
@@ -348,118 +338,19 @@ const optimizeBatch = 256
 // It returns the add actions and the number of rows; fw records the keys
 // written (for cleanup on failure).
 func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowTracker, fw *fileWriter, read func(bytes int64)) ([]*txlog.Add, int64, error) {
-	sch := t.Schema()
-	isPart := map[string]bool{}
-	for _, c := range t.PartitionColumns() {
-		isPart[c] = true
-	}
-	mode := t.snap.Metadata().ColumnMappingMode()
-	// The bin's partition values, keyed by the add actions' keys, parsed
-	// and serialized again as a write of the rows would.
-	values := map[string]string{}
-	partKeys := t.partitionKeys()
-	for i, c := range t.PartitionColumns() {
-		fld := sch.Fields[sch.FieldIndex(c)]
-		s, ok := b.values[partKeys[i]]
-		if !ok {
-			s = b.values[c]
-		}
-		v, err := ParsePartitionValue(fld.Type, s)
-		if err != nil {
-			return nil, 0, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
-		}
-		ser, _, err := SerializePartitionValue(fld.Type, v)
-		if err != nil {
-			return nil, 0, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
-		}
-		values[partKeys[i]] = ser
-	}
-	dir := fw.root
-	if len(partKeys) > 0 {
-		dir += partitionDir(partKeys, values) + "/"
-	}
-	checkers := make([]func(any) (int64, error), len(fw.schema.Fields))
-	for i, f := range fw.schema.Fields {
-		checkers[i] = fieldChecker(f)
-	}
-	ndata := len(fw.schema.Fields)
-	if rt != nil {
-		ndata -= 2
-	}
-	locs, err := newLocator(t)
+	values, err := t.binPartitionValues(b)
 	if err != nil {
 		return nil, 0, err
 	}
-
-	// batches yields the bin's rows (as data rows of fw.schema) in batches
-	// of up to optimizeBatch, with each row's estimated size.
-	batches := func(yield func(batch, error) bool) {
-		rows := make([]parquetio.Row, 0, optimizeBatch)
-		sizes := make([]int64, 0, optimizeBatch)
-		for _, f := range b.files {
-			key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
-			if !ok { // planBins keeps only files under the table root
-				yield(batch{}, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable))
-				return
-			}
-			ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
-			if f.DeletionVector != nil {
-				bm, err := locs.loadDV(ctx, f.DeletionVector)
-				if err != nil {
-					yield(batch{}, fmt.Errorf("file %s: %w", f.Path, err))
-					return
-				}
-				ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
-			}
-			pf, err := parquetio.Open(ctx, t.store, key, fw.schema, ropts...)
-			if err != nil {
-				yield(batch{}, err)
-				return
-			}
-			for ir, err := range pf.IndexedRows(ctx) {
-				if err != nil {
-					yield(batch{}, err)
-					return
-				}
-				r := ir.Row
-				if rt != nil {
-					tr, err := stableTrack(f, ir.Index, r[ndata], r[ndata+1])
-					if err != nil {
-						yield(batch{}, err)
-						return
-					}
-					r[ndata], r[ndata+1] = nil, nil
-					if tr.id >= 0 {
-						r[ndata] = tr.id
-					}
-					if tr.version >= 0 {
-						r[ndata+1] = tr.version
-					}
-				}
-				var size int64
-				for c, check := range checkers {
-					n, err := check(r[c])
-					if err != nil {
-						yield(batch{}, fmt.Errorf("file %s, row %d: %w", f.Path, ir.Index, err))
-						return
-					}
-					size += n
-				}
-				rows, sizes = append(rows, r), append(sizes, size)
-				if len(rows) == optimizeBatch {
-					if !yield(batch{rows, sizes}, nil) {
-						return
-					}
-					rows, sizes = rows[:0], sizes[:0]
-				}
-			}
-			read(f.Size)
-		}
-		if len(rows) > 0 {
-			yield(batch{rows, sizes}, nil)
-		}
+	dir := fw.root
+	if partKeys := t.partitionKeys(); len(partKeys) > 0 {
+		dir += partitionDir(partKeys, values) + "/"
 	}
-	next, stop := iter.Pull2(iter.Seq2[batch, error](batches))
+	batches, err := t.binBatches(ctx, b, rt, fw, read)
+	if err != nil {
+		return nil, 0, err
+	}
+	next, stop := iter.Pull2(batches)
 	defer stop()
 	var pending batch // rows read but not written yet
 	pull := func() (bool, error) {
@@ -525,6 +416,118 @@ func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 		adds = append(adds, add)
 	}
 	return adds, total, nil
+}
+
+// binPartitionValues returns the partition values of bin b, keyed by the
+// add actions' keys (physical names under column mapping), parsed and
+// serialized again as a write of the rows would.
+func (t *Table) binPartitionValues(b *optimizeBin) (map[string]string, error) {
+	sch := t.Schema()
+	values := map[string]string{}
+	partKeys := t.partitionKeys()
+	for i, c := range t.PartitionColumns() {
+		fld := sch.Fields[sch.FieldIndex(c)]
+		s, ok := b.values[partKeys[i]]
+		if !ok {
+			s = b.values[c]
+		}
+		v, err := ParsePartitionValue(fld.Type, s)
+		if err != nil {
+			return nil, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
+		}
+		ser, _, err := SerializePartitionValue(fld.Type, v)
+		if err != nil {
+			return nil, fmt.Errorf("partition value of %s in bin of %s: %w", c, b.files[0].Path, err)
+		}
+		values[partKeys[i]] = ser
+	}
+	return values, nil
+}
+
+// binBatches returns the rows of bin b's files (as data rows of fw.schema,
+// deletion vectors applied, with rt the stable row ids and commit
+// versions) in batches of up to optimizeBatch, with each row's estimated
+// size; read is told the size of every file read to its end.
+func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, fw *fileWriter, read func(bytes int64)) (iter.Seq2[batch, error], error) {
+	checkers := make([]func(any) (int64, error), len(fw.schema.Fields))
+	for i, f := range fw.schema.Fields {
+		checkers[i] = fieldChecker(f)
+	}
+	ndata := len(fw.schema.Fields)
+	if rt != nil {
+		ndata -= 2
+	}
+	locs, err := newLocator(t)
+	if err != nil {
+		return nil, err
+	}
+	mode := t.snap.Metadata().ColumnMappingMode()
+	return func(yield func(batch, error) bool) {
+		rows := make([]parquetio.Row, 0, optimizeBatch)
+		sizes := make([]int64, 0, optimizeBatch)
+		for _, f := range b.files {
+			key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
+			if !ok { // planBins keeps only files under the table root
+				yield(batch{}, fmt.Errorf("file %s: %w", f.Path, ErrPathOutsideTable))
+				return
+			}
+			ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
+			if f.DeletionVector != nil {
+				bm, err := locs.loadDV(ctx, f.DeletionVector)
+				if err != nil {
+					yield(batch{}, fmt.Errorf("file %s: %w", f.Path, err))
+					return
+				}
+				ropts = append(ropts, parquetio.WithSkipRows(func(i int64) bool { return i >= 0 && bm.Contains(uint64(i)) }))
+			}
+			pf, err := parquetio.Open(ctx, t.store, key, fw.schema, ropts...)
+			if err != nil {
+				yield(batch{}, err)
+				return
+			}
+			for ir, err := range pf.IndexedRows(ctx) {
+				if err != nil {
+					yield(batch{}, err)
+					return
+				}
+				r := ir.Row
+				if rt != nil {
+					tr, err := stableTrack(f, ir.Index, r[ndata], r[ndata+1])
+					if err != nil {
+						yield(batch{}, err)
+						return
+					}
+					r[ndata], r[ndata+1] = nil, nil
+					if tr.id >= 0 {
+						r[ndata] = tr.id
+					}
+					if tr.version >= 0 {
+						r[ndata+1] = tr.version
+					}
+				}
+				var size int64
+				for c, check := range checkers {
+					n, err := check(r[c])
+					if err != nil {
+						yield(batch{}, fmt.Errorf("file %s, row %d: %w", f.Path, ir.Index, err))
+						return
+					}
+					size += n
+				}
+				rows, sizes = append(rows, r), append(sizes, size)
+				if len(rows) == optimizeBatch {
+					if !yield(batch{rows, sizes}, nil) {
+						return
+					}
+					rows, sizes = rows[:0], sizes[:0]
+				}
+			}
+			read(f.Size)
+		}
+		if len(rows) > 0 {
+			yield(batch{rows, sizes}, nil)
+		}
+	}, nil
 }
 
 // batch is rows with their estimated sizes.

@@ -975,23 +975,9 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 	}
 	sch := p.schema
 	partCols := t.PartitionColumns()
-	pIdx := make([]int, len(partCols))
-	isPart := make([]bool, len(sch.Fields))
-	for i, c := range partCols {
-		j := sch.FieldIndex(c)
-		if j < 0 {
-			return nil, fmt.Errorf("table: %w: partition column %q is not in the schema", ErrSchemaMismatch, c)
-		}
-		pIdx[i] = j
-		isPart[j] = true
-	}
-	dataSchema := &schema.StructType{}
-	var dIdx []int
-	for i, f := range sch.Fields {
-		if !isPart[i] {
-			dataSchema.Fields = append(dataSchema.Fields, f)
-			dIdx = append(dIdx, i)
-		}
+	pIdx, dIdx, dataSchema, missing := splitPartitionColumns(sch, partCols)
+	if missing != "" {
+		return nil, fmt.Errorf("table: %w: partition column %q is not in the schema", ErrSchemaMismatch, missing)
 	}
 
 	// Validate every row and split by partition before writing anything.
@@ -1077,17 +1063,7 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		return &writeResult{}, nil
 	}
 
-	fw := &fileWriter{
-		store:    t.store,
-		schema:   dataSchema,
-		opts:     t.parquetOptions(cfg),
-		suffix:   cfg.compression.FileSuffix(),
-		target:   cfg.targetFileSize,
-		now:      t.cfg.now,
-		partCols: partCols,
-		partKeys: t.partitionKeys(),
-		ratio:    1,
-	}
+	fw := t.newFileWriter(cfg, dataSchema)
 	results := make([][]*txlog.Add, len(order))
 	// Up to cfg.concurrency groups are written at once; the first error
 	// cancels gctx, which stops the others and the loop below.
@@ -1188,6 +1164,50 @@ type fileWriter struct {
 	fileSum float64
 	keys    []string
 	fileSeq int
+}
+
+// splitPartitionColumns splits the columns of sch into partition columns
+// (partCols, in that order: their indexes in sch are pIdx) and data
+// columns (the others, in sch's order: indexes dIdx, and data, their
+// schema). missing is the first of partCols that sch lacks ("" when none
+// does; the other results are then nil).
+func splitPartitionColumns(sch *schema.StructType, partCols []string) (pIdx, dIdx []int, data *schema.StructType, missing string) {
+	pIdx = make([]int, len(partCols))
+	isPart := make([]bool, len(sch.Fields))
+	for i, c := range partCols {
+		j := sch.FieldIndex(c)
+		if j < 0 {
+			return nil, nil, nil, c
+		}
+		pIdx[i] = j
+		isPart[j] = true
+	}
+	data = &schema.StructType{}
+	for i, f := range sch.Fields {
+		if !isPart[i] {
+			data.Fields = append(data.Fields, f)
+			dIdx = append(dIdx, i)
+		}
+	}
+	return pIdx, dIdx, data, ""
+}
+
+// newFileWriter returns the writer of data files with the columns of data
+// (the table's columns without its partition columns) into the table's
+// partition directories, with the Parquet options and target file size of
+// cfg.
+func (t *Table) newFileWriter(cfg writeConfig, data *schema.StructType) *fileWriter {
+	return &fileWriter{
+		store:    t.store,
+		schema:   data,
+		opts:     t.parquetOptions(cfg),
+		suffix:   cfg.compression.FileSuffix(),
+		target:   cfg.targetFileSize,
+		now:      t.cfg.now,
+		partCols: t.PartitionColumns(),
+		partKeys: t.partitionKeys(),
+		ratio:    1,
+	}
 }
 
 func (w *fileWriter) written() []string {

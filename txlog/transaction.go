@@ -372,15 +372,7 @@ func (t *Transaction) buildActions() ([]Action, string) {
 // gate, delta.appendOnly (no remove with dataChange=true) and the spec's rule that one commit holds no two actions that
 // reconcile with each other.
 func (t *Transaction) validate() error {
-	p, m := t.protocol, t.metadata
-	if t.snap != nil {
-		if p == nil {
-			p = t.snap.protocol
-		}
-		if m == nil {
-			m = t.snap.metadata
-		}
-	}
+	p, m := t.resulting()
 	if p == nil || m == nil {
 		return fmt.Errorf("txlog: commit of version 0 needs protocol and metaData: %w", ErrNoMetadata)
 	}
@@ -501,6 +493,11 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 		return nil, err
 	}
 	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
+	// The loop below is long on purpose: it is one state machine over
+	// version, pending, failures, lost, winners, prev and the encoded
+	// actions, and every way out (finish, settle, a ConflictError) needs
+	// that state as it stands; split up, the pieces would pass all of it
+	// back and forth.
 	own := newOwnWrites(base)
 	var winners []versionedActions
 	var lastErr error

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -76,16 +77,9 @@ stream holds every row unless --limit is given.`,
 			if err != nil {
 				return err
 			}
-			sopts := []table.ScanOption{table.WithLimit(limit)}
-			if where != "" {
-				e, err := parseWhere(where, t.Schema())
-				if err != nil {
-					return usagef("--where: %v", err)
-				}
-				sopts = append(sopts, table.WithFilter(e))
-			}
-			if len(columns) > 0 {
-				sopts = append(sopts, table.WithColumns(columns...))
+			sopts, err := rowScanOptions(t, limit, where, columns)
+			if err != nil {
+				return err
 			}
 			sch, err := t.ScanSchema(sopts...)
 			if err != nil {
@@ -94,16 +88,7 @@ stream holds every row unless --limit is given.`,
 			if format == "arrow" {
 				return writeArrow(ctx, a.stdout, t, sopts)
 			}
-			w := newRowWriter(format, a.stdout, sch)
-			for row, err := range t.Scan(ctx, sopts...) {
-				if err != nil {
-					return err
-				}
-				if err := w.write(row); err != nil {
-					return err
-				}
-			}
-			return w.flush()
+			return printRows(newRowWriter(format, a.stdout, sch), t.Scan(ctx, sopts...))
 		},
 	}
 	tt.register(cmd)
@@ -112,6 +97,38 @@ stream holds every row unless --limit is given.`,
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
 	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl or arrow")
 	return cmd
+}
+
+// rowScanOptions turns the --limit, --where and --columns flags of a
+// command printing rows of t (cat, changes) into scan options; a filter
+// that does not parse on t's schema is a usage error.
+func rowScanOptions(t *table.Table, limit int64, where string, columns []string) ([]table.ScanOption, error) {
+	sopts := []table.ScanOption{table.WithLimit(limit)}
+	if where != "" {
+		e, err := parseWhere(where, t.Schema())
+		if err != nil {
+			return nil, usagef("--where: %v", err)
+		}
+		sopts = append(sopts, table.WithFilter(e))
+	}
+	if len(columns) > 0 {
+		sopts = append(sopts, table.WithColumns(columns...))
+	}
+	return sopts, nil
+}
+
+// printRows writes rows to w and flushes it, stopping at the first error
+// of either.
+func printRows(w rowWriter, rows iter.Seq2[table.Row, error]) error {
+	for row, err := range rows {
+		if err != nil {
+			return err
+		}
+		if err := w.write(row); err != nil {
+			return err
+		}
+	}
+	return w.flush()
 }
 
 // rowWriter prints scanned rows in one format.

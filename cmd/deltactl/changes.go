@@ -62,31 +62,15 @@ cat (on the table's columns); --format: table, csv or jsonl (the default with
 			if err != nil {
 				return err
 			}
-			sopts := []table.ScanOption{table.WithLimit(limit)}
-			if where != "" {
-				e, err := parseWhere(where, t.Schema())
-				if err != nil {
-					return usagef("--where: %v", err)
-				}
-				sopts = append(sopts, table.WithFilter(e))
-			}
-			if len(columns) > 0 {
-				sopts = append(sopts, table.WithColumns(columns...))
+			sopts, err := rowScanOptions(t, limit, where, columns)
+			if err != nil {
+				return err
 			}
 			feed, err := table.Changes(ctx, t, from, to, sopts...)
 			if err != nil {
 				return err
 			}
-			w := newRowWriter(format, a.stdout, feed.Schema())
-			for row, err := range feed.Rows(ctx) {
-				if err != nil {
-					return err
-				}
-				if err := w.write(row); err != nil {
-					return err
-				}
-			}
-			return w.flush()
+			return printRows(newRowWriter(format, a.stdout, feed.Schema()), feed.Rows(ctx))
 		},
 	}
 	cmd.Flags().Int64Var(&from, "from", 0, "first version of the range (required)")

@@ -134,21 +134,9 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	if err != nil {
 		return err
 	}
-	var iopts []ingest.Option
-	if f.format != "" {
-		switch ingest.Format(strings.ToLower(f.format)) {
-		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
-			iopts = append(iopts, ingest.WithFormat(ingest.Format(strings.ToLower(f.format))))
-		default:
-			return usagef("invalid --format %q: want parquet, csv or ndjson", f.format)
-		}
-	}
-	if f.delimiter != "" {
-		d := []rune(strings.ReplaceAll(f.delimiter, `\t`, "\t"))
-		if len(d) != 1 {
-			return usagef("--delimiter must be one character")
-		}
-		iopts = append(iopts, ingest.WithDelimiter(d[0]))
+	iopts, err := sourceFormatOptions(f.format, f.delimiter)
+	if err != nil {
+		return err
 	}
 
 	tbl, err := a.openTable(ctx, uri)
@@ -423,16 +411,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	if err != nil {
 		return err
 	}
-	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...), streamsink.WithOperationParameters(params)}
-	if len(f.mergeOn) > 0 {
-		// The MERGE source is the input (WithRowSchema); its files get the
-		// file options only.
-		sopts = []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(mergeWriteOptions(wopts)...),
-			streamsink.WithOperationParameters(params), streamsink.WithMergeKeys(f.mergeOn...), streamsink.WithRowSchema(src.Schema())}
-	}
-	if a.now != nil {
-		sopts = append(sopts, streamsink.WithClock(a.now))
-	}
+	sopts := a.sinkOptions(src, f, wopts, params)
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
 	if len(f.mergeOn) > 0 {
@@ -516,21 +495,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 		if err != nil {
 			return false, err
 		}
-		ev := EpochView{Epoch: epoch, Status: "committed", Version: res.Version, Rows: res.Rows, Files: res.Files}
-		if res.Skipped {
-			ev.Status = "skipped"
-			view.Skipped++
-		} else {
-			view.Committed++
-			view.Rows += res.Rows
-			view.Files += res.Files
-			view.Bytes += res.Bytes
-			if res.Merge != nil {
-				view.InsertedRows += res.Merge.InsertedRows
-				view.UpdatedRows += res.Merge.UpdatedRows
-			}
-		}
-		view.Epochs = append(view.Epochs, ev)
+		ev := view.addEpoch(epoch, res)
 		bar.Clear()
 		if err := out.Epoch(&ev); err != nil {
 			return false, err
@@ -555,6 +520,42 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	view.Schema = fieldViews(sink.Table().Schema())
 	view.Version = sink.Table().Version()
 	return nil
+}
+
+// sinkOptions returns the options of a streaming ingest's sink: an
+// appending one, or with --merge-on an upserting one whose MERGE source is
+// the input (WithRowSchema) and whose files get the file options only.
+func (a *app) sinkOptions(src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, params map[string]string) []streamsink.Option {
+	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...), streamsink.WithOperationParameters(params)}
+	if len(f.mergeOn) > 0 {
+		sopts = []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(mergeWriteOptions(wopts)...),
+			streamsink.WithOperationParameters(params), streamsink.WithMergeKeys(f.mergeOn...), streamsink.WithRowSchema(src.Schema())}
+	}
+	if a.now != nil {
+		sopts = append(sopts, streamsink.WithClock(a.now))
+	}
+	return sopts
+}
+
+// addEpoch records the result of writing epoch in the view (its epoch
+// list and totals) and returns the epoch's view.
+func (v *IngestView) addEpoch(epoch int64, res *streamsink.Result) EpochView {
+	ev := EpochView{Epoch: epoch, Status: "committed", Version: res.Version, Rows: res.Rows, Files: res.Files}
+	if res.Skipped {
+		ev.Status = "skipped"
+		v.Skipped++
+	} else {
+		v.Committed++
+		v.Rows += res.Rows
+		v.Files += res.Files
+		v.Bytes += res.Bytes
+		if res.Merge != nil {
+			v.InsertedRows += res.Merge.InsertedRows
+			v.UpdatedRows += res.Merge.UpdatedRows
+		}
+	}
+	v.Epochs = append(v.Epochs, ev)
+	return ev
 }
 
 // Operation parameters of the STREAMING UPDATE commits of a streaming
@@ -677,4 +678,27 @@ func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoc
 		}
 	}
 	return nil, -1, nil
+}
+
+// sourceFormatOptions turns the --format and --delimiter flags of a
+// command reading an ingest source into its options; a bad value is a
+// usage error.
+func sourceFormatOptions(format, delimiter string) ([]ingest.Option, error) {
+	var opts []ingest.Option
+	if format != "" {
+		switch ingest.Format(strings.ToLower(format)) {
+		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
+			opts = append(opts, ingest.WithFormat(ingest.Format(strings.ToLower(format))))
+		default:
+			return nil, usagef("invalid --format %q: want parquet, csv or ndjson", format)
+		}
+	}
+	if delimiter != "" {
+		d := []rune(strings.ReplaceAll(delimiter, `\t`, "\t"))
+		if len(d) != 1 {
+			return nil, usagef("--delimiter must be one character")
+		}
+		opts = append(opts, ingest.WithDelimiter(d[0]))
+	}
+	return opts, nil
 }

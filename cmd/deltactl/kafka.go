@@ -186,16 +186,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 			bar.Describe(fmt.Sprintf("kafka v%d lag %s", b.Version, lagString(lag, slices.Sorted(maps.Keys(lag)))))
 			bar.Add(int64(b.Records))
 			bar.Clear()
-			ev := EpochView{Epoch: b.Epoch, Status: "committed", Version: b.Version, Rows: b.Rows, Files: b.Files}
-			view.Epochs = append(view.Epochs, ev)
-			view.Committed++
-			view.Rows += b.Rows
-			view.Files += b.Files
-			view.Bytes += b.Bytes
-			if b.Merge != nil {
-				view.InsertedRows += b.Merge.InsertedRows
-				view.UpdatedRows += b.Merge.UpdatedRows
-			}
+			ev := view.addEpoch(b.Epoch, &streamsink.Result{Epoch: b.Epoch, Version: b.Version, Rows: b.Rows, Files: b.Files, Bytes: b.Bytes, Merge: b.Merge})
 			if err := out.Epoch(&ev); err != nil && hookErr == nil {
 				hookErr = err
 			}

@@ -122,22 +122,11 @@ func (a *app) merge(ctx context.Context, uri string, f *mergeFlags) error {
 	if err != nil {
 		return err
 	}
-	iopts := []ingest.Option{ingest.WithTargetSchema(t.Schema()), ingest.WithStdin(a.stdin)}
-	if f.format != "" {
-		switch ingest.Format(strings.ToLower(f.format)) {
-		case ingest.Parquet, ingest.CSV, ingest.NDJSON:
-			iopts = append(iopts, ingest.WithFormat(ingest.Format(strings.ToLower(f.format))))
-		default:
-			return usagef("invalid --format %q: want parquet, csv or ndjson", f.format)
-		}
+	fopts, err := sourceFormatOptions(f.format, f.delimiter)
+	if err != nil {
+		return err
 	}
-	if f.delimiter != "" {
-		d := []rune(strings.ReplaceAll(f.delimiter, `\t`, "\t"))
-		if len(d) != 1 {
-			return usagef("--delimiter must be one character")
-		}
-		iopts = append(iopts, ingest.WithDelimiter(d[0]))
-	}
+	iopts := append([]ingest.Option{ingest.WithTargetSchema(t.Schema()), ingest.WithStdin(a.stdin)}, fopts...)
 	src, err := ingest.Open(ctx, f.source, iopts...)
 	if err != nil {
 		return err
