@@ -211,4 +211,3 @@ func TestSetPropertiesRefused(t *testing.T) {
 		t.Errorf("UNSET IF EXISTS of a missing key: %v", err)
 	}
 }
-
