@@ -132,3 +132,51 @@ func TestCreateOverCleanedTable(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 }
+
+// TestCreateFeatureProperties: every property with which Spark turns a
+// writer feature on (txlog.WriterFeatures' Property column, where it is a
+// property=value) either creates a table whose protocol has the feature, and
+// that deltakit then appends to, or is refused by name with nothing
+// written, as the feature table says.
+func TestCreateFeatureProperties(t *testing.T) {
+	ctx := context.Background()
+	flat := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
+	n := 0
+	for _, f := range txlog.WriterFeatures() {
+		key, values, ok := f.PropertyTrigger()
+		if !ok {
+			continue
+		}
+		for _, v := range values {
+			n++
+			t.Run(key+"="+v, func(t *testing.T) {
+				mem := objectstore.NewMem("t")
+				tbl, err := Create(ctx, "", flat, WithStore(mem), WithProperties(map[string]string{key: v}))
+				if f.Support == txlog.WriterRefused {
+					var ufe *txlog.UnsupportedFeatureError
+					if !errors.As(err, &ufe) || !slices.Equal(ufe.Features, []string{f.Name}) ||
+						!errors.Is(err, txlog.ErrUnsupportedFeature) {
+						t.Fatalf("create: %v, want %s refused by name", err, f.Name)
+					}
+					for info, err := range mem.List(ctx, "", "") {
+						t.Errorf("a refused create wrote %v (%v)", info.Key, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := tbl.Snapshot().Protocol()
+				if !slices.Contains(p.EffectiveWriterFeatures(), f.Name) {
+					t.Fatalf("protocol %+v lacks %s", p, f.Name)
+				}
+				if _, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}}); err != nil {
+					t.Fatalf("append to the new table: %v", err)
+				}
+			})
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d property settings in txlog.WriterFeatures", n)
+	}
+}

@@ -236,22 +236,34 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // Create creates a Delta table at uri with schema sch and commits version 0
 // (protocol and metaData). The protocol is the lowest the schema and
 // properties need (txlog.ProtocolFor): (1,2) without features, legacy
-// versions for legacy features (writer 3 for delta.constraints.*), and
-// (3,7) listing every feature used, legacy ones included (invariants for
-// NOT NULL columns, appendOnly, checkConstraints), when a column is
-// timestamp_ntz or delta.enableDeletionVectors is true. Returns ErrTableExists when a table is
+// versions for legacy features (writer 3 for delta.constraints.*, 4 for
+// delta.enableChangeDataFeed, reader 2 and writer 5 for column mapping),
+// and (3,7) or (1,7) listing every feature used, legacy ones included
+// (invariants for NOT NULL columns, appendOnly, checkConstraints), when a
+// column is timestamp_ntz or a property turns on a table feature. Which
+// property turns on which feature, and whether deltakit writes it, is the
+// writer feature table txlog.WriterFeatures: delta.enableDeletionVectors,
+// delta.enableRowTracking, delta.enableInCommitTimestamps,
+// delta.enableTypeWidening, delta.checkpointPolicy=v2 (checkpoints are
+// then classic-named V2 checkpoints) and delta.feature.<name>=supported of
+// a supported feature are created with the feature in the protocol;
+// delta.enableIcebergCompatV1/V2, an unknown or refused
+// delta.feature.<name> return an *txlog.UnsupportedFeatureError
+// (txlog.ErrUnsupportedFeature) naming the feature, with nothing written.
+// Returns ErrTableExists when a table is
 // already there (also when another writer created it concurrently, or when
 // log cleanup removed its first commits; CreateOrOpen appends to such a
-// table instead), ErrInvalidArgument for bad
-// partition columns, and an *txlog.UnsupportedFeatureError for properties
-// that turn on a feature deltakit cannot write (type widening).
-// delta.enableChangeDataFeed=true makes a change data feed table (writer
-// version 4): DELETE and UPDATE then write change data files, and Changes
-// reads the feed. With
+// table instead), ErrInvalidArgument for bad partition columns and bad
+// property values (a delta.* boolean, number, interval or policy that does
+// not parse).
+// delta.enableChangeDataFeed=true makes a change data feed table: DELETE,
+// UPDATE and MERGE then write change data files, and Changes reads the
+// feed. With
 // delta.columnMapping.mode name or id every column (nested ones too) gets
 // a column mapping id and a "col-<uuid>" physical name and
 // delta.columnMapping.maxColumnId is set (spec "Column Mapping"); another
-// mode value is ErrInvalidArgument.
+// mode value is ErrInvalidArgument. SetProperties changes properties of an
+// existing table.
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
@@ -357,47 +369,34 @@ func hasLog(ctx context.Context, store objectstore.Store) (bool, error) {
 	return false, nil
 }
 
-// unwritableProperties maps table properties that switch on a feature
-// deltakit cannot honour when writing to that feature's name.
-var unwritableProperties = []struct{ key, feature string }{
-	{"delta.enableTypeWidening", txlog.FeatureTypeWidening},
-}
-
 // protocolFor returns the protocol of a new table with this schema and these
 // properties: txlog.ProtocolFor, which lists every feature the schema and
-// properties use (NOT NULL columns: invariants; delta.appendOnly;
-// delta.constraints.*; timestamp_ntz; delta.enableDeletionVectors;
-// "delta.feature.<name>" properties). Properties that turn on a feature
-// deltakit cannot write (type widening, unknown delta.feature.<name>) return
-// an *txlog.UnsupportedFeatureError naming it, rather than a table other
-// engines would misread.
+// properties use (NOT NULL columns: invariants; timestamp_ntz; every
+// property of the writer feature table, txlog.WriterFeatures, such as
+// delta.appendOnly, delta.enableDeletionVectors, delta.checkpointPolicy=v2,
+// delta.enableIcebergCompatV2; delta.constraints.*; "delta.feature.<name>"
+// properties), checked against that table (txlog.CheckWritableProtocol):
+// a feature it refuses or does not list returns an
+// *txlog.UnsupportedFeatureError naming it, rather than a table other
+// engines would misread. Bad property values are ErrInvalidArgument.
 func protocolFor(sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
+	return protocolForChange(nil, sch, props)
+}
+
+// protocolForChange is protocolFor for a table whose protocol is cur (nil
+// for a new table): the protocol never loses a feature cur has.
+func protocolForChange(cur *txlog.Protocol, sch *schema.StructType, props map[string]string) (*txlog.Protocol, error) {
 	if err := checkPropertyValues(props); err != nil {
 		return nil, err
-	}
-	var refused []string
-	for _, u := range unwritableProperties {
-		if strings.EqualFold(props[u.key], "true") {
-			refused = append(refused, u.feature)
-		}
 	}
 	if err := checkMappingMode(props[txlog.PropColumnMappingMode]); err != nil {
 		return nil, err
 	}
-	for k, v := range props {
-		name, ok := strings.CutPrefix(k, "delta.feature.")
-		if !ok || !strings.EqualFold(v, "supported") && !strings.EqualFold(v, "enabled") {
-			continue
-		}
-		if !slices.Contains(txlog.SupportedWriterFeatures(), name) {
-			refused = append(refused, name)
-		}
+	p := txlog.ProtocolFor(cur, sch, props)
+	if err := txlog.CheckWritableProtocol(p); err != nil {
+		return nil, err
 	}
-	if len(refused) > 0 {
-		slices.Sort(refused)
-		return nil, &txlog.UnsupportedFeatureError{Features: slices.Compact(refused)}
-	}
-	return txlog.ProtocolFor(nil, sch, props), nil
+	return p, nil
 }
 
 // checkPropertyValues refuses table properties whose values deltakit and
@@ -418,8 +417,13 @@ func checkPropertyValues(props map[string]string) error {
 				err = errors.New("must be -1 or more")
 			}
 		case txlog.PropAppendOnly, txlog.PropEnableChangeDataFeed, txlog.PropEnableDeletionVectors,
-			txlog.PropEnableRowTracking, txlog.PropEnableInCommitTimestamps:
+			txlog.PropEnableRowTracking, txlog.PropEnableInCommitTimestamps, "delta.enableTypeWidening",
+			"delta.enableIcebergCompatV1", "delta.enableIcebergCompatV2":
 			_, err = strconv.ParseBool(v)
+		case "delta.checkpointPolicy":
+			if !strings.EqualFold(v, "classic") && !strings.EqualFold(v, "v2") {
+				err = errors.New("must be classic or v2")
+			}
 		case txlog.PropLogRetentionDuration, txlog.PropDeletedFileRetentionDuration, txlog.PropSetTransactionRetentionDuration:
 			_, err = txlog.ParseInterval(v)
 		case txlog.PropIsolationLevel:

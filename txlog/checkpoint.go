@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -158,7 +159,10 @@ func sidecarKey(p string) string {
 // ("_delta_log/%020d.checkpoint.parquet", spec "Checkpoints") holding its
 // protocol, metadata, txns, domain metadata, live files (stats as JSON
 // strings) and unexpired tombstones, then updates "_delta_log/_last_checkpoint"
-// unless it already names a newer version. The commit of snap's version must
+// unless it already names a newer version. On a table supporting
+// v2Checkpoint it is a classic-named V2-spec checkpoint: one
+// checkpointMetadata action first, all file actions inline (spec "V2
+// Checkpoint", "Checkpoint Naming Scheme"). The commit of snap's version must
 // exist (it does for a loaded snapshot). Errors are store or Parquet encoding
 // errors, wrapped.
 //
@@ -226,16 +230,42 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	cw := &countingWriter{w: out}
 	// Row groups of at most 32,768 rows let readers decode large checkpoints
 	// in parallel.
-	w := parquet.NewGenericWriter[checkpointRowV1](cw, parquet.Compression(&parquet.Snappy),
-		parquet.MaxRowsPerRowGroup(32_768))
-	var rows []checkpointRowV1
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(32_768)}
+	// A table supporting v2Checkpoint gets a classic-named V2-spec
+	// checkpoint: its rows include one checkpointMetadata action (spec
+	// "V2 Checkpoint": classic-named checkpoints of such a table must be
+	// V2 checkpoints); other tables a V1-spec one, without the column.
+	v2 := snap.protocol != nil && slices.Contains(snap.protocol.EffectiveWriterFeatures(), FeatureV2Checkpoint)
+	var (
+		write  func(rows []checkpointRow) error
+		closeW func() error
+	)
+	if v2 {
+		w := parquet.NewGenericWriter[checkpointRow](cw, opts...)
+		write = func(rows []checkpointRow) error { _, err := w.Write(rows); return err }
+		closeW = w.Close
+	} else {
+		w := parquet.NewGenericWriter[checkpointRowV1](cw, opts...)
+		var v1 []checkpointRowV1
+		write = func(rows []checkpointRow) error {
+			v1 = v1[:0]
+			for _, row := range rows {
+				v1 = append(v1, checkpointRowV1{Txn: row.Txn, Add: row.Add, Remove: row.Remove, MetaData: row.MetaData,
+					Protocol: row.Protocol, DomainMetadata: row.DomainMetadata})
+			}
+			_, err := w.Write(v1)
+			return err
+		}
+		closeW = w.Close
+	}
+	var rows []checkpointRow
 	numAdds := int64(0)
 	size := int64(0)
 	flush := func(force bool) error {
 		if len(rows) == 0 || (!force && len(rows) < 4096) {
 			return nil
 		}
-		if _, err := w.Write(rows); err != nil {
+		if err := write(rows); err != nil {
 			return fmt.Errorf("txlog: encoding checkpoint: %w", err)
 		}
 		size += int64(len(rows))
@@ -244,12 +274,16 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	}
 	push := func(a Action) error {
 		row, ok := checkpointRowOf(&a)
-		if !ok || row.CheckpointMetadata != nil || row.Sidecar != nil {
+		if !ok || row.Sidecar != nil {
 			return nil
 		}
-		rows = append(rows, checkpointRowV1{Txn: row.Txn, Add: row.Add, Remove: row.Remove, MetaData: row.MetaData,
-			Protocol: row.Protocol, DomainMetadata: row.DomainMetadata})
+		rows = append(rows, row)
 		return flush(false)
+	}
+	if v2 {
+		if err := push(Action{CheckpointMetadata: &CheckpointMetadata{Version: snap.version}}); err != nil {
+			return nil, err
+		}
 	}
 	if err := push(Action{Protocol: snap.protocol}); err != nil {
 		return nil, err
@@ -282,7 +316,7 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	if err := flush(true); err != nil {
 		return nil, err
 	}
-	if err := w.Close(); err != nil {
+	if err := closeW(); err != nil {
 		return nil, fmt.Errorf("txlog: encoding checkpoint: %w", err)
 	}
 	n := cw.n

@@ -1,10 +1,14 @@
 package txlog
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // richCheckpointTable returns a table whose checkpoint has every column
@@ -76,5 +80,63 @@ func TestCheckpointBytesStable(t *testing.T) {
 	got, err := readAll(t, data, true)
 	if err != nil || int64(len(got)) != lc.Size {
 		t.Fatalf("read back %d actions (%v), want %d", len(got), err, lc.Size)
+	}
+}
+
+// TestCheckpointOfV2CheckpointTable: a table supporting v2Checkpoint gets a
+// classic-named V2-spec checkpoint, with one checkpointMetadata action of
+// the checkpoint's version (spec "V2 Checkpoint"); a table without the
+// feature a V1-spec one, without the column. Both load back to the same
+// state.
+func TestCheckpointOfV2CheckpointTable(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		t.Run(fmt.Sprint("v2=", v2), func(t *testing.T) {
+			m := newMemTable(t)
+			p := &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+			if v2 {
+				p = &Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+					ReaderFeatures: []string{FeatureV2Checkpoint}, WriterFeatures: []string{FeatureV2Checkpoint}}
+			}
+			m.commit(0, Action{Protocol: p}, Action{Metadata: &Metadata{ID: "v2", Format: Format{Provider: "parquet"},
+				SchemaString: replayTestSchema, PartitionColumns: []string{"p"}, Configuration: map[string]string{}}})
+			m.commit(1, Action{Add: &Add{Path: "p=0/a.parquet", PartitionValues: map[string]string{"p": "0"},
+				Size: 10, DataChange: true, Stats: `{"numRecords":1}`}})
+			snap := m.mustLoad()
+			data, lc, err := EncodeCheckpoint(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, hasCol := f.Schema().Lookup("checkpointMetadata", "version")
+			if hasCol != v2 {
+				t.Errorf("checkpointMetadata column present %v, want %v", hasCol, v2)
+			}
+			got, err := readAll(t, data, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cms []*CheckpointMetadata
+			for _, a := range got {
+				if a.CheckpointMetadata != nil {
+					cms = append(cms, a.CheckpointMetadata)
+				}
+			}
+			if want := map[bool]int{false: 0, true: 1}[v2]; len(cms) != want || (v2 && cms[0].Version != 1) {
+				t.Errorf("checkpointMetadata actions %+v, want %d of version 1", cms, want)
+			}
+			if want := int64(len(got)); lc.Size != want {
+				t.Errorf("last checkpoint size %d, want %d", lc.Size, want)
+			}
+			if err := WriteCheckpoint(context.Background(), snap); err != nil {
+				t.Fatal(err)
+			}
+			back := m.mustLoad()
+			if back.NumFiles() != 1 || !back.Protocol().HasWriterFeature(FeatureV2Checkpoint) == v2 {
+				t.Errorf("reloaded from checkpoint: %d files, protocol %+v", back.NumFiles(), back.Protocol())
+			}
+		})
 	}
 }

@@ -176,6 +176,18 @@ var writerFeatures = []WriterFeature{
 		"log cleanup does not honour delta.requireCheckpointProtectionBeforeVersion"},
 }
 
+// PropertyTrigger returns the table property and its values that turn the
+// feature on (Spark's ALTER TABLE SET TBLPROPERTIES), when Property is a
+// "key=value" (or "key=value1|value2") setting; ok is false for features
+// turned on by DDL.
+func (f WriterFeature) PropertyTrigger() (key string, values []string, ok bool) {
+	key, v, ok := strings.Cut(f.Property, "=")
+	if !ok || key == "" || v == "" || strings.ContainsAny(f.Property, " <>()") {
+		return "", nil, false
+	}
+	return key, strings.Split(v, "|"), true
+}
+
 // WriterFeatures returns the table of writer features deltakit knows, in
 // table order (a copy). Features not listed are refused.
 func WriterFeatures() []WriterFeature { return slices.Clone(writerFeatures) }
@@ -404,8 +416,11 @@ var legacyFeatureVersions = map[string]int32{
 //     delta.generationExpression, delta.identity.*, CURRENT_DEFAULT metadata
 //   - columnMapping: delta.columnMapping.mode other than none
 //   - timestampNtz, variantType: a column of that type, at any depth
-//   - deletionVectors, rowTracking (with domainMetadata),
-//     inCommitTimestamp, typeWidening: their delta.enable* property true
+//   - every feature whose WriterFeatures Property is a "key=value"
+//     setting (deletionVectors, rowTracking with domainMetadata,
+//     inCommitTimestamp, typeWidening, icebergCompatV1/V2 by their
+//     delta.enable* property true; v2Checkpoint by
+//     delta.checkpointPolicy=v2), so that a refused one is refused by name
 //   - every <name> of a delta.feature.<name>=supported (or enabled) property.
 func metadataFeatures(st *schema.StructType, conf map[string]string) []string {
 	set := map[string]bool{}
@@ -424,13 +439,16 @@ func metadataFeatures(st *schema.StructType, conf map[string]string) []string {
 		set[FeatureTimestampNTZ] = hasPrimitive(st, schema.TimestampNTZ)
 		set[FeatureVariantType] = hasPrimitive(st, "variant")
 	}
-	set[FeatureAppendOnly] = isTrue(PropAppendOnly)
-	set[FeatureChangeDataFeed] = isTrue(PropEnableChangeDataFeed)
-	set[FeatureDeletionVectors] = isTrue(PropEnableDeletionVectors)
-	set[FeatureInCommitTimestamp] = isTrue(PropEnableInCommitTimestamps)
-	set[FeatureTypeWidening] = isTrue("delta.enableTypeWidening")
+	// The features writerFeatures turns on by a "key=value" property.
+	for _, f := range writerFeatures {
+		if key, values, ok := f.PropertyTrigger(); ok && slices.ContainsFunc(values, func(v string) bool {
+			return strings.EqualFold(conf[key], v)
+		}) {
+			set[f.Name] = true
+		}
+	}
 	if isTrue(PropEnableRowTracking) {
-		set[FeatureRowTracking], set[FeatureDomainMetadata] = true, true
+		set[FeatureDomainMetadata] = true
 	}
 	if m := conf[PropColumnMappingMode]; m != "" && !strings.EqualFold(m, "none") {
 		set[FeatureColumnMapping] = true
@@ -531,6 +549,16 @@ func ProtocolFor(cur *Protocol, st *schema.StructType, conf map[string]string) *
 	}
 	return p
 }
+
+// CheckWritableProtocol returns nil when deltakit's commit path may write a
+// table with protocol p, judged by the protocol and the writer feature
+// table (WriterFeatures) alone: p readable, writer version at most 7, and
+// no writer feature (explicit or implied) that the table refuses or does
+// not list. Errors are *UnsupportedProtocolError or *UnsupportedFeatureError
+// (ErrUnsupportedFeature) naming the features. Callers that derive a
+// protocol from properties (ProtocolFor) check it with this before writing
+// anything; the commit path checks it again (CheckWritableTable).
+func CheckWritableProtocol(p *Protocol) error { return checkWritable(p) }
 
 // mergeFeatures returns the sorted union of a and b without duplicates.
 func mergeFeatures(a, b []string) []string {

@@ -117,3 +117,42 @@ func TestParseInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestProtocolForPropertyFeatures: every WriterFeatures row turned on by a
+// "key=value" property gets its feature into ProtocolFor's protocol, and
+// CheckWritableProtocol accepts it exactly when the table does not refuse
+// it, naming the feature otherwise.
+func TestProtocolForPropertyFeatures(t *testing.T) {
+	n := 0
+	for _, f := range WriterFeatures() {
+		key, values, ok := f.PropertyTrigger()
+		if !ok {
+			continue
+		}
+		for _, v := range values {
+			n++
+			p := ProtocolFor(nil, nil, map[string]string{key: v})
+			if !slices.Contains(p.EffectiveWriterFeatures(), f.Name) {
+				t.Errorf("%s=%s: protocol %+v lacks %s", key, v, p, f.Name)
+			}
+			err := CheckWritableProtocol(p)
+			var ue *UnsupportedFeatureError
+			switch {
+			case f.Support == WriterRefused && (!errors.As(err, &ue) || !slices.Contains(ue.Features, f.Name)):
+				t.Errorf("%s=%s: CheckWritableProtocol = %v, want refusal naming %s", key, v, err, f.Name)
+			case f.Support != WriterRefused && err != nil:
+				t.Errorf("%s=%s: CheckWritableProtocol = %v, want nil", key, v, err)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d property settings in WriterFeatures", n)
+	}
+	p := ProtocolFor(nil, nil, map[string]string{"delta.checkpointPolicy": "v2"})
+	if p.MinReaderVersion != 3 || !slices.Contains(p.ReaderFeatures, FeatureV2Checkpoint) {
+		t.Errorf("checkpointPolicy=v2: protocol %+v, want reader 3 with v2Checkpoint", p)
+	}
+	if p := ProtocolFor(nil, nil, map[string]string{"delta.checkpointPolicy": "classic"}); p.MinWriterVersion != 2 {
+		t.Errorf("checkpointPolicy=classic: protocol %+v, want (1,2)", p)
+	}
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,13 +11,21 @@ import (
 	"github.com/deltakit/deltakit/table"
 )
 
-// AlterView is the output of alter rename-column and alter drop-column.
+// AlterView is the output of the alter subcommands.
 type AlterView struct {
-	Table     string `json:"table"`
-	Operation string `json:"operation"` // Spark's: "RENAME COLUMN", "DROP COLUMNS"
-	Version   int64  `json:"version"`   // the table version committed
+	Table string `json:"table"`
+	// Operation is Spark's: "RENAME COLUMN", "DROP COLUMNS",
+	// "SET TBLPROPERTIES", "UNSET TBLPROPERTIES".
+	Operation string `json:"operation"`
+	Version   int64  `json:"version"` // the table version committed
 	// Columns are the logical column names after the change.
 	Columns []string `json:"columns"`
+	// Properties are the table properties after a property change
+	// (set-properties and unset-properties only).
+	Properties map[string]string `json:"properties,omitempty"`
+	// Protocol is the table's protocol after a property change, as
+	// "(reader,writer)" and, at writer version 7, its writer features.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 func alterView(t *table.Table, op string) *AlterView {
@@ -26,9 +36,38 @@ func alterView(t *table.Table, op string) *AlterView {
 	return v
 }
 
+// propertiesView is alterView of a property change: the properties and
+// protocol after it.
+func propertiesView(t *table.Table, op string) *AlterView {
+	v := alterView(t, op)
+	v.Properties = maps.Clone(t.Snapshot().Metadata().Configuration)
+	if v.Properties == nil {
+		v.Properties = map[string]string{}
+	}
+	p := t.Snapshot().Protocol()
+	v.Protocol = fmt.Sprintf("(%d,%d)", p.MinReaderVersion, p.MinWriterVersion)
+	if p.MinWriterVersion >= 7 && len(p.WriterFeatures) > 0 {
+		v.Protocol += " " + strings.Join(p.WriterFeatures, ", ")
+	}
+	return v
+}
+
 func (o *jsonOutput) Alter(v *AlterView) error { return o.write(v) }
 
 func (o *textOutput) Alter(v *AlterView) error {
+	if v.Protocol != "" {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(v.Properties)) {
+			kv = append(kv, k+"="+v.Properties[k])
+		}
+		props := strings.Join(kv, ", ")
+		if props == "" {
+			props = "(none)"
+		}
+		_, err := fmt.Fprintf(o.w, "%s %s: version %d; properties now %s; protocol %s\n",
+			v.Operation, v.Table, v.Version, props, v.Protocol)
+		return err
+	}
 	_, err := fmt.Fprintf(o.w, "%s %s: version %d; columns now %s\n", v.Operation, v.Table, v.Version, strings.Join(v.Columns, ", "))
 	return err
 }
@@ -36,13 +75,18 @@ func (o *textOutput) Alter(v *AlterView) error {
 func newAlterCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "alter",
-		Short: "Rename or drop columns of a table with column mapping",
-		Long: `alter changes a table's schema without rewriting data files: rename-column
-and drop-column commit a new schema only (Spark's ALTER TABLE RENAME COLUMN and
-DROP COLUMNS). Both need column mapping (create the table with
+		Short: "Rename or drop columns, set or unset table properties",
+		Long: `alter changes a table's schema or properties without rewriting data files.
+rename-column and drop-column commit a new schema only (Spark's ALTER TABLE
+RENAME COLUMN and DROP COLUMNS). Both need column mapping (create the table with
 --property delta.columnMapping.mode=name or id); a dotted path (a.b) names a
 field of a struct column. Partition columns cannot be dropped; columns a CHECK
-constraint uses cannot be renamed or dropped.`,
+constraint uses cannot be renamed or dropped.
+set-properties and unset-properties commit new table properties only (Spark's
+ALTER TABLE SET TBLPROPERTIES and UNSET TBLPROPERTIES). A property that turns on
+a table feature (delta.enableChangeDataFeed, delta.enableDeletionVectors,
+delta.enableInCommitTimestamps, ...) upgrades the protocol in the same commit;
+a feature deltakit cannot write is refused by name, and nothing is committed.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "rename-column <table> <column> <new-name>",
@@ -81,6 +125,67 @@ constraint uses cannot be renamed or dropped.`,
 			}
 			return a.out().Alter(alterView(nt, table.DropColumnsOperation))
 		},
+	}, &cobra.Command{
+		Use:     "set-properties <table> <key=value>...",
+		Short:   "Set table properties (SET TBLPROPERTIES)",
+		Example: "  deltactl alter set-properties ./t delta.enableChangeDataFeed=true delta.checkpointInterval=20",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("give the table and at least one key=value")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			props := map[string]string{}
+			for _, kv := range args[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("property %q: want key=value", kv)
+				}
+				if _, dup := props[k]; dup {
+					return usagef("property %s given twice", k)
+				}
+				props[k] = v
+			}
+			t, err := a.openTable(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			nt, err := table.SetProperties(cmd.Context(), t, props)
+			if err != nil {
+				return err
+			}
+			return a.out().Alter(propertiesView(nt, table.SetPropertiesOperation))
+		},
 	})
+	unset := &cobra.Command{
+		Use:     "unset-properties <table> <key>...",
+		Short:   "Unset table properties (UNSET TBLPROPERTIES)",
+		Example: "  deltactl alter unset-properties ./t delta.checkpointInterval",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("give the table and at least one key")
+			}
+			return nil
+		},
+	}
+	ifExists := unset.Flags().Bool("if-exists", false, "a key the table does not have is no error (UNSET TBLPROPERTIES IF EXISTS)")
+	unset.RunE = func(cmd *cobra.Command, args []string) error {
+		for _, k := range args[1:] {
+			if k == "" || strings.Contains(k, "=") {
+				return usagef("property key %q: want a key without a value", k)
+			}
+		}
+		t, err := a.openTable(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		nt, err := table.UnsetProperties(cmd.Context(), t, *ifExists, args[1:]...)
+		if err != nil {
+			return err
+		}
+		return a.out().Alter(propertiesView(nt, table.UnsetPropertiesOperation))
+	}
+	cmd.AddCommand(unset)
 	return cmd
 }

@@ -61,3 +61,60 @@ func TestAlterCommands(t *testing.T) {
 		t.Errorf("schema after refusals: %s", out)
 	}
 }
+
+// alter set-properties and unset-properties: the change data feed turned on
+// later makes delete write change data; deletion vectors upgrade the
+// protocol; refused features and bad values change nothing.
+func TestAlterProperties(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.ndjson")
+	if err := os.WriteFile(in, []byte(`{"id":1,"v":1.5}
+{"id":2,"v":2.5}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v double")
+	mustRun(t, "ingest", in, tbl)
+	out := mustRun(t, "alter", "set-properties", tbl, "delta.enableChangeDataFeed=true", "delta.checkpointInterval=20")
+	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.checkpointInterval=20, delta.enableChangeDataFeed=true; protocol (1,4)\n"; out != want {
+		t.Errorf("set-properties output\n%q\nwant\n%q", out, want)
+	}
+	var res AlterView
+	if err := json.Unmarshal([]byte(mustRun(t, "alter", "set-properties", tbl, "delta.enableDeletionVectors=true", "-o", "json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Operation != "SET TBLPROPERTIES" || res.Version != 3 || !strings.HasPrefix(res.Protocol, "(3,7) ") ||
+		!strings.Contains(res.Protocol, "deletionVectors") || res.Properties["delta.enableDeletionVectors"] != "true" {
+		t.Errorf("set deletion vectors: %+v", res)
+	}
+	mustRun(t, "delete", tbl, "--where", "id = 1")
+	if changes := mustRun(t, "changes", tbl, "--from", "4", "-o", "json"); !strings.Contains(changes, `"_change_type":"delete"`) {
+		t.Errorf("changes of the delete after enabling CDF: %s", changes)
+	}
+	out = mustRun(t, "alter", "unset-properties", tbl, "delta.checkpointInterval")
+	if !strings.HasPrefix(out, "UNSET TBLPROPERTIES ") || strings.Contains(out, "checkpointInterval") || !strings.Contains(out, "deletionVectors") {
+		t.Errorf("unset-properties output %q", out)
+	}
+	mustRun(t, "alter", "unset-properties", tbl, "--if-exists", "delta.nosuch")
+	before := mustRun(t, "history", tbl, "-o", "json")
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"set-properties", tbl, "delta.enableIcebergCompatV2=true"}, 1, "icebergCompatV2"},
+		{[]string{"set-properties", tbl, "delta.checkpointInterval=zero"}, 1, "delta.checkpointInterval"},
+		{[]string{"set-properties", tbl, "novalue"}, 2, "want key=value"},
+		{[]string{"set-properties", tbl}, 2, "at least one"},
+		{[]string{"unset-properties", tbl, "delta.nosuch"}, 1, "delta.nosuch"},
+	} {
+		_, errs, code := runCLI(t, append([]string{"alter"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errs, tc.msg) {
+			t.Errorf("deltactl alter %v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, errs, tc.code, tc.msg)
+		}
+	}
+	if after := mustRun(t, "history", tbl, "-o", "json"); after != before {
+		t.Errorf("refused alters changed the history")
+	}
+}

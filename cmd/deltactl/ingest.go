@@ -156,7 +156,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		return err
 	}
 	defer src.Close()
-	if err := checkMergeKeys(f.mergeOn, src.Schema(), tbl); err != nil {
+	if err := checkMergeKeys("--merge-on", f.mergeOn, src.Schema(), tbl); err != nil {
 		return err
 	}
 	view := &IngestView{Table: uri, Sources: src.Files(), Format: string(src.Format()), Schema: fieldViews(src.Schema())}
@@ -189,6 +189,11 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	}
 	if view.Created {
 		a.logger.Info("created table", "table", view.Table, "schema", src.Schema().String())
+	}
+	if len(view.MergeOn) > 0 {
+		if nt, err := a.openTable(ctx, uri); err == nil {
+			view.setTableRows(nt.URI(), nt.Snapshot())
+		}
 	}
 	return out.Ingest(view)
 }
@@ -266,24 +271,32 @@ func inputRows(src *ingest.Source, skip, limit int64) int64 {
 	return max(0, total-skip)
 }
 
-// checkMergeKeys refuses, before anything is written, --merge-on keys that
-// the input (sch) or the existing table tbl (nil: none yet) lacks.
-func checkMergeKeys(keys []string, sch *schema.StructType, tbl *table.Table) error {
+// checkMergeKeys refuses, before anything is written, merge keys (given
+// with flag, "--merge-on" or "--on") that the input (sch) or the existing
+// table tbl (nil: none yet) lacks. A key no schema has (the table lacks it,
+// or there is no table and the input lacks it) is a usage error (exit 2); a
+// key the table has but the input lacks is a data error (exit 1).
+func checkMergeKeys(flag string, keys []string, sch *schema.StructType, tbl *table.Table) error {
 	if len(keys) == 0 {
 		return nil
 	}
 	for _, k := range keys {
 		if strings.TrimSpace(k) == "" {
-			return usagef("--merge-on: empty key column name")
+			return usagef("%s: empty key column name", flag)
+		}
+	}
+	keyErr := func(err error) string { return strings.TrimPrefix(err.Error(), "latest per key: ") }
+	if tbl != nil {
+		if _, _, err := table.MergeRows(tbl.Schema(), nil).LatestPerKey(keys...); err != nil {
+			return usagef("%s %s: table %s has columns %s: %s", flag, strings.Join(keys, ","), tbl.URI(), columnNames(tbl.Schema()), keyErr(err))
 		}
 	}
 	if _, _, err := table.MergeRows(sch, nil).LatestPerKey(keys...); err != nil {
-		return usagef("--merge-on %s: the input's columns are %s: %v", strings.Join(keys, ","), columnNames(sch), err)
-	}
-	if tbl != nil {
-		if _, _, err := table.MergeRows(tbl.Schema(), nil).LatestPerKey(keys...); err != nil {
-			return usagef("--merge-on %s: table %s has columns %s: %v", strings.Join(keys, ","), tbl.URI(), columnNames(tbl.Schema()), err)
+		err := fmt.Errorf("%s %s: the input's columns are %s: %s", flag, strings.Join(keys, ","), columnNames(sch), keyErr(err))
+		if tbl == nil {
+			return &usageError{err}
 		}
+		return err
 	}
 	return nil
 }

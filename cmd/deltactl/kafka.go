@@ -132,7 +132,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err != nil {
 		return err
 	}
-	if err := checkMergeKeys(f.mergeOn, tbl.Schema(), nil); err != nil {
+	if err := checkMergeKeys("--merge-on", f.mergeOn, tbl.Schema(), nil); err != nil {
 		return err
 	}
 	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(table.WithTargetFileSize(target))}
@@ -229,6 +229,9 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	}
 	view.Stopped = st.Stopped == kafkasink.StopMaxBatches
 	view.Version = sink.Table().Version()
+	if len(view.MergeOn) > 0 {
+		view.setTableRows(sink.Table().URI(), sink.Table().Snapshot())
+	}
 	if st.DroppedRecords > 0 {
 		a.logger.Warn("ingest kafka: dropped bad records", "count", st.DroppedRecords)
 	}

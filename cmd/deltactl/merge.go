@@ -132,7 +132,7 @@ func (a *app) merge(ctx context.Context, uri string, f *mergeFlags) error {
 		return err
 	}
 	defer src.Close()
-	if err := checkMergeKeys(f.on, src.Schema(), t); err != nil {
+	if err := checkMergeKeys("--on", f.on, src.Schema(), t); err != nil {
 		return err
 	}
 	var rows []table.Row

@@ -178,7 +178,7 @@ func TestMergeCmdRefusals(t *testing.T) {
 		want     string
 	}{
 		{"duplicate source keys", []string{"--source", dup, "--on", "id"}, 1, "multiple source rows matched the same target row"},
-		{"key missing from the source", []string{"--source", noKey, "--on", "id"}, 2, "--merge-on id"},
+		{"key missing from the source", []string{"--source", noKey, "--on", "id"}, 1, "--on id: the input's columns are"},
 		{"key missing from the table", []string{"--source", good, "--on", "nope"}, 2, "nope"},
 		{"key of the wrong type", []string{"--source", badType, "--on", "id"}, 1, "two"},
 		{"source lacks a table column", []string{"--source", missing, "--on", "id"}, 1, "merge --merge-schema"},
@@ -194,6 +194,9 @@ func TestMergeCmdRefusals(t *testing.T) {
 			_, errs, code := runCLI(t, append([]string{"merge", tbl}, tc.args...)...)
 			if code != tc.wantCode || !strings.Contains(errs, tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit %d mentioning %q", code, errs, tc.wantCode, tc.want)
+			}
+			if strings.Contains(errs, "--merge-on") || strings.Contains(errs, "latest per key") {
+				t.Errorf("merge error names ingest's flag or its dedup step: %q", errs)
 			}
 			if got := catRows(t, tbl); len(got) != 2 || !strings.Contains(got[1], `"city":"ber"`) {
 				t.Fatalf("table changed: %v", got)

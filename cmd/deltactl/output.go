@@ -334,9 +334,16 @@ func (o *textOutput) Ingest(v *IngestView) error {
 	case len(v.MergeOn) > 0:
 		verb = "upserted into"
 	}
-	fmt.Fprintf(o.w, "%s %s: version %d, %d rows in %d file(s), %s\n", verb, v.Table, v.Version, v.Rows, v.Files, humanBytes(v.Bytes))
 	if len(v.MergeOn) > 0 {
-		fmt.Fprintf(o.w, "merge on %s: %d row(s) inserted, %d updated\n", strings.Join(v.MergeOn, ", "), v.InsertedRows, v.UpdatedRows)
+		// Input rows, what the MERGE did with them and the resulting table
+		// are three different counts: say which is which.
+		fmt.Fprintf(o.w, "%s %s: version %d, %d input row(s) merged by key %s: %d inserted, %d updated; %d file(s), %s written\n",
+			verb, v.Table, v.Version, v.Rows, strings.Join(v.MergeOn, ", "), v.InsertedRows, v.UpdatedRows, v.Files, humanBytes(v.Bytes))
+		if v.TableRows != nil {
+			fmt.Fprintf(o.w, "the table now holds %d row(s)\n", *v.TableRows)
+		}
+	} else {
+		fmt.Fprintf(o.w, "%s %s: version %d, %d rows in %d file(s), %s\n", verb, v.Table, v.Version, v.Rows, v.Files, humanBytes(v.Bytes))
 	}
 	if v.QueryID != "" {
 		fmt.Fprintf(o.w, "query %s: %d epoch(s) committed, %d skipped by the sink, %d skipped on resume", v.QueryID, v.Committed, v.Skipped, v.Resumed)

@@ -110,7 +110,8 @@ func TestIngestMergeOn(t *testing.T) {
 			if got := catRows(t, tbl); !slices.Equal(got, want1) {
 				t.Fatalf("after the first ingest:\n got %v\nwant %v", got, want1)
 			}
-			if v.Rows != int64(len(first)) || v.InsertedRows != int64(len(want1)) || !slices.Equal(v.MergeOn, tc.keys) {
+			if v.Rows != int64(len(first)) || v.InsertedRows != int64(len(want1)) || !slices.Equal(v.MergeOn, tc.keys) ||
+				v.TableRows == nil || *v.TableRows != int64(len(want1)) {
 				t.Errorf("first ingest view: %+v", v)
 			}
 			// The second input: a new query id for a stream (another input).
@@ -123,7 +124,8 @@ func TestIngestMergeOn(t *testing.T) {
 			if got := catRows(t, tbl); !slices.Equal(got, want) {
 				t.Fatalf("after the second ingest:\n got %v\nwant %v", got, want)
 			}
-			if !strings.Contains(text, "upserted into") || !strings.Contains(text, "merge on "+strings.Join(tc.keys, ", ")) {
+			if !strings.Contains(text, "upserted into") || !strings.Contains(text, fmt.Sprintf("%d input row(s) merged by key %s: ", len(second), strings.Join(tc.keys, ", "))) ||
+				!strings.Contains(text, fmt.Sprintf("\nthe table now holds %d row(s)\n", len(want))) {
 				t.Errorf("text output:\n%s", text)
 			}
 			hist := mustRun(t, "history", tbl, "-o", "json")

@@ -357,6 +357,18 @@ type IngestView struct {
 	MergeOn      []string `json:"mergeOn,omitempty"`
 	InsertedRows int64    `json:"insertedRows,omitempty"`
 	UpdatedRows  int64    `json:"updatedRows,omitempty"`
+	// TableRows is, for an upsert, the number of rows the table holds
+	// after it (Rows counts the input rows; stats.numRecords minus deleted
+	// rows, nil when a file has no row count).
+	TableRows *int64 `json:"tableRows,omitempty"`
+}
+
+// setTableRows sets v.TableRows from snap, the table after an upsert.
+func (v *IngestView) setTableRows(uri string, snap *txlog.Snapshot) {
+	if sv := snapshotView(uri, snap); sv.FilesWithoutStats == 0 {
+		n := sv.NumRows
+		v.TableRows = &n
+	}
 }
 
 // CheckpointView is the output of checkpoint.
