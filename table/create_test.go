@@ -117,6 +117,10 @@ func TestCreateOverCleanedTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The checkpoint at version 10 is written in the background: wait for it.
+	if err := tbl.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	res, err := txlog.CleanupLog(ctx, tbl.Snapshot(), time.Now().Add(60*24*time.Hour), false)
 	if err != nil || res.KeepFrom != 10 {
 		t.Fatalf("cleanup: %+v %v", res, err)
