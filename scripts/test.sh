@@ -59,12 +59,13 @@ if [ -n "$others" ]; then
 fi
 
 # Fuzz what decodes untrusted log bytes and what must round-trip them exactly.
-for target in FuzzDecodeCommit FuzzPackStats FuzzPackPath; do
-  if ! grep -q "func $target" txlog/*_test.go; then
-    echo "fuzz target $target is gone from txlog: update scripts/test.sh"; exit 1
+for spec in txlog:FuzzDecodeCommit txlog/internal/textpack:FuzzPackStats txlog/internal/textpack:FuzzPackPath; do
+  pkg=${spec%%:*} target=${spec#*:}
+  if ! grep -q "func $target" "$pkg"/*_test.go; then
+    echo "fuzz target $target is gone from $pkg: update scripts/test.sh"; exit 1
   fi
   echo "== fuzz $target (${FUZZTIME:-10s})"
-  go test -run='^$' -fuzz="^$target\$" -fuzztime="${FUZZTIME:-10s}" ./txlog
+  go test -run='^$' -fuzz="^$target\$" -fuzztime="${FUZZTIME:-10s}" "./$pkg"
 done
 echo "== benchmarks, quick sizes (figures only, no thresholds; BENCHMARKS.md)"
 go run ./cmd/deltabench --quick -o table
