@@ -490,17 +490,8 @@ print(json.dumps(out))
 // (local filesystem) to the reference rows, under the logical names.
 func TestInteropColumnMappingLocal(t *testing.T) {
 	py := testsupport.Python(t)
-	root := t.TempDir()
-	uris := map[string]string{}
-	tables := writeColmapTables(t, func(name string) objectstore.Store {
-		dir := filepath.Join(root, name)
-		s, err := objectstore.NewLocal(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris[name] = dir
-		return s
-	})
+	newStore, uris := interopLocalStores(t)
+	tables := writeColmapTables(t, newStore)
 	argJSON, _ := json.Marshal(map[string]any{"tables": uris})
 	out := testsupport.RunPython(t, py, interopColmapScript, string(argJSON))
 	var res map[string]struct {

@@ -243,9 +243,23 @@ func checkDMLInterop(t *testing.T, py string, tables []dmlInteropTable, uris, st
 
 func TestInteropDMLLocal(t *testing.T) {
 	py := testsupport.Python(t)
+	newStore, uris := interopLocalStores(t)
+	checkDMLInterop(t, py, writeDMLInteropTables(t, newStore), uris, nil)
+}
+
+func TestInteropDMLMinIO(t *testing.T) {
+	py := testsupport.Python(t)
+	newStore, uris, env := interopMinIOStores(t)
+	checkDMLInterop(t, py, writeDMLInteropTables(t, newStore), uris, env)
+}
+
+// interopLocalStores returns a store factory for interop tables on the
+// local filesystem (one directory per table name under a temp dir) and the
+// URIs delta-rs reads them at, filled in as tables are created.
+func interopLocalStores(t *testing.T) (func(name string) objectstore.Store, map[string]string) {
 	root := t.TempDir()
 	uris := map[string]string{}
-	tables := writeDMLInteropTables(t, func(name string) objectstore.Store {
+	return func(name string) objectstore.Store {
 		dir := filepath.Join(root, name)
 		s, err := objectstore.NewLocal(dir)
 		if err != nil {
@@ -253,24 +267,24 @@ func TestInteropDMLLocal(t *testing.T) {
 		}
 		uris[name] = dir
 		return s
-	})
-	checkDMLInterop(t, py, tables, uris, nil)
+	}, uris
 }
 
-func TestInteropDMLMinIO(t *testing.T) {
-	py := testsupport.Python(t)
+// interopMinIOStores is interopLocalStores on a MinIO server started for
+// the test, with the environment delta-rs needs to reach it.
+func interopMinIOStores(t *testing.T) (func(name string) objectstore.Store, map[string]string, map[string]string) {
 	m := testenv.StartMinIO(t)
 	uris := map[string]string{}
-	tables := writeDMLInteropTables(t, func(name string) objectstore.Store {
-		s := m.NewStore(t)
-		uris[name] = s.URI()
-		return s
-	})
-	checkDMLInterop(t, py, tables, uris, map[string]string{
+	env := map[string]string{
 		"AWS_ENDPOINT_URL":      m.Endpoint,
 		"AWS_ACCESS_KEY_ID":     m.AccessKey,
 		"AWS_SECRET_ACCESS_KEY": m.SecretKey,
 		"AWS_REGION":            m.Region,
 		"AWS_ALLOW_HTTP":        "true",
-	})
+	}
+	return func(name string) objectstore.Store {
+		s := m.NewStore(t)
+		uris[name] = s.URI()
+		return s
+	}, uris, env
 }

@@ -3,14 +3,12 @@ package table
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
-	"github.com/deltakit/deltakit/testenv"
 )
 
 // Interop of MERGE: tables merged into by deltakit (every clause kind,
@@ -89,34 +87,12 @@ func writeMergeInteropTables(t *testing.T, newStore func(name string) objectstor
 
 func TestInteropMergeLocal(t *testing.T) {
 	py := testsupport.Python(t)
-	root := t.TempDir()
-	uris := map[string]string{}
-	tables := writeMergeInteropTables(t, func(name string) objectstore.Store {
-		dir := filepath.Join(root, name)
-		s, err := objectstore.NewLocal(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		uris[name] = dir
-		return s
-	})
-	checkDMLInterop(t, py, tables, uris, nil)
+	newStore, uris := interopLocalStores(t)
+	checkDMLInterop(t, py, writeMergeInteropTables(t, newStore), uris, nil)
 }
 
 func TestInteropMergeMinIO(t *testing.T) {
 	py := testsupport.Python(t)
-	m := testenv.StartMinIO(t)
-	uris := map[string]string{}
-	tables := writeMergeInteropTables(t, func(name string) objectstore.Store {
-		s := m.NewStore(t)
-		uris[name] = s.URI()
-		return s
-	})
-	checkDMLInterop(t, py, tables, uris, map[string]string{
-		"AWS_ENDPOINT_URL":      m.Endpoint,
-		"AWS_ACCESS_KEY_ID":     m.AccessKey,
-		"AWS_SECRET_ACCESS_KEY": m.SecretKey,
-		"AWS_REGION":            m.Region,
-		"AWS_ALLOW_HTTP":        "true",
-	})
+	newStore, uris, env := interopMinIOStores(t)
+	checkDMLInterop(t, py, writeMergeInteropTables(t, newStore), uris, env)
 }
