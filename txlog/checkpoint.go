@@ -84,7 +84,7 @@ func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointR
 	var sidecars []*Sidecar
 	collect := func(a *Action) {
 		if pb != nil && a.Add != nil {
-			pb.addAction(a.Add)
+			pb.Add(a.Add)
 			return
 		}
 		if a.Sidecar != nil {

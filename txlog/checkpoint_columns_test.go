@@ -66,12 +66,11 @@ func decodeBoth(t *testing.T, data []byte) (rows, cols []string, rowsErr, colsEr
 			if err := decode(g, plans, collect(dst), seg); err != nil {
 				return err
 			}
-			p := seg.finish()
-			var buf []byte
-			for i := range p.len() {
-				var a Add
-				buf = p.materialise(p.at(i), &a, buf)
-				collect(dst)(&Action{Add: &a})
+			pb := newPackBuilder()
+			pb.AppendSeg(seg)
+			set := addSetOf(pb)
+			for _, a := range set.sortedValues() {
+				collect(dst)(&Action{Add: a})
 			}
 		}
 		return nil

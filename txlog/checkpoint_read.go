@@ -572,7 +572,7 @@ func (a *rowAsm) packAdd() {
 		a.fail("%w", err)
 		return
 	}
-	a.seg.add(&add)
+	a.seg.Add(&add)
 }
 
 // unsafeString returns b's bytes as a string without copying: b must not
@@ -613,7 +613,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		// The footer's row count is untrusted: the room reserved is also
 		// bounded by the file's size (real checkpoints take far more
 		// than 16 bytes per add row).
-		pb.grow(int(min(pf.NumRows(), int64(len(data)/16))))
+		pb.Grow(int(min(pf.NumRows(), int64(len(data)/16))))
 	}
 	if workers := min(len(groups), runtime.GOMAXPROCS(0)); workers > 1 {
 		err = decodeRowGroupsParallel(groups, plans, fn, pb, workers)
@@ -674,7 +674,7 @@ func decodeRowGroupsSerial(groups []parquet.RowGroup, plans []columnPlan, fn fun
 		if err := decodeRowGroupColumns(g, plans, fn, seg); err != nil {
 			return err
 		}
-		pb.appendSeg(seg)
+		pb.AppendSeg(seg)
 	}
 	return nil
 }
@@ -755,7 +755,7 @@ func decodeRowGroupsParallel(groups []parquet.RowGroup, plans []columnPlan, fn f
 		if errs[i] != nil {
 			return errs[i]
 		}
-		pb.appendSeg(segs[i])
+		pb.AppendSeg(segs[i])
 		segs[i] = nil
 	}
 	return nil

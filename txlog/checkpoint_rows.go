@@ -2,7 +2,11 @@
 
 package txlog
 
-import "github.com/parquet-go/parquet-go"
+import (
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/deltakit/deltakit/txlog/internal/fileset"
+)
 
 // checkpointRow is one row of a checkpoint or sidecar Parquet file (spec
 // "Checkpoint Schema"); exactly one of its columns is non-null. Tests
@@ -300,8 +304,8 @@ var listFields = [numTopColumns]map[string]int{
 	colProtocol: {"readerFeatures": listReaderFeatures, "writerFeatures": listWriterFeatures},
 }
 
-// addRareFields are the add fields few files have, which packedFiles
-// keeps aside (addRare) instead of in every file's record.
+// addRareFields are the add fields few files have, which a packed
+// level keeps aside instead of in every file's record.
 type addRareFields struct {
 	Tags                    map[string]string
 	DeletionVector          *DeletionVectorDescriptor
@@ -310,17 +314,25 @@ type addRareFields struct {
 	ClusteringProvider      string
 }
 
-// rareFieldsOf returns a's rare fields, and whether any is set.
-func rareFieldsOf(a *Add) (addRareFields, bool) {
+// addCodec packs adds in fileset's packed levels.
+var addCodec = fileset.Codec[Add, addRareFields]{Key: addKey, Split: splitAdd, Join: joinAdd}
+
+// splitAdd returns a's packed fields, its rare fields, and whether any
+// rare field is set.
+func splitAdd(a *Add) (fileset.Fields, addRareFields, bool) {
+	f := fileset.Fields{Path: a.Path, PartitionValues: a.PartitionValues, Size: a.Size, ModificationTime: a.ModificationTime, DataChange: a.DataChange, Stats: a.Stats}
 	r := addRareFields{Tags: a.Tags, DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion, ClusteringProvider: a.ClusteringProvider}
-	return r, a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil || a.DefaultRowCommitVersion != nil || a.ClusteringProvider != ""
+	return f, r, a.Tags != nil || a.DeletionVector != nil || a.BaseRowID != nil || a.DefaultRowCommitVersion != nil || a.ClusteringProvider != ""
 }
 
-// setRareFields sets a's rare fields to r's.
-func setRareFields(a *Add, r *addRareFields) {
-	a.Tags = r.Tags
-	a.DeletionVector = r.DeletionVector
-	a.BaseRowID = r.BaseRowID
-	a.DefaultRowCommitVersion = r.DefaultRowCommitVersion
-	a.ClusteringProvider = r.ClusteringProvider
+// joinAdd sets *a to the add of f and r (nil: no rare field is set).
+func joinAdd(a *Add, f *fileset.Fields, r *addRareFields) {
+	*a = Add{Path: f.Path, PartitionValues: f.PartitionValues, Size: f.Size, ModificationTime: f.ModificationTime, DataChange: f.DataChange, Stats: f.Stats}
+	if r != nil {
+		a.Tags = r.Tags
+		a.DeletionVector = r.DeletionVector
+		a.BaseRowID = r.BaseRowID
+		a.DefaultRowCommitVersion = r.DefaultRowCommitVersion
+		a.ClusteringProvider = r.ClusteringProvider
+	}
 }

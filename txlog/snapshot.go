@@ -17,6 +17,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog/internal/fileset"
 )
 
 // FileKey identifies a logical file during reconciliation (spec "Action
@@ -249,8 +250,8 @@ func newSnapshotFrom(store objectstore.Store, o loadOptions, base *Snapshot) *Sn
 		s.skipped = base.skipped
 		return s
 	}
-	s.files = newFileSet((*Add).Key)
-	s.tombstones = newFileSet((*Remove).Key)
+	s.files = newAddSet()
+	s.tombstones = newRemoveSet()
 	s.txns = map[string]*Txn{}
 	s.domains = map[string]*DomainMetadata{}
 	return s
@@ -275,7 +276,7 @@ func replay(ctx context.Context, store objectstore.Store, o loadOptions, seg *lo
 			return nil, err
 		}
 		if pb != nil {
-			s.files = newPackedFileSet[Add](pb.finish(), (*Add).Key)
+			s.files = addSetOf(pb)
 		}
 	}
 	metadataChanged := false
@@ -336,7 +337,7 @@ type pvInterner struct {
 // emptyPartitionValues is the shared partitionValues of unpartitioned
 // tables' files decoded by replay (never modified: snapshot values are
 // read-only).
-var emptyPartitionValues = map[string]string{}
+var emptyPartitionValues = fileset.EmptyPartitionValues
 
 // appendPVKey appends one key/value pair of a partitionValues map to a
 // sharing key, length-prefixed so that no two different maps give the same
@@ -545,13 +546,17 @@ func (s *Snapshot) File(k FileKey) (*Add, bool) {
 func (s *Snapshot) Tombstones() []*Remove {
 	retention := s.durationProp(PropDeletedFileRetentionDuration, 7*24*time.Hour)
 	cutoff := s.opts.now().Add(-retention).UnixMilli()
-	var live []fileEntry[Remove]
+	type entry struct {
+		k FileKey
+		v *Remove
+	}
+	var live []entry
 	s.tombstones.each(func(k FileKey, r *Remove) {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
-			live = append(live, fileEntry[Remove]{k, r})
+			live = append(live, entry{k, r})
 		}
 	})
-	slices.SortFunc(live, func(a, b fileEntry[Remove]) int { return compareFileKeys(a.k, b.k) })
+	slices.SortFunc(live, func(a, b entry) int { return compareFileKeys(a.k, b.k) })
 	out := make([]*Remove, len(live))
 	for i, e := range live {
 		out[i] = e.v

@@ -1,4 +1,4 @@
-package txlog
+package fileset
 
 import (
 	"encoding/binary"
@@ -14,44 +14,45 @@ import (
 	"github.com/deltakit/deltakit/txlog/internal/textpack"
 )
 
-// packedFiles is the compact, immutable bottom level of a snapshot's live
+// Packed is the compact, immutable bottom level of a snapshot's live
 // files (see fileSet): one 48-byte record per file, the packed path
 // (internal/textpack/path.go) and packed stats (internal/textpack/stats.go) bytes in shared byte
 // chunks, and tables for what files share (stats and path skeletons,
 // partitionValues maps) or rarely have (tags, deletion vectors, row
-// tracking fields). An *Add is materialised on demand; the sorted
+// tracking fields). An *T is materialised on demand; the sorted
 // materialised values are computed once, as for a map level. A file of the
 // P5 benchmark table takes about 125 bytes (48 + 30 path + 45 stats) where
-// a map of *Add took 630.
+// a map of *T took 630.
 //
 // Records are in key order unless order is set (a checkpoint that was not
 // written in key order): order lists the indexes of the live records in key
 // order. Chunks are never appended to once a level is built, so a merged
 // level shares them (it copies the live items when most chunk bytes are
 // dead).
-type packedFiles struct {
+type Packed[T, R any] struct {
+	codec  *Codec[T, R]
 	recs   []fileRec
 	order  []int32
 	chunks [][]byte
 	skels  []*textpack.Skeleton // by skeleton id; 0 (no stats) and 1 (raw) are reserved
 	pskels []string             // path skeletons by id; 0 (raw path) is reserved
 	pvs    []map[string]string  // by id; 0 is nil, 1 the shared empty map
-	rares  []*addRare           // by id; 0 is unused
+	rares  []*rare[R]           // by id; 0 is unused
 	live   int                  // bytes of live items in chunks
 	total  int                  // bytes of all chunks
 
 	// sparse holds the key of every sparseStep-th file in key order, so
 	// that a lookup unpacks only a few paths (computed on first lookup).
 	sparseOnce sync.Once
-	sparse     []FileKey
+	sparse     []Key
 
 	sortOnce sync.Once
-	sorted   []*Add
+	sorted   []*T
 	ready    atomic.Bool
 	// as for fileLevel: a level merged from one whose sorted values were
 	// ready is sorted by merging them with the delta
-	seed      []*Add
-	seedDelta []fileEntry[Add]
+	seed      []*T
+	seedDelta []entry[T]
 }
 
 // fileRec is one packed file. path and stats are item references into the
@@ -65,12 +66,12 @@ type fileRec struct {
 	dataChange    bool
 }
 
-// addRare holds the fields few files have, and the file's key when it is
-// not its path (an escaped path or a deletion vector).
-type addRare struct {
-	key    FileKey
+// rare holds the fields few files have (Codec.Split), and the file's key
+// when it is not its path (an escaped path or a deletion vector).
+type rare[R any] struct {
+	key    Key
 	hasKey bool
-	addRareFields
+	fields R
 }
 
 const (
@@ -92,20 +93,20 @@ const (
 // that many bytes.
 type itemRef uint64
 
-func (p *packedFiles) item(r itemRef) []byte {
+func (p *Packed[T, R]) item(r itemRef) []byte {
 	c := p.chunks[r>>32][uint32(r):]
 	n, w := binary.Uvarint(c)
 	return c[w : w+int(n)]
 }
 
 // itemRaw returns the bytes of the item of r, prefix included.
-func (p *packedFiles) itemRaw(r itemRef) []byte {
+func (p *Packed[T, R]) itemRaw(r itemRef) []byte {
 	c := p.chunks[r>>32][uint32(r):]
 	n, w := binary.Uvarint(c)
 	return c[:w+int(n)]
 }
 
-func (p *packedFiles) str(r itemRef) string {
+func (p *Packed[T, R]) str(r itemRef) string {
 	b := p.item(r)
 	if len(b) == 0 {
 		return ""
@@ -113,7 +114,7 @@ func (p *packedFiles) str(r itemRef) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-func (p *packedFiles) len() int {
+func (p *Packed[T, R]) len() int {
 	if p.order != nil {
 		return len(p.order)
 	}
@@ -121,7 +122,7 @@ func (p *packedFiles) len() int {
 }
 
 // at returns the record at sorted position i.
-func (p *packedFiles) at(i int) *fileRec {
+func (p *Packed[T, R]) at(i int) *fileRec {
 	if p.order != nil {
 		return &p.recs[p.order[i]]
 	}
@@ -145,7 +146,7 @@ func roomFor(buf []byte, n int) []byte {
 // path returns r's path: the stored bytes of a raw path, else the path
 // unpacked into buf's spare capacity when it has room (else into a new
 // buffer); it returns what is left of buf.
-func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
+func (p *Packed[T, R]) path(r *fileRec, buf []byte) (string, []byte) {
 	if r.pskel == 0 {
 		return p.str(r.path), buf
 	}
@@ -154,7 +155,7 @@ func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
 	buf = roomFor(buf, int(n))
 	out, ok := textpack.UnpackPath(buf, p.pskels[r.pskel], it[w:])
 	if !ok || len(out) != int(n) {
-		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
+		panic("fileset: packed path does not unpack") // cannot happen for bytes this package packed
 	}
 	if len(out) == 0 {
 		return "", out
@@ -164,42 +165,42 @@ func (p *packedFiles) path(r *fileRec, buf []byte) (string, []byte) {
 
 // keyIn returns r's key; a packed path is unpacked into *scratch (grown
 // as needed), so the key is valid until *scratch is reused.
-func (p *packedFiles) keyIn(r *fileRec, scratch *[]byte) FileKey {
+func (p *Packed[T, R]) keyIn(r *fileRec, scratch *[]byte) Key {
 	if r.rare != 0 {
 		if x := p.rares[r.rare]; x.hasKey {
 			return x.key
 		}
 	}
 	if r.pskel == 0 {
-		return FileKey{Path: p.str(r.path)}
+		return Key{Path: p.str(r.path)}
 	}
 	it := p.item(r.path)
 	_, w := binary.Uvarint(it)
 	b, ok := textpack.UnpackPath((*scratch)[:0], p.pskels[r.pskel], it[w:])
 	if !ok {
-		panic("txlog: packed path does not unpack") // cannot happen for bytes this package packed
+		panic("fileset: packed path does not unpack") // cannot happen for bytes this package packed
 	}
 	*scratch = b
 	if len(b) == 0 {
-		return FileKey{}
+		return Key{}
 	}
-	return FileKey{Path: unsafe.String(&b[0], len(b))}
+	return Key{Path: unsafe.String(&b[0], len(b))}
 }
 
 // key returns r's key (its path allocated when packed).
-func (p *packedFiles) key(r *fileRec) FileKey {
+func (p *Packed[T, R]) key(r *fileRec) Key {
 	var scratch []byte
 	return p.keyIn(r, &scratch)
 }
 
-// sparseStep is the distance between the keys of packedFiles.sparse.
+// sparseStep is the distance between the keys of Packed[T, R].sparse.
 const sparseStep = 32
 
 // find returns the sorted position of k, ok false when absent.
-func (p *packedFiles) find(k FileKey) (int, bool) {
+func (p *Packed[T, R]) find(k Key) (int, bool) {
 	n := p.len()
 	p.sparseOnce.Do(func() {
-		p.sparse = make([]FileKey, 0, (n+sparseStep-1)/sparseStep)
+		p.sparse = make([]Key, 0, (n+sparseStep-1)/sparseStep)
 		for i := 0; i < n; i += sparseStep {
 			p.sparse = append(p.sparse, p.key(p.at(i)))
 		}
@@ -207,23 +208,23 @@ func (p *packedFiles) find(k FileKey) (int, bool) {
 	// the first position with a key >= k is in (lo, hi]: the keys before
 	// sparse[j-1]'s position are smaller than k, the one at sparse[j]'s
 	// larger
-	j := sort.Search(len(p.sparse), func(j int) bool { return compareFileKeys(p.sparse[j], k) > 0 })
-	if j > 0 && compareFileKeys(p.sparse[j-1], k) == 0 {
+	j := sort.Search(len(p.sparse), func(j int) bool { return Compare(p.sparse[j], k) > 0 })
+	if j > 0 && Compare(p.sparse[j-1], k) == 0 {
 		return (j - 1) * sparseStep, true
 	}
 	lo, hi := max(0, (j-1)*sparseStep), min(n, j*sparseStep)
 	var buf [256]byte
 	scratch := buf[:0]
-	i := lo + sort.Search(hi-lo, func(x int) bool { return compareFileKeys(p.keyIn(p.at(lo+x), &scratch), k) >= 0 })
-	return i, i < n && compareFileKeys(p.keyIn(p.at(i), &scratch), k) == 0
+	i := lo + sort.Search(hi-lo, func(x int) bool { return Compare(p.keyIn(p.at(lo+x), &scratch), k) >= 0 })
+	return i, i < n && Compare(p.keyIn(p.at(i), &scratch), k) == 0
 }
 
-func (p *packedFiles) has(k FileKey) bool {
+func (p *Packed[T, R]) has(k Key) bool {
 	_, ok := p.find(k)
 	return ok
 }
 
-func (p *packedFiles) get(k FileKey) (*Add, bool) {
+func (p *Packed[T, R]) get(k Key) (*T, bool) {
 	i, ok := p.find(k)
 	if !ok {
 		return nil, false
@@ -231,7 +232,7 @@ func (p *packedFiles) get(k FileKey) (*Add, bool) {
 	if p.ready.Load() {
 		return p.sorted[i], true
 	}
-	a := new(Add)
+	a := new(T)
 	p.materialise(p.at(i), a, nil)
 	return a, true
 }
@@ -239,7 +240,7 @@ func (p *packedFiles) get(k FileKey) (*Add, bool) {
 // stats returns the stats text of r, unpacked into buf's spare capacity
 // when it has room (the texts of adds materialised together share one
 // buffer), else into a new buffer; it returns what is left of buf.
-func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
+func (p *Packed[T, R]) stats(r *fileRec, buf []byte) (string, []byte) {
 	switch r.skel {
 	case skelNone:
 		return "", buf
@@ -252,7 +253,7 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 	out, ok := p.skels[r.skel].Unpack(buf, it[w:])
 	if !ok || len(out) != int(n) {
 		// cannot happen for bytes this package packed
-		panic("txlog: packed stats do not unpack")
+		panic("fileset: packed stats do not unpack")
 	}
 	if len(out) == 0 {
 		return "", out
@@ -262,25 +263,27 @@ func (p *packedFiles) stats(r *fileRec, buf []byte) (string, []byte) {
 
 // materialise fills a from r; buf is spare room for the stats text (see
 // stats), returned with what is left.
-func (p *packedFiles) materialise(r *fileRec, a *Add, buf []byte) []byte {
-	*a = Add{PartitionValues: p.pvs[r.pv], Size: r.size, ModificationTime: r.modTime, DataChange: r.dataChange}
-	a.Path, buf = p.path(r, buf)
-	a.Stats, buf = p.stats(r, buf)
+func (p *Packed[T, R]) materialise(r *fileRec, a *T, buf []byte) []byte {
+	f := Fields{PartitionValues: p.pvs[r.pv], Size: r.size, ModificationTime: r.modTime, DataChange: r.dataChange}
+	f.Path, buf = p.path(r, buf)
+	f.Stats, buf = p.stats(r, buf)
+	var x *R
 	if r.rare != 0 {
-		setRareFields(a, &p.rares[r.rare].addRareFields)
+		x = &p.rares[r.rare].fields
 	}
+	p.codec.Join(a, &f, x)
 	return buf
 }
 
 // sortedValues returns every file, materialised, in key order (computed
 // once per level).
-func (p *packedFiles) sortedValues(keyOf func(*Add) FileKey) []*Add {
+func (p *Packed[T, R]) sortedValues(keyOf func(*T) Key) []*T {
 	p.sortOnce.Do(func() {
 		if p.seed != nil || p.seedDelta != nil {
 			p.sorted = mergeSorted(p.seed, p.seedDelta, p.len(), keyOf)
 		} else {
 			n := p.len()
-			out := make([]*Add, n)
+			out := make([]*T, n)
 			// Large levels are materialised by several goroutines, each
 			// filling its own range of out.
 			workers := min(runtime.GOMAXPROCS(0), 1+n/32768)
@@ -300,12 +303,12 @@ func (p *packedFiles) sortedValues(keyOf func(*Add) FileKey) []*Add {
 
 // materialiseRange sets out[lo:hi] to the files at sorted positions lo to
 // hi, allocating their adds and stats texts in batches.
-func (p *packedFiles) materialiseRange(out []*Add, lo, hi int) {
-	var adds []Add
+func (p *Packed[T, R]) materialiseRange(out []*T, lo, hi int) {
+	var adds []T
 	var buf []byte
 	for i := lo; i < hi; i++ {
 		if len(adds) == 0 {
-			adds = make([]Add, min(hi-i, 1024))
+			adds = make([]T, min(hi-i, 1024))
 		}
 		buf = p.materialise(p.at(i), &adds[0], buf)
 		out[i] = &adds[0]
@@ -313,12 +316,14 @@ func (p *packedFiles) materialiseRange(out []*Add, lo, hi int) {
 	}
 }
 
-func (p *packedFiles) isReady() bool { return p.ready.Load() }
+func (p *Packed[T, R]) isReady() bool { return p.ready.Load() }
+
+func (p *Packed[T, R]) reordered() bool { return p.order != nil }
 
 // all yields every file in key order: the values of sortedValues once they
 // are computed, else each file materialised for the call (adds allocated
 // 1,024 at a time) and not kept by p.
-func (p *packedFiles) all(yield func(*Add) bool) {
+func (p *Packed[T, R]) all(yield func(*T) bool) {
 	if p.ready.Load() {
 		for _, v := range p.sorted {
 			if !yield(v) {
@@ -327,11 +332,11 @@ func (p *packedFiles) all(yield func(*Add) bool) {
 		}
 		return
 	}
-	var adds []Add
+	var adds []T
 	var buf []byte
 	for i, n := 0, p.len(); i < n; i++ {
 		if len(adds) == 0 {
-			adds = make([]Add, min(n-i, 1024))
+			adds = make([]T, min(n-i, 1024))
 		}
 		buf = p.materialise(p.at(i), &adds[0], buf)
 		a := &adds[0]
@@ -344,8 +349,8 @@ func (p *packedFiles) all(yield func(*Add) bool) {
 
 // merge returns the level of p with the changes of delta (sorted by key;
 // nil values remove the key) applied.
-func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
-	b := newPackSeg(p.len() + len(delta))
+func (p *Packed[T, R]) merge(delta []entry[T]) level[T] {
+	b := NewSeg(p.codec, p.len()+len(delta))
 	b.skels = slices.Clone(p.skels)
 	b.skelIDs = make(map[string]uint32, len(p.skels))
 	for i, s := range p.skels[skelRaw+1:] {
@@ -408,7 +413,7 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 		case i == n:
 			c = 1
 		case j < len(delta):
-			c = compareFileKeys(p.keyIn(p.at(i), &scratch), delta[j].k)
+			c = Compare(p.keyIn(p.at(i), &scratch), delta[j].k)
 		}
 		if c < 0 {
 			copyRec(p.at(i))
@@ -419,7 +424,7 @@ func (p *packedFiles) merge(delta []fileEntry[Add]) packedLevel[Add] {
 			i++
 		}
 		if v := delta[j].v; v != nil {
-			b.add(v)
+			b.Add(v)
 		}
 		j++
 	}
@@ -477,9 +482,10 @@ func (a *arena) copyItem(raw []byte) itemRef {
 	return ref
 }
 
-// packSeg builds packed records; the checkpoint reader uses one per row
+// Seg[T, R] builds packed records; the checkpoint reader uses one per row
 // group, merges one per level.
-type packSeg struct {
+type Seg[T, R any] struct {
+	codec    *Codec[T, R]
 	recs     []fileRec
 	arena    arena
 	live     int
@@ -490,18 +496,18 @@ type packSeg struct {
 	pskelIDs map[string]uint16
 	pvs      []map[string]string
 	pvIDs    map[unsafe.Pointer]uint32
-	rares    []*addRare
+	rares    []*rare[R]
 	skel     []byte // scratch
 	lit      []byte
 }
 
-func newPackSeg(n int) *packSeg {
-	return &packSeg{recs: make([]fileRec, 0, n), skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
-		pvs:   []map[string]string{nil, emptyPartitionValues},
-		rares: []*addRare{nil}}
+func NewSeg[T, R any](c *Codec[T, R], n int) *Seg[T, R] {
+	return &Seg[T, R]{codec: c, recs: make([]fileRec, 0, n), skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
+		pvs:   []map[string]string{nil, EmptyPartitionValues},
+		rares: []*rare[R]{nil}}
 }
 
-func (b *packSeg) pvID(m map[string]string) uint32 {
+func (b *Seg[T, R]) pvID(m map[string]string) uint32 {
 	switch {
 	case m == nil:
 		return pvNil
@@ -522,7 +528,8 @@ func (b *packSeg) pvID(m map[string]string) uint32 {
 }
 
 // add packs a. a's strings may be scratch memory: they are copied.
-func (b *packSeg) add(a *Add) {
+func (b *Seg[T, R]) Add(v *T) {
+	a, fields, hasRare := b.codec.Split(v)
 	r := fileRec{size: a.Size, modTime: a.ModificationTime, dataChange: a.DataChange, pv: b.pvID(a.PartitionValues)}
 	var n int
 	r.path, r.pskel, n = b.putPath(a.Path)
@@ -571,12 +578,12 @@ func (b *packSeg) add(a *Add) {
 		}
 		b.live += n
 	}
-	k := a.Key()
-	if rare, has := rareFieldsOf(a); has || k.Path != a.Path || k.DV != "" {
-		x := &addRare{addRareFields: rare}
+	k := b.codec.Key(v)
+	if hasRare || k.Path != a.Path || k.DV != "" {
+		x := &rare[R]{fields: fields}
 		if k.Path != a.Path || k.DV != "" {
 			// a.Path may be scratch memory
-			x.key, x.hasKey = FileKey{Path: strings.Clone(k.Path), DV: k.DV}, true
+			x.key, x.hasKey = Key{Path: strings.Clone(k.Path), DV: k.DV}, true
 		}
 		b.rares = append(b.rares, x)
 		r.rare = uint32(len(b.rares) - 1)
@@ -586,7 +593,7 @@ func (b *packSeg) add(a *Add) {
 
 // putPath stores path, packed when it has a hex run and a known or new
 // skeleton; it returns the item, the skeleton (0: raw) and the bytes used.
-func (b *packSeg) putPath(path string) (itemRef, uint16, int) {
+func (b *Seg[T, R]) putPath(path string) (itemRef, uint16, int) {
 	var ok bool
 	b.skel, b.lit, ok = textpack.PackPath(path, b.skel[:0], b.lit[:0])
 	if ok && len(b.lit) > 0 {
@@ -618,52 +625,53 @@ func (b *packSeg) putPath(path string) (itemRef, uint16, int) {
 }
 
 // finish returns the level of b's records, which must be in key order.
-func (b *packSeg) finish() *packedFiles {
+func (b *Seg[T, R]) finish() *Packed[T, R] {
 	for i, c := range b.arena.chunks {
 		b.arena.chunks[i] = slices.Clip(c)
 	}
-	return &packedFiles{recs: b.recs, chunks: b.arena.chunks, skels: b.skels, pskels: b.pskels, pvs: b.pvs, rares: b.rares,
+	return &Packed[T, R]{codec: b.codec, recs: b.recs, chunks: b.arena.chunks, skels: b.skels, pskels: b.pskels, pvs: b.pvs, rares: b.rares,
 		live: b.live, total: b.arena.total}
 }
 
-// packBuilder assembles the packed level of a checkpoint from row-group
+// Builder[T, R] assembles the packed level of a checkpoint from row-group
 // segments and single adds, in file order.
-type packBuilder struct {
-	out      packedFiles
+type Builder[T, R any] struct {
+	out      Packed[T, R]
 	skelIDs  map[string]uint32
 	pskelIDs map[string]uint16
 	premap   []uint16
-	tail     *packSeg
+	tail     *Seg[T, R]
 	remap    []uint32
 	rawChunk int // index in out.chunks of the chunk putRaw fills; -1 before the first
 }
 
-func newPackBuilder() *packBuilder {
-	return &packBuilder{out: packedFiles{skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
-		pvs: []map[string]string{nil, emptyPartitionValues}, rares: []*addRare{nil}},
+func NewBuilder[T, R any](c *Codec[T, R]) *Builder[T, R] {
+	return &Builder[T, R]{out: Packed[T, R]{codec: c, skels: []*textpack.Skeleton{nil, nil}, pskels: []string{""},
+		pvs: []map[string]string{nil, EmptyPartitionValues}, rares: []*rare[R]{nil}},
 		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}, rawChunk: -1}
 }
 
 // grow reserves room for n more records.
-func (pb *packBuilder) grow(n int) { pb.out.recs = slices.Grow(pb.out.recs, n) }
+func (pb *Builder[T, R]) Grow(n int) { pb.out.recs = slices.Grow(pb.out.recs, n) }
 
-// addAction packs one add given alone (JSON checkpoints).
-func (pb *packBuilder) addAction(a *Add) {
+// Add packs one file given alone (JSON checkpoints).
+func (pb *Builder[T, R]) Add(a *T) {
 	if pb.tail == nil {
-		pb.tail = newPackSeg(64)
+		pb.tail = NewSeg(pb.out.codec, 64)
 	}
-	pb.tail.add(a)
+	pb.tail.Add(a)
 }
 
-func (pb *packBuilder) flushTail() {
+func (pb *Builder[T, R]) flushTail() {
 	if t := pb.tail; t != nil {
 		pb.tail = nil
-		pb.appendSeg(t)
+		pb.AppendSeg(t)
 	}
 }
 
-// appendSeg appends the records of s after those already added.
-func (pb *packBuilder) appendSeg(s *packSeg) {
+// AppendSeg appends the records of s after those already added; a nil s
+// appends nothing.
+func (pb *Builder[T, R]) AppendSeg(s *Seg[T, R]) {
 	if s == nil {
 		return
 	}
@@ -738,7 +746,7 @@ func (pb *packBuilder) appendSeg(s *packSeg) {
 }
 
 // rawStats stores the packed stats at ref (in out's chunks) as raw text.
-func (pb *packBuilder) rawStats(skel *textpack.Skeleton, ref itemRef) itemRef {
+func (pb *Builder[T, R]) rawStats(skel *textpack.Skeleton, ref itemRef) itemRef {
 	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
 	text, _ := skel.Unpack(nil, it[w:])
@@ -746,7 +754,7 @@ func (pb *packBuilder) rawStats(skel *textpack.Skeleton, ref itemRef) itemRef {
 }
 
 // rawPath stores the packed path at ref (in out's chunks) as raw text.
-func (pb *packBuilder) rawPath(skel string, ref itemRef) itemRef {
+func (pb *Builder[T, R]) rawPath(skel string, ref itemRef) itemRef {
 	it := pb.out.item(ref)
 	_, w := binary.Uvarint(it)
 	text, _ := textpack.UnpackPath(nil, skel, it[w:])
@@ -760,7 +768,7 @@ const rawChunkSize = 64 << 10
 // all raw items of the builder share chunks of rawChunkSize, which finish
 // clips, so no published level has a chunk with room that a later merge
 // could write into.
-func (pb *packBuilder) putRaw(text []byte) itemRef {
+func (pb *Builder[T, R]) putRaw(text []byte) itemRef {
 	o := &pb.out
 	var pre [binary.MaxVarintLen64]byte
 	w := binary.PutUvarint(pre[:], uint64(len(text)))
@@ -778,17 +786,18 @@ func (pb *packBuilder) putRaw(text []byte) itemRef {
 	return itemRef(uint64(pb.rawChunk)<<32 | uint64(off))
 }
 
-// finish returns the packed level: records in key order as given, else
-// with an order; of several records with one key the last one counts.
-func (pb *packBuilder) finish() *packedFiles {
+// Finish returns the packed level: records in key order as given, else
+// with an order; of several records with one key the last one counts. The
+// builder is empty again afterwards.
+func (pb *Builder[T, R]) Finish() *Packed[T, R] {
 	pb.flushTail()
 	o := &pb.out
 	sorted := true
 	var s1, s2 []byte
-	var prev FileKey
+	var prev Key
 	for i := range o.recs {
 		k := o.keyIn(&o.recs[i], &s2)
-		if i > 0 && compareFileKeys(prev, k) >= 0 {
+		if i > 0 && Compare(prev, k) >= 0 {
 			sorted = false
 			break
 		}
@@ -801,11 +810,11 @@ func (pb *packBuilder) finish() *packedFiles {
 			idx[i] = int32(i)
 		}
 		slices.SortStableFunc(idx, func(a, b int32) int {
-			return compareFileKeys(o.keyIn(&o.recs[a], &s1), o.keyIn(&o.recs[b], &s2))
+			return Compare(o.keyIn(&o.recs[a], &s1), o.keyIn(&o.recs[b], &s2))
 		})
 		out := idx[:0]
 		for i, x := range idx {
-			if i+1 < len(idx) && compareFileKeys(o.keyIn(&o.recs[x], &s1), o.keyIn(&o.recs[idx[i+1]], &s2)) == 0 {
+			if i+1 < len(idx) && Compare(o.keyIn(&o.recs[x], &s1), o.keyIn(&o.recs[idx[i+1]], &s2)) == 0 {
 				continue // a later record has this key
 			}
 			out = append(out, x)
@@ -815,22 +824,19 @@ func (pb *packBuilder) finish() *packedFiles {
 	for i, c := range o.chunks {
 		o.chunks[i] = slices.Clip(c)
 	}
-	p := &packedFiles{recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pskels: o.pskels, pvs: o.pvs, rares: o.rares,
+	p := &Packed[T, R]{codec: o.codec, recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pskels: o.pskels, pvs: o.pvs, rares: o.rares,
 		live: o.live, total: o.total}
-	pb.out = packedFiles{}
+	pb.out = Packed[T, R]{codec: o.codec}
 	pb.rawChunk = -1
 	return p
 }
 
-// packAdds is the pack function of file sets of *Add.
-func packAdds(es []fileEntry[Add]) packedLevel[Add] { return packEntries(es) }
-
 // packEntries returns the packed level of entries sorted by key (no nil
 // values).
-func packEntries(es []fileEntry[Add]) *packedFiles {
-	b := newPackSeg(len(es))
+func packEntries[T, R any](c *Codec[T, R], es []entry[T]) *Packed[T, R] {
+	b := NewSeg(c, len(es))
 	for _, e := range es {
-		b.add(e.v)
+		b.Add(e.v)
 	}
 	return b.finish()
 }

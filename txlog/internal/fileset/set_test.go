@@ -1,4 +1,4 @@
-package txlog
+package fileset
 
 import (
 	"fmt"
@@ -16,31 +16,31 @@ import (
 func TestFileSetMatchesMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	type state struct {
-		set  fileSet[Add]
-		want map[FileKey]*Add
+		set  Set[file]
+		want map[Key]*file
 	}
 	check := func(st state) {
 		t.Helper()
-		if st.set.len() != len(st.want) {
-			t.Fatalf("len %d, want %d", st.set.len(), len(st.want))
+		if st.set.Len() != len(st.want) {
+			t.Fatalf("len %d, want %d", st.set.Len(), len(st.want))
 		}
 		for k, v := range st.want {
-			if got, ok := st.set.get(k); !ok || !reflect.DeepEqual(got, v) {
+			if got, ok := st.set.Get(k); !ok || !reflect.DeepEqual(got, v) {
 				t.Fatalf("get(%v) = %v, %v", k, got, ok)
 			}
 		}
-		got := map[FileKey]*Add{}
-		st.set.each(func(k FileKey, v *Add) {
+		got := map[Key]*file{}
+		st.set.Each(func(k Key, v *file) {
 			if _, dup := got[k]; dup {
 				t.Fatalf("each visits %v twice", k)
 			}
 			got[k] = v
 		})
-		if !maps.EqualFunc(got, st.want, func(a, b *Add) bool { return reflect.DeepEqual(a, b) }) {
+		if !maps.EqualFunc(got, st.want, func(a, b *file) bool { return reflect.DeepEqual(a, b) }) {
 			t.Fatalf("each: %d entries, want %d", len(got), len(st.want))
 		}
-		keys := slices.SortedFunc(maps.Keys(st.want), compareFileKeys)
-		sorted := st.set.sortedValues()
+		keys := slices.SortedFunc(maps.Keys(st.want), Compare)
+		sorted := st.set.SortedValues()
 		if len(sorted) != len(keys) {
 			t.Fatalf("sortedValues: %d, want %d", len(sorted), len(keys))
 		}
@@ -52,22 +52,22 @@ func TestFileSetMatchesMap(t *testing.T) {
 	}
 	// newAdd returns a random add; one in ten has a deletion vector, and
 	// one in ten a path with an escape.
-	newAdd := func() *Add {
-		a := &Add{Path: fmt.Sprintf("p%04d", r.IntN(3000))}
+	newAdd := func() *file {
+		a := &file{Path: fmt.Sprintf("p%04d", r.IntN(3000))}
 		if r.IntN(10) == 0 {
 			a.Path += "%20x"
 		}
 		if r.IntN(10) == 0 {
-			a.DeletionVector = &DeletionVectorDescriptor{StorageType: "u", PathOrInlineDv: fmt.Sprint(r.IntN(3))}
+			a.DeletionVector = &dvDesc{StorageType: "u", PathOrInlineDv: fmt.Sprint(r.IntN(3))}
 		}
 		return a
 	}
-	cur := state{set: newFileSet((*Add).Key), want: map[FileKey]*Add{}}
+	cur := state{set: NewPacking(&testCodec), want: map[Key]*file{}}
 	var history []state
 	for step := range 400 {
-		next := state{set: cur.set.derive(), want: maps.Clone(cur.want)}
+		next := state{set: cur.set.Derive(), want: maps.Clone(cur.want)}
 		if step == 0 {
-			next.set = newFileSet((*Add).Key)
+			next.set = NewPacking(&testCodec)
 		}
 		n := 1 + r.IntN(20)
 		if step%50 == 0 {
@@ -77,14 +77,14 @@ func TestFileSetMatchesMap(t *testing.T) {
 			a := newAdd()
 			k := a.Key()
 			if r.IntN(3) == 0 {
-				next.set.del(k)
+				next.set.Del(k)
 				delete(next.want, k)
 			} else {
-				next.set.put(k, a)
+				next.set.Put(k, a)
 				next.want[k] = a
 			}
 		}
-		next.set.seal()
+		next.set.Seal()
 		if len(next.set.levels) > 8 {
 			t.Fatalf("%d levels", len(next.set.levels))
 		}
