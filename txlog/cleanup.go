@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// DefaultLogRetention is Spark's default delta.logRetentionDuration.
-const DefaultLogRetention = 30 * 24 * time.Hour
+// defaultLogRetention is Spark's default delta.logRetentionDuration.
+const defaultLogRetention = 30 * 24 * time.Hour
 
 // CleanupResult lists what CleanupLog deleted.
 type CleanupResult struct {
@@ -32,7 +32,7 @@ type CleanupResult struct {
 //
 // Errors are listing or delete errors of the store, wrapped with the key.
 func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool) (*CleanupResult, error) {
-	retention := snap.durationProp(PropLogRetentionDuration, DefaultLogRetention)
+	retention := snap.durationProp(PropLogRetentionDuration, defaultLogRetention)
 	cutoff := now.Add(-retention)
 	store := snap.store
 

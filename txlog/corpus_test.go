@@ -33,13 +33,13 @@ func liveRows(t *testing.T, s *Snapshot, checkDV bool) (int64, bool) {
 		if dv := a.DeletionVector; dv != nil {
 			rows -= dv.Cardinality
 			if checkDV {
-				bm, err := LoadDeletionVector(context.Background(), s.Store(), dv)
+				bm, err := loadDeletionVector(context.Background(), s.Store(), dv)
 				if errors.Is(err, objectstore.ErrNotExist) {
 					t.Logf("DV file of %s is absent from this copy of the table: bitmap not checked", a.Path)
 					continue
 				}
 				if err != nil {
-					t.Errorf("LoadDeletionVector(%s): %v", a.Path, err)
+					t.Errorf("loadDeletionVector(%s): %v", a.Path, err)
 					continue
 				}
 				if got := int64(bm.GetCardinality()); got != dv.Cardinality {

@@ -23,7 +23,7 @@
 //   - The protocol gate (checkReadable, checkWritable, CheckWritableTable)
 //     refuses tables whose reader or writer features deltakit does not
 //     implement, naming them (spec "Table Features").
-//   - LoadDeletionVector reads a deletion vector, inline or from its file
+//   - LoadDeletionVectorAt reads a deletion vector, inline or from its file
 //     (spec "Deletion Vectors", "Deletion Vector Format").
 //
 // Writing: WriteCheckpoint writes a classic V1 checkpoint and

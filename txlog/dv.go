@@ -107,7 +107,7 @@ func (dv *DeletionVectorDescriptor) AbsolutePath() (string, error) {
 	return "", fmt.Errorf("deletion vector: unknown storageType %q", dv.StorageType)
 }
 
-// LoadDeletionVector returns the set of deleted row indexes (0-based
+// loadDeletionVector returns the set of deleted row indexes (0-based
 // positions in the data file) of dv: decoded from the descriptor for inline
 // DVs ('i'), else read from the DV file in store ("Deletion Vector File
 // Storage Format": big-endian size, bitmap, CRC-32 at dv.Offset). A nil dv
@@ -117,7 +117,7 @@ func (dv *DeletionVectorDescriptor) AbsolutePath() (string, error) {
 // under the store's root (see PathResolver): a path elsewhere is a
 // *CorruptLogError wrapping a *PathError (ErrPathOutsideTable), returned
 // before any read. It never panics.
-func LoadDeletionVector(ctx context.Context, store objectstore.Store, dv *DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
+func loadDeletionVector(ctx context.Context, store objectstore.Store, dv *DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
 	if dv == nil || dv.StorageType == "i" {
 		return LoadDeletionVectorAt(ctx, store, "", dv)
 	}
@@ -142,7 +142,7 @@ func (dv *DeletionVectorDescriptor) storeKey(store objectstore.Store) (string, e
 	return loc.Key, nil
 }
 
-// LoadDeletionVectorAt is LoadDeletionVector for a DV file whose location
+// LoadDeletionVectorAt reads the deletion vector dv, for a DV file whose location
 // the caller resolved already (DeletionVectorDescriptor.Locate): the file is
 // read from key of store. Inline DVs ignore store and key.
 func LoadDeletionVectorAt(ctx context.Context, store objectstore.Store, key string, dv *DeletionVectorDescriptor) (*roaring64.Bitmap, error) {

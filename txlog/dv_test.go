@@ -28,7 +28,7 @@ func TestDeletionVectorSpecExamples(t *testing.T) {
 		t.Errorf("AbsolutePath('p') = %q, %v", p, err)
 	}
 	inline := &DeletionVectorDescriptor{StorageType: "i", PathOrInlineDv: "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", SizeInBytes: 40, Cardinality: 6}
-	bm, err := LoadDeletionVector(context.Background(), objectstore.NewMem("x"), inline)
+	bm, err := loadDeletionVector(context.Background(), objectstore.NewMem("x"), inline)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLoadDeletionVectorFromFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bm, err := LoadDeletionVector(ctx, store, tt.dv)
+			bm, err := loadDeletionVector(ctx, store, tt.dv)
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("err = %v, want %v", err, tt.err)
@@ -135,7 +135,7 @@ func TestLoadDeletionVectorFromFile(t *testing.T) {
 	if err := store.Put(ctx, path, data); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadDeletionVector(ctx, store, tests[0].dv)
+	_, err := loadDeletionVector(ctx, store, tests[0].dv)
 	if !errors.Is(err, ErrCorruptLog) {
 		t.Errorf("checksum mismatch: %v", err)
 	}

@@ -40,7 +40,7 @@ func TestDeletionVectorWriterRoundTrip(t *testing.T) {
 		if d.Cardinality != int64(len(cases[i])) {
 			t.Errorf("DV %d: cardinality %d, want %d", i, d.Cardinality, len(cases[i]))
 		}
-		bm, err := LoadDeletionVector(ctx, store, d)
+		bm, err := loadDeletionVector(ctx, store, d)
 		if err != nil {
 			t.Fatalf("DV %d: %v", i, err)
 		}

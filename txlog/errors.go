@@ -129,10 +129,10 @@ type UnsupportedProtocolError struct {
 func (e *UnsupportedProtocolError) Error() string {
 	if e.Reader {
 		return fmt.Sprintf("txlog: table requires reader version %d (writer %d); deltakit reads up to reader version %d",
-			e.MinReaderVersion, e.MinWriterVersion, MaxReaderVersion)
+			e.MinReaderVersion, e.MinWriterVersion, maxReaderVersion)
 	}
 	return fmt.Sprintf("txlog: table requires writer version %d; deltakit writes up to writer version %d",
-		e.MinWriterVersion, MaxWriterVersion)
+		e.MinWriterVersion, maxWriterVersion)
 }
 
 // Is reports whether target is ErrUnsupportedProtocol.

@@ -10,8 +10,8 @@ import (
 // Highest protocol versions deltakit implements (spec "Reader Version
 // Requirements", "Writer Version Requirements").
 const (
-	MaxReaderVersion = 3
-	MaxWriterVersion = 7
+	maxReaderVersion = 3
+	maxWriterVersion = 7
 )
 
 // Table feature names (spec "Valid Feature Names in Table Features").
@@ -203,11 +203,11 @@ func writerFeatureSupport(name string) WriterFeatureSupport {
 	return WriterRefused
 }
 
-// SupportedWriterFeatures returns the writer features the deltakit commit
+// supportedWriterFeatures returns the writer features the deltakit commit
 // path accepts at the protocol level (WriterSupported or
 // WriterOnlyInactive), sorted. Some of them are accepted only while not
 // active on the table: CheckWritableTable checks that.
-func SupportedWriterFeatures() []string {
+func supportedWriterFeatures() []string {
 	var out []string
 	for _, f := range writerFeatures {
 		if f.Support != WriterRefused {
@@ -277,7 +277,7 @@ func checkReadable(p *Protocol) error {
 			unsupported = append(unsupported, f)
 		}
 	}
-	if p.MinReaderVersion > MaxReaderVersion || p.MinReaderVersion < 1 {
+	if p.MinReaderVersion > maxReaderVersion || p.MinReaderVersion < 1 {
 		if len(unsupported) > 0 {
 			slices.Sort(unsupported)
 			return &UnsupportedFeatureError{Features: unsupported, Reader: true}
@@ -298,14 +298,14 @@ func checkReadable(p *Protocol) error {
 // with protocol p, judged by the protocol alone: p must be readable
 // (checkReadable), the writer version at most 7, and every writer feature
 // (explicit, or implied by a legacy writer version) in
-// SupportedWriterFeatures. Errors are *UnsupportedProtocolError or
+// supportedWriterFeatures. Errors are *UnsupportedProtocolError or
 // *UnsupportedFeatureError with Reader false. Use CheckWritableTable to also
 // refuse features that deltakit accepts only while they are inactive.
 func checkWritable(p *Protocol) error {
 	if err := checkReadable(p); err != nil {
 		return err
 	}
-	if p.MinWriterVersion > MaxWriterVersion || p.MinWriterVersion < 1 {
+	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
 		return &UnsupportedProtocolError{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion}
 	}
 	var unsupported []string

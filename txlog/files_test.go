@@ -211,4 +211,3 @@ func TestAllFiles(t *testing.T) {
 		t.Errorf("reloaded from the checkpoint at %d: files differ", again.CheckpointVersion())
 	}
 }
-

@@ -91,9 +91,9 @@ func WithClock(now func() time.Time) LoadOption {
 	return func(o *loadOptions) { o.now = now }
 }
 
-// WithConcurrency sets how many commit files are fetched and decoded in
+// withConcurrency sets how many commit files are fetched and decoded in
 // parallel during replay (default 8, minimum 1).
-func WithConcurrency(n int) LoadOption {
+func withConcurrency(n int) LoadOption {
 	return func(o *loadOptions) { o.concurrency = max(1, n) }
 }
 

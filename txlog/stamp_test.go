@@ -299,8 +299,8 @@ func TestWriterFeatureTable(t *testing.T) {
 		if (err == nil) != (f.Support != WriterRefused) {
 			t.Errorf("%s (%v): checkWritable = %v", f.Name, f.Support, err)
 		}
-		if got := slices.Contains(SupportedWriterFeatures(), f.Name); got != (f.Support != WriterRefused) {
-			t.Errorf("%s in SupportedWriterFeatures = %v", f.Name, got)
+		if got := slices.Contains(supportedWriterFeatures(), f.Name); got != (f.Support != WriterRefused) {
+			t.Errorf("%s in supportedWriterFeatures = %v", f.Name, got)
 		}
 	}
 	for _, f := range []string{FeatureInCommitTimestamp, FeatureRowTracking, FeatureClustering} {

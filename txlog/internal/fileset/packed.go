@@ -15,14 +15,14 @@ import (
 )
 
 // Packed is the compact, immutable bottom level of a snapshot's live
-// files (see fileSet): one 48-byte record per file, the packed path
+// files (see Set): one 48-byte record per file, the packed path
 // (internal/textpack/path.go) and packed stats (internal/textpack/stats.go) bytes in shared byte
 // chunks, and tables for what files share (stats and path skeletons,
 // partitionValues maps) or rarely have (tags, deletion vectors, row
-// tracking fields). An *T is materialised on demand; the sorted
+// tracking fields). A T is materialised on demand; the sorted
 // materialised values are computed once, as for a map level. A file of the
 // P5 benchmark table takes about 125 bytes (48 + 30 path + 45 stats) where
-// a map of *T took 630.
+// a map of *txlog.Add took 630.
 //
 // Records are in key order unless order is set (a checkpoint that was not
 // written in key order): order lists the indexes of the live records in key
