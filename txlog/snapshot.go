@@ -91,12 +91,6 @@ func WithClock(now func() time.Time) LoadOption {
 	return func(o *loadOptions) { o.now = now }
 }
 
-// withConcurrency sets how many commit files are fetched and decoded in
-// parallel during replay (default 8, minimum 1).
-func withConcurrency(n int) LoadOption {
-	return func(o *loadOptions) { o.concurrency = max(1, n) }
-}
-
 // Snapshot is the state of a table at one version: protocol, metadata, live
 // files, tombstones, transaction ids and domain metadata, reconstructed by
 // log replay (spec "Action Reconciliation"). A Snapshot is immutable and safe
