@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 func newCheckpointCmd(a *app) *cobra.Command {
@@ -29,10 +28,10 @@ that readers replay from it instead of every commit.`,
 			if err != nil {
 				return err
 			}
-			if err := txlog.WriteCheckpoint(cmd.Context(), t.Snapshot()); err != nil {
+			if err := t.Checkpoint(cmd.Context()); err != nil {
 				return err
 			}
-			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: txlog.CheckpointKey(t.Version())})
+			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: table.CheckpointKey(t.Version())})
 		},
 	}
 }
@@ -267,7 +266,7 @@ that keeps every later version reconstructable. Data files are not touched
 			if err != nil {
 				return err
 			}
-			res, err := txlog.CleanupLog(cmd.Context(), t.Snapshot(), time.Now(), dryRun)
+			res, err := t.CleanupLog(cmd.Context(), table.WithCleanupDryRun(dryRun))
 			if err != nil {
 				return err
 			}
