@@ -85,16 +85,9 @@ readers of older versions and writers in flight may still need the files.
 			if err != nil {
 				return err
 			}
-			var bar progress = silentProgress{}
+			bar := a.lateProgress("vacuum", "")
 			if !dryRun {
-				started := false
-				vopts = append(vopts, table.WithVacuumProgress(func(done, total int) {
-					if !started {
-						bar = a.newProgress(int64(total), "vacuum", "")
-						started = true
-					}
-					bar.Set(int64(done))
-				}))
+				vopts = append(vopts, table.WithVacuumProgress(bar.setInt))
 			}
 			vopts = append(vopts, table.WithVacuumDryRun(dryRun), table.WithVacuumForce(force))
 			res, err := t.Vacuum(cmd.Context(), vopts...)
@@ -153,16 +146,8 @@ stay on storage until vacuum deletes them after the retention.`,
 			if err != nil {
 				return err
 			}
-			var bar progress = silentProgress{}
-			started := false
-			_, res, err := t.Optimize(cmd.Context(), table.WithOptimizeTargetSize(size),
-				table.WithOptimizeProgress(func(done, total int64) {
-					if !started {
-						bar = a.newProgress(total, "optimize", "")
-						started = true
-					}
-					bar.Set(done)
-				}))
+			bar := a.lateProgress("optimize", "")
+			_, res, err := t.Optimize(cmd.Context(), table.WithOptimizeTargetSize(size), table.WithOptimizeProgress(bar.set))
 			bar.Finish()
 			if err != nil {
 				return err
@@ -224,15 +209,8 @@ when the check itself failed (no table, an I/O error).`,
 				}
 				return nil
 			}
-			var bar progress = silentProgress{}
-			started := false
-			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(func(done, total int) {
-				if !started {
-					bar = a.newProgress(int64(total), "verify", "")
-					started = true
-				}
-				bar.Set(int64(done))
-			}))
+			bar := a.lateProgress("verify", "")
+			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(bar.setInt))
 			bar.Finish()
 			if err != nil {
 				return err
