@@ -313,26 +313,37 @@ func hiddenKey(key string) bool {
 	return false
 }
 
+// deleteKeys deletes files, up to cfg.concurrency at once; a failed delete
+// does not stop the others (the first error is returned), the caller's
+// cancellation does.
 func deleteKeys(ctx context.Context, store objectstore.Store, files []VacuumFile, cfg vacuumConfig) error {
+	return forEach(ctx, len(files), cfg.concurrency, cfg.progress, func(i int) error {
+		return store.Delete(ctx, files[i].Path)
+	})
+}
+
+// forEach calls fn(i) for i in [0, n), up to conc calls at once, and
+// reports each finished call to progress (done and n; one call at a time;
+// nil: no report). It starts no call once ctx has ended. The error is the
+// first fn error, else ctx's.
+func forEach(ctx context.Context, n, conc int, progress func(done, total int), fn func(i int) error) error {
 	var (
 		mu   sync.Mutex
 		done int
 	)
-	// Up to cfg.concurrency deletes at once; a failed delete does not stop
-	// the others (the first error is returned), the caller's cancellation does.
 	var eg errgroup.Group
-	eg.SetLimit(cfg.concurrency)
-	for _, f := range files {
+	eg.SetLimit(conc)
+	for i := range n {
 		if ctx.Err() != nil {
 			break
 		}
 		eg.Go(func() error {
-			err := store.Delete(ctx, f.Path)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if cfg.progress != nil {
-				cfg.progress(done, len(files))
+			err := fn(i)
+			if progress != nil {
+				mu.Lock()
+				done++
+				progress(done, n)
+				mu.Unlock()
 			}
 			return err
 		})

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
@@ -363,27 +361,20 @@ func readAllCommits(ctx context.Context, store objectstore.Store, versions []int
 	errs := make(map[int64]error)
 	var mu sync.Mutex
 	// Up to conc reads at once; an unreadable commit is a problem, not an
-	// error, so every goroutine returns nil and only ctx stops the loop.
-	var eg errgroup.Group
-	eg.SetLimit(conc)
-	for _, v := range versions {
-		if ctx.Err() != nil {
-			break
-		}
-		eg.Go(func() error {
-			actions, err := txlog.ReadCommit(ctx, store, v)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs[v] = err
-				return nil
-			}
-			out[v] = actions
+	// error, so every call returns nil and only ctx stops the loop.
+	err := forEach(ctx, len(versions), conc, nil, func(i int) error {
+		v := versions[i]
+		actions, err := txlog.ReadCommit(ctx, store, v)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs[v] = err
 			return nil
-		})
-	}
-	_ = eg.Wait() // the goroutines report through errs
-	if err := ctx.Err(); err != nil {
+		}
+		out[v] = actions
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, v := range versions {
@@ -759,37 +750,20 @@ func verifyFiles(ctx context.Context, store objectstore.Store, snap *txlog.Snaps
 		target string // symlink target outside the root
 	}
 	results := make([]result, len(refs))
-	var (
-		mu   sync.Mutex
-		done int
-	)
 	// Up to cfg.concurrency stats at once; each result lands in results[i],
-	// so the problems below come out in refs order.
-	var eg errgroup.Group
-	eg.SetLimit(cfg.concurrency)
-	for i, r := range refs {
-		if ctx.Err() != nil {
-			break
+	// so the problems below come out in refs order. The calls report
+	// through results, so the error is only ctx's.
+	err = forEach(ctx, len(refs), cfg.concurrency, cfg.progress, func(i int) error {
+		info, err := store.Stat(ctx, refs[i].key)
+		results[i] = result{info: info, err: err}
+		if local != nil {
+			if target, out := symlinkOutside(local, realRoot, refs[i].key); out {
+				results[i].target = target
+			}
 		}
-		eg.Go(func() error {
-			info, err := store.Stat(ctx, r.key)
-			results[i] = result{info: info, err: err}
-			if local != nil {
-				if target, out := symlinkOutside(local, realRoot, r.key); out {
-					results[i].target = target
-				}
-			}
-			if cfg.progress != nil {
-				mu.Lock()
-				done++
-				cfg.progress(done, len(refs))
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	_ = eg.Wait() // the goroutines report through results
-	if err := ctx.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for i, r := range refs {
