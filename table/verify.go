@@ -80,7 +80,7 @@ func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerif
 // Verify checks the table in store for consistency and returns what it
 // found wrong in a report; the error is only for failures that stop the
 // check itself (the log cannot be listed, ctx ended) and
-// txlog.ErrTableNotFound when there is no log. It checks that
+// ErrTableNotFound when there is no log. It checks that
 //
 //   - commit versions are contiguous and the log starts at version 0 or at
 //     a checkpoint;
@@ -129,7 +129,7 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // Epochs come from txn actions; a STREAMING UPDATE commit's commitInfo
 // (operationParameters queryId and epochId) must agree with its txn action.
 // When old commits were cleaned up, the reconstructable state at the oldest
-// commit supplies each query's base epoch. Errors: txlog.ErrTableNotFound,
+// commit supplies each query's base epoch. Errors: ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors.
 func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
 	return maint.VerifyExactlyOnce(ctx, store)
