@@ -613,28 +613,8 @@ func kafkaIngestSide(ctx context.Context, env *Env, cfg Config, prod *kafkaProdu
 		procs = append(procs, p)
 	}
 	fail := func(err error) (kafkaIngestRun, error) { return res, errors.Join(err, stopAll(procs)) }
-	// wait polls the table until it holds the offsets target returns (nil:
-	// not known yet, keep polling).
 	wait := func(what string, target func() map[int32]int64) error {
-		deadline := time.Now().Add(kafkaTimeout(cfg.KafkaRecords))
-		for {
-			if want := target(); want != nil && kp.reached(want) {
-				return nil
-			}
-			for _, p := range procs {
-				if err := p.alive(); err != nil {
-					return err
-				}
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return errors.Join(fmt.Errorf("bench: %d ingest members: %s not committed after %v (table version %d)",
-					n, what, kafkaTimeout(cfg.KafkaRecords), kp.snap.Version()), ctx.Err())
-			}
-			time.Sleep(5 * time.Millisecond)
-			if err := kp.poll(ctx); err != nil {
-				return err
-			}
-		}
+		return kp.waitCommitted(ctx, procs, kafkaTimeout(cfg.KafkaRecords), what, target)
 	}
 	before, beforeEnds := prod.next, maps.Clone(prod.ends)
 	if err := wait("the records produced before", func() map[int32]int64 { return beforeEnds }); err != nil {
@@ -700,27 +680,60 @@ func kafkaIngestSide(ctx context.Context, env *Env, cfg Config, prod *kafkaProdu
 		return res, err
 	}
 	res.retries = summarize(procs, end).retries
-	// Exactly once: the table holds every record once, and the log's
-	// epochs and offsets are clean.
+	res.rows, err = checkExactlyOnce(ctx, store, n, prod.next)
+	return res, err
+}
+
+// waitCommitted polls the table until it holds the offsets target returns
+// (nil: not known yet, keep polling), failing when a member process dies,
+// timeout passes or ctx ends; what names the records in the error.
+func (kp *kafkaPoller) waitCommitted(ctx context.Context, procs []*kafkaProc, timeout time.Duration, what string, target func() map[int32]int64) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if want := target(); want != nil && kp.reached(want) {
+			return nil
+		}
+		for _, p := range procs {
+			if err := p.alive(); err != nil {
+				return err
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.Join(fmt.Errorf("bench: %d ingest members: %s not committed after %v (table version %d)",
+				len(procs), what, timeout, kp.snap.Version()), ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := kp.poll(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// checkExactlyOnce checks the table in store after n ingest members
+// consumed want records: it holds every record once (its files' rows add up
+// to want), and the log's epochs and offsets are clean (VerifyExactlyOnce).
+// It returns the table's rows.
+func checkExactlyOnce(ctx context.Context, store objectstore.Store, n int, want int64) (int64, error) {
 	snap, err := txlog.Load(ctx, store)
 	if err != nil {
-		return res, err
+		return 0, err
 	}
+	var rows int64
 	for a := range snap.AllFiles() {
 		nr, _ := a.NumRecords()
-		res.rows += nr
+		rows += nr
 	}
-	if want := prod.next; res.rows != want {
-		return res, fmt.Errorf("bench: %d ingest members: table holds %d rows, want %d (each record once)", n, res.rows, want)
+	if rows != want {
+		return rows, fmt.Errorf("bench: %d ingest members: table holds %d rows, want %d (each record once)", n, rows, want)
 	}
 	rep, err := table.VerifyExactlyOnce(ctx, store)
 	if err != nil {
-		return res, err
+		return rows, err
 	}
 	if !rep.OK() {
-		return res, fmt.Errorf("bench: %d ingest members: verify --exactly-once is not clean: %+v", n, rep)
+		return rows, fmt.Errorf("bench: %d ingest members: verify --exactly-once is not clean: %+v", n, rep)
 	}
-	return res, nil
+	return rows, nil
 }
 
 // KafkaFigure measures P9: Kafka → Delta records/s of Config.KafkaRecords

@@ -2,104 +2,59 @@ package table
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/table/internal/maint"
 )
+
+// Vacuum is table's API of data file cleanup; the planning (what is
+// unreferenced, expired and safe to delete) and the deletes live in
+// table/internal/maint (maintenance).
 
 // DefaultDeletedFileRetention is the default of the table property
 // delta.deletedFileRetentionDuration ("interval 1 week"): how long a removed
 // data file stays on storage for readers of older versions.
-const DefaultDeletedFileRetention = 7 * 24 * time.Hour
+const DefaultDeletedFileRetention = maint.DefaultDeletedFileRetention
 
 // ErrRetentionTooShort is returned (wrapped, together with
 // ErrInvalidArgument) by Vacuum for a retention below the table's
 // delta.deletedFileRetentionDuration without WithVacuumForce: deleting
 // files that recent readers or writers may still need can corrupt their
 // results.
-var ErrRetentionTooShort = errors.New("retention is shorter than the table's delta.deletedFileRetentionDuration")
+var ErrRetentionTooShort = maint.ErrRetentionTooShort
 
 // VacuumOption configures Vacuum.
-type VacuumOption func(*vacuumConfig)
-
-type vacuumConfig struct {
-	retention   time.Duration // < 0: the table's
-	dryRun      bool
-	force       bool
-	now         func() time.Time
-	concurrency int
-	progress    func(done, total int)
-}
+type VacuumOption = maint.VacuumOption
 
 // WithVacuumRetention sets how old a removed or unreferenced file must be
 // before Vacuum deletes it (default: the table's
 // delta.deletedFileRetentionDuration, one week when unset).
-func WithVacuumRetention(d time.Duration) VacuumOption {
-	return func(c *vacuumConfig) { c.retention = d }
-}
+func WithVacuumRetention(d time.Duration) VacuumOption { return maint.WithVacuumRetention(d) }
 
 // WithVacuumDryRun makes Vacuum report what it would delete without
 // deleting anything.
-func WithVacuumDryRun(on bool) VacuumOption { return func(c *vacuumConfig) { c.dryRun = on } }
+func WithVacuumDryRun(on bool) VacuumOption { return maint.WithVacuumDryRun(on) }
 
 // WithVacuumForce allows a retention below the table's
 // delta.deletedFileRetentionDuration.
-func WithVacuumForce(on bool) VacuumOption { return func(c *vacuumConfig) { c.force = on } }
+func WithVacuumForce(on bool) VacuumOption { return maint.WithVacuumForce(on) }
 
 // WithVacuumClock sets the clock that retention is measured from (default
 // time.Now).
-func WithVacuumClock(now func() time.Time) VacuumOption {
-	return func(c *vacuumConfig) { c.now = now }
-}
+func WithVacuumClock(now func() time.Time) VacuumOption { return maint.WithVacuumClock(now) }
 
 // WithVacuumConcurrency sets how many deletes run at once (default 16).
-func WithVacuumConcurrency(n int) VacuumOption {
-	return func(c *vacuumConfig) { c.concurrency = max(1, n) }
-}
+func WithVacuumConcurrency(n int) VacuumOption { return maint.WithVacuumConcurrency(n) }
 
 // WithVacuumProgress calls fn as files are deleted, with the number done
 // and the total. fn is called from one goroutine at a time.
-func WithVacuumProgress(fn func(done, total int)) VacuumOption {
-	return func(c *vacuumConfig) { c.progress = fn }
-}
+func WithVacuumProgress(fn func(done, total int)) VacuumOption { return maint.WithVacuumProgress(fn) }
 
 // VacuumFile is one file Vacuum deleted or, in a dry run, would delete.
-type VacuumFile struct {
-	// Path is the store key relative to the table root.
-	Path string
-	Size int64
-	// ModTime is the file's modification time.
-	ModTime time.Time
-	// Removed is when a remove action deleted the file from the table; zero
-	// for a file the log (as far as the latest snapshot remembers) never
-	// referenced, such as the orphan of a failed write.
-	Removed time.Time
-}
+type VacuumFile = maint.VacuumFile
 
 // VacuumResult reports what Vacuum did.
-type VacuumResult struct {
-	// Version is the table version whose files were kept.
-	Version int64
-	// Retention is the retention applied; DeleteBefore is now minus it.
-	Retention    time.Duration
-	DeleteBefore time.Time
-	// DryRun is true when nothing was deleted.
-	DryRun bool
-	// Scanned counts the data files listed under the table root.
-	Scanned int
-	// Files are the files deleted (or to delete in a dry run), by path.
-	Files []VacuumFile
-	// Bytes is the total size of Files.
-	Bytes int64
-}
+type VacuumResult = maint.VacuumResult
 
 // Vacuum deletes data files that the table no longer needs, as Spark's
 // VACUUM does: files under the table root that the latest version does not
@@ -131,195 +86,5 @@ type VacuumResult struct {
 // Errors: ErrRetentionTooShort; store errors while listing or deleting
 // (files deleted before the error are not reported); ctx errors.
 func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult, error) {
-	cfg := vacuumConfig{retention: -1, now: time.Now, concurrency: 16}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	latest, err := t.Refresh(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-	}
-	snap := latest.Snapshot()
-	configured, err := deletedFileRetention(snap.Metadata())
-	if err != nil {
-		return nil, fmt.Errorf("table: vacuum %s: %w: %v", t.URI(), ErrInvalidArgument, err)
-	}
-	retention := cfg.retention
-	if retention < 0 {
-		retention = configured
-	}
-	if retention < configured && !cfg.force {
-		return nil, fmt.Errorf("table: vacuum %s: retention %v: %w (%v): %w", t.URI(), retention, ErrRetentionTooShort, configured, ErrInvalidArgument)
-	}
-	now := cfg.now()
-	res := &VacuumResult{Version: snap.Version(), Retention: retention, DeleteBefore: now.Add(-retention), DryRun: cfg.dryRun}
-	deleteBefore := res.DeleteBefore.UnixMilli()
-
-	// Every remove action the log still holds, whatever its age: the
-	// snapshot forgets removes older than the table's retention, so load the
-	// same version with a clock at the epoch, which expires none.
-	tombSnap, err := txlog.Load(ctx, t.store, txlog.AtVersion(snap.Version()),
-		txlog.WithClock(func() time.Time { return time.Unix(0, 0) }))
-	if err != nil {
-		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-	}
-	keep, err := liveKeys(snap)
-	if err != nil {
-		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-	}
-	removedAt := map[string]int64{}
-	// Paths outside the table root are never candidates: only keys listed
-	// under the root are deleted.
-	storeKey := tableKeys(t.store.URI())
-	for _, r := range tombSnap.Tombstones() {
-		key, ok := storeKey(txlog.DecodePath(r.Path))
-		if !ok || r.DeletionTimestamp == nil {
-			continue
-		}
-		removedAt[key] = max(removedAt[key], *r.DeletionTimestamp)
-		if *r.DeletionTimestamp > deleteBefore {
-			keep[key] = true
-			if dv := r.DeletionVector; dv != nil && dv.StorageType != "i" {
-				if p, err := dv.AbsolutePath(); err == nil {
-					if k, ok := storeKey(p); ok {
-						keep[k] = true
-					}
-				}
-			}
-		}
-	}
-
-	var candidates []VacuumFile
-	for info, err := range t.store.List(ctx, "", "") {
-		if err != nil {
-			return nil, fmt.Errorf("table: vacuum %s: listing: %w", t.URI(), err)
-		}
-		if hiddenKey(info.Key) {
-			continue
-		}
-		res.Scanned++
-		if keep[info.Key] {
-			continue
-		}
-		f := VacuumFile{Path: info.Key, Size: info.Size, ModTime: info.ModTime}
-		if ts, ok := removedAt[info.Key]; ok {
-			f.Removed = time.UnixMilli(ts)
-		}
-		if !info.ModTime.Before(res.DeleteBefore) {
-			continue // written within the retention: an in-flight write's file
-		}
-		candidates = append(candidates, f)
-	}
-
-	// Read the log again: a commit since the listing may have added one of
-	// the candidates (a file written earlier and committed late).
-	if len(candidates) > 0 {
-		again, err := latest.Refresh(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-		}
-		if again.Version() != snap.Version() {
-			live, err := liveKeys(again.Snapshot())
-			if err != nil {
-				return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-			}
-			for _, r := range again.Snapshot().Tombstones() {
-				if k, ok := storeKey(txlog.DecodePath(r.Path)); ok && r.DeletionTimestamp != nil && *r.DeletionTimestamp > deleteBefore {
-					live[k] = true
-				}
-			}
-			candidates = slices.DeleteFunc(candidates, func(f VacuumFile) bool { return live[f.Path] })
-			res.Version = again.Version()
-		}
-	}
-	slices.SortFunc(candidates, func(a, b VacuumFile) int { return strings.Compare(a.Path, b.Path) })
-	for _, f := range candidates {
-		res.Bytes += f.Size
-	}
-	res.Files = candidates
-	if cfg.dryRun || len(candidates) == 0 {
-		return res, nil
-	}
-	if err := deleteKeys(ctx, t.store, candidates, cfg); err != nil {
-		return nil, fmt.Errorf("table: vacuum %s: %w", t.URI(), err)
-	}
-	return res, nil
-}
-
-// deletedFileRetention returns delta.deletedFileRetentionDuration of m, or
-// the default.
-func deletedFileRetention(m *txlog.Metadata) (time.Duration, error) {
-	if m == nil {
-		return DefaultDeletedFileRetention, nil
-	}
-	s, ok := m.Configuration[txlog.PropDeletedFileRetentionDuration]
-	if !ok || strings.TrimSpace(s) == "" {
-		return DefaultDeletedFileRetention, nil
-	}
-	d, err := txlog.ParseInterval(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", txlog.PropDeletedFileRetentionDuration, err)
-	}
-	return d, nil
-}
-
-// liveKeys returns the store keys of every file the snapshot references
-// under the table root.
-func liveKeys(snap *txlog.Snapshot) (map[string]bool, error) {
-	keep := map[string]bool{}
-	res, err := txlog.NewPathResolver(snap.Store().URI())
-	if err != nil {
-		return nil, err
-	}
-	refs, _ := referencedFiles(snap, res, false)
-	for _, r := range refs {
-		keep[r.key] = true
-	}
-	return keep, nil
-}
-
-// hiddenKey reports whether vacuum leaves key alone: it is in a directory
-// or is a file whose name starts with "_" or "." (the log, _SUCCESS, .crc
-// files), except partition directories "col=value" and the change data
-// directory _change_data (Spark's DeltaTableUtils.isHiddenDirectory, which
-// VACUUM lists with: change data files are never live in a snapshot, so
-// they go once they are older than the retention).
-func hiddenKey(key string) bool {
-	for seg := range strings.SplitSeq(key, "/") {
-		if (strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".")) && !strings.Contains(seg, "=") &&
-			!strings.HasPrefix(seg, strings.TrimSuffix(changeDataDir, "/")) {
-			return true
-		}
-	}
-	return false
-}
-
-func deleteKeys(ctx context.Context, store objectstore.Store, files []VacuumFile, cfg vacuumConfig) error {
-	var (
-		mu   sync.Mutex
-		done int
-	)
-	// Up to cfg.concurrency deletes at once; a failed delete does not stop
-	// the others (the first error is returned), the caller's cancellation does.
-	var eg errgroup.Group
-	eg.SetLimit(cfg.concurrency)
-	for _, f := range files {
-		if ctx.Err() != nil {
-			break
-		}
-		eg.Go(func() error {
-			err := store.Delete(ctx, f.Path)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if cfg.progress != nil {
-				cfg.progress(done, len(files))
-			}
-			return err
-		})
-	}
-	if err := eg.Wait(); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return maint.Vacuum(ctx, t.snap, opts...)
 }

@@ -81,3 +81,28 @@ func DecodePath(p string) string { return txlog.DecodePath(p) }
 func (t *Table) ReadCommit(ctx context.Context, v int64) ([]Action, error) {
 	return txlog.ReadCommit(ctx, t.store, v)
 }
+
+// Errors of loading a table's log (txlog's), for callers of Open,
+// LoadSnapshot, ReadCommit and Verify; match with errors.Is/As.
+var (
+	// ErrTableNotFound: no Delta log under the table root.
+	ErrTableNotFound = txlog.ErrTableNotFound
+	// ErrVersionNotFound is wrapped by a *VersionNotFoundError.
+	ErrVersionNotFound = txlog.ErrVersionNotFound
+	// ErrNoProtocol: the log replays to no protocol action.
+	ErrNoProtocol = txlog.ErrNoProtocol
+	// ErrNoMetadata: the log replays to no metaData action.
+	ErrNoMetadata = txlog.ErrNoMetadata
+	// ErrLogGap: commit versions are not contiguous (a commit the replay
+	// needs is missing); carried by a *CorruptLogError.
+	ErrLogGap = txlog.ErrLogGap
+)
+
+// VersionNotFoundError names a version the log cannot provide and the
+// earliest and latest versions it can (txlog.VersionNotFoundError; wraps
+// ErrVersionNotFound).
+type VersionNotFoundError = txlog.VersionNotFoundError
+
+// CorruptLogError names a log file that does not decode and why
+// (txlog.CorruptLogError).
+type CorruptLogError = txlog.CorruptLogError

@@ -153,34 +153,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(dir)
 	env.TempDir = dir
 
-	if slices.ContainsFunc(ids, needsS3) {
-		m, err := testenv.StartServer(ctx, dir)
-		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
-				return 1
-			}
-			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
-		} else {
-			defer m.Close()
-			env.S3 = m
-		}
-	}
-	if slices.Contains(ids, "P9") {
-		k, err := testenv.StartKafkaBroker(ctx, dir)
-		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-kafka.sh)\n", err)
-				return 1
-			}
-			fmt.Fprintf(stderr, "deltabench: %v; P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it\n", err)
-		} else {
-			defer k.Close()
-			env.Kafka = k
-			if !*quiet {
-				fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
-			}
-		}
+	stopServices, code := startServices(ctx, env, ids, dir, stderr, *quiet)
+	defer stopServices()
+	if code != 0 {
+		return code
 	}
 	if wd, err := os.Getwd(); err == nil {
 		env.Python = bench.FindPython(wd)
@@ -189,39 +165,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "deltabench: no python with deltalake for P3 (CI=true, so this fails; scripts/test.sh runs scripts/install-interop.sh)")
 		return 1
 	}
-	if exe, err := os.Executable(); err == nil {
-		env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
-		}
-		env.ArrowChild = func(ctx context.Context, dir string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, arrowChildCmd, dir)
-		}
-		env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
-		}
-		env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, contentionChildCmd, job)
-		}
-		env.RSSChild = func(ctx context.Context, job string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, rssChildCmd, job)
-		}
-	}
-
+	setChildren(env)
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(stderr, "deltabench:", err)
 			return 1
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			fmt.Fprintln(stderr, "deltabench:", err)
-			return 1
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
+		defer stop()
 	}
 	rep, runErr := bench.Run(ctx, env, cfg, ids)
 	if err := out.Report(rep); err != nil {
@@ -242,6 +193,90 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startServices starts the servers the figures ids need, in dir: MinIO for
+// the S3 figures, a Kafka broker for P9. A server that does not start
+// skips its figures, except under CI=true, where code is 1. stop closes
+// the servers started (also when code is not 0).
+func startServices(ctx context.Context, env *bench.Env, ids []string, dir string, stderr io.Writer, quiet bool) (stop func(), code int) {
+	var closers []func() error
+	stop = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	if slices.ContainsFunc(ids, needsS3) {
+		m, err := testenv.StartServer(ctx, dir)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
+				return stop, 1
+			}
+			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
+		} else {
+			closers = append(closers, m.Close)
+			env.S3 = m
+		}
+	}
+	if slices.Contains(ids, "P9") {
+		k, err := testenv.StartKafkaBroker(ctx, dir)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-kafka.sh)\n", err)
+				return stop, 1
+			}
+			fmt.Fprintf(stderr, "deltabench: %v; P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it\n", err)
+		} else {
+			closers = append(closers, k.Close)
+			env.Kafka = k
+			if !quiet {
+				fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
+			}
+		}
+	}
+	return stop, 0
+}
+
+// setChildren makes env start the figures' child processes (memory, Arrow,
+// Kafka, contention, RSS measurements) as this executable.
+func setChildren(env *bench.Env) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
+	}
+	env.ArrowChild = func(ctx context.Context, dir string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, arrowChildCmd, dir)
+	}
+	env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
+	}
+	env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, contentionChildCmd, job)
+	}
+	env.RSSChild = func(ctx context.Context, job string) *exec.Cmd {
+		return exec.CommandContext(ctx, exe, rssChildCmd, job)
+	}
+}
+
+// startCPUProfile starts a CPU profile written to file; stop ends it and
+// closes the file.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // writeJSON writes the report as JSON to file.

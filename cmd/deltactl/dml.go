@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -78,19 +80,13 @@ The predicate syntax is that of cat --where.`,
 			if (where == "") == !all {
 				return usagef("give exactly one of --where '<predicate>' and --all")
 			}
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			pred, err := dmlWhere(where, t)
-			if err != nil {
-				return err
-			}
-			_, res, err := table.Delete(cmd.Context(), t, pred)
-			if err != nil {
-				return err
-			}
-			return a.out().DML(dmlView(t, "delete", res))
+			return a.commitDML(cmd.Context(), args[0], "delete", func(t *table.Table) (*table.Table, *table.DMLResult, error) {
+				pred, err := dmlWhere(where, t)
+				if err != nil {
+					return nil, nil, err
+				}
+				return table.Delete(cmd.Context(), t, pred)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&where, "where", "", "predicate of the rows to delete")
@@ -117,32 +113,17 @@ removed by deletion vectors or by rewriting, as for delete.`,
 			if len(sets) == 0 {
 				return usagef("--set 'column = value' is required")
 			}
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			set := map[string]table.Value{}
-			for _, s := range sets {
-				m, err := table.ParseAssignments(s, t.Schema())
+			return a.commitDML(cmd.Context(), args[0], "update", func(t *table.Table) (*table.Table, *table.DMLResult, error) {
+				set, err := parseSets(sets, t.Schema())
 				if err != nil {
-					return usagef("--set: %v", err)
+					return nil, nil, err
 				}
-				for k, v := range m {
-					if _, dup := set[k]; dup {
-						return usagef("--set: column %s is set twice", k)
-					}
-					set[k] = v
+				pred, err := dmlWhere(where, t)
+				if err != nil {
+					return nil, nil, err
 				}
-			}
-			pred, err := dmlWhere(where, t)
-			if err != nil {
-				return err
-			}
-			_, res, err := table.Update(cmd.Context(), t, pred, set)
-			if err != nil {
-				return err
-			}
-			return a.out().DML(dmlView(t, "update", res))
+				return table.Update(cmd.Context(), t, pred, set)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&where, "where", "", "predicate of the rows to update (default: every row)")
@@ -176,15 +157,9 @@ history. It fails, naming the file, when a file of that version was vacuumed.
 				}
 				to = table.ToTimestamp(at)
 			}
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			_, res, err := table.Restore(cmd.Context(), t, to)
-			if err != nil {
-				return err
-			}
-			return a.out().DML(dmlView(t, "restore", res))
+			return a.commitDML(cmd.Context(), args[0], "restore", func(t *table.Table) (*table.Table, *table.DMLResult, error) {
+				return table.Restore(cmd.Context(), t, to)
+			})
 		},
 	}
 	cmd.Flags().Int64Var(&version, "version", 0, "version to restore")
@@ -199,6 +174,39 @@ func parseRestoreTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither RFC 3339 nor YYYY-MM-DD", s)
+}
+
+// commitDML opens the table at uri, commits op on it (DELETE, UPDATE,
+// RESTORE) and prints op's result under the command name.
+func (a *app) commitDML(ctx context.Context, uri, name string, op func(t *table.Table) (*table.Table, *table.DMLResult, error)) error {
+	t, err := a.openTable(ctx, uri)
+	if err != nil {
+		return err
+	}
+	_, res, err := op(t)
+	if err != nil {
+		return err
+	}
+	return a.out().DML(dmlView(t, name, res))
+}
+
+// parseSets parses the --set assignments of update against sch; a column
+// set twice is a usage error.
+func parseSets(sets []string, sch *schema.StructType) (map[string]table.Value, error) {
+	set := map[string]table.Value{}
+	for _, s := range sets {
+		m, err := table.ParseAssignments(s, sch)
+		if err != nil {
+			return nil, usagef("--set: %v", err)
+		}
+		for k, v := range m {
+			if _, dup := set[k]; dup {
+				return nil, usagef("--set: column %s is set twice", k)
+			}
+			set[k] = v
+		}
+	}
+	return set, nil
 }
 
 // dmlWhere parses --where of delete and update against t's schema; "" is

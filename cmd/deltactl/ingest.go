@@ -13,11 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/ingest"
-	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 type ingestFlags struct {
@@ -141,7 +139,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 
 	tbl, err := a.openTable(ctx, uri)
 	exists := err == nil
-	if err != nil && !errors.Is(err, txlog.ErrTableNotFound) {
+	if err != nil && !errors.Is(err, table.ErrTableNotFound) {
 		return err
 	}
 	if exists {
@@ -378,7 +376,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 	if err != nil {
 		return err
 	}
-	var adds []*txlog.Add
+	var adds []*table.Add
 	if len(f.mergeOn) > 0 {
 		// A new table: the MERGE would insert every row, the latest per key.
 		var ms *table.MergeSource
@@ -663,17 +661,16 @@ func describeInput(files []inputFile) string {
 // version: epoch}, reading the log backwards from tbl's version, and
 // returns its commitInfo and version; nil when the commit is no longer in
 // the log (cleaned up).
-func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoch int64) (*txlog.CommitInfo, int64, error) {
-	store := tbl.Store()
+func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoch int64) (*table.CommitInfo, int64, error) {
 	for v := tbl.Version(); v >= 0; v-- {
-		actions, err := txlog.ReadCommit(ctx, store, v)
-		if errors.Is(err, objectstore.ErrNotExist) {
+		actions, err := tbl.ReadCommit(ctx, v)
+		if errors.Is(err, table.ErrNotExist) {
 			return nil, -1, nil
 		}
 		if err != nil {
 			return nil, -1, err
 		}
-		var ci *txlog.CommitInfo
+		var ci *table.CommitInfo
 		found := false
 		for i := range actions {
 			if c := actions[i].CommitInfo; c != nil && ci == nil {
@@ -685,7 +682,7 @@ func epochCommitInfo(ctx context.Context, tbl *table.Table, queryID string, epoc
 		}
 		if found {
 			if ci == nil {
-				ci = &txlog.CommitInfo{}
+				ci = &table.CommitInfo{}
 			}
 			return ci, v, nil
 		}

@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // timeTravel holds --version and --timestamp.
@@ -125,7 +123,7 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 			}
 			latest := !cmd.Flags().Changed("version")
 			if latest {
-				snap, err := txlog.Load(ctx, store)
+				snap, err := table.LoadSnapshot(ctx, store, -1)
 				if err != nil {
 					return err
 				}
@@ -134,8 +132,8 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 				return usagef("--version must be >= 0")
 			}
 			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
-			actions, err := txlog.ReadCommit(ctx, store, ver)
-			if errors.Is(err, objectstore.ErrNotExist) {
+			actions, err := table.ReadCommit(ctx, store, ver)
+			if errors.Is(err, table.ErrNotExist) {
 				if latest {
 					// The latest version loaded, so a checkpoint holds it
 					// and cleanup removed its commit file: say so, exit 0.
@@ -163,11 +161,11 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 }
 
 // commitNotFound explains why commit ver, which ReadCommit did not find
-// (notExist), cannot be shown: a *txlog.VersionNotFoundError naming the
+// (notExist), cannot be shown: a *table.VersionNotFoundError naming the
 // earliest and latest versions, as snapshot --version gives, or a note that
 // log cleanup removed the commit of a version a checkpoint still holds.
-func commitNotFound(ctx context.Context, store objectstore.Store, ver int64, notExist error) error {
-	_, err := txlog.Load(ctx, store, txlog.AtVersion(ver))
+func commitNotFound(ctx context.Context, store table.Store, ver int64, notExist error) error {
+	_, err := table.LoadSnapshot(ctx, store, ver)
 	if err != nil {
 		return err
 	}

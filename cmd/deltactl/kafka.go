@@ -109,7 +109,8 @@ offsets.`,
 	return cmd
 }
 
-func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error {
+// check returns a usage error for a missing or out-of-range flag.
+func (f *kafkaFlags) check() error {
 	switch {
 	case len(f.brokers) == 0:
 		return usagef("--brokers is required")
@@ -123,6 +124,46 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		return usagef("--idle-timeout must be >= 0")
 	case f.batchRecords <= 0:
 		return usagef("--batch-records must be > 0")
+	}
+	return nil
+}
+
+// groupQuery returns the streaming query id of this process's sink and
+// the consumer group options: with --group, the member's own query id
+// (kafkasink.MemberQueryID) and the group; without, --query-id. --member
+// without --group is a usage error.
+func (f *kafkaFlags) groupQuery() (string, []kafkasink.Option, error) {
+	switch {
+	case f.group != "":
+		member := f.member
+		if member == "" {
+			host, _ := os.Hostname()
+			member = fmt.Sprintf("%s-%d", cmp.Or(host, "deltactl"), os.Getpid())
+		}
+		return kafkasink.MemberQueryID(f.queryID, member), []kafkasink.Option{kafkasink.WithConsumerGroup(f.group, f.queryID)}, nil
+	case f.member != "":
+		return "", nil, usagef("--member needs --group")
+	}
+	return f.queryID, nil, nil
+}
+
+// reportResumed records in view, and prints, the epochs the table already
+// holds for the sink's query: a run resumes after them.
+func reportResumed(ctx context.Context, sink *streamsink.Sink, view *IngestView, out Output) error {
+	last, err := sink.LastCommittedEpoch(ctx)
+	if err != nil || last < 0 {
+		return err
+	}
+	view.Resumed = int(last + 1)
+	for e := int64(0); e <= last; e++ {
+		view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
+	}
+	return out.Epoch(&EpochView{Epoch: last, Status: "resumed", Version: sink.Table().Version()})
+}
+
+func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error {
+	if err := f.check(); err != nil {
+		return err
 	}
 	target, err := parseSize(f.targetSize)
 	if err != nil {
@@ -146,19 +187,9 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err != nil {
 		return err
 	}
-	sinkQuery := f.queryID
-	var gopts []kafkasink.Option
-	switch {
-	case f.group != "":
-		member := f.member
-		if member == "" {
-			host, _ := os.Hostname()
-			member = fmt.Sprintf("%s-%d", cmp.Or(host, "deltactl"), os.Getpid())
-		}
-		sinkQuery = kafkasink.MemberQueryID(f.queryID, member)
-		gopts = append(gopts, kafkasink.WithConsumerGroup(f.group, f.queryID))
-	case f.member != "":
-		return usagef("--member needs --group")
+	sinkQuery, gopts, err := f.groupQuery()
+	if err != nil {
+		return err
 	}
 	sink, err := streamsink.New(tbl, sinkQuery, sopts...)
 	if err != nil {
@@ -203,18 +234,8 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err != nil {
 		return usagef("%v", err)
 	}
-	last, err := sink.LastCommittedEpoch(ctx)
-	if err != nil {
+	if err := reportResumed(ctx, sink, view, out); err != nil {
 		return err
-	}
-	if last >= 0 {
-		view.Resumed = int(last + 1)
-		for e := int64(0); e <= last; e++ {
-			view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
-		}
-		if err := out.Epoch(&EpochView{Epoch: last, Status: "resumed", Version: sink.Table().Version()}); err != nil {
-			return err
-		}
 	}
 	st, err := in.Run(ctx)
 	interrupted := errors.Is(err, context.Canceled) && ctx.Err() != nil

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 func newCheckpointCmd(a *app) *cobra.Command {
@@ -29,10 +28,10 @@ that readers replay from it instead of every commit.`,
 			if err != nil {
 				return err
 			}
-			if err := txlog.WriteCheckpoint(cmd.Context(), t.Snapshot()); err != nil {
+			if err := t.Checkpoint(cmd.Context()); err != nil {
 				return err
 			}
-			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: txlog.CheckpointKey(t.Version())})
+			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: table.CheckpointKey(t.Version())})
 		},
 	}
 }
@@ -86,16 +85,9 @@ readers of older versions and writers in flight may still need the files.
 			if err != nil {
 				return err
 			}
-			var bar progress = silentProgress{}
+			bar := a.lateProgress("vacuum", "")
 			if !dryRun {
-				started := false
-				vopts = append(vopts, table.WithVacuumProgress(func(done, total int) {
-					if !started {
-						bar = a.newProgress(int64(total), "vacuum", "")
-						started = true
-					}
-					bar.Set(int64(done))
-				}))
+				vopts = append(vopts, table.WithVacuumProgress(bar.setInt))
 			}
 			vopts = append(vopts, table.WithVacuumDryRun(dryRun), table.WithVacuumForce(force))
 			res, err := t.Vacuum(cmd.Context(), vopts...)
@@ -154,16 +146,8 @@ stay on storage until vacuum deletes them after the retention.`,
 			if err != nil {
 				return err
 			}
-			var bar progress = silentProgress{}
-			started := false
-			_, res, err := t.Optimize(cmd.Context(), table.WithOptimizeTargetSize(size),
-				table.WithOptimizeProgress(func(done, total int64) {
-					if !started {
-						bar = a.newProgress(total, "optimize", "")
-						started = true
-					}
-					bar.Set(done)
-				}))
+			bar := a.lateProgress("optimize", "")
+			_, res, err := t.Optimize(cmd.Context(), table.WithOptimizeTargetSize(size), table.WithOptimizeProgress(bar.set))
 			bar.Finish()
 			if err != nil {
 				return err
@@ -225,15 +209,8 @@ when the check itself failed (no table, an I/O error).`,
 				}
 				return nil
 			}
-			var bar progress = silentProgress{}
-			started := false
-			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(func(done, total int) {
-				if !started {
-					bar = a.newProgress(int64(total), "verify", "")
-					started = true
-				}
-				bar.Set(int64(done))
-			}))
+			bar := a.lateProgress("verify", "")
+			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(bar.setInt))
 			bar.Finish()
 			if err != nil {
 				return err
@@ -267,7 +244,7 @@ that keeps every later version reconstructable. Data files are not touched
 			if err != nil {
 				return err
 			}
-			res, err := txlog.CleanupLog(cmd.Context(), t.Snapshot(), time.Now(), dryRun)
+			res, err := t.CleanupLog(cmd.Context(), table.WithCleanupDryRun(dryRun))
 			if err != nil {
 				return err
 			}

@@ -90,3 +90,34 @@ func (a *app) newProgress(total int64, desc, unit string) progress {
 	}
 	return &barProgress{bar: progressbar.NewOptions64(total, opts...)}
 }
+
+// lateProgress is a progress bar made on the first report, when the total
+// is known (the operation reports it), for vacuum, optimize and verify.
+type lateProgress struct {
+	a          *app
+	desc, unit string
+	bar        progress
+}
+
+// lateProgress returns a bar that newProgress makes on the first set.
+func (a *app) lateProgress(desc, unit string) *lateProgress {
+	return &lateProgress{a: a, desc: desc, unit: unit}
+}
+
+// set shows done of total, making the bar on the first call.
+func (p *lateProgress) set(done, total int64) {
+	if p.bar == nil {
+		p.bar = p.a.newProgress(total, p.desc, p.unit)
+	}
+	p.bar.Set(done)
+}
+
+// setInt is set for operations counting in int.
+func (p *lateProgress) setInt(done, total int) { p.set(int64(done), int64(total)) }
+
+// Finish finishes the bar, if one was made.
+func (p *lateProgress) Finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

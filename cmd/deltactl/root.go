@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -232,22 +231,20 @@ func (a *app) out() Output {
 	return newTextOutput(a.stdout)
 }
 
-// storeOptions returns the objectstore options of the global flags.
-func (a *app) storeOptions() []objectstore.OpenOption {
-	var s3 []objectstore.S3Option
+// storeOptions returns the store options of the global flags (S3
+// endpoint, path style, region).
+func (a *app) storeOptions() []table.Option {
+	var opts []table.Option
 	if a.endpoint != "" {
-		s3 = append(s3, objectstore.WithEndpoint(a.endpoint))
+		opts = append(opts, table.WithS3Endpoint(a.endpoint))
 	}
 	if a.pathStyle {
-		s3 = append(s3, objectstore.WithPathStyle(true))
+		opts = append(opts, table.WithS3PathStyle(true))
 	}
 	if a.region != "" {
-		s3 = append(s3, objectstore.WithRegion(a.region))
+		opts = append(opts, table.WithS3Region(a.region))
 	}
-	if len(s3) == 0 {
-		return nil
-	}
-	return []objectstore.OpenOption{objectstore.WithS3Options(s3...)}
+	return opts
 }
 
 // tableOptions returns the table options of the global flags plus opts.
@@ -259,9 +256,7 @@ func (a *app) tableOptions(opts ...table.Option) []table.Option {
 	if a.now != nil {
 		base = append(base, table.WithClock(a.now))
 	}
-	if so := a.storeOptions(); len(so) > 0 {
-		base = append(base, table.WithStoreOptions(so...))
-	}
+	base = append(base, a.storeOptions()...)
 	return append(base, opts...)
 }
 
@@ -276,6 +271,6 @@ func (a *app) createTable(ctx context.Context, uri string, sch *schema.StructTyp
 }
 
 // openStore opens the store rooted at the table uri.
-func (a *app) openStore(ctx context.Context, uri string) (objectstore.Store, error) {
-	return objectstore.Open(ctx, uri, a.storeOptions()...)
+func (a *app) openStore(ctx context.Context, uri string) (table.Store, error) {
+	return table.OpenStore(ctx, uri, a.storeOptions()...)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // The views below are what commands print: the JSON output is exactly
@@ -108,7 +107,7 @@ type ProtocolView struct {
 	WriterFeatures   []string `json:"writerFeatures"`
 }
 
-func protocolView(p *txlog.Protocol) ProtocolView {
+func protocolView(p *table.Protocol) ProtocolView {
 	return ProtocolView{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: p.MinWriterVersion,
 		ReaderFeatures: nonNilStrings(p.EffectiveReaderFeatures()), WriterFeatures: nonNilStrings(p.EffectiveWriterFeatures())}
 }
@@ -165,7 +164,7 @@ type SnapshotView struct {
 	Txns              int   `json:"txns"`
 }
 
-func snapshotView(uri string, snap *txlog.Snapshot) *SnapshotView {
+func snapshotView(uri string, snap *table.Snapshot) *SnapshotView {
 	m := snap.Metadata()
 	v := &SnapshotView{Table: uri, Version: snap.Version(), Timestamp: fmtTime(snap.CommitTimestamp()),
 		Protocol: protocolView(snap.Protocol()), ID: m.ID, Name: m.Name, Description: m.Description,
@@ -227,8 +226,8 @@ type FileView struct {
 	NullCount map[string]any `json:"nullCount"`
 }
 
-func fileView(f *txlog.Add, partCols []string) FileView {
-	v := FileView{Path: txlog.DecodePath(f.Path), PartitionValues: map[string]*string{}, Size: f.Size,
+func fileView(f *table.Add, partCols []string) FileView {
+	v := FileView{Path: table.DecodePath(f.Path), PartitionValues: map[string]*string{}, Size: f.Size,
 		ModificationTime: fmtMillis(f.ModificationTime), Min: map[string]any{}, Max: map[string]any{}, NullCount: map[string]any{}}
 	for _, c := range partCols {
 		if s, ok := f.PartitionValues[c]; ok && s != "" {
@@ -293,7 +292,7 @@ type TxnEntry struct {
 	LastUpdated string `json:"lastUpdated"`
 }
 
-func txnsView(uri string, snap *txlog.Snapshot) *TxnsView {
+func txnsView(uri string, snap *table.Snapshot) *TxnsView {
 	v := &TxnsView{Table: uri, Version: snap.Version(), Txns: []TxnEntry{}}
 	txns := snap.Txns()
 	for _, id := range slices.Sorted(maps.Keys(txns)) {
@@ -364,7 +363,7 @@ type IngestView struct {
 }
 
 // setTableRows sets v.TableRows from snap, the table after an upsert.
-func (v *IngestView) setTableRows(uri string, snap *txlog.Snapshot) {
+func (v *IngestView) setTableRows(uri string, snap *table.Snapshot) {
 	if sv := snapshotView(uri, snap); sv.FilesWithoutStats == 0 {
 		n := sv.NumRows
 		v.TableRows = &n
@@ -538,7 +537,7 @@ func exactlyOnceView(uri string, r *table.ExactlyOnceReport) *ExactlyOnceView {
 func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 	kind := table.ProblemLoad
 	pv := VerifyProblemView{Detail: err.Error()}
-	var ce *txlog.CorruptLogError
+	var ce *table.CorruptLogError
 	switch {
 	case errors.As(err, &ce):
 		pv.Path = ce.File
@@ -547,14 +546,14 @@ func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 			pv.Version = &ver
 		}
 		switch {
-		case errors.Is(err, txlog.ErrLogGap):
+		case errors.Is(err, table.ErrLogGap):
 			kind = table.ProblemLogGap
 		case strings.HasSuffix(ce.File, ".json"):
 			kind = table.ProblemCorruptCommit
 		}
-	case errors.Is(err, txlog.ErrVersionNotFound):
+	case errors.Is(err, table.ErrVersionNotFound):
 		kind = table.ProblemLogGap
-	case errors.Is(err, txlog.ErrNoMetadata), errors.Is(err, txlog.ErrNoProtocol):
+	case errors.Is(err, table.ErrNoMetadata), errors.Is(err, table.ErrNoProtocol):
 	default:
 		return nil
 	}
