@@ -3,18 +3,20 @@ package table
 import (
 	"bytes"
 	"cmp"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
 
-// Expr is a boolean predicate over a table's columns, for WithFilter. Build
-// one from Col and its comparison methods, And, Or and Not:
+// Expr is a boolean predicate over a table's columns, for WithFilter and
+// the DML conditions; shorthand for expr.Expr (see package expr for the
+// text form and the NULL semantics). Build one from Col and its comparison
+// methods, And, Or and Not:
 //
 //	table.And(table.Col("country").Eq("NL"), table.Col("ts").Ge(since))
 //
@@ -26,240 +28,51 @@ import (
 // Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
 //
 // Values are given in the parquetio value model and converted by the
-// column's type when the scan starts (see Column.Eq). A value that does not
-// fit the column type, an unknown column, or a comparison on a struct,
-// array or map column makes the scan fail with ErrInvalidArgument.
+// column's type when the scan starts (see expr.Column.Eq). A value that
+// does not fit the column type, an unknown column, or a comparison on a
+// struct, array or map column makes the scan fail with ErrInvalidArgument.
 //
 // Floating-point comparisons follow IEEE 754: on a NaN, Eq, Lt, Le, Gt, Ge
 // and In are false and Ne is true, and Not turns each of them around (so
 // Not(Col("x").Gt(1.0)) matches NaN; -0.0 equals 0.0).
 // Strings and binary values compare byte-wise (UTF-8 code unit order, as
 // Spark's default collation). Expr values are immutable and may be shared.
-type Expr interface {
-	// String returns the predicate in SQL-like text, for messages and logs.
-	String() string
-	isExpr()
-}
+type Expr = expr.Expr
 
 // Column names a column in a predicate: a top-level column (Col) or a field
-// of a struct column (Column.Field).
-type Column struct {
-	path []string
-}
+// of a struct column (Column.Field); shorthand for expr.Column.
+type Column = expr.Column
 
-// Col returns the top-level column with this logical name.
-func Col(name string) Column { return Column{path: []string{name}} }
+// Col returns the top-level column with this logical name; shorthand for
+// expr.Col.
+func Col(name string) Column { return expr.Col(name) }
 
-// Field returns the field with this logical name of struct column c, e.g.
-// Col("address").Field("city"). Fields of arrays and maps cannot be named.
-func (c Column) Field(name string) Column {
-	p := make([]string, len(c.path), len(c.path)+1)
-	copy(p, c.path)
-	return Column{path: append(p, name)}
-}
+// And is true where every predicate is true (And() is true for every row);
+// shorthand for expr.And.
+func And(es ...Expr) Expr { return expr.And(es...) }
 
-// String returns the column's dotted path, with backquotes around names
-// that contain dots or spaces.
-func (c Column) String() string {
-	parts := make([]string, len(c.path))
-	for i, p := range c.path {
-		if p == "" || strings.ContainsAny(p, ". `") {
-			parts[i] = "`" + strings.ReplaceAll(p, "`", "``") + "`"
-		} else {
-			parts[i] = p
-		}
-	}
-	return strings.Join(parts, ".")
-}
+// Or is true where at least one predicate is true (Or() is true for no
+// row); shorthand for expr.Or.
+func Or(es ...Expr) Expr { return expr.Or(es...) }
 
-// Eq is true where the column equals v. v is converted by the column type:
-// byte/short/integer/long take any Go integer; float and double take floats
-// and integers (a float column compares as float32, so 0.1 means
-// float32(0.1)); decimal takes parquetio.Decimal, a string ("12.34") or an
-// integer; string takes string or []byte; binary takes []byte or string;
-// boolean takes bool; date takes parquetio.Date, time.Time (its calendar
-// day) or "YYYY-MM-DD"; timestamp takes time.Time (an instant, any
-// location) or a partition-value style string; timestamp_ntz takes
-// time.Time, whose wall clock is compared. nil is refused: use IsNull.
-//
-// v may be another Column (Col("a").Lt(Col("b")), MERGE's
-// Target("id").Eq(Source("id"))): the two columns are compared row by row
-// (not true where either is null); they must be of one kind (numbers of
-// any width compare with each other, as doubles when one is floating
-// point). Such a comparison never skips files.
-func (c Column) Eq(v any) Expr { return &cmpExpr{col: c, op: opEq, val: v} }
+// Not is true where e is false (not where e is unknown); shorthand for
+// expr.Not.
+func Not(e Expr) Expr { return expr.Not(e) }
 
-// Ne is true where the column is not null and differs from v.
-func (c Column) Ne(v any) Expr { return &cmpExpr{col: c, op: opNe, val: v} }
-
-// Lt is true where the column is less than v.
-func (c Column) Lt(v any) Expr { return &cmpExpr{col: c, op: opLt, val: v} }
-
-// Le is true where the column is less than or equal to v.
-func (c Column) Le(v any) Expr { return &cmpExpr{col: c, op: opLe, val: v} }
-
-// Gt is true where the column is greater than v.
-func (c Column) Gt(v any) Expr { return &cmpExpr{col: c, op: opGt, val: v} }
-
-// Ge is true where the column is greater than or equal to v.
-func (c Column) Ge(v any) Expr { return &cmpExpr{col: c, op: opGe, val: v} }
-
-// Between is true where lo <= column <= hi: And(c.Ge(lo), c.Le(hi)).
-func (c Column) Between(lo, hi any) Expr { return And(c.Ge(lo), c.Le(hi)) }
-
-// In is true where the column equals one of vs. In with no values matches
-// no row; Not(In(...)) with no values matches every row. nil values are
-// refused, as for Eq.
-func (c Column) In(vs ...any) Expr {
-	return &inExpr{col: c, vals: append([]any(nil), vs...)}
-}
-
-// IsNull is true where the column is null. For a field of a struct column,
-// a null struct makes the field null.
-func (c Column) IsNull() Expr { return &nullExpr{col: c} }
-
-// IsNotNull is true where the column is not null.
-func (c Column) IsNotNull() Expr { return &nullExpr{col: c, not: true} }
-
-// And is true where every predicate is true. And() with no arguments is
-// true for every row.
-func And(es ...Expr) Expr { return &logicExpr{and: true, kids: append([]Expr(nil), es...)} }
-
-// Or is true where at least one predicate is true. Or() with no arguments is
-// true for no row.
-func Or(es ...Expr) Expr { return &logicExpr{kids: append([]Expr(nil), es...)} }
-
-// Not is true where e is false (not where e is unknown: Not(Col("x").Eq(1))
-// does not match rows where x is null).
-func Not(e Expr) Expr { return &notExpr{e: e} }
-
-type cmpOp uint8
+// cmpOp is a comparison operator (the bound predicate's name for expr.Op).
+type cmpOp = expr.Op
 
 const (
-	opEq cmpOp = iota
-	opNe
-	opLt
-	opLe
-	opGt
-	opGe
+	opEq = expr.OpEq
+	opNe = expr.OpNe
+	opLt = expr.OpLt
+	opLe = expr.OpLe
+	opGt = expr.OpGt
+	opGe = expr.OpGe
 )
 
-var opText = [...]string{opEq: "=", opNe: "!=", opLt: "<", opLe: "<=", opGt: ">", opGe: ">="}
-
-// negate returns the operator whose TRUE set is the FALSE set of op.
-func (op cmpOp) negate() cmpOp {
-	switch op {
-	case opEq:
-		return opNe
-	case opNe:
-		return opEq
-	case opLt:
-		return opGe
-	case opLe:
-		return opGt
-	case opGt:
-		return opLe
-	default:
-		return opLt
-	}
-}
-
-type cmpExpr struct {
-	col Column
-	op  cmpOp
-	val any
-}
-
-func (*cmpExpr) isExpr() {}
-func (e *cmpExpr) String() string {
-	return e.col.String() + " " + opText[e.op] + " " + formatLiteral(e.val)
-}
-
-type inExpr struct {
-	col  Column
-	vals []any
-}
-
-func (*inExpr) isExpr() {}
-func (e *inExpr) String() string {
-	parts := make([]string, len(e.vals))
-	for i, v := range e.vals {
-		parts[i] = formatLiteral(v)
-	}
-	return e.col.String() + " IN (" + strings.Join(parts, ", ") + ")"
-}
-
-type nullExpr struct {
-	col Column
-	not bool
-}
-
-func (*nullExpr) isExpr() {}
-func (e *nullExpr) String() string {
-	if e.not {
-		return e.col.String() + " IS NOT NULL"
-	}
-	return e.col.String() + " IS NULL"
-}
-
-type logicExpr struct {
-	and  bool
-	kids []Expr
-}
-
-func (*logicExpr) isExpr() {}
-func (e *logicExpr) String() string {
-	if len(e.kids) == 0 {
-		if e.and {
-			return "TRUE"
-		}
-		return "FALSE"
-	}
-	sep := " OR "
-	if e.and {
-		sep = " AND "
-	}
-	parts := make([]string, len(e.kids))
-	for i, k := range e.kids {
-		if k == nil {
-			parts[i] = "<nil>"
-		} else {
-			parts[i] = k.String()
-		}
-	}
-	return "(" + strings.Join(parts, sep) + ")"
-}
-
-type notExpr struct{ e Expr }
-
-func (*notExpr) isExpr() {}
-func (e *notExpr) String() string {
-	if e.e == nil {
-		return "NOT <nil>"
-	}
-	return "NOT " + e.e.String()
-}
-
-// formatLiteral renders a predicate value for Expr.String.
-func formatLiteral(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
-	case []byte:
-		return "X'" + hex.EncodeToString(x) + "'"
-	case time.Time:
-		return "TIMESTAMP '" + x.Format(time.RFC3339Nano) + "'"
-	case parquetio.Date:
-		return "DATE '" + x.String() + "'"
-	case parquetio.Decimal:
-		return x.String()
-	case Column:
-		return x.String()
-	}
-	return fmt.Sprint(v)
-}
+// formatLiteral renders a predicate value (expr.FormatLiteral).
+func formatLiteral(v any) string { return expr.FormatLiteral(v) }
 
 // valueKind is how a column's values compare.
 type valueKind uint8
@@ -381,30 +194,30 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 	switch e := e.(type) {
 	case nil:
 		return nil, invalidf("nil predicate")
-	case *cmpExpr:
-		col, err := b.column(e.col)
+	case *expr.Comparison:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		if oc, ok := e.val.(Column); ok {
+		if oc, ok := e.Value.(Column); ok {
 			return b.bindColCmp(e, col, oc, neg)
 		}
-		lit, err := convertLiteral(col, e.val)
+		lit, err := convertLiteral(col, e.Value)
 		if err != nil {
 			return nil, err
 		}
-		op, nanTrue := e.op, e.op == opNe
+		op, nanTrue := e.Op, e.Op == opNe
 		if neg {
-			op, nanTrue = op.negate(), !nanTrue
+			op, nanTrue = op.Negate(), !nanTrue
 		}
 		return &pred{kind: predCmp, col: col, op: op, nanTrue: nanTrue, lit: lit}, nil
-	case *inExpr:
-		col, err := b.column(e.col)
+	case *expr.InList:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		lits := make([]any, 0, len(e.vals))
-		for _, v := range e.vals {
+		lits := make([]any, 0, len(e.Values))
+		for _, v := range e.Values {
 			lit, err := convertLiteral(col, v)
 			if err != nil {
 				return nil, err
@@ -422,24 +235,24 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 			return &pred{kind: predNotIn, col: col, lits: lits}, nil
 		}
 		return &pred{kind: predIn, col: col, lits: lits}, nil
-	case *nullExpr:
-		col, err := b.column(e.col)
+	case *expr.NullTest:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		if e.not != neg {
+		if e.Not != neg {
 			return &pred{kind: predIsNotNull, col: col}, nil
 		}
 		return &pred{kind: predIsNull, col: col}, nil
-	case *notExpr:
-		return b.bind(e.e, !neg)
-	case *logicExpr:
-		and := e.and != neg // De Morgan
+	case *expr.Negation:
+		return b.bind(e.Term, !neg)
+	case *expr.Logic:
+		and := e.And != neg // De Morgan
 		out := &pred{kind: predOr}
 		if and {
 			out.kind = predAnd
 		}
-		for _, k := range e.kids {
+		for _, k := range e.Terms {
 			p, err := b.bind(k, neg)
 			if err != nil {
 				return nil, err
@@ -473,7 +286,7 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 
 // bindColCmp binds "col op other": both columns of one comparable kind
 // (numbers of any width compare with each other).
-func (b *binder) bindColCmp(e *cmpExpr, col *boundCol, other Column, neg bool) (*pred, error) {
+func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg bool) (*pred, error) {
 	col2, err := b.column(other)
 	if err != nil {
 		return nil, err
@@ -482,9 +295,9 @@ func (b *binder) bindColCmp(e *cmpExpr, col *boundCol, other Column, neg bool) (
 		col.kind != col2.kind && !(isNumberKind(col.kind) && isNumberKind(col2.kind)) {
 		return nil, invalidf("%s: column %s of type %s cannot be compared with column %s of type %s", e, col.name, col.typ, col2.name, col2.typ)
 	}
-	op, nanTrue := e.op, e.op == opNe
+	op, nanTrue := e.Op, e.Op == opNe
 	if neg {
-		op, nanTrue = op.negate(), !nanTrue
+		op, nanTrue = op.Negate(), !nanTrue
 	}
 	return &pred{kind: predColCmp, col: col, col2: col2, op: op, nanTrue: nanTrue}, nil
 }
@@ -534,14 +347,15 @@ func lookupField(st *schema.StructType, name string) (int, error) {
 // column resolves a column reference (memoized, so every leaf on one column
 // shares one *boundCol).
 func (b *binder) column(c Column) (*boundCol, error) {
-	if len(c.path) == 0 {
+	path := c.Path()
+	if len(path) == 0 {
 		return nil, invalidf("empty column reference")
 	}
-	key := strings.Join(c.path, "\x00")
+	key := strings.Join(path, "\x00")
 	if bc, ok := b.cols[key]; ok {
 		return bc, nil
 	}
-	top, err := lookupField(b.sch, c.path[0])
+	top, err := lookupField(b.sch, path[0])
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +364,7 @@ func (b *binder) column(c Column) (*boundCol, error) {
 	bc.partKey = f.PhysicalName(b.mode)
 	statsOK := !fieldBlocksStats(f)
 	bc.statsPath = []string{f.PhysicalName(b.mode)}
-	for _, name := range c.path[1:] {
+	for _, name := range path[1:] {
 		st, ok := bc.typ.(*schema.StructType)
 		if !ok {
 			return nil, invalidf("column %s has type %s: it has no field %q", bc.name, bc.typ, name)
@@ -770,20 +584,7 @@ func cmpTrue(k valueKind, v any, op cmpOp, lit any, nanTrue bool) bool {
 	if !ok {
 		return nanTrue && (k == kindFloat32 || k == kindFloat64)
 	}
-	switch op {
-	case opEq:
-		return c == 0
-	case opNe:
-		return c != 0
-	case opLt:
-		return c < 0
-	case opLe:
-		return c <= 0
-	case opGt:
-		return c > 0
-	default:
-		return c >= 0
-	}
+	return op.Holds(c)
 }
 
 // leafTrue evaluates a leaf on the column's value v (nil for null).
@@ -837,6 +638,17 @@ func (c *boundCol) value(row parquetio.Row) any {
 
 // matchRow evaluates p on a full-width table row (values in schema order).
 func (p *pred) matchRow(row parquetio.Row) bool {
+	return p.eval(func(l *pred) bool {
+		if l.kind == predColCmp {
+			return l.colCmpTrue(row)
+		}
+		return leafTrue(l, l.col.value(row))
+	})
+}
+
+// eval evaluates the tree: constants, And and Or as they are, every leaf
+// by leaf (a row's values in matchRow, a file's in fileEval).
+func (p *pred) eval(leaf func(*pred) bool) bool {
 	switch p.kind {
 	case predTrue:
 		return true
@@ -844,22 +656,20 @@ func (p *pred) matchRow(row parquetio.Row) bool {
 		return false
 	case predAnd:
 		for _, k := range p.kids {
-			if !k.matchRow(row) {
+			if !k.eval(leaf) {
 				return false
 			}
 		}
 		return true
 	case predOr:
 		for _, k := range p.kids {
-			if k.matchRow(row) {
+			if k.eval(leaf) {
 				return true
 			}
 		}
 		return false
-	case predColCmp:
-		return p.colCmpTrue(row)
 	}
-	return leafTrue(p, p.col.value(row))
+	return leaf(p)
 }
 
 // columns calls fn for every column the predicate references.

@@ -44,30 +44,12 @@ func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBoun
 // are, a top-level partition column's leaf exactly on its value (part),
 // every other leaf by data (the bounds test of mayMatch or mustMatch).
 func (p *pred) fileEval(part func(*boundCol) any, data func(leaf *pred) bool) bool {
-	switch p.kind {
-	case predTrue:
-		return true
-	case predFalse:
-		return false
-	case predAnd:
-		for _, k := range p.kids {
-			if !k.fileEval(part, data) {
-				return false
-			}
+	return p.eval(func(l *pred) bool {
+		if l.col.partition && len(l.col.sub) == 0 && l.kind != predColCmp {
+			return leafTrue(l, part(l.col))
 		}
-		return true
-	case predOr:
-		for _, k := range p.kids {
-			if k.fileEval(part, data) {
-				return true
-			}
-		}
-		return false
-	}
-	if p.col.partition && len(p.col.sub) == 0 && p.kind != predColCmp {
-		return leafTrue(p, part(p.col))
-	}
-	return data(p)
+		return data(l)
+	})
 }
 
 // hasDataLeaf reports whether p references a column that is not a
