@@ -6,11 +6,17 @@
 // ParseAssignments) that deltactl --where, deltactl update --set and the
 // delta.constraints.* table properties use.
 //
-// expr owns the syntax and the operators (Op); it does not read tables.
-// Binding an Expr to a table schema, evaluating it on rows and skipping
-// files by their statistics are done by package table, which names every
-// type and function of this package under the same name (table.Expr,
-// table.Col, ...).
+// expr also owns the value semantics the evaluators share: how a column's
+// values compare (Kind, KindOf), how a Go literal becomes a column's
+// canonical value (Convert), comparison with SQL's NULL and IEEE 754's NaN
+// rules (Compare, CompareTrue, Op.Holds), and what a file's statistics say
+// about a comparison (ParseStats, Stats.Bounds, Bounds.MayCompare, MayIn,
+// MayNull, MustCompare; spec "Per-file Statistics"). It does not read
+// tables: binding an Expr to a table's schema (logical to physical names,
+// partition columns, the stats paths), the row, Arrow and file-skipping
+// evaluators of the bound predicate live in package table, which names the
+// language's types and builders under the same names (table.Expr,
+// table.Col, table.ParsePredicate, ...).
 //
 // # Text form
 //

@@ -1,10 +1,7 @@
 package table
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -74,51 +71,24 @@ const (
 // formatLiteral renders a predicate value (expr.FormatLiteral).
 func formatLiteral(v any) string { return expr.FormatLiteral(v) }
 
-// valueKind is how a column's values compare.
-type valueKind uint8
+// valueKind is how a column's values compare (expr.Kind).
+type valueKind = expr.Kind
 
 const (
-	kindUnsupported  valueKind = iota // struct, array, map, variant: IS [NOT] NULL only
-	kindInt                           // byte, short, integer, long: int64
-	kindFloat32                       // float: float64 holding a float32
-	kindFloat64                       // double: float64
-	kindBool                          // boolean: bool
-	kindString                        // string: string
-	kindBinary                        // binary: []byte
-	kindDate                          // date: int64 days since the epoch
-	kindTimestamp                     // timestamp: time.Time (instant)
-	kindTimestampNTZ                  // timestamp_ntz: time.Time (UTC wall clock)
-	kindDecimal                       // decimal: parquetio.Decimal
+	kindUnsupported  = expr.KindUnsupported
+	kindInt          = expr.KindInt
+	kindFloat32      = expr.KindFloat32
+	kindFloat64      = expr.KindFloat64
+	kindBool         = expr.KindBool
+	kindString       = expr.KindString
+	kindBinary       = expr.KindBinary
+	kindDate         = expr.KindDate
+	kindTimestamp    = expr.KindTimestamp
+	kindTimestampNTZ = expr.KindTimestampNTZ
+	kindDecimal      = expr.KindDecimal
 )
 
-func kindOf(t schema.Type) valueKind {
-	switch t := t.(type) {
-	case *schema.DecimalType:
-		return kindDecimal
-	case *schema.PrimitiveType:
-		switch t.Name {
-		case schema.Long, schema.Integer, schema.Short, schema.Byte:
-			return kindInt
-		case schema.Float:
-			return kindFloat32
-		case schema.Double:
-			return kindFloat64
-		case schema.Boolean:
-			return kindBool
-		case schema.String:
-			return kindString
-		case schema.Binary:
-			return kindBinary
-		case schema.Date:
-			return kindDate
-		case schema.Timestamp:
-			return kindTimestamp
-		case schema.TimestampNTZ:
-			return kindTimestampNTZ
-		}
-	}
-	return kindUnsupported
-}
+func kindOf(t schema.Type) valueKind { return expr.KindOf(t) }
 
 // boundCol is a predicate column resolved against one table schema.
 type boundCol struct {
@@ -292,7 +262,7 @@ func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg
 		return nil, err
 	}
 	if col.kind == kindUnsupported || col2.kind == kindUnsupported ||
-		col.kind != col2.kind && !(isNumberKind(col.kind) && isNumberKind(col2.kind)) {
+		col.kind != col2.kind && !(col.kind.IsNumber() && col2.kind.IsNumber()) {
 		return nil, invalidf("%s: column %s of type %s cannot be compared with column %s of type %s", e, col.name, col.typ, col2.name, col2.typ)
 	}
 	op, nanTrue := e.Op, e.Op == opNe
@@ -301,8 +271,6 @@ func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg
 	}
 	return &pred{kind: predColCmp, col: col, col2: col2, op: op, nanTrue: nanTrue}, nil
 }
-
-func isNumberKind(k valueKind) bool { return k == kindInt || k == kindFloat32 || k == kindFloat64 }
 
 // colCmpTrue evaluates a predColCmp leaf on a full-width row: false when
 // either value is null.
@@ -314,13 +282,13 @@ func (p *pred) colCmpTrue(row parquetio.Row) bool {
 	k := p.col.kind
 	if k != p.col2.kind {
 		// mixed numbers compare as doubles
-		a, b, k = numberAsFloat(a), numberAsFloat(b), kindFloat64
+		a, b, k = expr.NumberAsFloat(a), expr.NumberAsFloat(b), kindFloat64
 	}
 	lit, err := convertLiteral(&boundCol{kind: k, name: p.col2.name, typ: p.col2.typ}, b)
 	if err != nil {
 		return false
 	}
-	return cmpTrue(k, a, p.op, lit, p.nanTrue)
+	return expr.CompareTrue(k, a, p.op, lit, p.nanTrue)
 }
 
 // lookupField finds a field by exact name, else by the one name equal under
@@ -398,194 +366,15 @@ func fieldBlocksStats(f *schema.StructField) bool {
 }
 
 // convertLiteral converts a predicate value to the canonical form of the
-// column's kind (see valueKind).
-func convertLiteral(c *boundCol, v any) (any, error) {
-	bad := func() error {
-		return invalidf("value %s (Go type %T) does not fit column %s of type %s", formatLiteral(v), v, c.name, c.typ)
-	}
-	if v == nil {
-		return nil, invalidf("comparison of column %s with nil: use IsNull or IsNotNull", c.name)
-	}
-	switch c.kind {
-	case kindInt:
-		if n, ok := toInt64(v); ok {
-			return n, nil
-		}
-	case kindFloat32, kindFloat64:
-		f, ok := toFloat64(v)
-		if !ok {
-			var n int64
-			if n, ok = toInt64(v); ok {
-				f = float64(n)
-			}
-		}
-		if ok {
-			if c.kind == kindFloat32 {
-				f = float64(float32(f))
-			}
-			return f, nil
-		}
-	case kindBool:
-		if x, ok := v.(bool); ok {
-			return x, nil
-		}
-	case kindString:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case []byte:
-			return string(x), nil
-		}
-	case kindBinary:
-		switch x := v.(type) {
-		case []byte:
-			return append([]byte{}, x...), nil
-		case string:
-			return []byte(x), nil
-		}
-	case kindDate:
-		switch x := v.(type) {
-		case parquetio.Date:
-			return int64(x), nil
-		case time.Time:
-			return int64(parquetio.DateOf(x)), nil
-		case string:
-			d, err := time.Parse(time.DateOnly, x)
-			if err != nil {
-				return nil, bad()
-			}
-			return int64(parquetio.DateOf(d)), nil
-		}
-	case kindTimestamp:
-		switch x := v.(type) {
-		case time.Time:
-			return x.UTC(), nil
-		case string:
-			ts, err := parsePartitionTimestamp(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return ts, nil
-		}
-	case kindTimestampNTZ:
-		switch x := v.(type) {
-		case time.Time:
-			return wallClockUTC(x), nil
-		case string:
-			ts, err := parsePartitionTimestamp(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return ts, nil
-		}
-	case kindDecimal:
-		switch x := v.(type) {
-		case parquetio.Decimal:
-			return x, nil
-		case string:
-			d, err := parquetio.ParseDecimal(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return d, nil
-		default:
-			if n, ok := toInt64(v); ok {
-				return parquetio.NewDecimal(n, 0), nil
-			}
-		}
-	case kindUnsupported:
-		return nil, invalidf("column %s has type %s: only IsNull and IsNotNull apply to it", c.name, c.typ)
-	}
-	return nil, bad()
-}
+// column's kind (expr.Convert).
+func convertLiteral(c *boundCol, v any) (any, error) { return expr.Convert(c.kind, c.name, c.typ, v) }
 
 // wallClockUTC returns t's wall clock in its own location as a UTC time.
-func wallClockUTC(t time.Time) time.Time {
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
-}
+func wallClockUTC(t time.Time) time.Time { return expr.WallClockUTC(t) }
 
-// compareValue compares v (a value read from a data file, a parsed
-// partition value, a stats bound or a canonical value) with the canonical
-// value lit of kind k. ok is false when v has an unexpected Go type or the
-// two are unordered (a NaN).
-func compareValue(k valueKind, v, lit any) (c int, ok bool) {
-	switch k {
-	case kindInt:
-		a, ok := toInt64(v)
-		if !ok {
-			return 0, false
-		}
-		return cmp.Compare(a, lit.(int64)), true
-	case kindFloat32, kindFloat64:
-		a, ok := toFloat64(v)
-		b := lit.(float64)
-		if !ok || math.IsNaN(a) || math.IsNaN(b) {
-			return 0, false
-		}
-		return cmp.Compare(a, b), true
-	case kindBool:
-		a, ok := v.(bool)
-		if !ok {
-			return 0, false
-		}
-		b := lit.(bool)
-		switch {
-		case a == b:
-			return 0, true
-		case b:
-			return -1, true
-		}
-		return 1, true
-	case kindString:
-		a, ok := v.(string)
-		if !ok {
-			return 0, false
-		}
-		return strings.Compare(a, lit.(string)), true
-	case kindBinary:
-		a, ok := v.([]byte)
-		if !ok {
-			return 0, false
-		}
-		return bytes.Compare(a, lit.([]byte)), true
-	case kindDate:
-		var a int64
-		switch x := v.(type) {
-		case parquetio.Date:
-			a = int64(x)
-		case int64:
-			a = x
-		default:
-			return 0, false
-		}
-		return cmp.Compare(a, lit.(int64)), true
-	case kindTimestamp, kindTimestampNTZ:
-		a, ok := v.(time.Time)
-		if !ok {
-			return 0, false
-		}
-		return a.Compare(lit.(time.Time)), true
-	case kindDecimal:
-		a, ok := v.(parquetio.Decimal)
-		if !ok {
-			return 0, false
-		}
-		return a.Cmp(lit.(parquetio.Decimal)), true
-	}
-	return 0, false
-}
-
-// cmpTrue says whether "v op lit" is TRUE; v is non-nil. nanTrue is the
-// result when a float v or lit is NaN (see pred.nanTrue).
-func cmpTrue(k valueKind, v any, op cmpOp, lit any, nanTrue bool) bool {
-	c, ok := compareValue(k, v, lit)
-	if !ok {
-		return nanTrue && (k == kindFloat32 || k == kindFloat64)
-	}
-	return op.Holds(c)
-}
+// compareValue compares a value with a canonical value lit of kind k
+// (expr.Compare).
+func compareValue(k valueKind, v, lit any) (c int, ok bool) { return expr.Compare(k, v, lit) }
 
 // leafTrue evaluates a leaf on the column's value v (nil for null).
 func leafTrue(p *pred, v any) bool {
@@ -600,17 +389,17 @@ func leafTrue(p *pred, v any) bool {
 	}
 	switch p.kind {
 	case predCmp:
-		return cmpTrue(p.col.kind, v, p.op, p.lit, p.nanTrue)
+		return expr.CompareTrue(p.col.kind, v, p.op, p.lit, p.nanTrue)
 	case predIn:
 		for _, lit := range p.lits {
-			if cmpTrue(p.col.kind, v, opEq, lit, false) {
+			if expr.CompareTrue(p.col.kind, v, opEq, lit, false) {
 				return true
 			}
 		}
 		return false
 	case predNotIn:
 		for _, lit := range p.lits {
-			if !cmpTrue(p.col.kind, v, opNe, lit, true) {
+			if !expr.CompareTrue(p.col.kind, v, opNe, lit, true) {
 				return false
 			}
 		}

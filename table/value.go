@@ -171,7 +171,7 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 			return nil, err
 		}
 		if asFloat {
-			f, g := numberAsFloat(x), numberAsFloat(y)
+			f, g := expr.NumberAsFloat(x), expr.NumberAsFloat(y)
 			switch a.Op {
 			case '+':
 				return f + g, nil
@@ -206,14 +206,6 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		return res, nil
 	}
 	return out, nil
-}
-
-func numberAsFloat(v any) float64 {
-	if f, ok := toFloat64(v); ok {
-		return f
-	}
-	n, _ := toInt64(v)
-	return float64(n)
 }
 
 func pickString(first bool, a, b Value) string {
