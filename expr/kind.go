@@ -74,14 +74,14 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 	}
 	switch k {
 	case KindInt:
-		if n, ok := int64Of(v); ok {
+		if n, ok := Int64(v); ok {
 			return n, nil
 		}
 	case KindFloat32, KindFloat64:
-		f, ok := float64Of(v)
+		f, ok := Float64(v)
 		if !ok {
 			var n int64
-			if n, ok = int64Of(v); ok {
+			if n, ok = Int64(v); ok {
 				f = float64(n)
 			}
 		}
@@ -155,7 +155,7 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 			}
 			return d, nil
 		default:
-			if n, ok := int64Of(v); ok {
+			if n, ok := Int64(v); ok {
 				return parquetio.NewDecimal(n, 0), nil
 			}
 		}
@@ -179,13 +179,13 @@ func WallClockUTC(t time.Time) time.Time {
 func Compare(k Kind, v, lit any) (c int, ok bool) {
 	switch k {
 	case KindInt:
-		a, ok := int64Of(v)
+		a, ok := Int64(v)
 		if !ok {
 			return 0, false
 		}
 		return cmp.Compare(a, lit.(int64)), true
 	case KindFloat32, KindFloat64:
-		a, ok := float64Of(v)
+		a, ok := Float64(v)
 		b := lit.(float64)
 		if !ok || math.IsNaN(a) || math.IsNaN(b) {
 			return 0, false
@@ -262,16 +262,16 @@ func (k Kind) IsNumber() bool { return k == KindInt || k == KindFloat32 || k == 
 // NumberAsFloat returns a number of the parquetio value model (any Go
 // integer or float) as a float64; 0 for anything else.
 func NumberAsFloat(v any) float64 {
-	if f, ok := float64Of(v); ok {
+	if f, ok := Float64(v); ok {
 		return f
 	}
-	n, _ := int64Of(v)
+	n, _ := Int64(v)
 	return float64(n)
 }
 
-// int64Of returns a Go integer as an int64 (false for other values and
-// for a uint64 beyond MaxInt64).
-func int64Of(v any) (int64, bool) {
+// Int64 returns a Go integer (int, int8 ... int64, uint8 ... uint64) as an
+// int64; false for other values and for a uint64 beyond MaxInt64.
+func Int64(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int:
 		return int64(n), true
@@ -297,8 +297,9 @@ func int64Of(v any) (int64, bool) {
 	return 0, false
 }
 
-// float64Of returns a Go float as a float64.
-func float64Of(v any) (float64, bool) {
+// Float64 returns a Go float (float32, float64) as a float64; false for
+// other values.
+func Float64(v any) (float64, bool) {
 	switch f := v.(type) {
 	case float32:
 		return float64(f), true

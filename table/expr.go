@@ -59,14 +59,8 @@ func Not(e Expr) Expr { return expr.Not(e) }
 // cmpOp is a comparison operator (the bound predicate's name for expr.Op).
 type cmpOp = expr.Op
 
-const (
-	opEq = expr.OpEq
-	opNe = expr.OpNe
-	opLt = expr.OpLt
-	opLe = expr.OpLe
-	opGt = expr.OpGt
-	opGe = expr.OpGe
-)
+// The operators, as the bound predicate names them.
+const opEq, opNe, opLt, opLe, opGt, opGe = expr.OpEq, expr.OpNe, expr.OpLt, expr.OpLe, expr.OpGt, expr.OpGe
 
 // formatLiteral renders a predicate value (expr.FormatLiteral).
 func formatLiteral(v any) string { return expr.FormatLiteral(v) }
@@ -74,18 +68,11 @@ func formatLiteral(v any) string { return expr.FormatLiteral(v) }
 // valueKind is how a column's values compare (expr.Kind).
 type valueKind = expr.Kind
 
+// The kinds, as the bound predicate and the evaluators name them.
 const (
-	kindUnsupported  = expr.KindUnsupported
-	kindInt          = expr.KindInt
-	kindFloat32      = expr.KindFloat32
-	kindFloat64      = expr.KindFloat64
-	kindBool         = expr.KindBool
-	kindString       = expr.KindString
-	kindBinary       = expr.KindBinary
-	kindDate         = expr.KindDate
-	kindTimestamp    = expr.KindTimestamp
-	kindTimestampNTZ = expr.KindTimestampNTZ
-	kindDecimal      = expr.KindDecimal
+	kindUnsupported, kindInt, kindFloat32, kindFloat64 = expr.KindUnsupported, expr.KindInt, expr.KindFloat32, expr.KindFloat64
+	kindBool, kindString, kindBinary, kindDate         = expr.KindBool, expr.KindString, expr.KindBinary, expr.KindDate
+	kindTimestamp, kindTimestampNTZ, kindDecimal       = expr.KindTimestamp, expr.KindTimestampNTZ, expr.KindDecimal
 )
 
 func kindOf(t schema.Type) valueKind { return expr.KindOf(t) }
