@@ -305,22 +305,7 @@ func evalCmp(a arrow.Array, k valueKind, op cmpOp, lit any, nanTrue bool, active
 	return false
 }
 
-func opHolds(op cmpOp, c int) bool {
-	switch op {
-	case opEq:
-		return c == 0
-	case opNe:
-		return c != 0
-	case opLt:
-		return c < 0
-	case opLe:
-		return c <= 0
-	case opGt:
-		return c > 0
-	default:
-		return c >= 0
-	}
-}
+func opHolds(op cmpOp, c int) bool { return op.Holds(c) }
 
 // cmpOrdered clears the active rows where "vals[i] op lit" is not true or
 // the value is null; one loop per operator.

@@ -1145,9 +1145,9 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 		if err != nil || ts == nil {
 			return nil
 		}
-		b := &colBounds{kind: bc.kind, nullCount: -1, numRecords: rg.NumRows()}
+		b := &colBounds{Kind: bc.kind, NullCount: -1, NumRecords: rg.NumRows()}
 		if ts.HasNullCount() {
-			b.nullCount = ts.NullCount()
+			b.NullCount = ts.NullCount()
 		}
 		if !ts.HasMinMax() {
 			return b
@@ -1160,20 +1160,20 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 			}
 			switch s := ts.(type) {
 			case *metadata.Int32Statistics:
-				b.min, b.max = int64(s.Min()), int64(s.Max())
+				b.Min, b.Max = int64(s.Min()), int64(s.Max())
 			case *metadata.Int64Statistics:
-				b.min, b.max = s.Min(), s.Max()
+				b.Min, b.Max = s.Min(), s.Max()
 			}
 		case kindDate:
 			if s, ok := ts.(*metadata.Int32Statistics); ok && src.ID() == arrow.DATE32 {
-				b.min, b.max = int64(s.Min()), int64(s.Max())
+				b.Min, b.Max = int64(s.Min()), int64(s.Max())
 			}
 		case kindString:
 			if d, ok := src.(*arrow.DictionaryType); ok {
 				src = d.ValueType
 			}
 			if s, ok := ts.(*metadata.ByteArrayStatistics); ok && src.ID() == arrow.STRING {
-				b.min, b.max = string(s.Min()), string(s.Max())
+				b.Min, b.Max = string(s.Min()), string(s.Max())
 			}
 		}
 		return b

@@ -20,34 +20,11 @@ func (p *pred) mustMatchBounds(b *colBounds) bool {
 	}
 	switch p.kind {
 	case predIsNull:
-		return b.allNull()
+		return b.AllNull()
 	case predIsNotNull:
-		return b.nullCount == 0
+		return b.NullCount == 0
 	case predCmp:
-	default:
-		return false
-	}
-	if b.nullCount != 0 || b.min == nil || b.max == nil || (b.kind != kindInt && b.kind != kindDate) {
-		return false
-	}
-	lo, ok1 := compareValue(b.kind, b.min, p.lit)
-	hi, ok2 := compareValue(b.kind, b.max, p.lit)
-	if !ok1 || !ok2 {
-		return false
-	}
-	switch p.op {
-	case opEq:
-		return lo == 0 && hi == 0
-	case opNe:
-		return lo > 0 || hi < 0
-	case opLt:
-		return hi < 0
-	case opLe:
-		return hi <= 0
-	case opGt:
-		return lo > 0
-	case opGe:
-		return lo >= 0
+		return b.MustCompare(p.op, p.lit)
 	}
 	return false
 }

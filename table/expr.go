@@ -1,20 +1,19 @@
 package table
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/hex"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
 
-// Expr is a boolean predicate over a table's columns, for WithFilter. Build
-// one from Col and its comparison methods, And, Or and Not:
+// Expr is a boolean predicate over a table's columns, for WithFilter and
+// the DML conditions; shorthand for expr.Expr (see package expr for the
+// text form and the NULL semantics). Build one from Col and its comparison
+// methods, And, Or and Not:
 //
 //	table.And(table.Col("country").Eq("NL"), table.Col("ts").Ge(since))
 //
@@ -26,286 +25,57 @@ import (
 // Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
 //
 // Values are given in the parquetio value model and converted by the
-// column's type when the scan starts (see Column.Eq). A value that does not
-// fit the column type, an unknown column, or a comparison on a struct,
-// array or map column makes the scan fail with ErrInvalidArgument.
+// column's type when the scan starts (see expr.Column.Eq). A value that
+// does not fit the column type, an unknown column, or a comparison on a
+// struct, array or map column makes the scan fail with ErrInvalidArgument.
 //
 // Floating-point comparisons follow IEEE 754: on a NaN, Eq, Lt, Le, Gt, Ge
 // and In are false and Ne is true, and Not turns each of them around (so
 // Not(Col("x").Gt(1.0)) matches NaN; -0.0 equals 0.0).
 // Strings and binary values compare byte-wise (UTF-8 code unit order, as
 // Spark's default collation). Expr values are immutable and may be shared.
-type Expr interface {
-	// String returns the predicate in SQL-like text, for messages and logs.
-	String() string
-	isExpr()
-}
+type Expr = expr.Expr
 
 // Column names a column in a predicate: a top-level column (Col) or a field
-// of a struct column (Column.Field).
-type Column struct {
-	path []string
-}
+// of a struct column (Column.Field); shorthand for expr.Column.
+type Column = expr.Column
 
-// Col returns the top-level column with this logical name.
-func Col(name string) Column { return Column{path: []string{name}} }
+// Col returns the top-level column with this logical name; shorthand for
+// expr.Col.
+func Col(name string) Column { return expr.Col(name) }
 
-// Field returns the field with this logical name of struct column c, e.g.
-// Col("address").Field("city"). Fields of arrays and maps cannot be named.
-func (c Column) Field(name string) Column {
-	p := make([]string, len(c.path), len(c.path)+1)
-	copy(p, c.path)
-	return Column{path: append(p, name)}
-}
+// And is true where every predicate is true (And() is true for every row);
+// shorthand for expr.And.
+func And(es ...Expr) Expr { return expr.And(es...) }
 
-// String returns the column's dotted path, with backquotes around names
-// that contain dots or spaces.
-func (c Column) String() string {
-	parts := make([]string, len(c.path))
-	for i, p := range c.path {
-		if p == "" || strings.ContainsAny(p, ". `") {
-			parts[i] = "`" + strings.ReplaceAll(p, "`", "``") + "`"
-		} else {
-			parts[i] = p
-		}
-	}
-	return strings.Join(parts, ".")
-}
+// Or is true where at least one predicate is true (Or() is true for no
+// row); shorthand for expr.Or.
+func Or(es ...Expr) Expr { return expr.Or(es...) }
 
-// Eq is true where the column equals v. v is converted by the column type:
-// byte/short/integer/long take any Go integer; float and double take floats
-// and integers (a float column compares as float32, so 0.1 means
-// float32(0.1)); decimal takes parquetio.Decimal, a string ("12.34") or an
-// integer; string takes string or []byte; binary takes []byte or string;
-// boolean takes bool; date takes parquetio.Date, time.Time (its calendar
-// day) or "YYYY-MM-DD"; timestamp takes time.Time (an instant, any
-// location) or a partition-value style string; timestamp_ntz takes
-// time.Time, whose wall clock is compared. nil is refused: use IsNull.
-//
-// v may be another Column (Col("a").Lt(Col("b")), MERGE's
-// Target("id").Eq(Source("id"))): the two columns are compared row by row
-// (not true where either is null); they must be of one kind (numbers of
-// any width compare with each other, as doubles when one is floating
-// point). Such a comparison never skips files.
-func (c Column) Eq(v any) Expr { return &cmpExpr{col: c, op: opEq, val: v} }
+// Not is true where e is false (not where e is unknown); shorthand for
+// expr.Not.
+func Not(e Expr) Expr { return expr.Not(e) }
 
-// Ne is true where the column is not null and differs from v.
-func (c Column) Ne(v any) Expr { return &cmpExpr{col: c, op: opNe, val: v} }
+// cmpOp is a comparison operator (the bound predicate's name for expr.Op).
+type cmpOp = expr.Op
 
-// Lt is true where the column is less than v.
-func (c Column) Lt(v any) Expr { return &cmpExpr{col: c, op: opLt, val: v} }
+// The operators, as the bound predicate names them.
+const opEq, opNe, opLt, opLe, opGt, opGe = expr.OpEq, expr.OpNe, expr.OpLt, expr.OpLe, expr.OpGt, expr.OpGe
 
-// Le is true where the column is less than or equal to v.
-func (c Column) Le(v any) Expr { return &cmpExpr{col: c, op: opLe, val: v} }
+// formatLiteral renders a predicate value (expr.FormatLiteral).
+func formatLiteral(v any) string { return expr.FormatLiteral(v) }
 
-// Gt is true where the column is greater than v.
-func (c Column) Gt(v any) Expr { return &cmpExpr{col: c, op: opGt, val: v} }
+// valueKind is how a column's values compare (expr.Kind).
+type valueKind = expr.Kind
 
-// Ge is true where the column is greater than or equal to v.
-func (c Column) Ge(v any) Expr { return &cmpExpr{col: c, op: opGe, val: v} }
-
-// Between is true where lo <= column <= hi: And(c.Ge(lo), c.Le(hi)).
-func (c Column) Between(lo, hi any) Expr { return And(c.Ge(lo), c.Le(hi)) }
-
-// In is true where the column equals one of vs. In with no values matches
-// no row; Not(In(...)) with no values matches every row. nil values are
-// refused, as for Eq.
-func (c Column) In(vs ...any) Expr {
-	return &inExpr{col: c, vals: append([]any(nil), vs...)}
-}
-
-// IsNull is true where the column is null. For a field of a struct column,
-// a null struct makes the field null.
-func (c Column) IsNull() Expr { return &nullExpr{col: c} }
-
-// IsNotNull is true where the column is not null.
-func (c Column) IsNotNull() Expr { return &nullExpr{col: c, not: true} }
-
-// And is true where every predicate is true. And() with no arguments is
-// true for every row.
-func And(es ...Expr) Expr { return &logicExpr{and: true, kids: append([]Expr(nil), es...)} }
-
-// Or is true where at least one predicate is true. Or() with no arguments is
-// true for no row.
-func Or(es ...Expr) Expr { return &logicExpr{kids: append([]Expr(nil), es...)} }
-
-// Not is true where e is false (not where e is unknown: Not(Col("x").Eq(1))
-// does not match rows where x is null).
-func Not(e Expr) Expr { return &notExpr{e: e} }
-
-type cmpOp uint8
-
+// The kinds, as the bound predicate and the evaluators name them.
 const (
-	opEq cmpOp = iota
-	opNe
-	opLt
-	opLe
-	opGt
-	opGe
+	kindUnsupported, kindInt, kindFloat32, kindFloat64 = expr.KindUnsupported, expr.KindInt, expr.KindFloat32, expr.KindFloat64
+	kindBool, kindString, kindBinary, kindDate         = expr.KindBool, expr.KindString, expr.KindBinary, expr.KindDate
+	kindTimestamp, kindTimestampNTZ, kindDecimal       = expr.KindTimestamp, expr.KindTimestampNTZ, expr.KindDecimal
 )
 
-var opText = [...]string{opEq: "=", opNe: "!=", opLt: "<", opLe: "<=", opGt: ">", opGe: ">="}
-
-// negate returns the operator whose TRUE set is the FALSE set of op.
-func (op cmpOp) negate() cmpOp {
-	switch op {
-	case opEq:
-		return opNe
-	case opNe:
-		return opEq
-	case opLt:
-		return opGe
-	case opLe:
-		return opGt
-	case opGt:
-		return opLe
-	default:
-		return opLt
-	}
-}
-
-type cmpExpr struct {
-	col Column
-	op  cmpOp
-	val any
-}
-
-func (*cmpExpr) isExpr() {}
-func (e *cmpExpr) String() string {
-	return e.col.String() + " " + opText[e.op] + " " + formatLiteral(e.val)
-}
-
-type inExpr struct {
-	col  Column
-	vals []any
-}
-
-func (*inExpr) isExpr() {}
-func (e *inExpr) String() string {
-	parts := make([]string, len(e.vals))
-	for i, v := range e.vals {
-		parts[i] = formatLiteral(v)
-	}
-	return e.col.String() + " IN (" + strings.Join(parts, ", ") + ")"
-}
-
-type nullExpr struct {
-	col Column
-	not bool
-}
-
-func (*nullExpr) isExpr() {}
-func (e *nullExpr) String() string {
-	if e.not {
-		return e.col.String() + " IS NOT NULL"
-	}
-	return e.col.String() + " IS NULL"
-}
-
-type logicExpr struct {
-	and  bool
-	kids []Expr
-}
-
-func (*logicExpr) isExpr() {}
-func (e *logicExpr) String() string {
-	if len(e.kids) == 0 {
-		if e.and {
-			return "TRUE"
-		}
-		return "FALSE"
-	}
-	sep := " OR "
-	if e.and {
-		sep = " AND "
-	}
-	parts := make([]string, len(e.kids))
-	for i, k := range e.kids {
-		if k == nil {
-			parts[i] = "<nil>"
-		} else {
-			parts[i] = k.String()
-		}
-	}
-	return "(" + strings.Join(parts, sep) + ")"
-}
-
-type notExpr struct{ e Expr }
-
-func (*notExpr) isExpr() {}
-func (e *notExpr) String() string {
-	if e.e == nil {
-		return "NOT <nil>"
-	}
-	return "NOT " + e.e.String()
-}
-
-// formatLiteral renders a predicate value for Expr.String.
-func formatLiteral(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return "'" + strings.ReplaceAll(x, "'", "''") + "'"
-	case []byte:
-		return "X'" + hex.EncodeToString(x) + "'"
-	case time.Time:
-		return "TIMESTAMP '" + x.Format(time.RFC3339Nano) + "'"
-	case parquetio.Date:
-		return "DATE '" + x.String() + "'"
-	case parquetio.Decimal:
-		return x.String()
-	case Column:
-		return x.String()
-	}
-	return fmt.Sprint(v)
-}
-
-// valueKind is how a column's values compare.
-type valueKind uint8
-
-const (
-	kindUnsupported  valueKind = iota // struct, array, map, variant: IS [NOT] NULL only
-	kindInt                           // byte, short, integer, long: int64
-	kindFloat32                       // float: float64 holding a float32
-	kindFloat64                       // double: float64
-	kindBool                          // boolean: bool
-	kindString                        // string: string
-	kindBinary                        // binary: []byte
-	kindDate                          // date: int64 days since the epoch
-	kindTimestamp                     // timestamp: time.Time (instant)
-	kindTimestampNTZ                  // timestamp_ntz: time.Time (UTC wall clock)
-	kindDecimal                       // decimal: parquetio.Decimal
-)
-
-func kindOf(t schema.Type) valueKind {
-	switch t := t.(type) {
-	case *schema.DecimalType:
-		return kindDecimal
-	case *schema.PrimitiveType:
-		switch t.Name {
-		case schema.Long, schema.Integer, schema.Short, schema.Byte:
-			return kindInt
-		case schema.Float:
-			return kindFloat32
-		case schema.Double:
-			return kindFloat64
-		case schema.Boolean:
-			return kindBool
-		case schema.String:
-			return kindString
-		case schema.Binary:
-			return kindBinary
-		case schema.Date:
-			return kindDate
-		case schema.Timestamp:
-			return kindTimestamp
-		case schema.TimestampNTZ:
-			return kindTimestampNTZ
-		}
-	}
-	return kindUnsupported
-}
+func kindOf(t schema.Type) valueKind { return expr.KindOf(t) }
 
 // boundCol is a predicate column resolved against one table schema.
 type boundCol struct {
@@ -381,30 +151,30 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 	switch e := e.(type) {
 	case nil:
 		return nil, invalidf("nil predicate")
-	case *cmpExpr:
-		col, err := b.column(e.col)
+	case *expr.Comparison:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		if oc, ok := e.val.(Column); ok {
+		if oc, ok := e.Value.(Column); ok {
 			return b.bindColCmp(e, col, oc, neg)
 		}
-		lit, err := convertLiteral(col, e.val)
+		lit, err := convertLiteral(col, e.Value)
 		if err != nil {
 			return nil, err
 		}
-		op, nanTrue := e.op, e.op == opNe
+		op, nanTrue := e.Op, e.Op == opNe
 		if neg {
-			op, nanTrue = op.negate(), !nanTrue
+			op, nanTrue = op.Negate(), !nanTrue
 		}
 		return &pred{kind: predCmp, col: col, op: op, nanTrue: nanTrue, lit: lit}, nil
-	case *inExpr:
-		col, err := b.column(e.col)
+	case *expr.InList:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		lits := make([]any, 0, len(e.vals))
-		for _, v := range e.vals {
+		lits := make([]any, 0, len(e.Values))
+		for _, v := range e.Values {
 			lit, err := convertLiteral(col, v)
 			if err != nil {
 				return nil, err
@@ -422,24 +192,24 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 			return &pred{kind: predNotIn, col: col, lits: lits}, nil
 		}
 		return &pred{kind: predIn, col: col, lits: lits}, nil
-	case *nullExpr:
-		col, err := b.column(e.col)
+	case *expr.NullTest:
+		col, err := b.column(e.Col)
 		if err != nil {
 			return nil, err
 		}
-		if e.not != neg {
+		if e.Not != neg {
 			return &pred{kind: predIsNotNull, col: col}, nil
 		}
 		return &pred{kind: predIsNull, col: col}, nil
-	case *notExpr:
-		return b.bind(e.e, !neg)
-	case *logicExpr:
-		and := e.and != neg // De Morgan
+	case *expr.Negation:
+		return b.bind(e.Term, !neg)
+	case *expr.Logic:
+		and := e.And != neg // De Morgan
 		out := &pred{kind: predOr}
 		if and {
 			out.kind = predAnd
 		}
-		for _, k := range e.kids {
+		for _, k := range e.Terms {
 			p, err := b.bind(k, neg)
 			if err != nil {
 				return nil, err
@@ -473,23 +243,21 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 
 // bindColCmp binds "col op other": both columns of one comparable kind
 // (numbers of any width compare with each other).
-func (b *binder) bindColCmp(e *cmpExpr, col *boundCol, other Column, neg bool) (*pred, error) {
+func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg bool) (*pred, error) {
 	col2, err := b.column(other)
 	if err != nil {
 		return nil, err
 	}
 	if col.kind == kindUnsupported || col2.kind == kindUnsupported ||
-		col.kind != col2.kind && !(isNumberKind(col.kind) && isNumberKind(col2.kind)) {
+		col.kind != col2.kind && !(col.kind.IsNumber() && col2.kind.IsNumber()) {
 		return nil, invalidf("%s: column %s of type %s cannot be compared with column %s of type %s", e, col.name, col.typ, col2.name, col2.typ)
 	}
-	op, nanTrue := e.op, e.op == opNe
+	op, nanTrue := e.Op, e.Op == opNe
 	if neg {
-		op, nanTrue = op.negate(), !nanTrue
+		op, nanTrue = op.Negate(), !nanTrue
 	}
 	return &pred{kind: predColCmp, col: col, col2: col2, op: op, nanTrue: nanTrue}, nil
 }
-
-func isNumberKind(k valueKind) bool { return k == kindInt || k == kindFloat32 || k == kindFloat64 }
 
 // colCmpTrue evaluates a predColCmp leaf on a full-width row: false when
 // either value is null.
@@ -501,13 +269,13 @@ func (p *pred) colCmpTrue(row parquetio.Row) bool {
 	k := p.col.kind
 	if k != p.col2.kind {
 		// mixed numbers compare as doubles
-		a, b, k = numberAsFloat(a), numberAsFloat(b), kindFloat64
+		a, b, k = expr.NumberAsFloat(a), expr.NumberAsFloat(b), kindFloat64
 	}
 	lit, err := convertLiteral(&boundCol{kind: k, name: p.col2.name, typ: p.col2.typ}, b)
 	if err != nil {
 		return false
 	}
-	return cmpTrue(k, a, p.op, lit, p.nanTrue)
+	return expr.CompareTrue(k, a, p.op, lit, p.nanTrue)
 }
 
 // lookupField finds a field by exact name, else by the one name equal under
@@ -534,14 +302,15 @@ func lookupField(st *schema.StructType, name string) (int, error) {
 // column resolves a column reference (memoized, so every leaf on one column
 // shares one *boundCol).
 func (b *binder) column(c Column) (*boundCol, error) {
-	if len(c.path) == 0 {
+	path := c.Path()
+	if len(path) == 0 {
 		return nil, invalidf("empty column reference")
 	}
-	key := strings.Join(c.path, "\x00")
+	key := strings.Join(path, "\x00")
 	if bc, ok := b.cols[key]; ok {
 		return bc, nil
 	}
-	top, err := lookupField(b.sch, c.path[0])
+	top, err := lookupField(b.sch, path[0])
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +319,7 @@ func (b *binder) column(c Column) (*boundCol, error) {
 	bc.partKey = f.PhysicalName(b.mode)
 	statsOK := !fieldBlocksStats(f)
 	bc.statsPath = []string{f.PhysicalName(b.mode)}
-	for _, name := range c.path[1:] {
+	for _, name := range path[1:] {
 		st, ok := bc.typ.(*schema.StructType)
 		if !ok {
 			return nil, invalidf("column %s has type %s: it has no field %q", bc.name, bc.typ, name)
@@ -584,207 +353,15 @@ func fieldBlocksStats(f *schema.StructField) bool {
 }
 
 // convertLiteral converts a predicate value to the canonical form of the
-// column's kind (see valueKind).
-func convertLiteral(c *boundCol, v any) (any, error) {
-	bad := func() error {
-		return invalidf("value %s (Go type %T) does not fit column %s of type %s", formatLiteral(v), v, c.name, c.typ)
-	}
-	if v == nil {
-		return nil, invalidf("comparison of column %s with nil: use IsNull or IsNotNull", c.name)
-	}
-	switch c.kind {
-	case kindInt:
-		if n, ok := toInt64(v); ok {
-			return n, nil
-		}
-	case kindFloat32, kindFloat64:
-		f, ok := toFloat64(v)
-		if !ok {
-			var n int64
-			if n, ok = toInt64(v); ok {
-				f = float64(n)
-			}
-		}
-		if ok {
-			if c.kind == kindFloat32 {
-				f = float64(float32(f))
-			}
-			return f, nil
-		}
-	case kindBool:
-		if x, ok := v.(bool); ok {
-			return x, nil
-		}
-	case kindString:
-		switch x := v.(type) {
-		case string:
-			return x, nil
-		case []byte:
-			return string(x), nil
-		}
-	case kindBinary:
-		switch x := v.(type) {
-		case []byte:
-			return append([]byte{}, x...), nil
-		case string:
-			return []byte(x), nil
-		}
-	case kindDate:
-		switch x := v.(type) {
-		case parquetio.Date:
-			return int64(x), nil
-		case time.Time:
-			return int64(parquetio.DateOf(x)), nil
-		case string:
-			d, err := time.Parse(time.DateOnly, x)
-			if err != nil {
-				return nil, bad()
-			}
-			return int64(parquetio.DateOf(d)), nil
-		}
-	case kindTimestamp:
-		switch x := v.(type) {
-		case time.Time:
-			return x.UTC(), nil
-		case string:
-			ts, err := parsePartitionTimestamp(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return ts, nil
-		}
-	case kindTimestampNTZ:
-		switch x := v.(type) {
-		case time.Time:
-			return wallClockUTC(x), nil
-		case string:
-			ts, err := parsePartitionTimestamp(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return ts, nil
-		}
-	case kindDecimal:
-		switch x := v.(type) {
-		case parquetio.Decimal:
-			return x, nil
-		case string:
-			d, err := parquetio.ParseDecimal(x)
-			if err != nil {
-				return nil, bad()
-			}
-			return d, nil
-		default:
-			if n, ok := toInt64(v); ok {
-				return parquetio.NewDecimal(n, 0), nil
-			}
-		}
-	case kindUnsupported:
-		return nil, invalidf("column %s has type %s: only IsNull and IsNotNull apply to it", c.name, c.typ)
-	}
-	return nil, bad()
-}
+// column's kind (expr.Convert).
+func convertLiteral(c *boundCol, v any) (any, error) { return expr.Convert(c.kind, c.name, c.typ, v) }
 
 // wallClockUTC returns t's wall clock in its own location as a UTC time.
-func wallClockUTC(t time.Time) time.Time {
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
-}
+func wallClockUTC(t time.Time) time.Time { return expr.WallClockUTC(t) }
 
-// compareValue compares v (a value read from a data file, a parsed
-// partition value, a stats bound or a canonical value) with the canonical
-// value lit of kind k. ok is false when v has an unexpected Go type or the
-// two are unordered (a NaN).
-func compareValue(k valueKind, v, lit any) (c int, ok bool) {
-	switch k {
-	case kindInt:
-		a, ok := toInt64(v)
-		if !ok {
-			return 0, false
-		}
-		return cmp.Compare(a, lit.(int64)), true
-	case kindFloat32, kindFloat64:
-		a, ok := toFloat64(v)
-		b := lit.(float64)
-		if !ok || math.IsNaN(a) || math.IsNaN(b) {
-			return 0, false
-		}
-		return cmp.Compare(a, b), true
-	case kindBool:
-		a, ok := v.(bool)
-		if !ok {
-			return 0, false
-		}
-		b := lit.(bool)
-		switch {
-		case a == b:
-			return 0, true
-		case b:
-			return -1, true
-		}
-		return 1, true
-	case kindString:
-		a, ok := v.(string)
-		if !ok {
-			return 0, false
-		}
-		return strings.Compare(a, lit.(string)), true
-	case kindBinary:
-		a, ok := v.([]byte)
-		if !ok {
-			return 0, false
-		}
-		return bytes.Compare(a, lit.([]byte)), true
-	case kindDate:
-		var a int64
-		switch x := v.(type) {
-		case parquetio.Date:
-			a = int64(x)
-		case int64:
-			a = x
-		default:
-			return 0, false
-		}
-		return cmp.Compare(a, lit.(int64)), true
-	case kindTimestamp, kindTimestampNTZ:
-		a, ok := v.(time.Time)
-		if !ok {
-			return 0, false
-		}
-		return a.Compare(lit.(time.Time)), true
-	case kindDecimal:
-		a, ok := v.(parquetio.Decimal)
-		if !ok {
-			return 0, false
-		}
-		return a.Cmp(lit.(parquetio.Decimal)), true
-	}
-	return 0, false
-}
-
-// cmpTrue says whether "v op lit" is TRUE; v is non-nil. nanTrue is the
-// result when a float v or lit is NaN (see pred.nanTrue).
-func cmpTrue(k valueKind, v any, op cmpOp, lit any, nanTrue bool) bool {
-	c, ok := compareValue(k, v, lit)
-	if !ok {
-		return nanTrue && (k == kindFloat32 || k == kindFloat64)
-	}
-	switch op {
-	case opEq:
-		return c == 0
-	case opNe:
-		return c != 0
-	case opLt:
-		return c < 0
-	case opLe:
-		return c <= 0
-	case opGt:
-		return c > 0
-	default:
-		return c >= 0
-	}
-}
+// compareValue compares a value with a canonical value lit of kind k
+// (expr.Compare).
+func compareValue(k valueKind, v, lit any) (c int, ok bool) { return expr.Compare(k, v, lit) }
 
 // leafTrue evaluates a leaf on the column's value v (nil for null).
 func leafTrue(p *pred, v any) bool {
@@ -799,17 +376,17 @@ func leafTrue(p *pred, v any) bool {
 	}
 	switch p.kind {
 	case predCmp:
-		return cmpTrue(p.col.kind, v, p.op, p.lit, p.nanTrue)
+		return expr.CompareTrue(p.col.kind, v, p.op, p.lit, p.nanTrue)
 	case predIn:
 		for _, lit := range p.lits {
-			if cmpTrue(p.col.kind, v, opEq, lit, false) {
+			if expr.CompareTrue(p.col.kind, v, opEq, lit, false) {
 				return true
 			}
 		}
 		return false
 	case predNotIn:
 		for _, lit := range p.lits {
-			if !cmpTrue(p.col.kind, v, opNe, lit, true) {
+			if !expr.CompareTrue(p.col.kind, v, opNe, lit, true) {
 				return false
 			}
 		}
@@ -837,6 +414,17 @@ func (c *boundCol) value(row parquetio.Row) any {
 
 // matchRow evaluates p on a full-width table row (values in schema order).
 func (p *pred) matchRow(row parquetio.Row) bool {
+	return p.eval(func(l *pred) bool {
+		if l.kind == predColCmp {
+			return l.colCmpTrue(row)
+		}
+		return leafTrue(l, l.col.value(row))
+	})
+}
+
+// eval evaluates the tree: constants, And and Or as they are, every leaf
+// by leaf (a row's values in matchRow, a file's in fileEval).
+func (p *pred) eval(leaf func(*pred) bool) bool {
 	switch p.kind {
 	case predTrue:
 		return true
@@ -844,22 +432,20 @@ func (p *pred) matchRow(row parquetio.Row) bool {
 		return false
 	case predAnd:
 		for _, k := range p.kids {
-			if !k.matchRow(row) {
+			if !k.eval(leaf) {
 				return false
 			}
 		}
 		return true
 	case predOr:
 		for _, k := range p.kids {
-			if k.matchRow(row) {
+			if k.eval(leaf) {
 				return true
 			}
 		}
 		return false
-	case predColCmp:
-		return p.colCmpTrue(row)
 	}
-	return leafTrue(p, p.col.value(row))
+	return leaf(p)
 }
 
 // columns calls fn for every column the predicate references.

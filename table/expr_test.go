@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
@@ -205,6 +206,33 @@ func TestExprString(t *testing.T) {
 		if got := tc.e.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// ParsePredicate (expr.Parse) reads back what String writes, and its syntax
+// errors are *expr.SyntaxError naming position and token.
+func TestParsePredicateRoundTrip(t *testing.T) {
+	for _, e := range []Expr{
+		Col("a b").Ne("it's"),
+		Col("st").Field("x.y").Lt(1.5),
+		Col("t").Ge(time.Date(2024, 5, 6, 7, 8, 9, 1000, time.UTC)),
+		Col("d").Gt(parquetio.Date(0)),
+		Col("bin").Eq([]byte{0xab}),
+		Col("a").In(1, "x"),
+		Not(Col("a").IsNotNull()),
+		And(Col("a").Eq(1), Or(Col("b").Eq(2), Col("c").Lt(Col("d")))),
+		And(),
+		Or(),
+	} {
+		got, err := ParsePredicate(e.String(), nil)
+		if err != nil || got.String() != e.String() {
+			t.Errorf("ParsePredicate(%q) = %v, %v", e, got, err)
+		}
+	}
+	_, err := ParsePredicate("a = 1 AND b IN 2", nil)
+	var se *expr.SyntaxError
+	if !errors.As(err, &se) || se.Pos != 16 || se.Token != `"2"` {
+		t.Errorf("syntax error: %v (%+v)", err, se)
 	}
 }
 

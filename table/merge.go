@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
@@ -255,107 +256,38 @@ type MergeResult struct {
 // stay; an unqualified name is the one of target or source that has it.
 func qualifyColumn(tgt, src *schema.StructType) func(Column) (Column, error) {
 	return func(c Column) (Column, error) {
-		if len(c.path) == 0 {
+		path := c.Path()
+		if len(path) == 0 {
 			return c, invalidf("empty column reference")
 		}
-		if len(c.path) >= 2 && (strings.EqualFold(c.path[0], mergeTargetAlias) || strings.EqualFold(c.path[0], mergeSourceAlias)) {
-			return Column{path: append([]string{strings.ToLower(c.path[0])}, c.path[1:]...)}, nil
+		if len(path) >= 2 && (strings.EqualFold(path[0], mergeTargetAlias) || strings.EqualFold(path[0], mergeSourceAlias)) {
+			return expr.ColPath(append([]string{strings.ToLower(path[0])}, path[1:]...)...), nil
 		}
-		_, terr := lookupField(tgt, c.path[0])
-		_, serr := lookupField(src, c.path[0])
+		_, terr := lookupField(tgt, path[0])
+		_, serr := lookupField(src, path[0])
 		switch {
 		case terr == nil && serr == nil:
 			return c, invalidf("column %s is ambiguous in MERGE: both target and source have it (write target.%s or source.%s)", c, c, c)
 		case terr == nil:
-			return Column{path: append([]string{mergeTargetAlias}, c.path...)}, nil
+			return expr.ColPath(append([]string{mergeTargetAlias}, path...)...), nil
 		case serr == nil:
-			return Column{path: append([]string{mergeSourceAlias}, c.path...)}, nil
+			return expr.ColPath(append([]string{mergeSourceAlias}, path...)...), nil
 		}
 		return c, invalidf("MERGE: neither target nor source has a column %s", c)
 	}
 }
 
-// mapExpr returns e with every column reference replaced by fn's.
-func mapExpr(e Expr, fn func(Column) (Column, error)) (Expr, error) {
-	switch x := e.(type) {
-	case nil:
-		return nil, invalidf("nil predicate")
-	case *cmpExpr:
-		c, err := fn(x.col)
-		if err != nil {
-			return nil, err
-		}
-		n := *x
-		n.col = c
-		if oc, ok := x.val.(Column); ok {
-			if n.val, err = fn(oc); err != nil {
-				return nil, err
-			}
-		}
-		return &n, nil
-	case *inExpr:
-		c, err := fn(x.col)
-		if err != nil {
-			return nil, err
-		}
-		return &inExpr{col: c, vals: x.vals}, nil
-	case *nullExpr:
-		c, err := fn(x.col)
-		if err != nil {
-			return nil, err
-		}
-		return &nullExpr{col: c, not: x.not}, nil
-	case *notExpr:
-		k, err := mapExpr(x.e, fn)
-		if err != nil {
-			return nil, err
-		}
-		return Not(k), nil
-	case *logicExpr:
-		kids := make([]Expr, len(x.kids))
-		for i, k := range x.kids {
-			var err error
-			if kids[i], err = mapExpr(k, fn); err != nil {
-				return nil, err
-			}
-		}
-		return &logicExpr{and: x.and, kids: kids}, nil
-	}
-	return nil, invalidf("unknown predicate type %T", e)
-}
+// mapExpr returns e with every column reference replaced by fn's
+// (expr.MapColumns).
+func mapExpr(e Expr, fn func(Column) (Column, error)) (Expr, error) { return expr.MapColumns(e, fn) }
 
 // mapValue returns v with every column reference replaced by fn's.
 func mapValue(v Value, fn func(Column) (Column, error)) (Value, error) {
-	switch x := v.(type) {
-	case Column:
-		return fn(x)
-	case arithValue:
-		l, err := mapValue(x.l, fn)
-		if err != nil {
-			return nil, err
-		}
-		r, err := mapValue(x.r, fn)
-		if err != nil {
-			return nil, err
-		}
-		return arithValue{op: x.op, l: l, r: r}, nil
-	}
-	return v, nil
+	return expr.MapValueColumns(v, fn)
 }
 
 // conjuncts flattens the top-level ANDs of e.
-func conjuncts(e Expr) []Expr {
-	if l, ok := e.(*logicExpr); ok && l.and {
-		var out []Expr
-		for _, k := range l.kids {
-			out = append(out, conjuncts(k)...)
-		}
-		return out
-	}
-	return []Expr{e}
-}
+func conjuncts(e Expr) []Expr { return expr.Conjuncts(e) }
 
 // exprColumns calls fn for every column reference of e.
-func exprColumns(e Expr, fn func(Column)) {
-	_, _ = mapExpr(e, func(c Column) (Column, error) { fn(c); return c, nil })
-}
+func exprColumns(e Expr, fn func(Column)) { expr.Columns(e, fn) }

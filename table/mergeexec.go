@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
@@ -250,9 +251,9 @@ func (e *mergeExec) bind() error {
 		}
 		rest = append(rest, c)
 		onlyTarget := true
-		exprColumns(c, func(col Column) { onlyTarget = onlyTarget && col.path[0] == mergeTargetAlias })
+		exprColumns(c, func(col Column) { onlyTarget = onlyTarget && col.Name(0) == mergeTargetAlias })
 		if onlyTarget {
-			u, _ := mapExpr(c, func(col Column) (Column, error) { return Column{path: col.path[1:]}, nil })
+			u, _ := mapExpr(c, func(col Column) (Column, error) { return expr.ColPath(col.Path()[1:]...), nil })
 			e.targetOnly = append(e.targetOnly, u)
 		}
 	}
@@ -288,16 +289,16 @@ func (e *mergeExec) bind() error {
 
 // keyOf reports whether conjunct c is a join key target.x = source.y.
 func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
-	ce, ok := c.(*cmpExpr)
-	if !ok || ce.op != opEq {
+	ce, ok := c.(*expr.Comparison)
+	if !ok || ce.Op != opEq {
 		return mergeKey{}, false, nil
 	}
-	oc, ok := ce.val.(Column)
-	if !ok || ce.col.path[0] == oc.path[0] {
+	oc, ok := ce.Value.(Column)
+	if !ok || ce.Col.Name(0) == oc.Name(0) {
 		return mergeKey{}, false, nil
 	}
-	tc, sc := ce.col, oc
-	if tc.path[0] == mergeSourceAlias {
+	tc, sc := ce.Col, oc
+	if tc.Name(0) == mergeSourceAlias {
 		tc, sc = sc, tc
 	}
 	tb, err := bd.column(tc)
@@ -543,7 +544,7 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		if lo == nil {
 			return Or(), nil // no source key: no target row can match
 		}
-		col := Column{path: k.t.path()}
+		col := expr.ColPath(k.t.path()...)
 		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
 		lit := func(x any) any {
 			if k.s.kind == kindDate {

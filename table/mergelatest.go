@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 )
 
@@ -32,7 +33,7 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 	bd := newBinder(s.schema, nil, "none")
 	cols := make([]*boundCol, len(keys))
 	for i, k := range keys {
-		c, err := bd.column(Column{path: strings.Split(k, ".")})
+		c, err := bd.column(expr.ColPath(strings.Split(k, ".")...))
 		if err != nil {
 			return nil, 0, fmt.Errorf("latest per key: key column %s: %w", k, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
@@ -284,41 +285,11 @@ func encodeAddPath(rel string) string {
 	return strings.Join(segs, "/")
 }
 
-func toInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint64:
-		if n <= math.MaxInt64 {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
+// toInt64 returns a Go integer as an int64 (expr.Int64).
+func toInt64(v any) (int64, bool) { return expr.Int64(v) }
 
-func toFloat64(v any) (float64, bool) {
-	switch f := v.(type) {
-	case float32:
-		return float64(f), true
-	case float64:
-		return f, true
-	}
-	return 0, false
-}
+// toFloat64 returns a Go float as a float64 (expr.Float64).
+func toFloat64(v any) (float64, bool) { return expr.Float64(v) }
 
 func toDecimal(v any, t *schema.DecimalType) (parquetio.Decimal, error) {
 	var d parquetio.Decimal

@@ -4,71 +4,35 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 )
 
 // Value is a value expression, the right-hand side of an Update's SET: a
 // literal (Lit), a column (a Column is a Value), or arithmetic over values
-// (Plus, Minus, Times, Div). It is evaluated per row with SQL semantics:
-// arithmetic with a null operand is null. Values are immutable and may be
-// shared.
-type Value interface {
-	// String renders the value in SQL, as commitInfo records it.
-	String() string
-	isValue()
-}
+// (Plus, Minus, Times, Div), evaluated per row with SQL semantics
+// (arithmetic with a null operand is null); shorthand for expr.Value.
+type Value = expr.Value
 
 // Lit returns the literal v, in the parquetio value model (see Expr);
-// Lit(nil) is the SQL NULL.
-func Lit(v any) Value { return litValue{v: v} }
+// Lit(nil) is the SQL NULL. Shorthand for expr.Lit.
+func Lit(v any) Value { return expr.Lit(v) }
 
-type litValue struct{ v any }
+// Plus returns a + b (Values or Go literals); integer arithmetic is done in
+// 64 bits and fails on overflow, with a float or double operand it is done
+// in double. Shorthand for expr.Plus.
+func Plus(a, b any) Value { return expr.Plus(a, b) }
 
-func (litValue) isValue() {}
-func (l litValue) String() string {
-	if l.v == nil {
-		return "NULL"
-	}
-	return formatLiteral(l.v)
-}
+// Minus returns a - b; shorthand for expr.Minus.
+func Minus(a, b any) Value { return expr.Minus(a, b) }
 
-func (Column) isValue() {}
+// Times returns a * b; shorthand for expr.Times.
+func Times(a, b any) Value { return expr.Times(a, b) }
 
-type arithOp byte
-
-type arithValue struct {
-	op   arithOp // one of + - * /
-	l, r Value
-}
-
-func (arithValue) isValue() {}
-func (a arithValue) String() string {
-	return "(" + a.l.String() + " " + string(a.op) + " " + a.r.String() + ")"
-}
-
-// asValue turns a Go literal into Lit(v); Values stay as they are.
-func asValue(v any) Value {
-	if x, ok := v.(Value); ok {
-		return x
-	}
-	return Lit(v)
-}
-
-// Plus returns a + b. Operands are Values or Go literals (Lit). Integer
-// arithmetic (byte, short, integer, long operands) is done in 64 bits and
-// fails on overflow; with a float or double operand it is done in double.
-func Plus(a, b any) Value { return arithValue{op: '+', l: asValue(a), r: asValue(b)} }
-
-// Minus returns a - b; see Plus.
-func Minus(a, b any) Value { return arithValue{op: '-', l: asValue(a), r: asValue(b)} }
-
-// Times returns a * b; see Plus.
-func Times(a, b any) Value { return arithValue{op: '*', l: asValue(a), r: asValue(b)} }
-
-// Div returns a / b, which is always a double, as in Spark SQL (integer
-// operands are converted first); division by zero is null.
-func Div(a, b any) Value { return arithValue{op: '/', l: asValue(a), r: asValue(b)} }
+// Div returns a / b, always a double, as in Spark SQL; division by zero is
+// null. Shorthand for expr.Div.
+func Div(a, b any) Value { return expr.Div(a, b) }
 
 // boundValue evaluates a Value on a full table row (schema order).
 type boundValue struct {
@@ -81,10 +45,10 @@ type boundValue struct {
 // value's type must fit the column's (numbers widen from integer to
 // floating point, never the other way).
 func bindValue(sch *schema.StructType, partCols []string, v Value, target *boundCol) (*boundValue, error) {
-	if lv, ok := v.(litValue); ok && lv.v != nil {
+	if lv, ok := v.(*expr.Literal); ok && lv.V != nil {
 		// A literal converts to the column type as a filter literal does
 		// ("2024-01-02" into a date, 3 into a double), then must fit it.
-		x, err := convertLiteral(target, lv.v)
+		x, err := convertLiteral(target, lv.V)
 		if err != nil {
 			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
 		}
@@ -126,15 +90,15 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 	switch x := v.(type) {
 	case nil:
 		return nil, invalidf("nil Value: use Lit(nil) for NULL")
-	case litValue:
-		if x.v == nil {
+	case *expr.Literal:
+		if x.V == nil {
 			return &boundValue{eval: func(parquetio.Row) (any, error) { return nil, nil }}, nil
 		}
-		typ, err := literalType(x.v)
+		typ, err := literalType(x.V)
 		if err != nil {
 			return nil, err
 		}
-		lit := x.v
+		lit := x.V
 		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(parquetio.Row) (any, error) { return lit, nil }}, nil
 	case Column:
 		c, err := newBinder(sch, partCols, "none").column(x)
@@ -142,7 +106,7 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 			return nil, err
 		}
 		return &boundValue{kind: c.kind, typ: c.typ, eval: func(r parquetio.Row) (any, error) { return c.value(r), nil }}, nil
-	case arithValue:
+	case *expr.Arith:
 		return bindArith(sch, partCols, x)
 	}
 	return nil, invalidf("unsupported Value %T", v)
@@ -172,12 +136,12 @@ func literalType(v any) (schema.Type, error) {
 	return nil, invalidf("literal %v of Go type %T has no Delta type", v, v)
 }
 
-func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundValue, error) {
-	l, err := bindValueExpr(sch, partCols, a.l)
+func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*boundValue, error) {
+	l, err := bindValueExpr(sch, partCols, a.L)
 	if err != nil {
 		return nil, err
 	}
-	r, err := bindValueExpr(sch, partCols, a.r)
+	r, err := bindValueExpr(sch, partCols, a.R)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +153,9 @@ func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundV
 		if numeric(l) {
 			bad = r
 		}
-		return nil, invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.l, a.r), bad.typ)
+		return nil, invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
 	}
-	asFloat := a.op == '/' || l.kind == kindFloat32 || l.kind == kindFloat64 || r.kind == kindFloat32 || r.kind == kindFloat64
+	asFloat := a.Op == '/' || l.kind == kindFloat32 || l.kind == kindFloat64 || r.kind == kindFloat32 || r.kind == kindFloat64
 	out := &boundValue{kind: kindInt, typ: schema.Primitive(schema.Long)}
 	if asFloat {
 		out.kind, out.typ = kindFloat64, schema.Primitive(schema.Double)
@@ -207,8 +171,8 @@ func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundV
 			return nil, err
 		}
 		if asFloat {
-			f, g := numberAsFloat(x), numberAsFloat(y)
-			switch a.op {
+			f, g := expr.NumberAsFloat(x), expr.NumberAsFloat(y)
+			switch a.Op {
 			case '+':
 				return f + g, nil
 			case '-':
@@ -225,7 +189,7 @@ func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundV
 		n, _ := toInt64(y)
 		var res int64
 		ok := true
-		switch a.op {
+		switch a.Op {
 		case '+':
 			res = m + n
 			ok = (res > m) == (n > 0) || n == 0
@@ -237,19 +201,11 @@ func bindArith(sch *schema.StructType, partCols []string, a arithValue) (*boundV
 			ok = m == 0 || (res/m == n && !(m == -1 && n == math.MinInt64) && !(n == -1 && m == math.MinInt64))
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w: %s overflows a long for %d %c %d", ErrInvalidArgument, text, m, a.op, n)
+			return nil, fmt.Errorf("%w: %s overflows a long for %d %c %d", ErrInvalidArgument, text, m, a.Op, n)
 		}
 		return res, nil
 	}
 	return out, nil
-}
-
-func numberAsFloat(v any) float64 {
-	if f, ok := toFloat64(v); ok {
-		return f
-	}
-	n, _ := toInt64(v)
-	return float64(n)
 }
 
 func pickString(first bool, a, b Value) string {

@@ -227,11 +227,11 @@ func TestParseWhere(t *testing.T) {
 		{"origin NOT IN ('a', 'b')", "NOT origin IN ('a', 'b')"},
 		{"NOT delay <= -3", "NOT delay <= -3"},
 		{"delay BETWEEN 1 AND 5", "(delay >= 1 AND delay <= 5)"},
-		{"price = 12.50", "price = '12.50'"},
+		{"price = 12.50", "price = 12.50"},
 		{"ratio < 1", "ratio < 1"},
 		{"s.x != 2", "s.x != 2"},
 		{"`odd name` <> 'it''s'", "`odd name` != 'it''s'"},
-		{"d >= DATE '2024-01-31'", "d >= '2024-01-31'"},
+		{"d >= DATE '2024-01-31'", "d >= DATE '2024-01-31'"},
 		{"flag = TRUE", "flag = true"},
 	} {
 		e, err := parseWhere(tc.in, sch)

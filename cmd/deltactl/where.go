@@ -5,8 +5,9 @@ import (
 	"github.com/deltakit/deltakit/table"
 )
 
-// parseWhere parses a --where predicate with table.ParsePredicate; sch,
-// when given, types numeric literals.
+// parseWhere parses a --where predicate with table.ParsePredicate, the one
+// parser of the text form (package expr); sch, when given, types numeric
+// literals.
 func parseWhere(s string, sch ...*schema.StructType) (table.Expr, error) {
 	var st *schema.StructType
 	if len(sch) > 0 {
