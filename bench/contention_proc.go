@@ -66,7 +66,7 @@ func (h raceCounter) Handle(_ context.Context, r slog.Record) error {
 	switch {
 	case strings.HasPrefix(r.Message, "txlog: version taken"):
 		h.lost.Add(1)
-	case strings.HasPrefix(r.Message, "txlog: commit backing off"):
+	case strings.HasPrefix(r.Message, "txlog: commit backing off"), strings.HasPrefix(r.Message, "txlog: commit yielding"):
 		h.backoffs.Add(1)
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "wait" {
