@@ -71,7 +71,7 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		case st == http.StatusConflict:
 			n = &t.c.Put409
 		}
-	case req.Method == http.MethodGet && req.URL.Query().Has("list-type"):
+	case req.Method == http.MethodGet && isList(req):
 		n = &t.c.Lists
 	case req.Method == http.MethodGet && st/100 == 2:
 		n = &t.c.Gets
@@ -83,6 +83,13 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	atomic.AddInt64(n, 1)
 	return resp, nil
+}
+
+// isList tells a ListObjectsV2 request (list-type=2 on the bucket, path
+// style: "/bucket?list-type=2&prefix=...") from an object GET.
+func isList(req *http.Request) bool {
+	return req.URL.Query().Has("list-type") || strings.Contains(req.URL.RawQuery, "list-type") ||
+		!strings.Contains(strings.Trim(req.URL.Path, "/"), "/")
 }
 
 // countingClient returns an HTTP client for objectstore.WithHTTPClient

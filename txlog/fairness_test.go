@@ -3,8 +3,10 @@ package txlog
 import (
 	"context"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,7 +43,11 @@ func (s *stealingStore) PutIfAbsent(ctx context.Context, key string, data []byte
 // PutIfAbsent round trip is 1 ms) and records its sleeps.
 func fakeTiming(tx *Transaction, now *time.Time, sleeps *[]time.Duration) {
 	tx.cfg.clock = func() time.Time { *now = now.Add(time.Millisecond); return *now }
-	tx.cfg.sleep = func(_ context.Context, d time.Duration) error { *sleeps = append(*sleeps, d); *now = now.Add(d); return nil }
+	tx.cfg.sleep = func(_ context.Context, d time.Duration) error {
+		*sleeps = append(*sleeps, d)
+		*now = now.Add(d)
+		return nil
+	}
 	tx.cfg.rand = func() float64 { return 0.5 }
 }
 
@@ -128,5 +134,52 @@ func TestWinnerYieldsToLosers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// winnerCountingStore counts Gets and Lists.
+type winnerCountingStore struct {
+	objectstore.Store
+	gets, lists atomic.Int64
+}
+
+func (s *winnerCountingStore) Get(ctx context.Context, key string, r objectstore.Range) ([]byte, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, key, r)
+}
+
+func (s *winnerCountingStore) List(ctx context.Context, prefix, startAfter string) iter.Seq2[objectstore.ObjectInfo, error] {
+	s.lists.Add(1)
+	return s.Store.List(ctx, prefix, startAfter)
+}
+
+// TestReadWinnersBehind: a writer one or two versions behind reads the
+// winners and finds the next version free (GETs, no LIST); a writer 9
+// versions behind reads each winner once, the ones after the third named
+// by one LIST, and no free version (before: 10 GETs one after another, the
+// last a 404).
+func TestReadWinnersBehind(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem(t.Name())
+	snap := createTestTable(t, mem, nil)
+	for i := range 9 { // versions 1..9
+		tx := NewTransaction(snap, "WRITE", WithoutAutoCheckpoint())
+		tx.Add(addFile(fmt.Sprintf("f%d.parquet", i), "a"))
+		res, err := tx.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = res.Snapshot
+	}
+	for _, tc := range []struct {
+		from                 int64
+		winners, gets, lists int64
+	}{{9, 1, 2, 0}, {8, 2, 3, 0}, {1, 9, 9, 1}} {
+		cs := &winnerCountingStore{Store: mem}
+		got, err := readWinners(ctx, cs, tc.from)
+		if err != nil || int64(len(got)) != tc.winners || cs.gets.Load() != tc.gets || cs.lists.Load() != tc.lists {
+			t.Fatalf("from %d: %d winners (%v), %d GETs, %d LISTs; want %d, %d, %d",
+				tc.from, len(got), err, cs.gets.Load(), cs.lists.Load(), tc.winners, tc.gets, tc.lists)
+		}
 	}
 }
