@@ -2,100 +2,56 @@ package txlog
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/deltakit/deltakit/objectstore"
 )
 
-// serialWinners is how many versions a lost race reads one GET after the
-// other before it lists the log for the rest.
-const serialWinners = 3
-
-// winnerReads bounds the GETs of winning commits a lost race has in flight
-// at once, once it knows it is behind.
-const winnerReads = 8
+// winnerWindow is how many versions a lost race reads at once. It was 4
+// (P4, round two); with 16 contending writers in one process
+// (TestContendingBlindAppendsMinIO under -race) the parallel GETs made the
+// run 2-3x slower (20-37 s against 9-12 s) and a writer lost 160 races in a
+// row and gave up, in half the runs, so a lost race reads one version at a
+// time again. Round three tried a LIST of the log once three winners were
+// read, then the rest 8 at a time: at 8 writer processes it cost 1.2 LISTs
+// and 1.3 lost PUTs per commit (9.9 requests per commit against 7.7 with
+// one GET at a time, P4 in BENCHMARKS.md) and gave no faster slowest
+// commit, so it was dropped.
+const winnerWindow = 1
 
 // readWinners reads the commits that took version and the versions after
-// it, for a commit that found version taken. It GETs version and the
-// versions after it one at a time, up to serialWinners of them: a free
-// version (a cheap 404) ends the winners, the common case of one or two
-// writers ahead. When all serialWinners are taken the writer is far
-// behind: one LIST of the log after them names the rest, which are read
-// winnerReads at a time, so that k winners cost about serialWinners + 1 +
-// k/winnerReads round trips instead of k+1. (A writer that read them one
-// GET at a time read them no faster than the others committed: one of 8
-// writers read 81 winners for one commit. Listing after the second winner
-// already cost more requests than it saved: 1.6 LISTs per commit at 8
-// writers. Parallel GETs of versions not known to exist, 4 at a time,
-// made a 16-writer test slower: most were 404s.) It returns the winners in version order, contiguous from version:
-// the commit loop checks each and retries at the version after the last.
-// err is the failure to read version itself (wrapping
-// objectstore.ErrNotExist when it is free again); a later version that
-// fails to read ends the winners before it, left for the next attempt,
-// whose PUT finds it taken.
+// it, for a commit that found version taken: it GETs winnerWindow versions
+// from version in parallel, and the next window while all of them are
+// taken, so that k winners and the free version after them cost
+// ceil((k+1)/winnerWindow) round trips instead of k+1 (each GET, then the
+// GET of the next version that finds it free); a GET of a free version is
+// a cheap 404. (A LIST of the log would find the winners in one request,
+// but on MinIO it is slower than the GETs, and a writer that lists while
+// the others commit keeps losing: see winnerWindow.) It returns the winners in
+// version order, contiguous from version: the commit loop checks each and
+// retries at the version after the last. err is the failure to read
+// version itself (wrapping objectstore.ErrNotExist when it is free again);
+// a later version that fails to read ends the winners before it, left for
+// the next attempt, whose PUT finds it taken.
 func readWinners(ctx context.Context, store objectstore.Store, version int64) ([][]Action, error) {
 	var out [][]Action
-	for i := range int64(serialWinners) {
-		acts, err := ReadCommit(ctx, store, version+i)
-		if err != nil {
-			if i == 0 {
-				return nil, err
-			}
-			return out, nil
-		}
-		out = append(out, acts)
-	}
-	rest := listCommitsAfter(ctx, store, version+serialWinners-1)
-	for len(rest) > 0 {
-		n := min(len(rest), winnerReads)
-		acts := make([][]Action, n)
-		errs := make([]error, n)
+	for {
+		var acts [winnerWindow][]Action
+		var errs [winnerWindow]error
 		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { acts[i], errs[i] = ReadCommit(ctx, store, rest[i]) })
+		for i := range winnerWindow {
+			wg.Go(func() { acts[i], errs[i] = ReadCommit(ctx, store, version+int64(i)) })
 		}
 		wg.Wait()
-		for i := range n {
+		for i := range winnerWindow {
 			if errs[i] != nil {
+				if len(out) == 0 {
+					return nil, errs[i]
+				}
 				return out, nil
 			}
 			out = append(out, acts[i])
 		}
-		rest = rest[n:]
+		version += winnerWindow
 	}
-	return out, nil
-}
-
-// listCommitsAfter lists the log after version and returns the commit
-// versions from version+1 on that are contiguous. A failed LIST returns
-// what it listed before failing: the winners it leaves out are found by the
-// next attempt's PUT.
-func listCommitsAfter(ctx context.Context, store objectstore.Store, version int64) []int64 {
-	var out []int64
-	next := version + 1
-	for info, err := range store.List(ctx, LogPrefix, CommitKey(version)) {
-		if err != nil {
-			break
-		}
-		name, ok := strings.CutPrefix(info.Key, LogPrefix)
-		if !ok {
-			break
-		}
-		digits, ok := strings.CutSuffix(name, ".json")
-		if !ok || len(digits) != 20 {
-			continue // a checkpoint, a .crc, a compacted log file
-		}
-		v, err := strconv.ParseInt(digits, 10, 64)
-		if err != nil || v < next {
-			continue
-		}
-		if v != next {
-			break
-		}
-		out = append(out, v)
-		next++
-	}
-	return out
 }
