@@ -80,12 +80,14 @@ func WithMaxRetryTime(d time.Duration) TxnOption {
 	return func(c *txnConfig) { c.maxRetryTime = d }
 }
 
-// WithBackoff sets the exponential backoff before a retry: after n
-// consecutive attempts with an unknown outcome (or n+2 consecutive lost
-// races), Commit waits a uniformly random time in [0, min(maxWait,
-// minWait*2^(n-1))] (full jitter). Default 5 ms and 2 s. (Capping the
-// wait after lost races at 5 ms starved writers: one of 16 contending
-// writers in TestContendingBlindAppendsMinIO lost 160 races in a row.)
+// WithBackoff sets the exponential backoff before a retry after n
+// consecutive attempts with an unknown outcome: Commit waits a uniformly
+// random time in [0, min(maxWait, minWait*2^(n-1))] (full jitter). Default
+// 5 ms and 2 s. Lost races are retried at once (as Spark and delta-rs do):
+// backing off after them made the writer that lost most wait most, and one
+// of 16 contending writers in TestContendingBlindAppendsMinIO lost 160
+// races in a row. maxWait also caps the wait of a writer that yields to
+// the ones that lost (see Commit).
 func WithBackoff(minWait, maxWait time.Duration) TxnOption {
 	return func(c *txnConfig) { c.minBackoff, c.maxBackoff = minWait, maxWait }
 }
@@ -464,6 +466,12 @@ func (t *Transaction) validate() error {
 // with an error wrapping ErrCommitFailed and that cause (errors.Is(err,
 // syscall.ENOSPC) holds for a full local disk).
 //
+// Fairness: a writer whose commits won yieldAfterWins (4) versions in a row
+// within a second of losing a race waits 2 to 3 round trips of its last PUT
+// before its next commit's first attempt, so that writers that lost (which
+// must read its commit before they can PUT again) get a version too; a
+// writer that never lost never waits.
+//
 // After the commit, a checkpoint is written when the version is a multiple
 // of delta.checkpointInterval (default 10), or queued on the Checkpointer
 // given WithCheckpointer; a failure to write or queue it is reported in
@@ -753,8 +761,8 @@ func (t *Transaction) settle(ctx context.Context, c *commitLoop, attempts int, c
 // The commit loop keeps its own retry control instead of
 // github.com/cenkalti/backoff/v5 (which objectstore's S3 PutIfAbsent uses
 // for its 409 retries): backoff.Retry cannot express it. Its wait depends
-// on why the last attempt failed (lost races retry at once, up to two in a
-// row, because the next version is known; unknown outcomes back off); its
+// on why the last attempt failed (lost races retry at once, because the
+// next version is known; unknown outcomes back off); its
 // time bound counts only unknown outcomes (WithMaxRetryTime), where
 // Retry's MaxElapsedTime counts every attempt; giving up must read the
 // version back (settle) with the loop's state; and the clock, sleep and
