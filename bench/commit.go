@@ -383,30 +383,42 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if cfg.CommitLargeFiles <= 0 {
 		return fig, nil
 	}
+	return fig, commitLargeTable(ctx, env, cfg, fig)
+}
+
+// isCommitKey reports whether key is a commit file of the log.
+func isCommitKey(key string) bool {
+	return strings.HasPrefix(key, txlog.LogPrefix) && strings.HasSuffix(key, ".json")
+}
+
+// commitLargeTable adds P1's large_* figures: the same pairs on a table
+// of cfg.CommitLargeFiles live files, with background and then synchronous
+// checkpoints.
+func commitLargeTable(ctx context.Context, env *Env, cfg Config, fig *Figure) error {
 	t0 := time.Now()
 	large, err := newCommitBench(ctx, env.S3, cfg.CommitLargeFiles, true)
 	if err != nil {
-		return fig, err
+		return err
 	}
 	env.logf("P1: table of %d files generated in %v", cfg.CommitLargeFiles, time.Since(t0).Round(time.Millisecond))
-	res, err = pairs(ctx, []*commitBench{large}, 2, cfg.CommitLargePairs, true)
+	res, err := pairs(ctx, []*commitBench{large}, 2, cfg.CommitLargePairs, true)
 	if err != nil {
-		return fig, err
+		return err
 	}
-	written, err = large.closeCheckpointer(ctx)
+	written, err := large.closeCheckpointer(ctx)
 	if err != nil {
-		return fig, err
+		return err
 	}
-	b = res[0]
+	b := res[0]
 	// Then the same number of pairs on the same table with synchronous
 	// checkpoints (not interleaved with the pairs above: a second table of
 	// this size would double the generation time).
 	large.cp = nil
 	res, err = pairs(ctx, []*commitBench{large}, 0, cfg.CommitLargePairs, true)
 	if err != nil {
-		return fig, err
+		return err
 	}
-	s = res[0]
+	s := res[0]
 	fig.add("large_deltakit_commit_p50", ms(quantile(b.commits, 0.5)), "ms")
 	fig.add("large_bare_put_p50", ms(quantile(b.puts, 0.5)), "ms")
 	fig.add("large_deltakit_commit_p99", ms(quantile(b.commits, 0.99)), "ms")
@@ -419,10 +431,5 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		"%d checkpoints of all its files were written in the background; then %d pairs on the same table with synchronous checkpoints "+
 		"(large_sync_*, %d of them checkpoint commits)",
 		len(b.commits), cfg.CommitLargeFiles, written, len(s.commits), s.due)
-	return fig, nil
-}
-
-// isCommitKey reports whether key is a commit file of the log.
-func isCommitKey(key string) bool {
-	return strings.HasPrefix(key, txlog.LogPrefix) && strings.HasSuffix(key, ".json")
+	return nil
 }

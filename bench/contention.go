@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,12 +147,27 @@ func ContentionFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error
 	}
 	fig := &Figure{ID: "P4", Title: "contention: concurrent blind appends",
 		Setup: fmt.Sprintf("MinIO on localhost; writers %v, %d one-file blind appends each, %s with its own S3 client and snapshot, "+
-			"txlog commit loop with default retries and backoff (5 ms..2 s, full jitter); log checked: contiguous, each txnId once",
+			"txlog commit loop with default retries (lost races retried at once, a writer that won 4 in a row under contention yields 2-3 PUT round trips, "+
+			"unknown outcomes back off 5 ms..2 s with full jitter); log checked: contiguous, each txnId once",
 			cfg.ContentionWriters, cfg.ContentionCommits, kind)}
 	if env.S3 == nil {
 		fig.Skipped = "no MinIO server"
 		return fig, nil
 	}
+	clients := max(slices.Max(cfg.ContentionWriters), 1)
+	putRate, getRate, err := serverCeiling(ctx, env, clients, cfg.contentionCeilingTime())
+	if err != nil {
+		return fig, err
+	}
+	fig.add("server_ceiling_put_s", putRate, "requests/s")
+	fig.add("server_ceiling_get_s", getRate, "requests/s")
+	kindOf := "goroutines"
+	if env.ContentionChild != nil {
+		kindOf = "processes"
+	}
+	fig.note("server request ceiling: %d %s, each with its own S3 client, conditional PUTs of fresh commit-sized keys for %v, then GETs of them "+
+		"for as long, back to back: %.0f PUTs/s, %.0f GETs/s; ceiling_commits_per_s_* is the commit rate these allow at the requests per commit measured",
+		clients, kindOf, cfg.contentionCeilingTime()/2, putRate, getRate)
 	var single float64
 	for _, n := range cfg.ContentionWriters {
 		var (
@@ -178,11 +194,7 @@ func ContentionFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error
 		fig.add(fmt.Sprintf("commit_p99_%dw", n), ms(quantile(r.latencies, 0.99)), "ms")
 		fig.add(fmt.Sprintf("lost_commits_%dw", n), float64(r.lost), "count").goal("<=", 0)
 		if sum != nil {
-			fig.add(fmt.Sprintf("winners_read_per_commit_%dw", n), float64(sum.LostRaces)/total, "x")
-			fig.add(fmt.Sprintf("backoffs_per_commit_%dw", n), float64(sum.Backoffs)/total, "x")
-			fig.add(fmt.Sprintf("backoff_ms_per_commit_%dw", n), float64(sum.BackoffNs)/1e6/total, "ms")
-			fig.note("%d writers: the slowest commit took %.0f ms: %d attempts, %d lost races, %.0f ms of backoff", n,
-				float64(sum.Slowest.Ns)/1e6, sum.Slowest.Attempts, sum.Slowest.LostRaces, float64(sum.Slowest.BackoffNs)/1e6)
+			addRaceMetrics(fig, n, total, rate, commitCeiling(&sum.Requests, putRate, getRate), sum)
 		}
 		if single > 0 && n != 1 {
 			m := fig.add(fmt.Sprintf("speedup_%dw", n), rate/single, "x")
@@ -193,4 +205,37 @@ func ContentionFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error
 		env.logf("P4: %d writers: %.1f commits/s", n, rate)
 	}
 	return fig, nil
+}
+
+// contentionCeilingTime is how long P4 measures the server's request
+// ceiling.
+func (c Config) contentionCeilingTime() time.Duration {
+	if c.ContentionCommits < 50 {
+		return time.Second
+	}
+	return 3 * time.Second
+}
+
+// addRaceMetrics adds where n writers' commits went, from the writer
+// processes' reports: lost races and backoff (txlog's Info records), the
+// HTTP requests per commit by kind, the writers' CPU per commit, and
+// ceiling: the commit rate the server's request ceiling allows at these
+// requests per commit (commitCeiling).
+func addRaceMetrics(fig *Figure, n int, total, rate, ceiling float64, sum *contentionReport) {
+	rq := &sum.Requests
+	perCommit := float64(rq.total()) / total
+	fig.add(fmt.Sprintf("winners_read_per_commit_%dw", n), float64(sum.LostRaces)/total, "x")
+	fig.add(fmt.Sprintf("backoffs_per_commit_%dw", n), float64(sum.Backoffs)/total, "x")
+	fig.add(fmt.Sprintf("backoff_ms_per_commit_%dw", n), float64(sum.BackoffNs)/1e6/total, "ms")
+	fig.add(fmt.Sprintf("requests_per_commit_%dw", n), perCommit, "x")
+	fig.add(fmt.Sprintf("writer_cpu_ms_per_commit_%dw", n), float64(rq.CPUNs)/1e6/total, "ms")
+	if ceiling > 0 {
+		fig.add(fmt.Sprintf("ceiling_commits_per_s_%dw", n), ceiling, "commits/s")
+		fig.add(fmt.Sprintf("server_use_%dw", n), rate/ceiling, "x")
+	}
+	fig.note("%d writers: requests per commit %.2f = PUT 200 %.2f + PUT 412 %.2f + PUT 409 %.2f + GET %.2f + GET 404 %.2f + LIST %.2f + other %.2f (%d transport errors)",
+		n, perCommit, float64(rq.Puts)/total, float64(rq.Put412)/total, float64(rq.Put409)/total, float64(rq.Gets)/total,
+		float64(rq.Get404)/total, float64(rq.Lists)/total, float64(rq.Other)/total, rq.Errors)
+	fig.note("%d writers: the slowest commit took %.0f ms: %d attempts, %d lost races, %.0f ms of backoff", n,
+		float64(sum.Slowest.Ns)/1e6, sum.Slowest.Attempts, sum.Slowest.LostRaces, float64(sum.Slowest.BackoffNs)/1e6)
 }

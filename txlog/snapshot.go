@@ -114,6 +114,7 @@ type Snapshot struct {
 	skipped           []SkippedCheckpoint
 	commitTime        time.Time
 	commitInfo        *CommitInfo // of the commit at version; nil when not read
+	race              raceState   // set by Commit on its post-commit snapshot (transaction.go)
 
 	sortOnce sync.Once
 	sorted   []*Add

@@ -80,12 +80,14 @@ func WithMaxRetryTime(d time.Duration) TxnOption {
 	return func(c *txnConfig) { c.maxRetryTime = d }
 }
 
-// WithBackoff sets the exponential backoff before a retry: after n
-// consecutive attempts with an unknown outcome (or n+2 consecutive lost
-// races), Commit waits a uniformly random time in [0, min(maxWait,
-// minWait*2^(n-1))] (full jitter). Default 5 ms and 2 s. (Capping the
-// wait after lost races at 5 ms starved writers: one of 16 contending
-// writers in TestContendingBlindAppendsMinIO lost 160 races in a row.)
+// WithBackoff sets the exponential backoff before a retry after n
+// consecutive attempts with an unknown outcome: Commit waits a uniformly
+// random time in [0, min(maxWait, minWait*2^(n-1))] (full jitter). Default
+// 5 ms and 2 s. Lost races are retried at once (as Spark and delta-rs do):
+// backing off after them made the writer that lost most wait most, and one
+// of 16 contending writers in TestContendingBlindAppendsMinIO lost 160
+// races in a row. maxWait also caps the wait of a writer that yields to
+// the ones that lost (see Commit).
 func WithBackoff(minWait, maxWait time.Duration) TxnOption {
 	return func(c *txnConfig) { c.minBackoff, c.maxBackoff = minWait, maxWait }
 }
@@ -464,6 +466,12 @@ func (t *Transaction) validate() error {
 // with an error wrapping ErrCommitFailed and that cause (errors.Is(err,
 // syscall.ENOSPC) holds for a full local disk).
 //
+// Fairness: a writer whose commits won yieldAfterWins (4) versions in a row
+// within a second of losing a race waits 2 to 3 round trips of its last PUT
+// before its next commit's first attempt, so that writers that lost (which
+// must read its commit before they can PUT again) get a version too; a
+// writer that never lost never waits.
+//
 // After the commit, a checkpoint is written when the version is a multiple
 // of delta.checkpointInterval (default 10), or queued on the Checkpointer
 // given WithCheckpointer; a failure to write or queue it is reported in
@@ -475,132 +483,245 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
-	base, txnID := t.buildActions()
-	readVersion := t.ReadVersion()
-	version := readVersion + 1
-	// In-commit timestamps and row ids depend on the commit before the
-	// version tried: each attempt at a new version encodes them anew.
-	prev, dynamic := t.prevFromSnapshot(), t.perAttempt()
-	actions, encodedAt := base, version
-	if dynamic {
-		var err error
-		if actions, err = t.stamp(base, version, prev, t.cfg.now().UnixMilli()); err != nil {
-			return nil, err
-		}
-	}
-	data, err := EncodeCommit(actions)
+	c, err := t.newCommitLoop()
 	if err != nil {
 		return nil, err
 	}
-	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
-	// The loop below is long on purpose: it is one state machine over
-	// version, pending, failures, lost, winners, prev and the encoded
-	// actions, and every way out (finish, settle, a ConflictError) needs
-	// that state as it stands; split up, the pieces would pass all of it
-	// back and forth.
-	own := newOwnWrites(base)
-	var winners []versionedActions
-	var lastErr error
-	failures := 0    // consecutive attempts with an unknown outcome
-	lost := 0        // consecutive lost races
-	pending := false // an attempt at version had an unknown outcome: it may have landed
-	for attempt := 1; attempt <= t.cfg.maxAttempts; attempt++ {
-		// The first lost races are retried at once: the winners were read
-		// and the next version is known. Unknown outcomes, and a writer that
-		// keeps losing under contention, back off with jitter first.
-		if n := max(failures, lost-2); n > 0 {
-			wait := t.backoff(n)
-			if elapsed := t.cfg.clock().Sub(t.commitStart); failures > 0 && t.cfg.maxRetryTime > 0 && elapsed+wait > t.cfg.maxRetryTime {
-				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions,
-					fmt.Errorf("txlog: %w: gave up on version %d after %d attempts in %v (retry time limit %v); last: %v",
-						ErrCommitFailed, version, attempt-1, elapsed.Round(time.Millisecond), t.cfg.maxRetryTime, lastErr))
-			}
-			t.cfg.logger.Info("txlog: commit backing off before retry", "version", version, "attempt", attempt, "wait", wait, "operation", t.operation)
-			if err := t.cfg.sleep(ctx, wait); err != nil {
-				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
-			}
-		}
-		if dynamic && encodedAt != version {
-			next, err := t.stamp(base, version, prev, t.cfg.now().UnixMilli())
-			if err == nil {
-				var b []byte
-				if b, err = EncodeCommit(next); err == nil {
-					actions, data, encodedAt, t.commitBytes = next, b, version, len(b)
-				}
-			}
-			if err != nil {
-				return t.settle(ctx, pending, version, attempt-1, txnID, winners, actions, err)
-			}
-		}
-		key := CommitKey(version)
-		err := t.store.PutIfAbsent(ctx, key, data)
-		if err == nil {
-			return t.finish(ctx, version, attempt, txnID, winners, actions), nil
-		}
-		if errors.Is(err, objectstore.ErrNotStored) {
-			// A definite failure (full disk, read-only, no permission):
-			// this attempt created nothing and retrying will not help. An
-			// earlier attempt with an unknown outcome may still have landed:
-			// settle reads the version back then.
-			return t.settle(ctx, pending, version, attempt, txnID, winners, actions,
-				fmt.Errorf("txlog: %w: %s %s (version %d, attempt %d): %w", ErrCommitFailed, t.operation, key, version, attempt, err))
-		}
-		if !errors.Is(err, objectstore.ErrAlreadyExists) {
-			// Unknown outcome (timeout, reset, 5xx): try the same version
-			// again; if it landed, the next try finds our own txnId there.
-			lastErr, pending = err, true
-			failures, lost = failures+1, 0
-			if ctx.Err() != nil {
-				return t.settle(ctx, pending, version, attempt, txnID, winners, actions, err)
-			}
-			t.cfg.logger.Info("txlog: commit attempt failed with an unknown outcome, retrying", "version", version, "attempt", attempt, "operation", t.operation, "err", err)
-			continue
-		}
-		// Someone holds this version: read the winners already in the log
-		// (readWinners: listed at once, read in parallel), then try the
-		// version after them.
-		readFailed := false
-		wons, err := readWinners(ctx, t.store, version)
-		if err != nil && !errors.Is(err, objectstore.ErrNotExist) { // ErrNotExist: free again, try it
-			// Unknown whether it is ours: retry the PUT, which finds the
-			// version taken again, and read once more.
-			lastErr, readFailed = fmt.Errorf("reading commit %d: %w", version, err), true
-		}
-		for _, won := range wons {
-			if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
-				// An earlier attempt of ours landed and its reply was lost.
-				return t.finish(ctx, version, attempt, txnID, winners, actions), nil
-			}
-			if kinds, details := checkConflicts(&t.reads, own, summarize(version, won)); len(kinds) > 0 {
-				op := ""
-				if ci := firstCommitInfo(won); ci != nil {
-					op = ci.Operation
-				}
-				cerr := &ConflictError{ReadVersion: readVersion, WinnerVersion: version, Operation: op,
-					Kinds: kinds, Details: details, Attempts: attempt}
-				t.cfg.logger.Info("txlog: commit conflicts with a concurrent commit", "readVersion", readVersion, "winnerVersion", version,
-					"winnerOperation", op, "attempt", attempt, "operation", t.operation, "err", cerr)
-				return nil, cerr
-			}
-			t.cfg.logger.Info("txlog: version taken by a concurrent commit, retrying at the next version", "version", version,
-				"attempt", attempt, "operation", t.operation)
-			winners = append(winners, versionedActions{version: version, actions: won})
-			prev = prev.after(won)
-			lastErr = fmt.Errorf("version %d taken by a concurrent commit", version)
-			version++
-			pending = false // our earlier attempts were at lower versions, and not ours
-		}
-		if readFailed {
-			failures, lost = failures+1, 0
-			if ctx.Err() != nil {
-				return t.settle(ctx, pending, version, attempt, txnID, winners, actions, lastErr)
-			}
-			continue
-		}
-		failures, lost = 0, lost+1
+	if err := t.yieldToLosers(ctx); err != nil {
+		return nil, err
 	}
-	return t.settle(ctx, pending, version, t.cfg.maxAttempts, txnID, winners, actions,
-		fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v", ErrCommitFailed, version, t.cfg.maxAttempts, lastErr))
+	for attempt := 1; attempt <= t.cfg.maxAttempts; attempt++ {
+		if err := t.waitBeforeAttempt(ctx, c, attempt); err != nil {
+			return t.settle(ctx, c, attempt-1, err)
+		}
+		if res, done, err := t.attempt(ctx, c, attempt); done {
+			return res, err
+		}
+	}
+	return t.settle(ctx, c, t.cfg.maxAttempts,
+		fmt.Errorf("txlog: %w: gave up on version %d after %d attempts; last: %v", ErrCommitFailed, c.version, t.cfg.maxAttempts, c.lastErr))
+}
+
+// commitLoop is the state of Commit's attempts.
+type commitLoop struct {
+	base        []Action // the actions as built, before per-attempt stamps
+	actions     []Action // as encoded in data, for version encodedAt
+	data        []byte
+	txnID       string
+	readVersion int64
+	version     int64 // the version the next attempt tries
+	encodedAt   int64
+	dynamic     bool       // in-commit timestamps or row ids: re-encode per version
+	prev        prevCommit // the commit before version, for the stamps
+	own         *ownWrites
+	winners     []versionedActions // commits read after lost races, in version order
+	lastErr     error
+	failures    int           // consecutive attempts with an unknown outcome
+	lost        int           // consecutive lost races
+	lostAny     bool          // a race was lost in this commit
+	pending     bool          // an attempt at version had an unknown outcome: it may have landed
+	rtt         time.Duration // the last PutIfAbsent's round trip
+}
+
+// newCommitLoop builds and encodes the commit for the version after the
+// read snapshot.
+func (t *Transaction) newCommitLoop() (*commitLoop, error) {
+	base, txnID := t.buildActions()
+	c := &commitLoop{base: base, actions: base, txnID: txnID, readVersion: t.ReadVersion(), own: newOwnWrites(base)}
+	c.version, c.encodedAt = c.readVersion+1, c.readVersion+1
+	// In-commit timestamps and row ids depend on the commit before the
+	// version tried: each attempt at a new version encodes them anew.
+	c.prev, c.dynamic = t.prevFromSnapshot(), t.perAttempt()
+	if c.dynamic {
+		var err error
+		if c.actions, err = t.stamp(base, c.version, c.prev, t.cfg.now().UnixMilli()); err != nil {
+			return nil, err
+		}
+	}
+	data, err := EncodeCommit(c.actions)
+	if err != nil {
+		return nil, err
+	}
+	c.data = data
+	t.commitStart, t.commitBytes = t.cfg.clock(), len(data)
+	return c, nil
+}
+
+// waitBeforeAttempt backs off before an attempt that follows attempts with
+// an unknown outcome (full jitter over an exponentially growing cap), and
+// re-encodes the commit when the version to try moved and its stamps
+// depend on the version. Lost races are retried at once, as Spark and
+// delta-rs do: the winners were read and the next version is known, and a
+// loser that waited would only fall further behind the writers that won
+// (with 16 writers, one lost 160 races in a row while it backed off).
+func (t *Transaction) waitBeforeAttempt(ctx context.Context, c *commitLoop, attempt int) error {
+	if c.failures > 0 {
+		wait := t.backoff(c.failures)
+		if elapsed := t.cfg.clock().Sub(t.commitStart); t.cfg.maxRetryTime > 0 && elapsed+wait > t.cfg.maxRetryTime {
+			return fmt.Errorf("txlog: %w: gave up on version %d after %d attempts in %v (retry time limit %v); last: %v",
+				ErrCommitFailed, c.version, attempt-1, elapsed.Round(time.Millisecond), t.cfg.maxRetryTime, c.lastErr)
+		}
+		t.cfg.logger.Info("txlog: commit backing off before retry", "version", c.version, "attempt", attempt, "wait", wait, "operation", t.operation)
+		if err := t.cfg.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	if !c.dynamic || c.encodedAt == c.version {
+		return nil
+	}
+	next, err := t.stamp(c.base, c.version, c.prev, t.cfg.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	b, err := EncodeCommit(next)
+	if err != nil {
+		return err
+	}
+	c.actions, c.data, c.encodedAt, t.commitBytes = next, b, c.version, len(b)
+	return nil
+}
+
+// attempt tries to create c.version. done reports that Commit ends with
+// res and err; otherwise the loop tries again (at the next version after a
+// lost race, at the same one after an unknown outcome).
+func (t *Transaction) attempt(ctx context.Context, c *commitLoop, attempt int) (res *CommitResult, done bool, err error) {
+	key := CommitKey(c.version)
+	t0 := t.cfg.clock()
+	err = t.store.PutIfAbsent(ctx, key, c.data)
+	c.rtt = t.cfg.clock().Sub(t0)
+	if err == nil {
+		return t.finish(ctx, c, c.version, attempt), true, nil
+	}
+	if errors.Is(err, objectstore.ErrNotStored) {
+		// A definite failure (full disk, read-only, no permission): this
+		// attempt created nothing and retrying will not help. An earlier
+		// attempt with an unknown outcome may still have landed: settle
+		// reads the version back then.
+		res, err := t.settle(ctx, c, attempt,
+			fmt.Errorf("txlog: %w: %s %s (version %d, attempt %d): %w", ErrCommitFailed, t.operation, key, c.version, attempt, err))
+		return res, true, err
+	}
+	if !errors.Is(err, objectstore.ErrAlreadyExists) {
+		// Unknown outcome (timeout, reset, 5xx): try the same version
+		// again; if it landed, the next try finds our own txnId there.
+		c.lastErr, c.pending = err, true
+		c.failures, c.lost = c.failures+1, 0
+		if ctx.Err() != nil {
+			res, err := t.settle(ctx, c, attempt, err)
+			return res, true, err
+		}
+		t.cfg.logger.Info("txlog: commit attempt failed with an unknown outcome, retrying", "version", c.version, "attempt", attempt, "operation", t.operation, "err", err)
+		return nil, false, nil
+	}
+	return t.lostRace(ctx, c, attempt)
+}
+
+// lostRace handles a version found taken: it reads the winners already in
+// the log (readWinners: each once, from the version tried until a free
+// one), checks each for a conflict and moves c past them; the next attempt
+// tries the version after the last.
+func (t *Transaction) lostRace(ctx context.Context, c *commitLoop, attempt int) (*CommitResult, bool, error) {
+	c.lostAny = true
+	wons, err := readWinners(ctx, t.store, c.version)
+	readFailed := err != nil && !errors.Is(err, objectstore.ErrNotExist) // ErrNotExist: free again, try it
+	if readFailed {
+		// Unknown whether it is ours: retry the PUT, which finds the
+		// version taken again, and read once more.
+		c.lastErr = fmt.Errorf("reading commit %d: %w", c.version, err)
+	}
+	for _, won := range wons {
+		ci := firstCommitInfo(won)
+		if ci != nil && ci.TxnID == c.txnID {
+			// An earlier attempt of ours landed and its reply was lost.
+			return t.finish(ctx, c, c.version, attempt), true, nil
+		}
+		if kinds, details := checkConflicts(&t.reads, c.own, summarize(c.version, won)); len(kinds) > 0 {
+			op := ""
+			if ci != nil {
+				op = ci.Operation
+			}
+			cerr := &ConflictError{ReadVersion: c.readVersion, WinnerVersion: c.version, Operation: op,
+				Kinds: kinds, Details: details, Attempts: attempt}
+			t.cfg.logger.Info("txlog: commit conflicts with a concurrent commit", "readVersion", c.readVersion, "winnerVersion", c.version,
+				"winnerOperation", op, "attempt", attempt, "operation", t.operation, "err", cerr)
+			return nil, true, cerr
+		}
+		t.cfg.logger.Info("txlog: version taken by a concurrent commit, retrying at the next version", "version", c.version,
+			"attempt", attempt, "operation", t.operation)
+		c.winners = append(c.winners, versionedActions{version: c.version, actions: won})
+		c.prev = c.prev.after(won)
+		c.lastErr = fmt.Errorf("version %d taken by a concurrent commit", c.version)
+		c.version++
+		c.pending = false // our earlier attempts were at lower versions, and not ours
+	}
+	if readFailed {
+		c.failures, c.lost = c.failures+1, 0
+		if ctx.Err() != nil {
+			res, err := t.settle(ctx, c, attempt, c.lastErr)
+			return res, true, err
+		}
+		return nil, false, nil
+	}
+	c.failures, c.lost = 0, c.lost+1
+	return nil, false, nil
+}
+
+// raceState is what a writer's post-commit snapshot remembers of the
+// races its commits ran, so that the next commit from it can be fair to
+// the writers that lost (yieldToLosers).
+type raceState struct {
+	lostAt time.Time     // when a commit of this lineage last lost a race
+	wins   int           // commits won since then without losing one
+	rtt    time.Duration // the round trip of the last PutIfAbsent
+}
+
+const (
+	// contendedFor is how long after a lost race a writer still counts
+	// as contended.
+	contendedFor = time.Second
+	// yieldAfterWins is how many commits in a row a contended writer
+	// makes before it lets the others have a version (yieldToLosers).
+	yieldAfterWins = 4
+)
+
+// nextRace is the race state of the snapshot after c's commit.
+func (t *Transaction) nextRace(c *commitLoop) raceState {
+	var r raceState
+	if t.snap != nil {
+		r = t.snap.race
+	}
+	if c.lostAny {
+		r.lostAt, r.wins = t.cfg.clock(), 0
+	} else {
+		r.wins++
+	}
+	r.rtt = c.rtt
+	return r
+}
+
+// yieldToLosers waits before the first attempt of a commit whose writer has
+// won yieldAfterWins commits in a row since it last lost a race (within
+// contendedFor): 2 to 3 round trips of its last PUT, jittered, at most
+// WithBackoff's maximum. A writer whose last commit won needs one PUT for
+// the next version, a writer that lost needs a GET of the winner before its
+// PUT; without the wait the writer that won once keeps winning while the
+// others keep losing (one of 16 lost 160 races in a row). Nothing waits
+// without contention: a lone writer never loses a race; and a writer whose
+// yields nobody takes stops yielding after yieldAfterWins of them.
+func (t *Transaction) yieldToLosers(ctx context.Context) error {
+	if t.snap == nil {
+		return nil
+	}
+	r := t.snap.race
+	// After yieldAfterWins yields in a row that no other writer took, the
+	// others have stopped or are not racing: no more waiting.
+	if r.wins < yieldAfterWins || r.wins >= 2*yieldAfterWins || r.lostAt.IsZero() || t.cfg.clock().Sub(r.lostAt) > contendedFor {
+		return nil
+	}
+	wait := min(time.Duration((2+t.cfg.rand())*float64(r.rtt)), t.cfg.maxBackoff)
+	t.cfg.logger.Info("txlog: commit yielding to contending writers", "version", t.snap.version+1, "wait", wait,
+		"wins", r.wins, "operation", t.operation)
+	return t.cfg.sleep(ctx, wait)
 }
 
 // settle ends a commit that is giving up with cause. When an attempt at
@@ -609,9 +730,9 @@ func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
 // landed and settle reports success. When that cannot be decided it returns
 // an error wrapping ErrCommitOutcomeUnknown and cause, so that callers do not
 // blindly write the same data again.
-func (t *Transaction) settle(ctx context.Context, pending bool, version int64, attempts int, txnID string,
-	winners []versionedActions, ours []Action, cause error) (*CommitResult, error) {
-	if !pending {
+func (t *Transaction) settle(ctx context.Context, c *commitLoop, attempts int, cause error) (*CommitResult, error) {
+	version := c.version
+	if !c.pending {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("txlog: commit of version %d after %d attempt(s): %w", version, attempts, cause)
 		}
@@ -622,15 +743,15 @@ func (t *Transaction) settle(ctx context.Context, pending bool, version int64, a
 	won, err := ReadCommit(rctx, t.store, version)
 	switch {
 	case err == nil:
-		if ci := firstCommitInfo(won); ci != nil && ci.TxnID == txnID {
-			return t.finish(rctx, version, attempts, txnID, winners, ours), nil
+		if ci := firstCommitInfo(won); ci != nil && ci.TxnID == c.txnID {
+			return t.finish(rctx, c, version, attempts), nil
 		}
 		return nil, cause // the version is someone else's: ours did not land
 	case errors.Is(err, objectstore.ErrNotExist):
 		return nil, cause
 	default:
 		return nil, fmt.Errorf("txlog: %w: commit %s (txnId %s) may have landed at version %d; reading it back failed: %v; %w",
-			ErrCommitOutcomeUnknown, CommitKey(version), txnID, version, err, cause)
+			ErrCommitOutcomeUnknown, CommitKey(version), c.txnID, version, err, cause)
 	}
 }
 
@@ -640,8 +761,8 @@ func (t *Transaction) settle(ctx context.Context, pending bool, version int64, a
 // The commit loop keeps its own retry control instead of
 // github.com/cenkalti/backoff/v5 (which objectstore's S3 PutIfAbsent uses
 // for its 409 retries): backoff.Retry cannot express it. Its wait depends
-// on why the last attempt failed (lost races retry at once, up to two in a
-// row, because the next version is known; unknown outcomes back off); its
+// on why the last attempt failed (lost races retry at once, because the
+// next version is known; unknown outcomes back off); its
 // time bound counts only unknown outcomes (WithMaxRetryTime), where
 // Retry's MaxElapsedTime counts every attempt; giving up must read the
 // version back (settle) with the loop's state; and the clock, sleep and
@@ -676,15 +797,14 @@ type versionedActions struct {
 	actions []Action
 }
 
-// finish builds the post-commit snapshot and writes (or queues) a
-// checkpoint when due.
-func (t *Transaction) finish(ctx context.Context, version int64, attempts int, txnID string,
-	winners []versionedActions, ours []Action) *CommitResult {
+// finish builds the post-commit snapshot of c's commit at version and
+// writes (or queues) a checkpoint when due.
+func (t *Transaction) finish(ctx context.Context, c *commitLoop, version int64, attempts int) *CommitResult {
 	t.done = true
 	t.cfg.logger.Debug("txlog: committed", "version", version, "attempts", attempts, "bytes", t.commitBytes,
-		"duration", t.cfg.clock().Sub(t.commitStart), "operation", t.operation, "txnId", txnID)
-	res := &CommitResult{Version: version, Attempts: attempts, TxnID: txnID}
-	commits := append(winners, versionedActions{version: version, actions: ours})
+		"duration", t.cfg.clock().Sub(t.commitStart), "operation", t.operation, "txnId", c.txnID)
+	res := &CommitResult{Version: version, Attempts: attempts, TxnID: c.txnID}
+	commits := append(c.winners, versionedActions{version: version, actions: c.actions})
 	snap, err := advance(t.store, t.snap, commits, t.cfg.now())
 	if err != nil {
 		// The commit exists; only the in-memory snapshot could not be built
@@ -693,6 +813,7 @@ func (t *Transaction) finish(ctx context.Context, version int64, attempts int, t
 		return res
 	}
 	res.Snapshot = snap
+	snap.race = t.nextRace(c)
 	if t.cfg.noCheckpoint || version == 0 || version%snap.checkpointInterval() != 0 {
 		return res
 	}

@@ -12,7 +12,11 @@ import (
 // (TestContendingBlindAppendsMinIO under -race) the parallel GETs made the
 // run 2-3x slower (20-37 s against 9-12 s) and a writer lost 160 races in a
 // row and gave up, in half the runs, so a lost race reads one version at a
-// time again.
+// time again. Round three tried a LIST of the log once three winners were
+// read, then the rest 8 at a time: at 8 writer processes it cost 1.2 LISTs
+// and 1.3 lost PUTs per commit (9.9 requests per commit against 7.7 with
+// one GET at a time, P4 in BENCHMARKS.md) and gave no faster slowest
+// commit, so it was dropped.
 const winnerWindow = 1
 
 // readWinners reads the commits that took version and the versions after
@@ -22,8 +26,8 @@ const winnerWindow = 1
 // ceil((k+1)/winnerWindow) round trips instead of k+1 (each GET, then the
 // GET of the next version that finds it free); a GET of a free version is
 // a cheap 404. (A LIST of the log would find the winners in one request,
-// but on S3 and MinIO it is slower than the GETs, and a writer that lists
-// while the others commit keeps losing.) It returns the winners in
+// but on MinIO it is slower than the GETs, and a writer that lists while
+// the others commit keeps losing: see winnerWindow.) It returns the winners in
 // version order, contiguous from version: the commit loop checks each and
 // retries at the version after the last. err is the failure to read
 // version itself (wrapping objectstore.ErrNotExist when it is free again);
