@@ -468,21 +468,6 @@ func TestTypedAgainstTable(t *testing.T) {
 	}
 }
 
-func TestTypedPlanCached(t *testing.T) {
-	a, err := planOf(reflect.TypeFor[Everything]())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := planOf(reflect.TypeFor[*Everything]())
-	if a != b {
-		t.Fatal("plan not cached")
-	}
-	allocs := testing.AllocsPerRun(100, func() { _, _ = planOf(reflect.TypeFor[Everything]()) })
-	if allocs > 0 {
-		t.Fatalf("cached plan lookup allocates %v times", allocs)
-	}
-}
-
 // BenchmarkTypedCodec measures the struct codec alone, without files:
 // encoding 10,000 flat rows (integers, pointers, strings, times) and 2,000
 // rows of Everything (every supported kind) into Rows, and decoding them
