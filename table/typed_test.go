@@ -520,6 +520,8 @@ func benchCodec[T any](b *testing.B, rows []T) {
 	}
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
+		c0 := cpuTime()
+		defer func() { b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op") }()
 		for b.Loop() {
 			if _, err := encodeRows(ctx, reflect.ValueOf(rows), enc); err != nil {
 				b.Fatal(err)
@@ -528,6 +530,8 @@ func benchCodec[T any](b *testing.B, rows []T) {
 	})
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
+		c0 := cpuTime()
+		defer func() { b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op") }()
 		for b.Loop() {
 			for _, r := range encoded {
 				if _, err := dec(r); err != nil {
