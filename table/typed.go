@@ -94,21 +94,10 @@ type fieldInfo struct {
 // nodeKind is the codec's Kind.
 type nodeKind = structcodec.Kind
 
-// The kinds of typeNode.
+// The kinds of typeNode the columnar write path reads.
 const (
-	kInt     = structcodec.Int
-	kFloat   = structcodec.Float
-	kBool    = structcodec.Bool
-	kString  = structcodec.String
-	kBytes   = structcodec.Bytes
-	kTime    = structcodec.Time
-	kDate    = structcodec.Date
-	kDecimal = structcodec.Decimal
-	kStruct  = structcodec.Struct
-	kSlice   = structcodec.Slice
-	kMap     = structcodec.Map
-	kPtr     = structcodec.Ptr
-	kMicros  = structcodec.Micros
+	kInt, kFloat, kBool, kString, kBytes = structcodec.Int, structcodec.Float, structcodec.Bool, structcodec.String, structcodec.Bytes
+	kTime, kDate, kMicros, kPtr          = structcodec.Time, structcodec.Date, structcodec.Micros, structcodec.Ptr
 )
 
 // typeNode is the shape of one Go type (structcodec.Node): its kind, Go

@@ -109,26 +109,10 @@ func mismatch(goName string, rt reflect.Type, t schema.Type, col string) error {
 		ErrSchemaMismatch, goName, rt, col, t)
 }
 
-// encBinder returns the converter of node n's Go values to Delta type t, or
-// nil when n's kind cannot be written as t.
-type encBinder func(n *Node, t schema.Type, col, goName string) (encFn, error)
-
-// encBinders holds the binder of each Kind (filled in init: the nested
-// kinds call bindEncoder).
-var encBinders [numKinds]encBinder
-
-func init() {
-	encBinders = [numKinds]encBinder{
-		Ptr: encodePtr, Int: encodeInt, Float: encodeFloat, Bool: encodeBool,
-		String: encodeString, Bytes: encodeBytes, Time: encodeTime, Date: encodeDate,
-		Micros: encodeMicros, Decimal: encodeDecimal, Struct: encodeStruct,
-		Slice: encodeSlice, Map: encodeMap,
-	}
-}
-
-// bindEncoder returns the converter of node n's Go values to Delta type t.
+// bindEncoder returns the converter of node n's Go values to Delta type t
+// (the encoder binder of n's kind, kinds.go).
 func bindEncoder(n *Node, t schema.Type, col, goName string) (encFn, error) {
-	enc, err := encBinders[n.Kind](n, t, col, goName)
+	enc, err := kinds[n.Kind].encoder(n, t, col, goName)
 	if err == nil && enc == nil {
 		err = mismatch(goName, n.Type, t, col)
 	}
@@ -307,11 +291,7 @@ func encodeMap(n *Node, t schema.Type, col, goName string) (encFn, error) {
 	if !ok {
 		return nil, nil
 	}
-	ke, err := bindEncoder(n.Key, mt.KeyType, col+".key", goName+"[key]")
-	if err != nil {
-		return nil, err
-	}
-	ve, err := bindEncoder(n.Elem, mt.ValueType, col+".value", goName+"[value]")
+	ke, ve, err := bindEntry(n, mt, col, goName, bindEncoder)
 	if err != nil {
 		return nil, err
 	}
@@ -363,4 +343,13 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// bindEntry binds the key and the value of map node n to map type mt with
+// bind (bindEncoder or bindDecoder).
+func bindEntry[F any](n *Node, mt *schema.MapType, col, goName string, bind func(*Node, schema.Type, string, string) (F, error)) (key, value F, err error) {
+	if key, err = bind(n.Key, mt.KeyType, col+".key", goName+"[key]"); err == nil {
+		value, err = bind(n.Elem, mt.ValueType, col+".value", goName+"[value]")
+	}
+	return key, value, err
 }

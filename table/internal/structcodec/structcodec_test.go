@@ -51,8 +51,8 @@ func TestPlanCached(t *testing.T) {
 // (a Kind added without one would panic on binding).
 func TestBindersCoverEveryKind(t *testing.T) {
 	for k := Int; k < numKinds; k++ {
-		if encBinders[k] == nil || decBinders[k] == nil {
-			t.Errorf("kind %d: encoder binder %v, decoder binder %v", k, encBinders[k] != nil, decBinders[k] != nil)
+		if kinds[k].encoder == nil || kinds[k].decoder == nil {
+			t.Errorf("kind %d: encoder binder %v, decoder binder %v", k, kinds[k].encoder != nil, kinds[k].decoder != nil)
 		}
 	}
 }
