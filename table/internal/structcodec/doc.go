@@ -10,8 +10,8 @@
 //     the shape of each Go type (a tree of Node).
 //   - BindEncoder / BindDecoder: once per call: the plan against a table
 //     schema, checking every field against its column and choosing one
-//     converter per field (kind by kind: encode.go and decode.go each keep
-//     a table of Kind → binder).
+//     converter per field, kind by kind (kinds.go: the table Kind →
+//     encoder and decoder binders of encode.go and decode.go).
 //   - Encoder.Encode / Decoder.Decode: per row, no type switches on Delta
 //     types.
 //
