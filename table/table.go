@@ -36,6 +36,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/structcodec"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -44,8 +45,9 @@ import (
 var ErrTableExists = errors.New("table already exists")
 
 // ErrSchemaMismatch is wrapped when rows, a Go struct or a new schema do not
-// fit the table's schema; the message names the column.
-var ErrSchemaMismatch = errors.New("schema mismatch")
+// fit the table's schema; the message names the column. It is
+// the struct codec's (table/internal/structcodec) sentinel.
+var ErrSchemaMismatch = structcodec.ErrSchemaMismatch
 
 // ErrInvalidArgument is wrapped for bad options or input (unknown partition
 // column, NOT NULL violated, unsupported Go type, ...). It is

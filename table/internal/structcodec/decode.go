@@ -1,0 +1,404 @@
+package structcodec
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/schema"
+)
+
+// decFn stores parquetio value x into dst (settable). x is never nil: the
+// callers (Decoder.Decode, the pointer, slice and map decoders) handle
+// nulls, so that no converter repeats the check.
+type decFn func(x any, dst reflect.Value) error
+
+// RowDecoder returns a function converting Rows aligned with sch (a read
+// schema, e.g. a table schema or a projection of it) into values of the Go
+// struct type T (or *T, then a new struct per row). Every exported field of
+// T must have a column in sch (matched by name as for writes, exact then
+// case-insensitive) of a type it can hold; columns without a field are
+// ignored. A null read into a non-pointer field leaves its zero value.
+//
+// It is called once per scan, and the returned function per row; the
+// function is safe for concurrent use. Errors wrap ErrSchemaMismatch and
+// name the field.
+func RowDecoder[T any](sch *schema.StructType) (func(parquetio.Row) (T, error), error) {
+	rt := reflect.TypeFor[T]()
+	ptr := rt.Kind() == reflect.Pointer
+	p, err := PlanOf(rt)
+	if err != nil {
+		return nil, err
+	}
+	d, err := BindDecoder(p, sch, "")
+	if err != nil {
+		return nil, err
+	}
+	return func(row parquetio.Row) (T, error) {
+		var out T
+		var dst reflect.Value
+		if ptr {
+			np := reflect.New(p.rt)
+			reflect.ValueOf(&out).Elem().Set(np)
+			dst = np.Elem()
+		} else {
+			dst = reflect.ValueOf(&out).Elem()
+		}
+		if err := d.Decode(row, dst); err != nil {
+			var zero T
+			return zero, err
+		}
+		return out, nil
+	}, nil
+}
+
+// Decoder fills a struct from a Row aligned with a source struct type. It
+// is immutable and safe for concurrent use.
+type Decoder struct {
+	width int
+	src   []int   // per Go field: column index
+	index [][]int // per Go field
+	decs  []decFn
+	names []string
+}
+
+// BindDecoder binds plan p to the source struct type src (nested at column
+// path path; "" for a table schema). Every Go field needs a column of a
+// type it can hold. Errors wrap ErrSchemaMismatch and name the field.
+func BindDecoder(p *Plan, src *schema.StructType, path string) (*Decoder, error) {
+	d := &Decoder{width: len(src.Fields)}
+	for _, f := range p.fields {
+		ci := FieldByName(src, f.Name)
+		if ci < 0 {
+			return nil, fmt.Errorf("table: %w: field %s: no column %q in the schema %s", ErrSchemaMismatch, f.GoName, joinPath(path, f.Name), src)
+		}
+		cpath := joinPath(path, src.Fields[ci].Name)
+		dec, err := bindDecoder(f.Node, src.Fields[ci].Type, cpath, f.GoName)
+		if err != nil {
+			return nil, err
+		}
+		d.src = append(d.src, ci)
+		d.index = append(d.index, f.Index)
+		d.decs = append(d.decs, dec)
+		d.names = append(d.names, cpath)
+	}
+	return d, nil
+}
+
+// Decode stores row into struct value dst (settable). A null leaves the
+// field's zero value. Errors name the column.
+func (d *Decoder) Decode(row parquetio.Row, dst reflect.Value) error {
+	if len(row) != d.width {
+		return fmt.Errorf("table: %w: row has %d values, schema has %d columns", ErrSchemaMismatch, len(row), d.width)
+	}
+	for i, dec := range d.decs {
+		fv := dst.Field(d.index[i][0])
+		for _, j := range d.index[i][1:] {
+			fv = fv.Field(j)
+		}
+		x := row[d.src[i]]
+		if x == nil {
+			fv.SetZero()
+			continue
+		}
+		if err := dec(x, fv); err != nil {
+			return fmt.Errorf("column %q: %w", d.names[i], err)
+		}
+	}
+	return nil
+}
+
+func badValue(x any, dst reflect.Value) error {
+	return fmt.Errorf("table: %w: value %v of Go type %T cannot be stored in %s", ErrSchemaMismatch, x, x, dst.Type())
+}
+
+// bindDecoder returns the converter of values of Delta type t into node n
+// (the decoder binder of n's kind, kinds.go).
+func bindDecoder(n *Node, t schema.Type, col, goName string) (decFn, error) {
+	dec, err := kinds[n.Kind].decoder(n, t, col, goName)
+	if err == nil && dec == nil {
+		err = fmt.Errorf("table: %w: column %q of type %s cannot be read into field %s of Go type %s",
+			ErrSchemaMismatch, col, t, goName, n.Type)
+	}
+	return dec, err
+}
+
+func decodePtr(n *Node, t schema.Type, col, goName string) (decFn, error) {
+	inner, err := bindDecoder(n.Elem, t, col, goName)
+	if err != nil {
+		return nil, err
+	}
+	et := n.Elem.Type
+	return func(x any, dst reflect.Value) error {
+		p := reflect.New(et)
+		if err := inner(x, p.Elem()); err != nil {
+			return err
+		}
+		dst.Set(p)
+		return nil
+	}, nil
+}
+
+func isInteger(t schema.Type) bool {
+	switch primName(t) {
+	case schema.Long, schema.Integer, schema.Short, schema.Byte:
+		return true
+	}
+	return false
+}
+
+// asInt64 widens the integers of the parquetio read model (int64 for long
+// columns, int32, int16 and int8 for the narrower ones). A type switch: a
+// reflect.Value fallback for the narrow ones measured twice as slow (27 vs
+// 14 ns a value on the shared 2-core machine).
+func asInt64(x any) (int64, bool) {
+	switch n := x.(type) {
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func decodeInt(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isInteger(t) {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		n, ok := asInt64(x)
+		if !ok {
+			return badValue(x, dst)
+		}
+		if dst.OverflowInt(n) {
+			return fmt.Errorf("table: %w: %d overflows %s", ErrSchemaMismatch, n, dst.Type())
+		}
+		dst.SetInt(n)
+		return nil
+	}, nil
+}
+
+func decodeFloat(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if n := primName(t); n != schema.Float && n != schema.Double {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		switch f := x.(type) {
+		case float64:
+			dst.SetFloat(f)
+		case float32:
+			dst.SetFloat(float64(f))
+		default:
+			return badValue(x, dst)
+		}
+		return nil
+	}, nil
+}
+
+func decodeBool(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if primName(t) != schema.Boolean {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		b, ok := x.(bool)
+		if !ok {
+			return badValue(x, dst)
+		}
+		dst.SetBool(b)
+		return nil
+	}, nil
+}
+
+// decodeString reads a string, binary or decimal (as its text) column.
+func decodeString(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isText(t) && !isDecimal(t) {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		switch s := x.(type) {
+		case string:
+			dst.SetString(s)
+		case []byte:
+			dst.SetString(string(s))
+		case parquetio.Decimal:
+			dst.SetString(s.String())
+		default:
+			return badValue(x, dst)
+		}
+		return nil
+	}, nil
+}
+
+func decodeBytes(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isText(t) {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		switch b := x.(type) {
+		case []byte:
+			dst.SetBytes(slices.Clone(b))
+		case string:
+			dst.SetBytes([]byte(b))
+		default:
+			return badValue(x, dst)
+		}
+		return nil
+	}, nil
+}
+
+func decodeTime(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isTimestamp(t) && primName(t) != schema.Date {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		switch v := x.(type) {
+		case time.Time:
+			dst.Set(reflect.ValueOf(v))
+		case parquetio.Date:
+			dst.Set(reflect.ValueOf(v.Time()))
+		default:
+			return badValue(x, dst)
+		}
+		return nil
+	}, nil
+}
+
+func decodeMicros(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isTimestamp(t) {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		v, ok := x.(time.Time)
+		if !ok {
+			return badValue(x, dst)
+		}
+		dst.SetInt(v.UnixMicro())
+		return nil
+	}, nil
+}
+
+func decodeDate(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if primName(t) != schema.Date {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		if t, ok := x.(time.Time); ok {
+			dst.SetInt(int64(parquetio.DateOf(t)))
+			return nil
+		}
+		d, ok := x.(parquetio.Date)
+		if !ok {
+			return badValue(x, dst)
+		}
+		dst.SetInt(int64(d))
+		return nil
+	}, nil
+}
+
+func decodeDecimal(_ *Node, t schema.Type, _, _ string) (decFn, error) {
+	if !isDecimal(t) {
+		return nil, nil
+	}
+	return func(x any, dst reflect.Value) error {
+		v, ok := x.(parquetio.Decimal)
+		if !ok {
+			return badValue(x, dst)
+		}
+		dst.Set(reflect.ValueOf(v))
+		return nil
+	}, nil
+}
+
+func decodeStruct(n *Node, t schema.Type, col, _ string) (decFn, error) {
+	st, ok := t.(*schema.StructType)
+	if !ok {
+		return nil, nil
+	}
+	sd, err := BindDecoder(n.Struct, st, col)
+	if err != nil {
+		return nil, err
+	}
+	return func(x any, dst reflect.Value) error {
+		row, ok := x.(parquetio.Row)
+		if !ok {
+			return badValue(x, dst)
+		}
+		return sd.Decode(row, dst)
+	}, nil
+}
+
+func decodeSlice(n *Node, t schema.Type, col, goName string) (decFn, error) {
+	at, ok := t.(*schema.ArrayType)
+	if !ok {
+		return nil, nil
+	}
+	ed, err := bindDecoder(n.Elem, at.ElementType, col+".element", goName+"[]")
+	if err != nil {
+		return nil, err
+	}
+	return func(x any, dst reflect.Value) error {
+		list, ok := x.([]any)
+		if !ok {
+			return badValue(x, dst)
+		}
+		s := reflect.MakeSlice(dst.Type(), len(list), len(list))
+		for i, e := range list {
+			if e == nil {
+				continue // a new slice holds zero values
+			}
+			if err := ed(e, s.Index(i)); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+		}
+		dst.Set(s)
+		return nil
+	}, nil
+}
+
+func decodeMap(n *Node, t schema.Type, col, goName string) (decFn, error) {
+	mt, ok := t.(*schema.MapType)
+	if !ok {
+		return nil, nil
+	}
+	kd, vd, err := bindEntry(n, mt, col, goName, bindDecoder)
+	if err != nil {
+		return nil, err
+	}
+	kt, vt := n.Key.Type, n.Elem.Type
+	return func(x any, dst reflect.Value) error {
+		entries, ok := x.([]parquetio.MapEntry)
+		if !ok {
+			return badValue(x, dst)
+		}
+		m := reflect.MakeMapWithSize(dst.Type(), len(entries))
+		for _, e := range entries {
+			k := reflect.New(kt).Elem()
+			if err := decodeNullable(kd, e.Key, k); err != nil {
+				return fmt.Errorf("key: %w", err)
+			}
+			v := reflect.New(vt).Elem()
+			if err := decodeNullable(vd, e.Value, v); err != nil {
+				return fmt.Errorf("value of key %v: %w", k, err)
+			}
+			m.SetMapIndex(k, v)
+		}
+		dst.Set(m)
+		return nil
+	}, nil
+}
+
+// decodeNullable is dec for a fresh zero value dst: a null leaves it.
+func decodeNullable(dec decFn, x any, dst reflect.Value) error {
+	if x == nil {
+		return nil
+	}
+	return dec(x, dst)
+}
