@@ -189,13 +189,16 @@ func WithCreatedBy(app string) WriteOption {
 // After any error from Write the Writer is broken: later calls return the
 // same error and the output must be discarded.
 type Writer struct {
-	cfg   writeConfig
-	sch   *schema.StructType
-	plan  *writePlan
-	pw    *parquet.Writer
-	out   *tailWriter
-	cols  [][]parquet.Value
-	stats *statsBuilder
+	cfg  writeConfig
+	sch  *schema.StructType
+	plan *writePlan
+	pw   *parquet.Writer
+	out  *tailWriter
+	cols [][]parquet.Value
+	// rowCols are the Columns Write shreds the top-level primitive fields
+	// of its rows into (see shredBatch).
+	rowCols []Column
+	stats   *statsBuilder
 	// dictCols are the dictionary-encoded columns and dictBytes the bytes
 	// of values written to each since its page was last flushed here; see
 	// dictFlushBytes.
@@ -326,20 +329,13 @@ const writeBatch = 256
 // (an error in a non-nullable field). Errors wrap ErrInvalidValue and name
 // the row (0-based, counted over all Write calls) and the field.
 func (w *Writer) Write(rows []Row) (err error) {
-	if w.err != nil {
-		return w.err
+	if err := w.begin(); err != nil {
+		return err
 	}
-	if w.closed {
-		return errors.New("parquetio: write after close")
+	defer w.recoverInto(&err, "write")
+	if w.rowCols == nil {
+		w.rowCols = make([]Column, len(w.plan.fields))
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("parquetio: write: %v\n%s", p, debug.Stack())
-		}
-		if err != nil {
-			w.err = err
-		}
-	}()
 	for len(rows) > 0 {
 		n := min(len(rows), writeBatch)
 		chunk := rows[:n]
@@ -347,45 +343,83 @@ func (w *Writer) Write(rows []Row) (err error) {
 		for c := range w.cols {
 			w.cols[c] = w.cols[c][:0]
 		}
-		size, bad, err := w.plan.shredBatch(chunk, w.cols)
+		size, bad, err := w.plan.shredBatch(chunk, w.rowCols, w.cols)
 		if err != nil {
 			return fmt.Errorf("row %d: %w", w.numRows+int64(bad), err)
 		}
-		cws := w.pw.ColumnWriters()
-		for c, vals := range w.cols {
-			if len(vals) == 0 {
-				continue
-			}
-			if _, err := cws[c].WriteRowValues(vals); err != nil {
-				return fmt.Errorf("parquetio: write column %d: %w", c, err)
-			}
-			if w.dictCols[c] {
-				for _, v := range vals {
-					if v.Kind() == parquet.ByteArray {
-						w.dictBytes[c] += int64(len(v.ByteArray()))
-					}
-				}
-				if w.dictBytes[c] >= dictFlushBytes {
-					// Cut the page so that parquet-go checks the dictionary's
-					// size (see dictFlushBytes).
-					if err := cws[c].Flush(); err != nil {
-						return fmt.Errorf("parquetio: write column %d: %w", c, err)
-					}
-					w.dictBytes[c] = 0
-				}
-			}
-			clear(vals) // drop references to the caller's byte slices
+		if err := w.writeValues(n, size); err != nil {
+			return err
 		}
-		w.numRows += int64(n)
-		w.rgRows += int64(n)
-		w.rgBytes += size
-		if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
-			if err := w.pw.Flush(); err != nil {
-				return fmt.Errorf("parquetio: flush row group: %w", err)
-			}
-			w.rgRows, w.rgBytes = 0, 0
-			clear(w.dictBytes)
+	}
+	for j := range w.rowCols {
+		clear(w.rowCols[j].String) // drop references to the caller's strings
+	}
+	return nil
+}
+
+// begin returns the error a Write or WriteColumns call must return
+// before writing anything: the Writer's earlier error, or write after
+// Close.
+func (w *Writer) begin() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("parquetio: write after close")
+	}
+	return nil
+}
+
+// recoverInto, deferred by a writing method, turns a panic into *err and
+// keeps *err as the Writer's error: after an error the Writer is broken.
+func (w *Writer) recoverInto(err *error, op string) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("parquetio: %s: %v\n%s", op, p, debug.Stack())
+	}
+	if *err != nil {
+		w.err = *err
+	}
+}
+
+// writeValues is the one place values reach parquet-go: it hands w.cols,
+// the leveled values of n whole rows (about size bytes), to the column
+// writers, cuts the pages of dictionary-encoded columns (see
+// dictFlushBytes) and the row group (WithRowGroupSize, WithRowGroupRows).
+func (w *Writer) writeValues(n int, size int64) error {
+	cws := w.pw.ColumnWriters()
+	for c, vals := range w.cols {
+		if len(vals) == 0 {
+			continue
 		}
+		if _, err := cws[c].WriteRowValues(vals); err != nil {
+			return fmt.Errorf("parquetio: write column %d: %w", c, err)
+		}
+		if w.dictCols[c] {
+			for _, v := range vals {
+				if v.Kind() == parquet.ByteArray {
+					w.dictBytes[c] += int64(len(v.ByteArray()))
+				}
+			}
+			if w.dictBytes[c] >= dictFlushBytes {
+				// Cut the page so that parquet-go checks the dictionary's
+				// size (see dictFlushBytes).
+				if err := cws[c].Flush(); err != nil {
+					return fmt.Errorf("parquetio: write column %d: %w", c, err)
+				}
+				w.dictBytes[c] = 0
+			}
+		}
+		clear(vals) // drop references to the caller's byte slices
+	}
+	w.numRows += int64(n)
+	w.rgRows += int64(n)
+	w.rgBytes += size
+	if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
+		if err := w.pw.Flush(); err != nil {
+			return fmt.Errorf("parquetio: flush row group: %w", err)
+		}
+		w.rgRows, w.rgBytes = 0, 0
+		clear(w.dictBytes)
 	}
 	return nil
 }

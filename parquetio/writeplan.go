@@ -20,6 +20,7 @@ type writePlan struct {
 	numCols          int
 	flbaDecimalPaths [][]string
 	stats            *statsBuilder
+	rowShred         bool // shred every field value by value (tests)
 }
 
 // wnode shreds one value of a Delta type into leaf column values with
@@ -33,7 +34,7 @@ type wnode struct {
 	// leaf
 	col  int
 	enc  leafEncoder
-	fast fastKind // typed column loop of a top-level field, see shredBatch
+	fast fastKind // column kind of a top-level primitive field, see shredBatch
 
 	// struct
 	fields []*wnode
@@ -71,7 +72,7 @@ func buildWritePlan(sch *schema.StructType, cfg writeConfig, sel *statsSelection
 			return nil, err
 		}
 		root.fields = append(root.fields, &namedField{Node: node, name: f.PhysicalName(cfg.mappingMode)})
-		if wn.kind == asmLeaf && !cfg.rowShred {
+		if wn.kind == asmLeaf {
 			wn.fast = fastKindOf(f.Type)
 		}
 		plan.fields = append(plan.fields, wn)
@@ -83,6 +84,7 @@ func buildWritePlan(sch *schema.StructType, cfg writeConfig, sel *statsSelection
 	plan.numCols = b.col
 	plan.flbaDecimalPaths = b.flba
 	plan.stats = b.stats
+	plan.rowShred = cfg.rowShred
 	return plan, nil
 }
 
