@@ -270,3 +270,28 @@ func TestWriteColumnsErrors(t *testing.T) {
 		t.Error("CanWriteColumns")
 	}
 }
+
+// TestWriteColumnsDictionaryPages checks that WriteColumns cuts the pages
+// of a dictionary-encoded column of large distinct values as Write does
+// (dictFlushBytes): the two once went through separate column writers and
+// WriteColumns never cut them, so its dictionary grew to the whole column.
+func TestWriteColumnsDictionaryPages(t *testing.T) {
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("payload", prim(schema.String), true))
+	const n = 6000 // 6,000 values of 1,000 bytes: 6 MB, three dictFlushBytes
+	ids := make([]int64, n)
+	payloads := make([]string, n)
+	rows := make([]Row, n)
+	for i := range n {
+		ids[i] = int64(i)
+		payloads[i] = fmt.Sprintf("%08d", i) + strings.Repeat("x", 992)
+		rows[i] = Row{ids[i], payloads[i]}
+	}
+	cols := []Column{{Int64: ids}, {String: payloads}}
+	want := writeOutcome(sch, rows)
+	if strings.HasPrefix(want, "write") {
+		t.Fatal(want)
+	}
+	if got := columnsOutcome(sch, n, 1000, cols); got != want {
+		t.Errorf("WriteColumns and Write differ: %d and %d bytes of outcome", len(got), len(want))
+	}
+}
