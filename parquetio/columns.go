@@ -103,6 +103,9 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 		}
 		start = end
 	}
+	for _, f := range w.plan.fields {
+		clear(f.views) // drop references to the caller's bytes
+	}
 	return nil
 }
 
@@ -203,7 +206,7 @@ func (n *wnode) columnValues(col *Column, a, b int, vals []parquet.Value, null [
 	switch n.fast {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
 		xs := col.Int64[a:b]
-		lo, hi, cnt := int64Values(vals, xs, null, def, c)
+		lo, hi, cnt, _ := intValues(vals, xs, null, def, c, math.MaxInt64, true)
 		if n.fast != fastLong && !col.checked && cnt > 0 && (lo < minTimestampMicros || hi > maxTimestampMicros) {
 			// Write refuses these times too (maxTimestampYear).
 			for i, x := range xs {
@@ -223,7 +226,7 @@ func (n *wnode) columnValues(col *Column, a, b int, vals []parquet.Value, null [
 		case fastByte:
 			bound = math.MaxInt8
 		}
-		lo, hi, cnt, bad := int32Values(vals, col.Int32[a:b], null, def, c, bound)
+		lo, hi, cnt, bad := intValues(vals, col.Int32[a:b], null, def, c, bound, false)
 		if bad >= 0 {
 			return 0, bad, n.fieldErr(invalid(col.Int32[a+bad], fmt.Sprintf("an integer in [%d, %d]", -bound-1, bound)))
 		}
@@ -241,14 +244,12 @@ func (n *wnode) columnValues(col *Column, a, b int, vals []parquet.Value, null [
 
 	case fastString, fastBinary:
 		track := st != nil && n.fast == fastString
-		var lo, hi string
-		var have bool
-		var cnt, size int64
-		if col.String != nil {
-			lo, hi, have, cnt, size = stringValues(vals, col.String[a:b], null, def, c, track)
-		} else {
-			lo, hi, have, cnt, size = bytesValues(vals, col.Bytes[a:b], null, def, c, track)
+		xs := col.String
+		if xs == nil {
+			n.views = stringViews(n.views, col.Bytes[a:b])
+			xs, a, b = n.views, 0, b-a
 		}
+		lo, hi, have, cnt, size := stringValues(vals, xs[a:b], null, def, c, track)
 		if track && have {
 			st.mergeString(lo, hi, cnt)
 		}
@@ -300,33 +301,11 @@ func boolValues(vals []parquet.Value, xs []bool, null []bool, def, c int) (cnt i
 	return cnt
 }
 
-// int64Values sets vals[i] to xs[i] (definition level def, column c) where
-// null is not set and returns the min, max and count of those values.
-func int64Values(vals []parquet.Value, xs []int64, null []bool, def, c int) (lo, hi, cnt int64) {
-	vals = vals[:len(xs)]
-	for i, x := range xs {
-		if null != nil && null[i] {
-			continue
-		}
-		if cnt == 0 {
-			lo, hi = x, x
-		} else if x < lo {
-			lo = x
-		} else if x > hi {
-			hi = x
-		}
-		cnt++
-		pv := parquet.Int64Value(x)
-		pv.SetDefinitionLevel(def)
-		pv.SetColumnIndex(c)
-		vals[i] = pv
-	}
-	return lo, hi, cnt
-}
-
-// int32Values is int64Values for INT32 values within [-bound-1, bound]; it
-// returns the index of the first value out of range (-1 when none).
-func int32Values(vals []parquet.Value, xs []int32, null []bool, def, c int, bound int64) (lo, hi, cnt int64, bad int) {
+// intValues sets vals[i] to xs[i] (definition level def, column c; INT64
+// when wide is set, else INT32) where null is not set and returns the min,
+// max and count of those values, and the index of the first value outside
+// [-bound-1, bound] (-1 when none).
+func intValues[E int32 | int64](vals []parquet.Value, xs []E, null []bool, def, c int, bound int64, wide bool) (lo, hi, cnt int64, bad int) {
 	vals = vals[:len(xs)]
 	for i, x := range xs {
 		if null != nil && null[i] {
@@ -344,7 +323,12 @@ func int32Values(vals []parquet.Value, xs []int32, null []bool, def, c int, boun
 			hi = y
 		}
 		cnt++
-		pv := parquet.Int32Value(x)
+		var pv parquet.Value
+		if wide {
+			pv = parquet.Int64Value(y)
+		} else {
+			pv = parquet.Int32Value(int32(y))
+		}
 		pv.SetDefinitionLevel(def)
 		pv.SetColumnIndex(c)
 		vals[i] = pv
@@ -383,35 +367,14 @@ func stringValues(vals []parquet.Value, xs []string, null []bool, def, c int, tr
 	return lo, hi, have, cnt, size
 }
 
-// bytesValues is stringValues for byte slices; a nil slice is an empty
-// value.
-func bytesValues(vals []parquet.Value, xs [][]byte, null []bool, def, c int, track bool) (lo, hi string, have bool, cnt, size int64) {
-	vals = vals[:len(xs)]
+// stringViews returns xs as strings that view their bytes (a nil slice
+// is an empty string), in scratch's array.
+func stringViews(scratch []string, xs [][]byte) []string {
+	out := growSlice(scratch, len(xs))
 	for i, v := range xs {
-		if null != nil && null[i] {
-			continue
-		}
-		if v == nil {
-			v = []byte{}
-		}
-		if track {
-			s := unsafe.String(unsafe.SliceData(v), len(v))
-			if !have {
-				lo, hi, have = s, s, true
-			} else if strLess(s, lo) {
-				lo = s
-			} else if strLess(hi, s) {
-				hi = s
-			}
-		}
-		cnt++
-		size += int64(len(v)) + 4
-		pv := parquet.ByteArrayValue(v)
-		pv.SetDefinitionLevel(def)
-		pv.SetColumnIndex(c)
-		vals[i] = pv
+		out[i] = unsafe.String(unsafe.SliceData(v), len(v))
 	}
-	return lo, hi, have, cnt, size
+	return out
 }
 
 // strLess is a < b, deciding on the first bytes inline when they differ

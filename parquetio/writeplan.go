@@ -32,9 +32,10 @@ type wnode struct {
 	def      int // definition level when this node is non-null
 
 	// leaf
-	col  int
-	enc  leafEncoder
-	fast fastKind // column kind of a top-level primitive field, see shredBatch
+	col   int
+	enc   leafEncoder
+	fast  fastKind // column kind of a top-level primitive field, see shredBatch
+	views []string // scratch of writeColumn: a Bytes column viewed as strings
 
 	// struct
 	fields []*wnode
@@ -604,58 +605,51 @@ func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64,
 		if !ok {
 			return 0, fmt.Errorf("%w: %T for array %s (want []any)", ErrInvalidValue, v, n.path)
 		}
-		if n.stat != nil {
-			n.stat.observeNonNull()
-		}
-		if len(list) == 0 {
-			n.nulls(rep, n.def, cols)
-			return int64(len(n.cols)), nil
-		}
-		var size int64
-		for i, e := range list {
-			r := n.rep
-			if i == 0 {
-				r = rep
-			}
-			s, err := n.elem.shred(e, r, n.def+1, cols)
-			if err != nil {
-				return 0, err
-			}
-			size += s
-		}
-		return size, nil
+		return n.shredRepeated(len(list), rep, cols, func(i, r int) (int64, error) {
+			return n.elem.shred(list[i], r, n.def+1, cols)
+		})
 
 	default: // asmMap
 		m, ok := v.([]MapEntry)
 		if !ok {
 			return 0, fmt.Errorf("%w: %T for map %s (want []MapEntry)", ErrInvalidValue, v, n.path)
 		}
-		if n.stat != nil {
-			n.stat.observeNonNull()
-		}
-		if len(m) == 0 {
-			n.nulls(rep, n.def, cols)
-			return int64(len(n.cols)), nil
-		}
-		var size int64
-		for i, e := range m {
-			r := n.rep
-			if i == 0 {
-				r = rep
-			}
-			if e.Key == nil {
+		return n.shredRepeated(len(m), rep, cols, func(i, r int) (int64, error) {
+			if m[i].Key == nil {
 				return 0, fmt.Errorf("%w: null key in map %s", ErrInvalidValue, n.path)
 			}
-			s, err := n.elem.shred(e.Key, r, n.def+1, cols)
+			s, err := n.elem.shred(m[i].Key, r, n.def+1, cols)
 			if err != nil {
 				return 0, err
 			}
-			t, err := n.val.shred(e.Value, r, n.def+1, cols)
-			if err != nil {
-				return 0, err
-			}
-			size += s + t
-		}
-		return size, nil
+			t, err := n.val.shred(m[i].Value, r, n.def+1, cols)
+			return s + t, err
+		})
 	}
+}
+
+// shredRepeated emits a non-null list or map of count items (an empty one
+// as one entry at n's definition level), item(i, r) emitting item i at
+// repetition level r: rep for the first, n.rep for the others.
+func (n *wnode) shredRepeated(count, rep int, cols [][]parquet.Value, item func(i, r int) (int64, error)) (int64, error) {
+	if n.stat != nil {
+		n.stat.observeNonNull()
+	}
+	if count == 0 {
+		n.nulls(rep, n.def, cols)
+		return int64(len(n.cols)), nil
+	}
+	var size int64
+	for i := range count {
+		r := n.rep
+		if i == 0 {
+			r = rep
+		}
+		s, err := item(i, r)
+		if err != nil {
+			return 0, err
+		}
+		size += s
+	}
+	return size, nil
 }
