@@ -293,37 +293,46 @@ func invalid(v any, want string) error {
 	return fmt.Errorf("%w: %T (%v) for %s", ErrInvalidValue, v, v, want)
 }
 
-func encLong(v any, st *colStats) (parquet.Value, int64, error) {
-	var x int64
+// intOf returns v as an int64 when v is a signed integer or an unsigned
+// one of at most 32 bits.
+func intOf(v any) (int64, bool) {
 	switch v := v.(type) {
 	case int64:
-		x = v
+		return v, true
 	case int:
-		x = int64(v)
+		return int64(v), true
 	case int32:
-		x = int64(v)
+		return int64(v), true
 	case int16:
-		x = int64(v)
+		return int64(v), true
 	case int8:
-		x = int64(v)
+		return int64(v), true
 	case uint8:
-		x = int64(v)
+		return int64(v), true
 	case uint16:
-		x = int64(v)
+		return int64(v), true
 	case uint32:
-		x = int64(v)
-	case uint64:
-		if v > math.MaxInt64 {
+		return int64(v), true
+	}
+	return 0, false
+}
+
+func encLong(v any, st *colStats) (parquet.Value, int64, error) {
+	x, ok := intOf(v)
+	if !ok {
+		var u uint64
+		switch v := v.(type) {
+		case uint64:
+			u = v
+		case uint:
+			u = uint64(v)
+		default:
 			return parquet.Value{}, 0, invalid(v, "long")
 		}
-		x = int64(v)
-	case uint:
-		if uint64(v) > math.MaxInt64 {
+		if u > math.MaxInt64 {
 			return parquet.Value{}, 0, invalid(v, "long")
 		}
-		x = int64(v)
-	default:
-		return parquet.Value{}, 0, invalid(v, "long")
+		x = int64(u)
 	}
 	if st != nil {
 		st.observeInt(x)
@@ -334,28 +343,8 @@ func encLong(v any, st *colStats) (parquet.Value, int64, error) {
 // intEncoder encodes integer, short and byte values as INT32 within [lo, hi].
 func intEncoder(lo, hi int64) leafEncoder {
 	return func(v any, st *colStats) (parquet.Value, int64, error) {
-		var x int64
-		switch v := v.(type) {
-		case int32:
-			x = int64(v)
-		case int16:
-			x = int64(v)
-		case int8:
-			x = int64(v)
-		case int:
-			x = int64(v)
-		case int64:
-			x = v
-		case uint8:
-			x = int64(v)
-		case uint16:
-			x = int64(v)
-		case uint32:
-			x = int64(v)
-		default:
-			return parquet.Value{}, 0, invalid(v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
-		}
-		if x < lo || x > hi {
+		x, ok := intOf(v)
+		if !ok || x < lo || x > hi {
 			return parquet.Value{}, 0, invalid(v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
 		}
 		if st != nil {
