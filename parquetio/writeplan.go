@@ -354,30 +354,31 @@ func intEncoder(lo, hi int64) leafEncoder {
 	}
 }
 
-func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
-	var x float32
+// floatOf returns v as a float64 when v is a float32 or float64.
+func floatOf(v any) (float64, bool) {
 	switch v := v.(type) {
-	case float32:
-		x = v
 	case float64:
-		x = float32(v)
-	default:
+		return v, true
+	case float32:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
+	x, ok := floatOf(v)
+	if !ok {
 		return parquet.Value{}, 0, invalid(v, "float")
 	}
 	if st != nil {
-		st.observeFloat(float64(x))
+		st.observeFloat(float64(float32(x)))
 	}
-	return parquet.FloatValue(x), 4, nil
+	return parquet.FloatValue(float32(x)), 4, nil
 }
 
 func encDouble(v any, st *colStats) (parquet.Value, int64, error) {
-	var x float64
-	switch v := v.(type) {
-	case float64:
-		x = v
-	case float32:
-		x = float64(v)
-	default:
+	x, ok := floatOf(v)
+	if !ok {
 		return parquet.Value{}, 0, invalid(v, "double")
 	}
 	if st != nil {

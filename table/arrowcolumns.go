@@ -114,26 +114,21 @@ func (ar *arrowColumns) check(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
+// valueLener is a variable-width Arrow array (*array.String,
+// *array.Binary).
+type valueLener interface{ ValueLen(i int) int }
+
 // batchSize is the validation size of column c in all of r's rows.
 func (c *arrowCol) batchSize(r arrow.RecordBatch, n int) int64 {
 	if c.in < 0 {
 		return 0
 	}
 	a := r.Column(c.in)
-	switch a := a.(type) {
-	case *array.String:
+	if v, ok := a.(valueLener); ok {
 		var s int64
 		for i := range n {
 			if a.IsValid(i) {
-				s += int64(a.ValueLen(i)) + 4
-			}
-		}
-		return s
-	case *array.Binary:
-		var s int64
-		for i := range n {
-			if a.IsValid(i) {
-				s += int64(a.ValueLen(i)) + 4
+				s += int64(v.ValueLen(i)) + 4
 			}
 		}
 		return s
@@ -167,9 +162,7 @@ func (ar *arrowColumns) rowSize(i int) int64 {
 			continue
 		}
 		switch a := a.(type) {
-		case *array.String:
-			s += int64(a.ValueLen(j)) + 4
-		case *array.Binary:
+		case valueLener:
 			s += int64(a.ValueLen(j)) + 4
 		default:
 			s += validationSize(c.dst)

@@ -142,26 +142,22 @@ func newTypedRows(rv reflect.Value, info *typeInfo, enc *structEncoder) *typedRo
 	return tr
 }
 
+// intSources are the representations of the integer kinds.
+var intSources = map[reflect.Kind]srcKind{
+	reflect.Int: srcInt, reflect.Int64: srcInt64, reflect.Int32: srcInt32, reflect.Int16: srcInt16, reflect.Int8: srcInt8,
+}
+
 // bind sets the field representation of node n for the column and reports
 // whether the fast path can write it, with the conversions bindEncoder
 // makes.
 func (r *colReader) bind(n *typeNode) bool {
 	switch n.kind {
 	case kInt, kMicros:
-		switch n.rt.Kind() {
-		case reflect.Int:
-			r.src = srcInt
-		case reflect.Int64:
-			r.src = srcInt64
-		case reflect.Int32:
-			r.src = srcInt32
-		case reflect.Int16:
-			r.src = srcInt16
-		case reflect.Int8:
-			r.src = srcInt8
-		default:
+		src, ok := intSources[n.rt.Kind()]
+		if !ok {
 			return false
 		}
+		r.src = src
 		if n.kind == kMicros {
 			// Only some int64 values are timestamps the row path accepts.
 			r.mayFail = true
