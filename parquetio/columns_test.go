@@ -187,7 +187,7 @@ func TestWriteColumnsMatchesWrite(t *testing.T) {
 		{"defaults", nil},
 		{"small row groups and pages", []WriteOption{WithRowGroupSize(30_000), WithPageSize(4096)}},
 		{"row group rows", []WriteOption{WithRowGroupRows(700)}},
-		{"plain, 3 stats columns, prefix 2", []WriteOption{WithDictionary(false), WithNumIndexedCols(3), WithStringPrefixLength(2)}},
+		{"plain, 3 stats columns, prefix 2", []WriteOption{WithDictionary(false), WithNumIndexedCols(3), withStringPrefixLength(2)}},
 		{"stats columns, no tight bounds", []WriteOption{WithStatsColumns([]string{"string", "ntz", "float", "strbytes"}), WithTightBounds(false)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

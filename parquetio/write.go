@@ -163,10 +163,10 @@ func WithStatsColumns(columns []string) WriteOption {
 	}
 }
 
-// WithStringPrefixLength sets how many characters of a string min/max the
+// withStringPrefixLength (tests; the table always keeps 32) sets how many characters of a string min/max the
 // stats keep (default 32, as Spark's
 // spark.databricks.delta.stats.skipping.stringPrefixLength).
-func WithStringPrefixLength(n int) WriteOption {
+func withStringPrefixLength(n int) WriteOption {
 	return func(c *writeConfig) { c.stringPrefix = n }
 }
 
@@ -424,14 +424,14 @@ func (w *Writer) writeValues(n int, size int64) error {
 	return nil
 }
 
-// NumRows returns the number of rows written so far.
-func (w *Writer) NumRows() int64 { return w.numRows }
+// rowsWritten returns the number of rows written so far.
+func (w *Writer) rowsWritten() int64 { return w.numRows }
 
-// Size returns the number of bytes of the file produced so far, of which
+// fileSize returns the number of bytes of the file produced so far, of which
 // up to 256 KiB may still be buffered on their way to the underlying
 // io.Writer; after a successful Close, the size of the whole file. Rows of
 // the current row group count once the group is flushed.
-func (w *Writer) Size() int64 { return max(w.size, w.out.n) }
+func (w *Writer) fileSize() int64 { return max(w.size, w.out.n) }
 
 // Close writes the last row group and the footer and returns the file's
 // Delta stats. It does not close the underlying io.Writer. Calling Close
@@ -577,7 +577,7 @@ func (f *FileWriter) Close(ctx context.Context) (*WrittenFile, error) {
 		_ = f.up.Abort(context.WithoutCancel(ctx))
 		return nil, fileErr("write", f.key, err)
 	}
-	return &WrittenFile{Key: f.key, Size: f.w.Size(), Rows: f.w.NumRows(), Stats: st}, nil
+	return &WrittenFile{Key: f.key, Size: f.w.fileSize(), Rows: f.w.rowsWritten(), Stats: st}, nil
 }
 
 // Abort discards the file: nothing is stored under its key. Abort after
