@@ -206,7 +206,7 @@ func (n *wnode) columnValues(col *Column, a, b int, vals []parquet.Value, null [
 	switch n.fast {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
 		xs := col.Int64[a:b]
-		lo, hi, cnt, _ := intValues(vals, xs, null, def, c, math.MaxInt64, true)
+		lo, hi, cnt, _ := intValues(vals, xs, null, def, c, 0, true)
 		if n.fast != fastLong && !col.checked && cnt > 0 && (lo < minTimestampMicros || hi > maxTimestampMicros) {
 			// Write refuses these times too (maxTimestampYear).
 			for i, x := range xs {
@@ -303,8 +303,8 @@ func boolValues(vals []parquet.Value, xs []bool, null []bool, def, c int) (cnt i
 
 // intValues sets vals[i] to xs[i] (definition level def, column c; INT64
 // when wide is set, else INT32) where null is not set and returns the min,
-// max and count of those values, and the index of the first value outside
-// [-bound-1, bound] (-1 when none).
+// max and count of those values, and the index of the first INT32 value
+// outside [-bound-1, bound] (-1 when none).
 func intValues[E int32 | int64](vals []parquet.Value, xs []E, null []bool, def, c int, bound int64, wide bool) (lo, hi, cnt int64, bad int) {
 	vals = vals[:len(xs)]
 	for i, x := range xs {
@@ -312,7 +312,7 @@ func intValues[E int32 | int64](vals []parquet.Value, xs []E, null []bool, def, 
 			continue
 		}
 		y := int64(x)
-		if y > bound || y < -bound-1 {
+		if !wide && (y > bound || y < -bound-1) {
 			return 0, 0, cnt, i
 		}
 		if cnt == 0 {

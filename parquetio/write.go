@@ -82,7 +82,7 @@ type writeConfig struct {
 	stringPrefix   int
 	tightBounds    bool
 	createdBy      string
-	rowShred       bool // tests: shred every field value by value (no typed column loops)
+	rowShred       bool // tests: shred every field value by value (no Columns, see shredBatch)
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -163,9 +163,10 @@ func WithStatsColumns(columns []string) WriteOption {
 	}
 }
 
-// withStringPrefixLength (tests; the table always keeps 32) sets how many characters of a string min/max the
+// withStringPrefixLength sets how many characters of a string min/max the
 // stats keep (default 32, as Spark's
-// spark.databricks.delta.stats.skipping.stringPrefixLength).
+// spark.databricks.delta.stats.skipping.stringPrefixLength). Only tests
+// set it: the table always keeps 32.
 func withStringPrefixLength(n int) WriteOption {
 	return func(c *writeConfig) { c.stringPrefix = n }
 }

@@ -163,15 +163,16 @@ func (n *wnode) fillColumn(rows []Row, j int, col *Column) (int, error) {
 
 func (n *wnode) fillInt64(col *Column, rows []Row, j int) (int, error) {
 	out := col.Int64[:len(rows)]
+	long, ntz := n.fast == fastLong, n.fast == fastTimestampNTZ
 	for i, row := range rows {
 		v := row[j]
-		if n.fast == fastLong {
+		if long {
 			if x, ok := v.(int64); ok {
 				out[i] = x
 				continue
 			}
 		} else if t, ok := v.(time.Time); ok {
-			if us, ok := fastMicros(t, n.fast == fastTimestampNTZ); ok {
+			if us, ok := fastMicros(t, ntz); ok {
 				out[i] = us
 				continue
 			}
