@@ -1,10 +1,8 @@
 package parquetio
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -37,6 +35,10 @@ type Column struct {
 	String  []string
 	Bytes   [][]byte
 	Null    []bool
+
+	// checked marks a Column that Write filled from validated values:
+	// its timestamps need no range check.
+	checked bool
 }
 
 // CanWriteColumns reports whether Writer.WriteColumns can write rows of sch:
@@ -58,8 +60,9 @@ func CanWriteColumns(sch *schema.StructType) bool {
 // WriteColumns appends n rows given column by column, one Column per schema
 // field in schema order (see Column for the slice each type uses). The file
 // and its stats are the same as Write of the same rows in the value model
-// produces: the values, pages, row groups and stats JSON do not depend on
-// which of the two wrote them.
+// produces: Write shreds its rows into the same Columns and both go through
+// the same column writer, so the values, pages, row groups and stats JSON
+// do not depend on which of the two wrote them.
 //
 // The schema must satisfy CanWriteColumns. Errors wrap ErrInvalidValue: a
 // missing column or value slice, a null in a non-nullable field, a short or
@@ -67,33 +70,21 @@ func CanWriteColumns(sch *schema.StructType) bool {
 // Write and WriteColumns calls) and the field. As with Write, the Writer is
 // broken after an error.
 func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
-	if w.err != nil {
-		return w.err
+	if err := w.begin(); err != nil {
+		return err
 	}
-	if w.closed {
-		return errors.New("parquetio: write after close")
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("parquetio: write columns: %v\n%s", p, debug.Stack())
-		}
-		if err != nil {
-			w.err = err
-		}
-	}()
+	defer w.recoverInto(&err, "write columns")
 	if n < 0 {
 		return fmt.Errorf("%w: %d rows", ErrInvalidValue, n)
 	}
 	if len(cols) != len(w.plan.fields) {
 		return fmt.Errorf("%w: %d columns, schema has %d fields", ErrInvalidValue, len(cols), len(w.plan.fields))
 	}
-	kinds := make([]fastKind, len(cols))
 	for j, f := range w.plan.fields {
-		kinds[j] = fastKindOf(w.sch.Fields[j].Type)
-		if kinds[j] == fastNone || f.kind != asmLeaf {
+		if f.fast == fastNone {
 			return fmt.Errorf("%w: field %s of type %s cannot be written as a column", ErrInvalidValue, f.path, w.sch.Fields[j].Type)
 		}
-		if err := cols[j].check(kinds[j], n); err != nil {
+		if err := cols[j].check(f.fast, n); err != nil {
 			return fmt.Errorf("field %s: %w", f.path, err)
 		}
 	}
@@ -101,35 +92,19 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 		end := min(n, start+writeBatch)
 		var size int64
 		for j, f := range w.plan.fields {
-			s, bad, err := f.writeColumn(kinds[j], &cols[j], start, end, w.cols)
+			s, bad, err := f.writeColumn(&cols[j], start, end, w.cols)
 			if err != nil {
 				return fmt.Errorf("row %d: %w", w.numRows+int64(bad-start), err)
 			}
 			size += s
 		}
-		cws := w.pw.ColumnWriters()
-		for c, vals := range w.cols {
-			if len(vals) == 0 {
-				continue
-			}
-			if _, err := cws[c].WriteRowValues(vals); err != nil {
-				return fmt.Errorf("parquetio: write column %d: %w", c, err)
-			}
-		}
-		rows := int64(end - start)
-		w.numRows += rows
-		w.rgRows += rows
-		w.rgBytes += size
-		if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
-			if err := w.pw.Flush(); err != nil {
-				return fmt.Errorf("parquetio: flush row group: %w", err)
-			}
-			w.rgRows, w.rgBytes = 0, 0
+		if err := w.writeValues(end-start, size); err != nil {
+			return err
 		}
 		start = end
 	}
-	for _, vals := range w.cols {
-		clear(vals) // drop references to the caller's bytes (each batch overwrites all its values)
+	for _, f := range w.plan.fields {
+		clear(f.views) // drop references to the caller's bytes
 	}
 	return nil
 }
@@ -177,11 +152,15 @@ func (c *Column) allNull(n int) bool {
 	return true
 }
 
-// writeColumn sets cols[n.col] to the Parquet values of rows [a, b) of col,
-// a column of kind, and records them in the field's stats. It returns the
-// values' approximate size as shredColumn counts it, or the first invalid
-// row and its error.
-func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parquet.Value) (size int64, bad int, err error) {
+// writeColumn is the column writer of every top-level primitive field,
+// whether its values came from WriteColumns or from rows (Write shreds
+// them into a Column first, see fillColumn): it sets cols[n.col] to the
+// Parquet values of rows [a, b) of col and records them in the field's
+// stats, the one place a primitive column's stats are computed. It returns
+// the values' approximate size (8, 4 or 1 bytes a number or boolean, length
+// + 4 a string or binary, 1 a null), or the first invalid row and its
+// error.
+func (n *wnode) writeColumn(col *Column, a, b int, cols [][]parquet.Value) (size int64, bad int, err error) {
 	c := n.col
 	vals := cols[c]
 	if cap(vals) < b-a {
@@ -189,13 +168,11 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 	}
 	vals = vals[:b-a]
 	cols[c] = vals
-	null := parquet.Value{}.Level(0, 0, c)
-	def := n.def
-	st := n.stat
-	var nulls, cnt int64
+	var nulls int64
 	var nullFlags []bool
-	if col.Null != nil {
+	if len(col.Null) > 0 {
 		nullFlags = col.Null[a:b]
+		null := parquet.Value{}.Level(0, 0, c)
 		for i, isNull := range nullFlags {
 			if isNull {
 				if !n.nullable {
@@ -205,150 +182,137 @@ func (n *wnode) writeColumn(kind fastKind, col *Column, a, b int, cols [][]parqu
 				vals[i] = null
 			}
 		}
-		if nulls == int64(b-a) {
-			if st != nil {
-				st.nulls += nulls
-			}
-			return nulls, 0, nil
+	}
+	if nulls < int64(b-a) {
+		var i int
+		size, i, err = n.columnValues(col, a, b, vals, nullFlags)
+		if err != nil {
+			return 0, a + i, err
 		}
 	}
-	// Each kind's loop is a small function of its own: in one big switch
-	// the loop variables live on the stack.
-	switch kind {
+	if n.stat != nil {
+		n.stat.nulls += nulls
+	}
+	return size + nulls, 0, nil
+}
+
+// columnValues sets the non-null entries of vals to rows [a, b) of col and
+// records them in the field's stats; it returns their size, or the index
+// (from a) of the first invalid value and its error. Each kind's loop is a
+// small function of its own: in one big switch the loop variables live on
+// the stack.
+func (n *wnode) columnValues(col *Column, a, b int, vals []parquet.Value, null []bool) (int64, int, error) {
+	c, def, st := n.col, n.def, n.stat
+	switch n.fast {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
-		lo, hi, k := int64Values(vals, col.Int64[a:b], nullFlags, def, c)
-		if kind != fastLong && k > 0 && (lo < minTimestampMicros || hi > maxTimestampMicros) {
+		xs := col.Int64[a:b]
+		lo, hi, cnt, _ := intValues(vals, xs, null, def, c, 0, true)
+		if n.fast != fastLong && !col.checked && cnt > 0 && (lo < minTimestampMicros || hi > maxTimestampMicros) {
 			// Write refuses these times too (maxTimestampYear).
-			for i, x := range col.Int64[a:b] {
-				if (nullFlags == nil || !nullFlags[i]) && (x < minTimestampMicros || x > maxTimestampMicros) {
-					return 0, a + i, n.fieldErr(invalid(x, fmt.Sprintf("microseconds of a time in the years %d to %d", -maxTimestampYear, maxTimestampYear)))
+			for i, x := range xs {
+				if (null == nil || !null[i]) && (x < minTimestampMicros || x > maxTimestampMicros) {
+					return 0, i, n.fieldErr(invalid(x, fmt.Sprintf("microseconds of a time in the years %d to %d", -maxTimestampYear, maxTimestampYear)))
 				}
 			}
 		}
-		cnt, size = k, 8*k
-		if st != nil {
-			st.mergeInt(lo, hi, cnt)
-		}
+		st.mergeInt(lo, hi, cnt)
+		return 8 * cnt, 0, nil
 
 	case fastInteger, fastShort, fastByte, fastDate:
 		bound := int64(math.MaxInt32)
-		switch kind {
+		switch n.fast {
 		case fastShort:
 			bound = math.MaxInt16
 		case fastByte:
 			bound = math.MaxInt8
 		}
-		lo, hi, k, bad := int32Values(vals, col.Int32[a:b], nullFlags, def, c, bound)
+		lo, hi, cnt, bad := intValues(vals, col.Int32[a:b], null, def, c, bound, false)
 		if bad >= 0 {
-			x := col.Int32[a+bad]
-			return 0, a + bad, n.fieldErr(invalid(x, fmt.Sprintf("an integer in [%d, %d]", -bound-1, bound)))
+			return 0, bad, n.fieldErr(invalid(col.Int32[a+bad], fmt.Sprintf("an integer in [%d, %d]", -bound-1, bound)))
 		}
-		cnt, size = k, 4*k
-		if st != nil {
-			st.mergeInt(lo, hi, cnt)
-		}
+		st.mergeInt(lo, hi, cnt)
+		return 4 * cnt, 0, nil
 
 	case fastFloat:
-		for i, x := range col.Float32[a:b] {
-			if nullFlags != nil && nullFlags[i] {
-				continue
-			}
-			if st != nil {
-				st.observeFloat(float64(x))
-			}
-			cnt++
-			pv := parquet.FloatValue(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = 4 * cnt
+		return 4 * floatValues(vals, col.Float32[a:b], null, def, c, st, true), 0, nil
 
 	case fastDouble:
-		for i, x := range col.Float64[a:b] {
-			if nullFlags != nil && nullFlags[i] {
-				continue
-			}
-			if st != nil {
-				st.observeFloat(x)
-			}
-			cnt++
-			pv := parquet.DoubleValue(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = 8 * cnt
+		return 8 * floatValues(vals, col.Float64[a:b], null, def, c, st, false), 0, nil
 
 	case fastBool:
-		for i, x := range col.Bool[a:b] {
-			if nullFlags != nil && nullFlags[i] {
-				continue
-			}
-			cnt++
-			pv := parquet.BooleanValue(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = cnt
+		return boolValues(vals, col.Bool[a:b], null, def, c), 0, nil
 
 	case fastString, fastBinary:
-		track := st != nil && kind == fastString
-		var lo, hi string
-		var have bool
-		if col.String != nil {
-			lo, hi, have, cnt, size = stringValues(vals, col.String[a:b], nullFlags, def, c, track)
-		} else {
-			lo, hi, have, cnt, size = bytesValues(vals, col.Bytes[a:b], nullFlags, def, c, track)
+		track := st != nil && n.fast == fastString
+		xs := col.String
+		if xs == nil {
+			n.views = stringViews(n.views, col.Bytes[a:b])
+			xs, a, b = n.views, 0, b-a
 		}
+		lo, hi, have, cnt, size := stringValues(vals, xs[a:b], null, def, c, track)
 		if track && have {
 			st.mergeString(lo, hi, cnt)
 		}
-
-	default:
-		return 0, a, fmt.Errorf("%w: field %s cannot be written as a column", ErrInvalidValue, n.path)
+		return size, 0, nil
 	}
-	if st != nil {
-		st.nulls += nulls
-	}
-	return size + nulls, 0, nil
+	return 0, 0, fmt.Errorf("%w: field %s cannot be written as a column", ErrInvalidValue, n.path)
 }
 
-// int64Values sets vals[i] to xs[i] (definition level def, column c) where
-// null is not set and returns the min, max and count of those values.
-func int64Values(vals []parquet.Value, xs []int64, null []bool, def, c int) (lo, hi, cnt int64) {
+// floatValues sets vals[i] to xs[i] (FLOAT when float is set, else DOUBLE)
+// where null is not set, records them in st (when not nil) and returns
+// their count.
+func floatValues[E float32 | float64](vals []parquet.Value, xs []E, null []bool, def, c int, st *colStats, float bool) (cnt int64) {
 	vals = vals[:len(xs)]
 	for i, x := range xs {
 		if null != nil && null[i] {
 			continue
 		}
-		if cnt == 0 {
-			lo, hi = x, x
-		} else if x < lo {
-			lo = x
-		} else if x > hi {
-			hi = x
+		if st != nil {
+			st.observeFloat(float64(x))
 		}
 		cnt++
-		pv := parquet.Int64Value(x)
+		var pv parquet.Value
+		if float {
+			pv = parquet.FloatValue(float32(x))
+		} else {
+			pv = parquet.DoubleValue(float64(x))
+		}
 		pv.SetDefinitionLevel(def)
 		pv.SetColumnIndex(c)
 		vals[i] = pv
 	}
-	return lo, hi, cnt
+	return cnt
 }
 
-// int32Values is int64Values for INT32 values within [-bound-1, bound]; it
-// returns the index of the first value out of range (-1 when none).
-func int32Values(vals []parquet.Value, xs []int32, null []bool, def, c int, bound int64) (lo, hi, cnt int64, bad int) {
+// boolValues sets vals[i] to xs[i] where null is not set and returns their
+// count.
+func boolValues(vals []parquet.Value, xs []bool, null []bool, def, c int) (cnt int64) {
+	vals = vals[:len(xs)]
+	for i, x := range xs {
+		if null != nil && null[i] {
+			continue
+		}
+		cnt++
+		pv := parquet.BooleanValue(x)
+		pv.SetDefinitionLevel(def)
+		pv.SetColumnIndex(c)
+		vals[i] = pv
+	}
+	return cnt
+}
+
+// intValues sets vals[i] to xs[i] (definition level def, column c; INT64
+// when wide is set, else INT32) where null is not set and returns the min,
+// max and count of those values, and the index of the first INT32 value
+// outside [-bound-1, bound] (-1 when none).
+func intValues[E int32 | int64](vals []parquet.Value, xs []E, null []bool, def, c int, bound int64, wide bool) (lo, hi, cnt int64, bad int) {
 	vals = vals[:len(xs)]
 	for i, x := range xs {
 		if null != nil && null[i] {
 			continue
 		}
 		y := int64(x)
-		if y > bound || y < -bound-1 {
+		if !wide && (y > bound || y < -bound-1) {
 			return 0, 0, cnt, i
 		}
 		if cnt == 0 {
@@ -359,7 +323,12 @@ func int32Values(vals []parquet.Value, xs []int32, null []bool, def, c int, boun
 			hi = y
 		}
 		cnt++
-		pv := parquet.Int32Value(x)
+		var pv parquet.Value
+		if wide {
+			pv = parquet.Int64Value(y)
+		} else {
+			pv = parquet.Int32Value(int32(y))
+		}
 		pv.SetDefinitionLevel(def)
 		pv.SetColumnIndex(c)
 		vals[i] = pv
@@ -398,35 +367,14 @@ func stringValues(vals []parquet.Value, xs []string, null []bool, def, c int, tr
 	return lo, hi, have, cnt, size
 }
 
-// bytesValues is stringValues for byte slices; a nil slice is an empty
-// value.
-func bytesValues(vals []parquet.Value, xs [][]byte, null []bool, def, c int, track bool) (lo, hi string, have bool, cnt, size int64) {
-	vals = vals[:len(xs)]
+// stringViews returns xs as strings that view their bytes (a nil slice
+// is an empty string), in scratch's array.
+func stringViews(scratch []string, xs [][]byte) []string {
+	out := growSlice(scratch, len(xs))
 	for i, v := range xs {
-		if null != nil && null[i] {
-			continue
-		}
-		if v == nil {
-			v = []byte{}
-		}
-		if track {
-			s := unsafe.String(unsafe.SliceData(v), len(v))
-			if !have {
-				lo, hi, have = s, s, true
-			} else if strLess(s, lo) {
-				lo = s
-			} else if strLess(hi, s) {
-				hi = s
-			}
-		}
-		cnt++
-		size += int64(len(v)) + 4
-		pv := parquet.ByteArrayValue(v)
-		pv.SetDefinitionLevel(def)
-		pv.SetColumnIndex(c)
-		vals[i] = pv
+		out[i] = unsafe.String(unsafe.SliceData(v), len(v))
 	}
-	return lo, hi, have, cnt, size
+	return out
 }
 
 // strLess is a < b, deciding on the first bytes inline when they differ

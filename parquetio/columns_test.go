@@ -187,7 +187,7 @@ func TestWriteColumnsMatchesWrite(t *testing.T) {
 		{"defaults", nil},
 		{"small row groups and pages", []WriteOption{WithRowGroupSize(30_000), WithPageSize(4096)}},
 		{"row group rows", []WriteOption{WithRowGroupRows(700)}},
-		{"plain, 3 stats columns, prefix 2", []WriteOption{WithDictionary(false), WithNumIndexedCols(3), WithStringPrefixLength(2)}},
+		{"plain, 3 stats columns, prefix 2", []WriteOption{WithDictionary(false), WithNumIndexedCols(3), withStringPrefixLength(2)}},
 		{"stats columns, no tight bounds", []WriteOption{WithStatsColumns([]string{"string", "ntz", "float", "strbytes"}), WithTightBounds(false)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,5 +268,30 @@ func TestWriteColumnsErrors(t *testing.T) {
 	}
 	if !CanWriteColumns(sch) || CanWriteColumns(allTypesSchema()) || CanWriteColumns(nil) {
 		t.Error("CanWriteColumns")
+	}
+}
+
+// TestWriteColumnsDictionaryPages checks that WriteColumns cuts the pages
+// of a dictionary-encoded column of large distinct values as Write does
+// (dictFlushBytes): the two once went through separate column writers and
+// WriteColumns never cut them, so its dictionary grew to the whole column.
+func TestWriteColumnsDictionaryPages(t *testing.T) {
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("payload", prim(schema.String), true))
+	const n = 6000 // 6,000 values of 1,000 bytes: 6 MB, three dictFlushBytes
+	ids := make([]int64, n)
+	payloads := make([]string, n)
+	rows := make([]Row, n)
+	for i := range n {
+		ids[i] = int64(i)
+		payloads[i] = fmt.Sprintf("%08d", i) + strings.Repeat("x", 992)
+		rows[i] = Row{ids[i], payloads[i]}
+	}
+	cols := []Column{{Int64: ids}, {String: payloads}}
+	want := writeOutcome(sch, rows)
+	if strings.HasPrefix(want, "write") {
+		t.Fatal(want)
+	}
+	if got := columnsOutcome(sch, n, 1000, cols); got != want {
+		t.Errorf("WriteColumns and Write differ: %d and %d bytes of outcome", len(got), len(want))
 	}
 }

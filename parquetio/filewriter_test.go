@@ -24,17 +24,17 @@ func TestWriterSize(t *testing.T) {
 		if err := w.Write(allTypesRows(n)); err != nil {
 			t.Fatal(err)
 		}
-		if w.Size() < int64(buf.Len()) || w.Size() > int64(buf.Len())+256<<10 {
-			t.Errorf("%d rows: Size() before Close = %d, want the %d bytes written plus at most the 256 KiB buffered", n, w.Size(), buf.Len())
+		if w.fileSize() < int64(buf.Len()) || w.fileSize() > int64(buf.Len())+256<<10 {
+			t.Errorf("%d rows: Size() before Close = %d, want the %d bytes written plus at most the 256 KiB buffered", n, w.fileSize(), buf.Len())
 		}
-		if n == 5000 && w.Size() == 0 {
+		if n == 5000 && w.fileSize() == 0 {
 			t.Errorf("%d rows: Size() before Close = 0", n)
 		}
 		if _, err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if w.Size() != int64(buf.Len()) || buf.Len() == 0 {
-			t.Errorf("%d rows: Size() = %d, wrote %d bytes", n, w.Size(), buf.Len())
+		if w.fileSize() != int64(buf.Len()) || buf.Len() == 0 {
+			t.Errorf("%d rows: Size() = %d, wrote %d bytes", n, w.fileSize(), buf.Len())
 		}
 	}
 }

@@ -201,7 +201,7 @@ func TestStatsStringTruncation(t *testing.T) {
 		})
 	}
 	// The prefix length is an option.
-	_, st := writeToBytes(t, sch, []Row{{"abcdef"}, {"abd"}}, WithStringPrefixLength(2))
+	_, st := writeToBytes(t, sch, []Row{{"abcdef"}, {"abd"}}, withStringPrefixLength(2))
 	if lo, _ := st.Lookup("minValues", "s"); lo != "ab" {
 		t.Errorf("min %q", lo)
 	}

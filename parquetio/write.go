@@ -82,7 +82,7 @@ type writeConfig struct {
 	stringPrefix   int
 	tightBounds    bool
 	createdBy      string
-	rowShred       bool // tests: shred every field value by value (no typed column loops)
+	rowShred       bool // tests: shred every field value by value (no Columns, see shredBatch)
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -163,10 +163,11 @@ func WithStatsColumns(columns []string) WriteOption {
 	}
 }
 
-// WithStringPrefixLength sets how many characters of a string min/max the
+// withStringPrefixLength sets how many characters of a string min/max the
 // stats keep (default 32, as Spark's
-// spark.databricks.delta.stats.skipping.stringPrefixLength).
-func WithStringPrefixLength(n int) WriteOption {
+// spark.databricks.delta.stats.skipping.stringPrefixLength). Only tests
+// set it: the table always keeps 32.
+func withStringPrefixLength(n int) WriteOption {
 	return func(c *writeConfig) { c.stringPrefix = n }
 }
 
@@ -189,13 +190,16 @@ func WithCreatedBy(app string) WriteOption {
 // After any error from Write the Writer is broken: later calls return the
 // same error and the output must be discarded.
 type Writer struct {
-	cfg   writeConfig
-	sch   *schema.StructType
-	plan  *writePlan
-	pw    *parquet.Writer
-	out   *tailWriter
-	cols  [][]parquet.Value
-	stats *statsBuilder
+	cfg  writeConfig
+	sch  *schema.StructType
+	plan *writePlan
+	pw   *parquet.Writer
+	out  *tailWriter
+	cols [][]parquet.Value
+	// rowCols are the Columns Write shreds the top-level primitive fields
+	// of its rows into (see shredBatch).
+	rowCols []Column
+	stats   *statsBuilder
 	// dictCols are the dictionary-encoded columns and dictBytes the bytes
 	// of values written to each since its page was last flushed here; see
 	// dictFlushBytes.
@@ -326,20 +330,13 @@ const writeBatch = 256
 // (an error in a non-nullable field). Errors wrap ErrInvalidValue and name
 // the row (0-based, counted over all Write calls) and the field.
 func (w *Writer) Write(rows []Row) (err error) {
-	if w.err != nil {
-		return w.err
+	if err := w.begin(); err != nil {
+		return err
 	}
-	if w.closed {
-		return errors.New("parquetio: write after close")
+	defer w.recoverInto(&err, "write")
+	if w.rowCols == nil {
+		w.rowCols = make([]Column, len(w.plan.fields))
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("parquetio: write: %v\n%s", p, debug.Stack())
-		}
-		if err != nil {
-			w.err = err
-		}
-	}()
 	for len(rows) > 0 {
 		n := min(len(rows), writeBatch)
 		chunk := rows[:n]
@@ -347,57 +344,95 @@ func (w *Writer) Write(rows []Row) (err error) {
 		for c := range w.cols {
 			w.cols[c] = w.cols[c][:0]
 		}
-		size, bad, err := w.plan.shredBatch(chunk, w.cols)
+		size, bad, err := w.plan.shredBatch(chunk, w.rowCols, w.cols)
 		if err != nil {
 			return fmt.Errorf("row %d: %w", w.numRows+int64(bad), err)
 		}
-		cws := w.pw.ColumnWriters()
-		for c, vals := range w.cols {
-			if len(vals) == 0 {
-				continue
-			}
-			if _, err := cws[c].WriteRowValues(vals); err != nil {
-				return fmt.Errorf("parquetio: write column %d: %w", c, err)
-			}
-			if w.dictCols[c] {
-				for _, v := range vals {
-					if v.Kind() == parquet.ByteArray {
-						w.dictBytes[c] += int64(len(v.ByteArray()))
-					}
-				}
-				if w.dictBytes[c] >= dictFlushBytes {
-					// Cut the page so that parquet-go checks the dictionary's
-					// size (see dictFlushBytes).
-					if err := cws[c].Flush(); err != nil {
-						return fmt.Errorf("parquetio: write column %d: %w", c, err)
-					}
-					w.dictBytes[c] = 0
-				}
-			}
-			clear(vals) // drop references to the caller's byte slices
+		if err := w.writeValues(n, size); err != nil {
+			return err
 		}
-		w.numRows += int64(n)
-		w.rgRows += int64(n)
-		w.rgBytes += size
-		if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
-			if err := w.pw.Flush(); err != nil {
-				return fmt.Errorf("parquetio: flush row group: %w", err)
-			}
-			w.rgRows, w.rgBytes = 0, 0
-			clear(w.dictBytes)
-		}
+	}
+	for j := range w.rowCols {
+		clear(w.rowCols[j].String) // drop references to the caller's strings
 	}
 	return nil
 }
 
-// NumRows returns the number of rows written so far.
-func (w *Writer) NumRows() int64 { return w.numRows }
+// begin returns the error a Write or WriteColumns call must return
+// before writing anything: the Writer's earlier error, or write after
+// Close.
+func (w *Writer) begin() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("parquetio: write after close")
+	}
+	return nil
+}
 
-// Size returns the number of bytes of the file produced so far, of which
+// recoverInto, deferred by a writing method, turns a panic into *err and
+// keeps *err as the Writer's error: after an error the Writer is broken.
+func (w *Writer) recoverInto(err *error, op string) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("parquetio: %s: %v\n%s", op, p, debug.Stack())
+	}
+	if *err != nil {
+		w.err = *err
+	}
+}
+
+// writeValues is the one place values reach parquet-go: it hands w.cols,
+// the leveled values of n whole rows (about size bytes), to the column
+// writers, cuts the pages of dictionary-encoded columns (see
+// dictFlushBytes) and the row group (WithRowGroupSize, WithRowGroupRows).
+func (w *Writer) writeValues(n int, size int64) error {
+	cws := w.pw.ColumnWriters()
+	for c, vals := range w.cols {
+		if len(vals) == 0 {
+			continue
+		}
+		if _, err := cws[c].WriteRowValues(vals); err != nil {
+			return fmt.Errorf("parquetio: write column %d: %w", c, err)
+		}
+		if w.dictCols[c] {
+			for _, v := range vals {
+				if v.Kind() == parquet.ByteArray {
+					w.dictBytes[c] += int64(len(v.ByteArray()))
+				}
+			}
+			if w.dictBytes[c] >= dictFlushBytes {
+				// Cut the page so that parquet-go checks the dictionary's
+				// size (see dictFlushBytes).
+				if err := cws[c].Flush(); err != nil {
+					return fmt.Errorf("parquetio: write column %d: %w", c, err)
+				}
+				w.dictBytes[c] = 0
+			}
+		}
+		clear(vals) // drop references to the caller's byte slices
+	}
+	w.numRows += int64(n)
+	w.rgRows += int64(n)
+	w.rgBytes += size
+	if w.rgBytes >= w.cfg.rowGroupBytes || (w.cfg.rowGroupRows > 0 && w.rgRows >= w.cfg.rowGroupRows) {
+		if err := w.pw.Flush(); err != nil {
+			return fmt.Errorf("parquetio: flush row group: %w", err)
+		}
+		w.rgRows, w.rgBytes = 0, 0
+		clear(w.dictBytes)
+	}
+	return nil
+}
+
+// rowsWritten returns the number of rows written so far.
+func (w *Writer) rowsWritten() int64 { return w.numRows }
+
+// fileSize returns the number of bytes of the file produced so far, of which
 // up to 256 KiB may still be buffered on their way to the underlying
 // io.Writer; after a successful Close, the size of the whole file. Rows of
 // the current row group count once the group is flushed.
-func (w *Writer) Size() int64 { return max(w.size, w.out.n) }
+func (w *Writer) fileSize() int64 { return max(w.size, w.out.n) }
 
 // Close writes the last row group and the footer and returns the file's
 // Delta stats. It does not close the underlying io.Writer. Calling Close
@@ -543,7 +578,7 @@ func (f *FileWriter) Close(ctx context.Context) (*WrittenFile, error) {
 		_ = f.up.Abort(context.WithoutCancel(ctx))
 		return nil, fileErr("write", f.key, err)
 	}
-	return &WrittenFile{Key: f.key, Size: f.w.Size(), Rows: f.w.NumRows(), Stats: st}, nil
+	return &WrittenFile{Key: f.key, Size: f.w.fileSize(), Rows: f.w.rowsWritten(), Stats: st}, nil
 }
 
 // Abort discards the file: nothing is stored under its key. Abort after

@@ -11,8 +11,8 @@ import (
 	"github.com/deltakit/deltakit/schema"
 )
 
-// fastKind selects the typed column loop of a top-level primitive field
-// (see shredColumn); fastNone fields are shredded value by value.
+// fastKind is the Column slice of a top-level primitive field (see
+// fillColumn and writeColumn); fastNone fields are shredded value by value.
 type fastKind uint8
 
 const (
@@ -31,48 +31,31 @@ const (
 	fastBinary
 )
 
-// fastKindOf returns the typed loop for a top-level field of type t.
-// Decimals, structs, arrays and maps take the generic path.
+// fastKinds maps the primitive type names to their column kinds.
+var fastKinds = map[string]fastKind{
+	schema.Long: fastLong, schema.Timestamp: fastTimestamp, schema.TimestampNTZ: fastTimestampNTZ,
+	schema.Integer: fastInteger, schema.Short: fastShort, schema.Byte: fastByte, schema.Date: fastDate,
+	schema.Float: fastFloat, schema.Double: fastDouble, schema.Boolean: fastBool,
+	schema.String: fastString, schema.Binary: fastBinary,
+}
+
+// fastKindOf returns the column kind of a top-level field of type t.
+// Decimals, structs, arrays and maps are shredded value by value.
 func fastKindOf(t schema.Type) fastKind {
-	p, ok := t.(*schema.PrimitiveType)
-	if !ok {
-		return fastNone
-	}
-	switch p.Name {
-	case schema.Long:
-		return fastLong
-	case schema.Timestamp:
-		return fastTimestamp
-	case schema.TimestampNTZ:
-		return fastTimestampNTZ
-	case schema.Integer:
-		return fastInteger
-	case schema.Short:
-		return fastShort
-	case schema.Byte:
-		return fastByte
-	case schema.Date:
-		return fastDate
-	case schema.Float:
-		return fastFloat
-	case schema.Double:
-		return fastDouble
-	case schema.Boolean:
-		return fastBool
-	case schema.String:
-		return fastString
-	case schema.Binary:
-		return fastBinary
+	if p, ok := t.(*schema.PrimitiveType); ok {
+		return fastKinds[p.Name]
 	}
 	return fastNone
 }
 
-// shredBatch appends the values of rows to cols (one slice per leaf column)
-// field by field: top-level primitive fields go through a typed loop per
-// column, the others through shred row by row. It returns the approximate
-// size of the values in bytes, or the first invalid row (in row order, then
-// field order, as shredding row by row would find it) and its error.
-func (p *writePlan) shredBatch(rows []Row, cols [][]parquet.Value) (size int64, bad int, err error) {
+// shredBatch shreds rows into cols (one slice of values per leaf column):
+// each top-level primitive field is filled into its Column (rowCols[j])
+// and then written by writeColumn, as WriteColumns writes a Column; the
+// other fields are shredded row by row. Nothing reaches cols before the
+// whole batch is validated. It returns the approximate size of the values
+// in bytes, or the first invalid row (in row order, then field order, as
+// shredding row by row would find it) and its error.
+func (p *writePlan) shredBatch(rows []Row, rowCols []Column, cols [][]parquet.Value) (size int64, bad int, err error) {
 	limit := len(rows) // rows at or after limit are not shredded: an earlier row failed
 	for i, row := range rows {
 		if len(row) != len(p.fields) {
@@ -82,11 +65,9 @@ func (p *writePlan) shredBatch(rows []Row, cols [][]parquet.Value) (size int64, 
 		}
 	}
 	for j, f := range p.fields {
-		var s int64
-		var ferr error
-		fbad := limit
-		if f.fast != fastNone {
-			s, fbad, ferr = f.shredColumn(rows[:limit], j, cols)
+		fbad, ferr := limit, error(nil)
+		if f.fast != fastNone && !p.rowShred {
+			fbad, ferr = f.fillColumn(rows[:limit], j, &rowCols[j])
 		} else {
 			for i, row := range rows[:limit] {
 				n, e := f.shred(row[j], 0, 0, cols)
@@ -94,7 +75,7 @@ func (p *writePlan) shredBatch(rows []Row, cols [][]parquet.Value) (size int64, 
 					fbad, ferr = i, e
 					break
 				}
-				s += n
+				size += n
 			}
 		}
 		if ferr != nil {
@@ -103,10 +84,18 @@ func (p *writePlan) shredBatch(rows []Row, cols [][]parquet.Value) (size int64, 
 			// before it.
 			limit, err = fbad, ferr
 		}
-		size += s
 	}
 	if err != nil {
 		return 0, limit, err
+	}
+	for j, f := range p.fields {
+		if f.fast != fastNone && !p.rowShred {
+			s, bad, err := f.writeColumn(&rowCols[j], 0, len(rows), cols)
+			if err != nil {
+				return 0, bad, err
+			}
+			size += s
+		}
 	}
 	return size, 0, nil
 }
@@ -137,239 +126,196 @@ func fastMicros(t time.Time, ntz bool) (int64, bool) {
 	return t.UnixMicro(), true
 }
 
-// shredColumn writes field j of rows, a top-level primitive field, to its
-// column: the values with their levels, as shred would, and the field's
-// stats. It returns the values' approximate size, or the first invalid row
-// and its error.
-func (n *wnode) shredColumn(rows []Row, j int, cols [][]parquet.Value) (size int64, bad int, err error) {
-	c := n.col
-	vals := cols[c]
-	if cap(vals) < len(rows) {
-		vals = make([]parquet.Value, len(rows), max(len(rows), writeBatch))
-	}
-	vals = vals[:len(rows)]
-	cols[c] = vals
-	null := parquet.Value{}.Level(0, 0, c)
-	def := n.def
-	st := n.stat
-	var nulls int64
-	// setNull records a null in row i, or returns false for a non-nullable
-	// field.
-	setNull := func(i int) bool {
-		if !n.nullable {
-			return false
-		}
-		nulls++
-		vals[i] = null
-		return true
-	}
-
+// fillColumn sets col to field j of rows, a top-level primitive field,
+// validated and converted as the field's encoder converts them (the
+// column's slices are reused). It returns the first invalid row and its
+// error.
+func (n *wnode) fillColumn(rows []Row, j int, col *Column) (int, error) {
+	*col = Column{Int64: col.Int64[:0], Int32: col.Int32[:0], Float32: col.Float32[:0], Float64: col.Float64[:0],
+		Bool: col.Bool[:0], String: col.String[:0], Null: col.Null[:0], checked: true}
+	m := len(rows)
 	switch n.fast {
 	case fastLong, fastTimestamp, fastTimestampNTZ:
-		var lo, hi, cnt int64
-		for i, row := range rows {
-			v := row[j]
-			var x int64
-			ok := false
-			switch n.fast {
-			case fastLong:
-				x, ok = v.(int64)
-			case fastTimestamp, fastTimestampNTZ:
-				if t, isTime := v.(time.Time); isTime {
-					x, ok = fastMicros(t, n.fast == fastTimestampNTZ)
-				}
-			}
-			if !ok {
-				if v == nil {
-					if !setNull(i) {
-						return 0, i, n.nullErr()
-					}
-					continue
-				}
-				pv, _, e := n.enc(v, nil)
-				if e != nil {
-					return 0, i, n.fieldErr(e)
-				}
-				x = pv.Int64()
-			}
-			if cnt == 0 {
-				lo, hi = x, x
-			} else if x < lo {
-				lo = x
-			} else if x > hi {
-				hi = x
-			}
-			cnt++
-			pv := parquet.Int64Value(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = 8 * cnt
-		if st != nil {
-			st.mergeInt(lo, hi, cnt)
-		}
-
+		col.Int64 = growSlice(col.Int64, m)
+		return n.fillInt64(col, rows, j)
 	case fastInteger, fastShort, fastByte, fastDate:
-		var lo, hi, cnt int64
-		for i, row := range rows {
-			v := row[j]
-			var x int32
-			ok := false
-			switch n.fast {
-			case fastInteger:
-				x, ok = v.(int32)
-			case fastShort:
-				var y int16
-				y, ok = v.(int16)
-				x = int32(y)
-			case fastByte:
-				var y int8
-				y, ok = v.(int8)
-				x = int32(y)
-			case fastDate:
-				var y Date
-				y, ok = v.(Date)
-				x = int32(y)
-			}
-			if !ok {
-				if v == nil {
-					if !setNull(i) {
-						return 0, i, n.nullErr()
-					}
-					continue
-				}
-				pv, _, e := n.enc(v, nil)
-				if e != nil {
-					return 0, i, n.fieldErr(e)
-				}
-				x = pv.Int32()
-			}
-			if cnt == 0 {
-				lo, hi = int64(x), int64(x)
-			} else if int64(x) < lo {
-				lo = int64(x)
-			} else if int64(x) > hi {
-				hi = int64(x)
-			}
-			cnt++
-			pv := parquet.Int32Value(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = 4 * cnt
-		if st != nil {
-			st.mergeInt(lo, hi, cnt)
-		}
-
-	case fastFloat, fastDouble:
-		var cnt int64
-		for i, row := range rows {
-			v := row[j]
-			if v == nil {
-				if !setNull(i) {
-					return 0, i, n.nullErr()
-				}
-				continue
-			}
-			pv, _, e := n.enc(v, st)
-			if e != nil {
-				return 0, i, n.fieldErr(e)
-			}
-			cnt++
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		if n.fast == fastFloat {
-			size = 4 * cnt
-		} else {
-			size = 8 * cnt
-		}
-
+		col.Int32 = growSlice(col.Int32, m)
+		return n.fillInt32(col, rows, j)
+	case fastFloat:
+		col.Float32 = growSlice(col.Float32, m)
+		return fillValues(n, col, rows, j, col.Float32, n.float32Of)
+	case fastDouble:
+		col.Float64 = growSlice(col.Float64, m)
+		return fillValues(n, col, rows, j, col.Float64, n.float64Of)
 	case fastBool:
-		var cnt int64
-		for i, row := range rows {
-			v := row[j]
-			x, ok := v.(bool)
-			if !ok {
-				if v == nil {
-					if !setNull(i) {
-						return 0, i, n.nullErr()
-					}
-					continue
-				}
-				return 0, i, n.fieldErr(invalid(v, "boolean"))
-			}
-			cnt++
-			pv := parquet.BooleanValue(x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		size = cnt
-
+		col.Bool = growSlice(col.Bool, m)
+		return fillValues(n, col, rows, j, col.Bool, n.boolOf)
 	case fastString, fastBinary:
-		var lo, hi string
-		var cnt int64
-		track := st != nil && n.fast == fastString
-		for i, row := range rows {
-			v := row[j]
-			var b []byte
-			switch v := v.(type) {
-			case string:
-				b = stringBytes(v)
-			case []byte:
-				b = v
-				if b == nil && n.fast == fastBinary {
-					b = []byte{}
-				}
-			case nil:
-				if !setNull(i) {
-					return 0, i, n.nullErr()
-				}
-				continue
-			default:
-				want := "string"
-				if n.fast == fastBinary {
-					want = "binary"
-				}
-				return 0, i, n.fieldErr(invalid(v, want))
-			}
-			if track {
-				s := unsafe.String(unsafe.SliceData(b), len(b))
-				if cnt == 0 {
-					lo, hi = s, s
-				} else if s < lo {
-					lo = s
-				} else if s > hi {
-					hi = s
-				}
-			}
-			cnt++
-			size += int64(len(b)) + 4
-			pv := parquet.ByteArrayValue(b)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(c)
-			vals[i] = pv
-		}
-		if track {
-			st.mergeString(lo, hi, cnt)
-		}
-
-	default:
-		panic("parquetio: shredColumn of a non-primitive field")
+		col.String = growSlice(col.String, m)
+		return n.fillString(col, rows, j)
 	}
-	if st != nil {
-		st.nulls += nulls
-	}
-	return size + nulls, 0, nil
+	return 0, fmt.Errorf("%w: field %s cannot be written as a column", ErrInvalidValue, n.path)
 }
 
-// mergeInt records cnt integers whose min is lo and max is hi.
+// The hot kinds have loops of their own that convert the usual Go type
+// inline (an indirect call per value costs a third of Write's time) and
+// call slowValue for the rest.
+
+func (n *wnode) fillInt64(col *Column, rows []Row, j int) (int, error) {
+	out := col.Int64[:len(rows)]
+	long, ntz := n.fast == fastLong, n.fast == fastTimestampNTZ
+	for i, row := range rows {
+		v := row[j]
+		if long {
+			if x, ok := v.(int64); ok {
+				out[i] = x
+				continue
+			}
+		} else if t, ok := v.(time.Time); ok {
+			if us, ok := fastMicros(t, ntz); ok {
+				out[i] = us
+				continue
+			}
+		}
+		pv, err := n.slowValue(col, len(rows), i, v)
+		if err != nil {
+			return i, err
+		}
+		out[i] = pv.Int64()
+	}
+	return 0, nil
+}
+
+func (n *wnode) fillInt32(col *Column, rows []Row, j int) (int, error) {
+	out := col.Int32[:len(rows)]
+	for i, row := range rows {
+		v := row[j]
+		switch x := v.(type) {
+		case int32:
+			if n.fast == fastInteger {
+				out[i] = x
+				continue
+			}
+		case Date:
+			if n.fast == fastDate {
+				out[i] = int32(x)
+				continue
+			}
+		}
+		pv, err := n.slowValue(col, len(rows), i, v)
+		if err != nil {
+			return i, err
+		}
+		out[i] = pv.Int32()
+	}
+	return 0, nil
+}
+
+// fillString takes strings, and []byte viewed as strings (not copied; a
+// nil []byte is an empty value).
+func (n *wnode) fillString(col *Column, rows []Row, j int) (int, error) {
+	out := col.String[:len(rows)]
+	for i, row := range rows {
+		switch x := row[j].(type) {
+		case string:
+			out[i] = x
+		case []byte:
+			out[i] = unsafe.String(unsafe.SliceData(x), len(x))
+		case nil:
+			if err := n.markNull(col, len(rows), i); err != nil {
+				return i, err
+			}
+			out[i] = ""
+		default:
+			want := "string"
+			if n.fast == fastBinary {
+				want = "binary"
+			}
+			return i, n.fieldErr(invalid(x, want))
+		}
+	}
+	return 0, nil
+}
+
+// slowValue converts v, of row i of m, with the field's encoder; a nil v
+// is marked null (and yields a null Value).
+func (n *wnode) slowValue(col *Column, m, i int, v any) (parquet.Value, error) {
+	if v == nil {
+		return parquet.Value{}, n.markNull(col, m, i)
+	}
+	pv, _, err := n.enc(v, nil)
+	if err != nil {
+		return pv, n.fieldErr(err)
+	}
+	return pv, nil
+}
+
+// markNull marks row i of m null in col, or returns the error of a null
+// in a non-nullable field.
+func (n *wnode) markNull(col *Column, m, i int) error {
+	if !n.nullable {
+		return n.nullErr()
+	}
+	if len(col.Null) == 0 {
+		col.Null = growSlice(col.Null, m)
+		clear(col.Null)
+	}
+	col.Null[i] = true
+	return nil
+}
+
+// fillValues sets out[i] to conv of field j of row i, marking the nulls in
+// col.Null; it returns the first row conv or a null in a non-nullable
+// field refuses, and its error.
+func fillValues[E any](n *wnode, col *Column, rows []Row, j int, out []E, conv func(any) (E, error)) (int, error) {
+	out = out[:len(rows)]
+	for i, row := range rows {
+		v := row[j]
+		if v == nil {
+			if err := n.markNull(col, len(rows), i); err != nil {
+				return i, err
+			}
+			continue
+		}
+		x, err := conv(v)
+		if err != nil {
+			return i, n.fieldErr(err)
+		}
+		out[i] = x
+	}
+	return 0, nil
+}
+
+func (n *wnode) float32Of(v any) (float32, error) {
+	pv, _, err := n.enc(v, nil)
+	return pv.Float(), err
+}
+
+func (n *wnode) float64Of(v any) (float64, error) {
+	pv, _, err := n.enc(v, nil)
+	return pv.Double(), err
+}
+
+func (n *wnode) boolOf(v any) (bool, error) {
+	x, ok := v.(bool)
+	if !ok {
+		return false, invalid(v, "boolean")
+	}
+	return x, nil
+}
+
+// growSlice returns s with length n, reusing its array.
+func growSlice[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n, max(n, writeBatch))
+	}
+	return s[:n]
+}
+
+// mergeInt records cnt integers whose min is lo and max is hi (nothing
+// when c is nil).
 func (c *colStats) mergeInt(lo, hi, cnt int64) {
-	if cnt == 0 {
+	if c == nil || cnt == 0 {
 		return
 	}
 	if c.count == 0 || lo < c.minI {

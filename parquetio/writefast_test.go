@@ -99,7 +99,7 @@ func TestWriteTypedColumnsMatchValueByValue(t *testing.T) {
 	}
 	check("flights", flightsSchema(), fl)
 	check("flights small row groups", flightsSchema(), fl, WithRowGroupSize(50_000), WithPageSize(8<<10))
-	check("flights plain, 2 stats columns", flightsSchema(), fl, WithDictionary(false), WithNumIndexedCols(2), WithStringPrefixLength(1))
+	check("flights plain, 2 stats columns", flightsSchema(), fl, WithDictionary(false), WithNumIndexedCols(2), withStringPrefixLength(1))
 	check("primitives", primitivesSchema(), prims)
 	check("primitives small row groups", primitivesSchema(), prims, WithRowGroupSize(7000))
 	check("primitives stats columns", primitivesSchema(), prims, WithStatsColumns([]string{"ts", "string", "float"}))

@@ -20,6 +20,7 @@ type writePlan struct {
 	numCols          int
 	flbaDecimalPaths [][]string
 	stats            *statsBuilder
+	rowShred         bool // shred every field value by value (tests)
 }
 
 // wnode shreds one value of a Delta type into leaf column values with
@@ -31,9 +32,10 @@ type wnode struct {
 	def      int // definition level when this node is non-null
 
 	// leaf
-	col  int
-	enc  leafEncoder
-	fast fastKind // typed column loop of a top-level field, see shredBatch
+	col   int
+	enc   leafEncoder
+	fast  fastKind // column kind of a top-level primitive field, see shredBatch
+	views []string // scratch of writeColumn: a Bytes column viewed as strings
 
 	// struct
 	fields []*wnode
@@ -71,7 +73,7 @@ func buildWritePlan(sch *schema.StructType, cfg writeConfig, sel *statsSelection
 			return nil, err
 		}
 		root.fields = append(root.fields, &namedField{Node: node, name: f.PhysicalName(cfg.mappingMode)})
-		if wn.kind == asmLeaf && !cfg.rowShred {
+		if wn.kind == asmLeaf {
 			wn.fast = fastKindOf(f.Type)
 		}
 		plan.fields = append(plan.fields, wn)
@@ -83,6 +85,7 @@ func buildWritePlan(sch *schema.StructType, cfg writeConfig, sel *statsSelection
 	plan.numCols = b.col
 	plan.flbaDecimalPaths = b.flba
 	plan.stats = b.stats
+	plan.rowShred = cfg.rowShred
 	return plan, nil
 }
 
@@ -290,37 +293,46 @@ func invalid(v any, want string) error {
 	return fmt.Errorf("%w: %T (%v) for %s", ErrInvalidValue, v, v, want)
 }
 
-func encLong(v any, st *colStats) (parquet.Value, int64, error) {
-	var x int64
+// intOf returns v as an int64 when v is a signed integer or an unsigned
+// one of at most 32 bits.
+func intOf(v any) (int64, bool) {
 	switch v := v.(type) {
 	case int64:
-		x = v
+		return v, true
 	case int:
-		x = int64(v)
+		return int64(v), true
 	case int32:
-		x = int64(v)
+		return int64(v), true
 	case int16:
-		x = int64(v)
+		return int64(v), true
 	case int8:
-		x = int64(v)
+		return int64(v), true
 	case uint8:
-		x = int64(v)
+		return int64(v), true
 	case uint16:
-		x = int64(v)
+		return int64(v), true
 	case uint32:
-		x = int64(v)
-	case uint64:
-		if v > math.MaxInt64 {
+		return int64(v), true
+	}
+	return 0, false
+}
+
+func encLong(v any, st *colStats) (parquet.Value, int64, error) {
+	x, ok := intOf(v)
+	if !ok {
+		var u uint64
+		switch v := v.(type) {
+		case uint64:
+			u = v
+		case uint:
+			u = uint64(v)
+		default:
 			return parquet.Value{}, 0, invalid(v, "long")
 		}
-		x = int64(v)
-	case uint:
-		if uint64(v) > math.MaxInt64 {
+		if u > math.MaxInt64 {
 			return parquet.Value{}, 0, invalid(v, "long")
 		}
-		x = int64(v)
-	default:
-		return parquet.Value{}, 0, invalid(v, "long")
+		x = int64(u)
 	}
 	if st != nil {
 		st.observeInt(x)
@@ -331,28 +343,8 @@ func encLong(v any, st *colStats) (parquet.Value, int64, error) {
 // intEncoder encodes integer, short and byte values as INT32 within [lo, hi].
 func intEncoder(lo, hi int64) leafEncoder {
 	return func(v any, st *colStats) (parquet.Value, int64, error) {
-		var x int64
-		switch v := v.(type) {
-		case int32:
-			x = int64(v)
-		case int16:
-			x = int64(v)
-		case int8:
-			x = int64(v)
-		case int:
-			x = int64(v)
-		case int64:
-			x = v
-		case uint8:
-			x = int64(v)
-		case uint16:
-			x = int64(v)
-		case uint32:
-			x = int64(v)
-		default:
-			return parquet.Value{}, 0, invalid(v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
-		}
-		if x < lo || x > hi {
+		x, ok := intOf(v)
+		if !ok || x < lo || x > hi {
 			return parquet.Value{}, 0, invalid(v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
 		}
 		if st != nil {
@@ -362,30 +354,31 @@ func intEncoder(lo, hi int64) leafEncoder {
 	}
 }
 
-func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
-	var x float32
+// floatOf returns v as a float64 when v is a float32 or float64.
+func floatOf(v any) (float64, bool) {
 	switch v := v.(type) {
-	case float32:
-		x = v
 	case float64:
-		x = float32(v)
-	default:
+		return v, true
+	case float32:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
+	x, ok := floatOf(v)
+	if !ok {
 		return parquet.Value{}, 0, invalid(v, "float")
 	}
 	if st != nil {
-		st.observeFloat(float64(x))
+		st.observeFloat(float64(float32(x)))
 	}
-	return parquet.FloatValue(x), 4, nil
+	return parquet.FloatValue(float32(x)), 4, nil
 }
 
 func encDouble(v any, st *colStats) (parquet.Value, int64, error) {
-	var x float64
-	switch v := v.(type) {
-	case float64:
-		x = v
-	case float32:
-		x = float64(v)
-	default:
+	x, ok := floatOf(v)
+	if !ok {
 		return parquet.Value{}, 0, invalid(v, "double")
 	}
 	if st != nil {
@@ -602,58 +595,51 @@ func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64,
 		if !ok {
 			return 0, fmt.Errorf("%w: %T for array %s (want []any)", ErrInvalidValue, v, n.path)
 		}
-		if n.stat != nil {
-			n.stat.observeNonNull()
-		}
-		if len(list) == 0 {
-			n.nulls(rep, n.def, cols)
-			return int64(len(n.cols)), nil
-		}
-		var size int64
-		for i, e := range list {
-			r := n.rep
-			if i == 0 {
-				r = rep
-			}
-			s, err := n.elem.shred(e, r, n.def+1, cols)
-			if err != nil {
-				return 0, err
-			}
-			size += s
-		}
-		return size, nil
+		return n.shredRepeated(len(list), rep, cols, func(i, r int) (int64, error) {
+			return n.elem.shred(list[i], r, n.def+1, cols)
+		})
 
 	default: // asmMap
 		m, ok := v.([]MapEntry)
 		if !ok {
 			return 0, fmt.Errorf("%w: %T for map %s (want []MapEntry)", ErrInvalidValue, v, n.path)
 		}
-		if n.stat != nil {
-			n.stat.observeNonNull()
-		}
-		if len(m) == 0 {
-			n.nulls(rep, n.def, cols)
-			return int64(len(n.cols)), nil
-		}
-		var size int64
-		for i, e := range m {
-			r := n.rep
-			if i == 0 {
-				r = rep
-			}
-			if e.Key == nil {
+		return n.shredRepeated(len(m), rep, cols, func(i, r int) (int64, error) {
+			if m[i].Key == nil {
 				return 0, fmt.Errorf("%w: null key in map %s", ErrInvalidValue, n.path)
 			}
-			s, err := n.elem.shred(e.Key, r, n.def+1, cols)
+			s, err := n.elem.shred(m[i].Key, r, n.def+1, cols)
 			if err != nil {
 				return 0, err
 			}
-			t, err := n.val.shred(e.Value, r, n.def+1, cols)
-			if err != nil {
-				return 0, err
-			}
-			size += s + t
-		}
-		return size, nil
+			t, err := n.val.shred(m[i].Value, r, n.def+1, cols)
+			return s + t, err
+		})
 	}
+}
+
+// shredRepeated emits a non-null list or map of count items (an empty one
+// as one entry at n's definition level), item(i, r) emitting item i at
+// repetition level r: rep for the first, n.rep for the others.
+func (n *wnode) shredRepeated(count, rep int, cols [][]parquet.Value, item func(i, r int) (int64, error)) (int64, error) {
+	if n.stat != nil {
+		n.stat.observeNonNull()
+	}
+	if count == 0 {
+		n.nulls(rep, n.def, cols)
+		return int64(len(n.cols)), nil
+	}
+	var size int64
+	for i := range count {
+		r := n.rep
+		if i == 0 {
+			r = rep
+		}
+		s, err := item(i, r)
+		if err != nil {
+			return 0, err
+		}
+		size += s
+	}
+	return size, nil
 }

@@ -114,26 +114,21 @@ func (ar *arrowColumns) check(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
+// valueLener is a variable-width Arrow array (*array.String,
+// *array.Binary).
+type valueLener interface{ ValueLen(i int) int }
+
 // batchSize is the validation size of column c in all of r's rows.
 func (c *arrowCol) batchSize(r arrow.RecordBatch, n int) int64 {
 	if c.in < 0 {
 		return 0
 	}
 	a := r.Column(c.in)
-	switch a := a.(type) {
-	case *array.String:
+	if v, ok := a.(valueLener); ok {
 		var s int64
 		for i := range n {
 			if a.IsValid(i) {
-				s += int64(a.ValueLen(i)) + 4
-			}
-		}
-		return s
-	case *array.Binary:
-		var s int64
-		for i := range n {
-			if a.IsValid(i) {
-				s += int64(a.ValueLen(i)) + 4
+				s += int64(v.ValueLen(i)) + 4
 			}
 		}
 		return s
@@ -167,9 +162,7 @@ func (ar *arrowColumns) rowSize(i int) int64 {
 			continue
 		}
 		switch a := a.(type) {
-		case *array.String:
-			s += int64(a.ValueLen(j)) + 4
-		case *array.Binary:
+		case valueLener:
 			s += int64(a.ValueLen(j)) + 4
 		default:
 			s += validationSize(c.dst)
@@ -183,20 +176,13 @@ func (ar *arrowColumns) rowSize(i int) int64 {
 // the batches it spans.
 func (ar *arrowColumns) write(ctx context.Context, pw *parquetio.Writer, start, end int) error {
 	cols := make([]parquetio.Column, len(ar.cols))
-	for a := start; a < end; a += typedBlock {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		b := min(end, a+typedBlock)
+	return writeBlocks(ctx, pw, start, end, cols, func(a, b int) error {
 		for ci, c := range ar.cols {
 			c.fill(ar, a, b)
 			cols[ci] = c.buf
 		}
-		if err := pw.WriteColumns(b-a, cols); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // fill sets c.buf to rows [a, b): the arrays' own value slices when the
@@ -206,41 +192,15 @@ func (c *arrowCol) fill(ar *arrowColumns, a, b int) {
 	c.buf = parquetio.Column{Int64: c.own.Int64[:0], Int32: c.own.Int32[:0], Float32: c.own.Float32[:0],
 		Float64: c.own.Float64[:0], Bool: c.own.Bool[:0], String: c.own.String[:0], Bytes: c.own.Bytes[:0]}
 	if c.in < 0 {
-		defer func() { c.own = c.buf; c.own.Null = nil }()
-		c.null = grow(c.null, m)
-		for i := range c.null {
-			c.null[i] = true
-		}
-		c.buf.Null = c.null
-		// WriteColumns wants a value slice of the column's type.
-		switch c.dst {
-		case schema.Long, schema.Timestamp, schema.TimestampNTZ:
-			c.buf.Int64 = grow(c.buf.Int64, m)
-		case schema.Integer, schema.Short, schema.Byte, schema.Date:
-			c.buf.Int32 = grow(c.buf.Int32, m)
-		case schema.Float:
-			c.buf.Float32 = grow(c.buf.Float32, m)
-		case schema.Double:
-			c.buf.Float64 = grow(c.buf.Float64, m)
-		case schema.Boolean:
-			c.buf.Bool = grow(c.buf.Bool, m)
-		case schema.String:
-			c.buf.String = grow(c.buf.String, m)
-		case schema.Binary:
-			c.buf.Bytes = grow(c.buf.Bytes, m)
-		}
+		c.fillNull(m)
+		c.own = c.buf
+		c.own.Null = nil
 		return
 	}
 	k0, j0 := ar.at(a)
 	// single: the block lies in one batch, and the fixed-width values are
 	// views of its arrays (not kept in c.own, which must never alias them).
 	single := j0+m <= int(ar.recs[k0].NumRows())
-	defer func() {
-		if !single || c.dst == schema.Short || c.dst == schema.Byte {
-			c.own.Int64, c.own.Int32, c.own.Float32, c.own.Float64 = c.buf.Int64, c.buf.Int32, c.buf.Float32, c.buf.Float64
-		}
-		c.own.Bool, c.own.String, c.own.Bytes = c.buf.Bool, c.buf.String, c.buf.Bytes
-	}()
 	hasNull := false
 	for i := a; i < b; {
 		k, j := ar.at(i)
@@ -259,78 +219,93 @@ func (c *arrowCol) fill(ar *arrowColumns, a, b int) {
 		k, j := ar.at(i)
 		n := min(b-i, int(ar.recs[k].NumRows())-j)
 		arr := ar.recs[k].Column(c.in)
-		off := i - a
 		if hasNull && arr.NullN() > 0 {
+			off := i - a
 			for x := range n {
 				c.null[off+x] = arr.IsNull(j + x)
 			}
 		}
-		switch arr := arr.(type) {
-		case *array.Int64:
-			if single {
-				c.buf.Int64 = arr.Int64Values()[j : j+n]
-			} else {
-				c.buf.Int64 = append(c.buf.Int64, arr.Int64Values()[j:j+n]...)
-			}
-		case *array.Timestamp:
-			v := arr.TimestampValues()[j : j+n]
-			ints := unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-			if single {
-				c.buf.Int64 = ints
-			} else {
-				c.buf.Int64 = append(c.buf.Int64, ints...)
-			}
-		case *array.Int32:
-			if single {
-				c.buf.Int32 = arr.Int32Values()[j : j+n]
-			} else {
-				c.buf.Int32 = append(c.buf.Int32, arr.Int32Values()[j:j+n]...)
-			}
-		case *array.Date32:
-			v := arr.Date32Values()[j : j+n]
-			ints := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
-			if single {
-				c.buf.Int32 = ints
-			} else {
-				c.buf.Int32 = append(c.buf.Int32, ints...)
-			}
-		case *array.Int16:
-			for _, v := range arr.Int16Values()[j : j+n] {
-				c.buf.Int32 = append(c.buf.Int32, int32(v))
-			}
-		case *array.Int8:
-			for _, v := range arr.Int8Values()[j : j+n] {
-				c.buf.Int32 = append(c.buf.Int32, int32(v))
-			}
-		case *array.Float32:
-			if single {
-				c.buf.Float32 = arr.Float32Values()[j : j+n]
-			} else {
-				c.buf.Float32 = append(c.buf.Float32, arr.Float32Values()[j:j+n]...)
-			}
-		case *array.Float64:
-			if single {
-				c.buf.Float64 = arr.Float64Values()[j : j+n]
-			} else {
-				c.buf.Float64 = append(c.buf.Float64, arr.Float64Values()[j:j+n]...)
-			}
-		case *array.Boolean:
-			for x := range n {
-				c.buf.Bool = append(c.buf.Bool, arr.Value(j+x))
-			}
-		case *array.String:
-			for x := range n {
-				c.buf.String = append(c.buf.String, arr.Value(j+x))
-			}
-		case *array.Binary:
-			for x := range n {
-				v := arr.Value(j + x)
-				if v == nil {
-					v = []byte{}
-				}
-				c.buf.Bytes = append(c.buf.Bytes, v)
-			}
-		}
+		c.appendValues(arr, j, n, single)
 		i += n
 	}
+	if !single || c.dst == schema.Short || c.dst == schema.Byte {
+		c.own.Int64, c.own.Int32, c.own.Float32, c.own.Float64 = c.buf.Int64, c.buf.Int32, c.buf.Float32, c.buf.Float64
+	}
+	c.own.Bool, c.own.String, c.own.Bytes = c.buf.Bool, c.buf.String, c.buf.Bytes
+}
+
+// fillNull sets c.buf to m nulls, with a value slice of the column's type
+// (WriteColumns wants one).
+func (c *arrowCol) fillNull(m int) {
+	c.null = grow(c.null, m)
+	for i := range c.null {
+		c.null[i] = true
+	}
+	c.buf.Null = c.null
+	switch c.dst {
+	case schema.Long, schema.Timestamp, schema.TimestampNTZ:
+		c.buf.Int64 = grow(c.buf.Int64, m)
+	case schema.Integer, schema.Short, schema.Byte, schema.Date:
+		c.buf.Int32 = grow(c.buf.Int32, m)
+	case schema.Float:
+		c.buf.Float32 = grow(c.buf.Float32, m)
+	case schema.Double:
+		c.buf.Float64 = grow(c.buf.Float64, m)
+	case schema.Boolean:
+		c.buf.Bool = grow(c.buf.Bool, m)
+	case schema.String:
+		c.buf.String = grow(c.buf.String, m)
+	case schema.Binary:
+		c.buf.Bytes = grow(c.buf.Bytes, m)
+	}
+}
+
+// appendValues appends rows [j, j+n) of arr to c.buf, or (single) sets
+// c.buf's slice to a view of arr's fixed-width values.
+func (c *arrowCol) appendValues(arr arrow.Array, j, n int, single bool) {
+	switch arr := arr.(type) {
+	case *array.Int64:
+		c.buf.Int64 = viewOrAppend(c.buf.Int64, arr.Int64Values()[j:j+n], single)
+	case *array.Timestamp:
+		v := arr.TimestampValues()[j : j+n]
+		c.buf.Int64 = viewOrAppend(c.buf.Int64, unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), single)
+	case *array.Int32:
+		c.buf.Int32 = viewOrAppend(c.buf.Int32, arr.Int32Values()[j:j+n], single)
+	case *array.Date32:
+		v := arr.Date32Values()[j : j+n]
+		c.buf.Int32 = viewOrAppend(c.buf.Int32, unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(v))), len(v)), single)
+	case *array.Int16:
+		for _, v := range arr.Int16Values()[j : j+n] {
+			c.buf.Int32 = append(c.buf.Int32, int32(v))
+		}
+	case *array.Int8:
+		for _, v := range arr.Int8Values()[j : j+n] {
+			c.buf.Int32 = append(c.buf.Int32, int32(v))
+		}
+	case *array.Float32:
+		c.buf.Float32 = viewOrAppend(c.buf.Float32, arr.Float32Values()[j:j+n], single)
+	case *array.Float64:
+		c.buf.Float64 = viewOrAppend(c.buf.Float64, arr.Float64Values()[j:j+n], single)
+	case *array.Boolean:
+		for x := range n {
+			c.buf.Bool = append(c.buf.Bool, arr.Value(j+x))
+		}
+	case *array.String:
+		for x := range n {
+			c.buf.String = append(c.buf.String, arr.Value(j+x))
+		}
+	case *array.Binary:
+		for x := range n {
+			c.buf.Bytes = append(c.buf.Bytes, arr.Value(j+x)) // a nil value is an empty binary for WriteColumns
+		}
+	}
+}
+
+// viewOrAppend returns vals itself when single (a view of the Arrow
+// buffer), else buf with vals appended.
+func viewOrAppend[E any](buf, vals []E, single bool) []E {
+	if single {
+		return vals
+	}
+	return append(buf, vals...)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // The columnar fast path of Append[T] and Overwrite[T]: when the table is
@@ -24,15 +23,29 @@ import (
 // columnarRows is the input of a columnar write: Go structs (typedRows)
 // or Arrow record batches (arrowRows).
 type columnarRows interface {
-	// numRows returns the number of rows.
-	numRows() int
+	fileRows // write uses pw.WriteColumns
 	// check validates the rows that can fail, as the row path would
 	// before writing, and returns the validation size of all rows.
 	check(ctx context.Context) (int64, error)
-	// rowSize returns the validation size of row i.
-	rowSize(i int) int64
-	// write writes rows [start, end) with pw.WriteColumns.
-	write(ctx context.Context, pw *parquetio.Writer, start, end int) error
+}
+
+// writeBlocks writes rows [start, end) to pw in blocks of typedBlock rows
+// (pages break at the rows the row path breaks them): fill(a, b) sets
+// cols to the columns of rows [a, b).
+func writeBlocks(ctx context.Context, pw *parquetio.Writer, start, end int, cols []parquetio.Column, fill func(a, b int) error) error {
+	for a := start; a < end; a += typedBlock {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		b := min(end, a+typedBlock)
+		if err := fill(a, b); err != nil {
+			return err
+		}
+		if err := pw.WriteColumns(b-a, cols); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (tr *typedRows) numRows() int { return tr.n }
@@ -129,26 +142,22 @@ func newTypedRows(rv reflect.Value, info *typeInfo, enc *structEncoder) *typedRo
 	return tr
 }
 
+// intSources are the representations of the integer kinds.
+var intSources = map[reflect.Kind]srcKind{
+	reflect.Int: srcInt, reflect.Int64: srcInt64, reflect.Int32: srcInt32, reflect.Int16: srcInt16, reflect.Int8: srcInt8,
+}
+
 // bind sets the field representation of node n for the column and reports
 // whether the fast path can write it, with the conversions bindEncoder
 // makes.
 func (r *colReader) bind(n *typeNode) bool {
 	switch n.kind {
 	case kInt, kMicros:
-		switch n.rt.Kind() {
-		case reflect.Int:
-			r.src = srcInt
-		case reflect.Int64:
-			r.src = srcInt64
-		case reflect.Int32:
-			r.src = srcInt32
-		case reflect.Int16:
-			r.src = srcInt16
-		case reflect.Int8:
-			r.src = srcInt8
-		default:
+		src, ok := intSources[n.rt.Kind()]
+		if !ok {
 			return false
 		}
+		r.src = src
 		if n.kind == kMicros {
 			// Only some int64 values are timestamps the row path accepts.
 			r.mayFail = true
@@ -327,11 +336,7 @@ func (r *colReader) scan(rows []unsafe.Pointer) (int64, int, error) {
 func (tr *typedRows) write(ctx context.Context, pw *parquetio.Writer, start, end int) error {
 	rows := make([]unsafe.Pointer, 0, typedBlock)
 	cols := make([]parquetio.Column, len(tr.cols))
-	for a := start; a < end; a += typedBlock {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		b := min(end, a+typedBlock)
+	return writeBlocks(ctx, pw, start, end, cols, func(a, b int) error {
 		rows = rows[:0]
 		for i := a; i < b; i++ {
 			rows = append(rows, tr.row(i))
@@ -342,11 +347,8 @@ func (tr *typedRows) write(ctx context.Context, pw *parquetio.Writer, start, end
 			}
 			cols[c] = r.buf
 		}
-		if err := pw.WriteColumns(len(rows), cols); err != nil {
-			return err
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // grow returns s with length n, reusing its array.
@@ -396,172 +398,110 @@ func (r *colReader) fill(rows []unsafe.Pointer, validate bool) (int, error) {
 		nulls = r.null
 		r.buf.Null = nulls
 	}
-	// at returns the field address of row i, nil (and marks it) for null.
-	at := func(i int) unsafe.Pointer {
-		p := r.field(rows[i])
-		if nulls != nil && r.isNull(p) {
-			nulls[i] = true
-			return nil
-		}
-		return p
-	}
-	notNullErr := func(i int) (int, error) {
-		return i, fmt.Errorf("column %q: %w (null value)", r.name, errNotNull)
-	}
 	switch r.dst {
-	case schema.Long, schema.Integer, schema.Short, schema.Byte:
-		wide := r.dst == schema.Long
-		var out64 []int64
-		var out32 []int32
-		if wide {
-			out64 = grow(r.buf.Int64, m)
-			r.buf.Int64 = out64
-		} else {
-			out32 = grow(r.buf.Int32, m)
-			r.buf.Int32 = out32
-		}
-		lo, hi := intRange(r.dst)
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				continue
-			}
-			x := loadInt(r.src, p)
-			if wide {
-				out64[i] = x
-				continue
-			}
-			if x < lo || x > hi {
-				return i, fmt.Errorf("column %q: %w: %d does not fit %s", r.name, ErrInvalidArgument, x, r.dst)
-			}
-			out32[i] = int32(x)
-		}
+	case schema.Long:
+		r.buf.Int64 = grow(r.buf.Int64, m)
+		return fillEach(r, rows, nulls, r.buf.Int64, func(p unsafe.Pointer) (int64, error) { return loadInt(r.src, p), nil })
+	case schema.Integer, schema.Short, schema.Byte:
+		r.buf.Int32 = grow(r.buf.Int32, m)
+		return fillEach(r, rows, nulls, r.buf.Int32, r.narrowInt)
 	case schema.Timestamp, schema.TimestampNTZ:
-		out := grow(r.buf.Int64, m)
-		r.buf.Int64 = out
-		ntz := r.dst == schema.TimestampNTZ
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				continue
-			}
-			if r.src != srcTime {
-				us := loadInt(r.src, p)
-				if validate && !microsInRange(us) {
-					return i, fmt.Errorf("column %q: %w", r.name, outOfRange(time.UnixMicro(us).UTC(), r.col))
-				}
-				out[i] = us
-				continue
-			}
-			t := *(*time.Time)(p)
-			if !timestampInRange(t) {
-				return i, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
-			}
-			if ntz && t.Location() != time.UTC {
-				t = wallClockUTC(t)
-			}
-			out[i] = t.UnixMicro()
-		}
+		r.buf.Int64 = grow(r.buf.Int64, m)
+		return fillEach(r, rows, nulls, r.buf.Int64, func(p unsafe.Pointer) (int64, error) { return r.micros(p, validate) })
 	case schema.Date:
-		out := grow(r.buf.Int32, m)
-		r.buf.Int32 = out
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				continue
-			}
-			if r.src == srcTime {
-				out[i] = int32(parquetio.DateOf(*(*time.Time)(p)))
-			} else {
-				out[i] = *(*int32)(p)
-			}
-		}
-	case schema.Float, schema.Double:
-		var out64 []float64
-		var out32 []float32
-		if r.dst == schema.Double {
-			out64 = grow(r.buf.Float64, m)
-			r.buf.Float64 = out64
-		} else {
-			out32 = grow(r.buf.Float32, m)
-			r.buf.Float32 = out32
-		}
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				continue
-			}
-			var x float64
-			if r.src == srcFloat32 {
-				x = float64(*(*float32)(p))
-			} else {
-				x = *(*float64)(p)
-			}
-			if out64 != nil {
-				out64[i] = x
-			} else {
-				out32[i] = float32(x)
-			}
-		}
+		r.buf.Int32 = grow(r.buf.Int32, m)
+		return fillEach(r, rows, nulls, r.buf.Int32, r.days)
+	case schema.Double:
+		r.buf.Float64 = grow(r.buf.Float64, m)
+		return fillEach(r, rows, nulls, r.buf.Float64, func(p unsafe.Pointer) (float64, error) { return r.float(p), nil })
+	case schema.Float:
+		r.buf.Float32 = grow(r.buf.Float32, m)
+		return fillEach(r, rows, nulls, r.buf.Float32, func(p unsafe.Pointer) (float32, error) { return float32(r.float(p)), nil })
 	case schema.Boolean:
-		out := grow(r.buf.Bool, m)
-		r.buf.Bool = out
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				continue
-			}
-			out[i] = *(*bool)(p)
-		}
+		r.buf.Bool = grow(r.buf.Bool, m)
+		return fillEach(r, rows, nulls, r.buf.Bool, func(p unsafe.Pointer) (bool, error) { return *(*bool)(p), nil })
 	case schema.String, schema.Binary:
 		if r.src == srcBytes {
-			out := grow(r.buf.Bytes, m)
-			r.buf.Bytes = out
-			for i := range rows {
-				p := at(i)
-				if p == nil {
-					if r.notNull {
-						return notNullErr(i)
-					}
-					out[i] = nil
-					continue
-				}
-				out[i] = *(*[]byte)(p)
-			}
-			break
+			r.buf.Bytes = grow(r.buf.Bytes, m)
+			return fillEach(r, rows, nulls, r.buf.Bytes, func(p unsafe.Pointer) ([]byte, error) { return *(*[]byte)(p), nil })
 		}
-		out := grow(r.buf.String, m)
-		r.buf.String = out
-		for i := range rows {
-			p := at(i)
-			if p == nil {
-				if r.notNull {
-					return notNullErr(i)
-				}
-				out[i] = ""
-				continue
+		r.buf.String = grow(r.buf.String, m)
+		return fillEach(r, rows, nulls, r.buf.String, func(p unsafe.Pointer) (string, error) { return *(*string)(p), nil })
+	}
+	return 0, fmt.Errorf("column %q: %w: type %s on the columnar path", r.name, ErrSchemaMismatch, r.col)
+}
+
+// fillEach sets out[i] to conv of the field of rows[i] (struct addresses,
+// none nil); when nulls is not nil, a null field marks nulls[i] and sets
+// out[i] to the zero value. It returns the index of the first value conv
+// refuses or the first null in a NOT NULL column, and the error.
+func fillEach[E any](r *colReader, rows []unsafe.Pointer, nulls []bool, out []E, conv func(unsafe.Pointer) (E, error)) (int, error) {
+	var zero E
+	out = out[:len(rows)]
+	for i, row := range rows {
+		p := r.field(row)
+		if nulls != nil && r.isNull(p) {
+			if r.notNull {
+				return i, fmt.Errorf("column %q: %w (null value)", r.name, errNotNull)
 			}
-			out[i] = *(*string)(p)
+			nulls[i] = true
+			out[i] = zero
+			continue
 		}
-	default:
-		return 0, fmt.Errorf("column %q: %w: type %s on the columnar path", r.name, ErrSchemaMismatch, r.col)
+		x, err := conv(p)
+		if err != nil {
+			return i, err
+		}
+		out[i] = x
 	}
 	return 0, nil
+}
+
+// narrowInt reads the integer field at p for an integer, short or byte
+// column, range checked.
+func (r *colReader) narrowInt(p unsafe.Pointer) (int32, error) {
+	x := loadInt(r.src, p)
+	lo, hi := intRange(r.dst)
+	if x < lo || x > hi {
+		return 0, fmt.Errorf("column %q: %w: %d does not fit %s", r.name, ErrInvalidArgument, x, r.dst)
+	}
+	return int32(x), nil
+}
+
+// micros reads the time.Time or microseconds field at p for a timestamp or
+// timestamp_ntz column (microseconds range checked when validate is set).
+func (r *colReader) micros(p unsafe.Pointer, validate bool) (int64, error) {
+	if r.src != srcTime {
+		us := loadInt(r.src, p)
+		if validate && !microsInRange(us) {
+			return 0, fmt.Errorf("column %q: %w", r.name, outOfRange(time.UnixMicro(us).UTC(), r.col))
+		}
+		return us, nil
+	}
+	t := *(*time.Time)(p)
+	if !timestampInRange(t) {
+		return 0, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
+	}
+	if r.dst == schema.TimestampNTZ && t.Location() != time.UTC {
+		t = wallClockUTC(t)
+	}
+	return t.UnixMicro(), nil
+}
+
+// days reads the time.Time or int32 field at p for a date column.
+func (r *colReader) days(p unsafe.Pointer) (int32, error) {
+	if r.src == srcTime {
+		return int32(parquetio.DateOf(*(*time.Time)(p))), nil
+	}
+	return *(*int32)(p), nil
+}
+
+// float reads the float32 or float64 field at p.
+func (r *colReader) float(p unsafe.Pointer) float64 {
+	if r.src == srcFloat32 {
+		return float64(*(*float32)(p))
+	}
+	return *(*float64)(p)
 }
 
 // loadFields sets out[i] to the E at offset off of struct rows[i].
@@ -634,45 +574,14 @@ func (t *Table) writeTypedFiles(ctx context.Context, p *prepared, cfg writeConfi
 			return nil, err
 		}
 	}
-	n := tr.numRows()
-	if n == 0 {
+	if tr.numRows() == 0 {
 		return &writeResult{}, nil
 	}
-	fw := &fileWriter{
-		store:  t.store,
-		schema: p.schema,
-		opts:   t.parquetOptions(cfg),
-		suffix: cfg.compression.FileSuffix(),
-		target: cfg.targetFileSize,
-		now:    t.cfg.now,
-		ratio:  1,
-	}
-	var adds []*txlog.Add
-	for start := 0; start < n; {
-		ratio := fw.currentRatio()
-		end, est := start, 0.0
-		var raw int64
-		if start == 0 && float64(total)*ratio < float64(fw.target) {
-			// All rows fit in one file: no need to add up sizes again.
-			end, raw = n, total
-		}
-		for end < n {
-			s := tr.rowSize(end)
-			raw += s
-			est += float64(s) * ratio
-			end++
-			if est >= float64(fw.target) {
-				break
-			}
-		}
-		a, b := start, end
-		add, err := fw.writeFile(ctx, "", values, raw, func(pw *parquetio.Writer) error { return tr.write(ctx, pw, a, b) })
-		if err != nil {
-			deleteFiles(t.store, fw.written(), t.cfg.logger)
-			return nil, err
-		}
-		adds = append(adds, add)
-		start = end
+	fw := t.newFileWriter(cfg, p.schema)
+	adds, err := fw.writeRows(ctx, values, tr, total)
+	if err != nil {
+		deleteFiles(t.store, fw.written(), t.cfg.logger)
+		return nil, err
 	}
 	return &writeResult{adds: adds, keys: fw.written()}, nil
 }

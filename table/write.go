@@ -973,28 +973,54 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 	if p.typed != nil {
 		return t.writeTypedFiles(ctx, p, cfg, groupCheck)
 	}
-	sch := p.schema
-	partCols := t.PartitionColumns()
-	pIdx, dIdx, dataSchema, missing := splitPartitionColumns(sch, partCols)
+	pIdx, dIdx, dataSchema, missing := splitPartitionColumns(p.schema, t.PartitionColumns())
 	if missing != "" {
 		return nil, fmt.Errorf("table: %w: partition column %q is not in the schema", ErrSchemaMismatch, missing)
 	}
-
 	// Validate every row and split by partition before writing anything.
+	rg, err := t.groupRows(ctx, p, pIdx, dIdx)
+	if err != nil {
+		return nil, err
+	}
+	if groupCheck != nil {
+		for _, g := range rg.order {
+			if len(g.rows) == 0 {
+				continue
+			}
+			if err := groupCheck(g.values); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.rows) == 0 {
+		return &writeResult{}, nil
+	}
+	return t.writeGroups(ctx, p, cfg, rg, dataSchema, dIdx)
+}
+
+// rowGroups is the row path's input validated and split by partition.
+type rowGroups struct {
+	sizes  []int64  // validation size of each input row
+	order  []*group // the partitions in the order of their first rows
+	single bool     // unpartitioned: order holds one group, of all rows (its rows are not listed)
+}
+
+// groupRows validates every row of p (its length, and the data columns dIdx
+// with fieldChecker) and splits the rows by the values of the partition
+// columns pIdx. Errors are *RowError naming the first bad row.
+func (t *Table) groupRows(ctx context.Context, p *prepared, pIdx, dIdx []int) (*rowGroups, error) {
+	sch := p.schema
+	partCols := t.PartitionColumns()
 	checkers := make([]func(any) (int64, error), len(dIdx))
 	for c, j := range dIdx {
 		checkers[c] = fieldChecker(sch.Fields[j])
 	}
-	sizes := make([]int64, len(p.rows))
-	groups := map[string]*group{}
-	var order []*group
-	var single *group
-	if len(partCols) == 0 {
-		single = &group{values: map[string]string{}}
-		order = append(order, single)
+	rg := &rowGroups{sizes: make([]int64, len(p.rows)), single: len(partCols) == 0}
+	if rg.single {
+		rg.order = []*group{{values: map[string]string{}}}
 	}
-	pvals := make([]string, len(partCols))
-	var key strings.Builder
+	groups := map[string]*group{}
+	pk := &partitionKeyer{sch: sch, pIdx: pIdx, vals: make([]string, len(pIdx))}
 	for i, row := range p.rows {
 		if i%cancelCheckRows == 0 && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -1011,88 +1037,77 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 			}
 			size += n
 		}
-		sizes[i] = size
-		if single != nil {
+		rg.sizes[i] = size
+		if rg.single {
 			continue
 		}
-		key.Reset()
-		for k, j := range pIdx {
-			f := sch.Fields[j]
-			s, ok, err := SerializePartitionValue(f.Type, row[j])
-			if err != nil {
-				return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: fmt.Errorf("partition column %q: %w", f.Name, err)})
-			}
-			if !ok && !f.Nullable {
-				return nil, fmt.Errorf("table: %w", &RowError{Row: i,
-					Err: fmt.Errorf("column %q: %w (null or empty partition value)", f.Name, errNotNull)})
-			}
-			pvals[k] = s
-			if len(pIdx) == 1 {
-				break
-			}
-			key.WriteString(strconv.Itoa(len(s)))
-			key.WriteByte(':')
-			key.WriteString(s)
-		}
-		k := pvals[0]
-		if len(pIdx) > 1 {
-			k = key.String()
+		k, err := pk.key(row)
+		if err != nil {
+			return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
 		}
 		g := groups[k]
 		if g == nil {
 			g = &group{values: make(map[string]string, len(partCols))}
 			for c, col := range partCols {
-				g.values[col] = pvals[c]
+				g.values[col] = pk.vals[c]
 			}
 			groups[k] = g
-			order = append(order, g)
+			rg.order = append(rg.order, g)
 		}
 		g.rows = append(g.rows, i)
 	}
-	if groupCheck != nil {
-		for _, g := range order {
-			if len(g.rows) == 0 {
-				continue
-			}
-			if err := groupCheck(g.values); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(p.rows) == 0 {
-		return &writeResult{}, nil
-	}
+	return rg, nil
+}
 
-	fw := t.newFileWriter(cfg, dataSchema)
-	results := make([][]*txlog.Add, len(order))
-	// Up to cfg.concurrency groups are written at once; the first error
-	// cancels gctx, which stops the others and the loop below.
+// partitionKeyer serializes the partition values of rows.
+type partitionKeyer struct {
+	sch  *schema.StructType
+	pIdx []int    // the partition columns' indexes in sch
+	vals []string // the values of the last row keyed
+	buf  strings.Builder
+}
+
+// key sets k.vals to the serialized partition values of row and returns
+// the key of its partition: the value of a single partition column, else
+// the values with their lengths. A null or empty value of a NOT NULL
+// partition column is an error.
+func (k *partitionKeyer) key(row parquetio.Row) (string, error) {
+	k.buf.Reset()
+	for c, j := range k.pIdx {
+		f := k.sch.Fields[j]
+		s, ok, err := SerializePartitionValue(f.Type, row[j])
+		if err != nil {
+			return "", fmt.Errorf("partition column %q: %w", f.Name, err)
+		}
+		if !ok && !f.Nullable {
+			return "", fmt.Errorf("column %q: %w (null or empty partition value)", f.Name, errNotNull)
+		}
+		k.vals[c] = s
+		if len(k.pIdx) == 1 {
+			return s, nil
+		}
+		k.buf.WriteString(strconv.Itoa(len(s)))
+		k.buf.WriteByte(':')
+		k.buf.WriteString(s)
+	}
+	return k.buf.String(), nil
+}
+
+// writeGroups writes the data files of the validated partitions of rg,
+// up to cfg.concurrency partitions at once, each with the data columns
+// dIdx of its rows (of schema data). On error, files already written are
+// deleted (best effort).
+func (t *Table) writeGroups(ctx context.Context, p *prepared, cfg writeConfig, rg *rowGroups, data *schema.StructType, dIdx []int) (*writeResult, error) {
+	fw := t.newFileWriter(cfg, data)
+	results := make([][]*txlog.Add, len(rg.order))
+	// The first error cancels gctx, which stops the others and the loop
+	// below.
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(cfg.concurrency)
-	for gi, g := range order {
-		var rows []parquetio.Row
-		var gsizes []int64
-		if single != nil {
-			rows, gsizes = p.rows, sizes
-		} else {
-			rows = make([]parquetio.Row, len(g.rows))
-			gsizes = make([]int64, len(g.rows))
-			var backing []any
-			k := len(dIdx)
-			for r, i := range g.rows {
-				b := r % cancelCheckRows
-				if b == 0 {
-					if gctx.Err() != nil {
-						break // the loop below sees gctx and stops
-					}
-					backing = make([]any, min(cancelCheckRows, len(g.rows)-r)*k) // block by block: see encodeRows
-				}
-				dr := backing[b*k : (b+1)*k : (b+1)*k]
-				for c, j := range dIdx {
-					dr[c] = p.rows[i][j]
-				}
-				rows[r], gsizes[r] = dr, sizes[i]
-			}
+	for gi, g := range rg.order {
+		rows, gsizes := p.rows, rg.sizes
+		if !rg.single {
+			rows, gsizes = dataRows(gctx, p.rows, rg.sizes, g.rows, dIdx)
 		}
 		if gctx.Err() != nil {
 			break
@@ -1116,6 +1131,30 @@ func (t *Table) writeDataFiles(ctx context.Context, p *prepared, cfg writeConfig
 		res.adds = append(res.adds, r...)
 	}
 	return res, nil
+}
+
+// dataRows returns the rows idx of rows cut to their data columns dIdx,
+// with their sizes. It stops early when ctx is done (the caller checks).
+func dataRows(ctx context.Context, rows []parquetio.Row, sizes []int64, idx, dIdx []int) ([]parquetio.Row, []int64) {
+	out := make([]parquetio.Row, len(idx))
+	outSizes := make([]int64, len(idx))
+	var backing []any
+	k := len(dIdx)
+	for r, i := range idx {
+		b := r % cancelCheckRows
+		if b == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			backing = make([]any, min(cancelCheckRows, len(idx)-r)*k) // block by block: see encodeRows
+		}
+		dr := backing[b*k : (b+1)*k : (b+1)*k]
+		for c, j := range dIdx {
+			dr[c] = rows[i][j]
+		}
+		out[r], outSizes[r] = dr, sizes[i]
+	}
+	return out, outSizes
 }
 
 // parquetOptions derives the data file writer options from the table
@@ -1222,8 +1261,55 @@ func (w *fileWriter) currentRatio() float64 {
 	return w.ratio
 }
 
-// writeGroup writes one partition's rows as one or more files.
+// fileRows is the input of fileWriter.writeGroup: rows with their
+// validation sizes (see fieldChecker), written to a data file a range at a
+// time.
+type fileRows interface {
+	// numRows returns the number of rows.
+	numRows() int
+	// rowSize returns the validation size of row i.
+	rowSize(i int) int64
+	// write writes rows [start, end) to pw.
+	write(ctx context.Context, pw *parquetio.Writer, start, end int) error
+}
+
+// boxedRows is the fileRows of the row path: rows of the data columns.
+type boxedRows struct {
+	rows  []parquetio.Row
+	sizes []int64
+}
+
+func (b *boxedRows) numRows() int        { return len(b.rows) }
+func (b *boxedRows) rowSize(i int) int64 { return b.sizes[i] }
+
+// write hands the rows to pw in calls of cancelCheckRows rows, checking
+// ctx between them.
+func (b *boxedRows) write(ctx context.Context, pw *parquetio.Writer, start, end int) error {
+	for part := b.rows[start:end]; len(part) > 0; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(part), cancelCheckRows)
+		if err := pw.Write(part[:n]); err != nil {
+			return err
+		}
+		part = part[n:]
+	}
+	return nil
+}
+
+// writeGroup writes one partition's rows (with their validation sizes)
+// as one or more files, as writeRows does.
 func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []parquetio.Row, sizes []int64) ([]*txlog.Add, error) {
+	return w.writeRows(ctx, values, &boxedRows{rows: rows, sizes: sizes}, -1)
+}
+
+// writeRows writes one partition's rows as one or more files of about
+// w.target bytes (by the validation sizes, times the file bytes per
+// validation byte learned so far). total, when not negative, is the
+// validation size of all rows: when they fit one file, their sizes are
+// not added up again.
+func (w *fileWriter) writeRows(ctx context.Context, values map[string]string, src fileRows, total int64) ([]*txlog.Add, error) {
 	dir := w.root
 	if len(w.partCols) > 0 {
 		if !slices.Equal(w.partCols, w.partKeys) {
@@ -1236,32 +1322,25 @@ func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, r
 		dir += partitionDir(w.partKeys, values) + "/"
 	}
 	var adds []*txlog.Add
-	for start := 0; start < len(rows); {
+	n := src.numRows()
+	for start := 0; start < n; {
 		ratio := w.currentRatio()
 		end, est := start, 0.0
 		var raw int64
-		for end < len(rows) {
-			raw += sizes[end]
-			est += float64(sizes[end]) * ratio
+		if start == 0 && total >= 0 && float64(total)*ratio < float64(w.target) {
+			end, raw = n, total
+		}
+		for end < n {
+			s := src.rowSize(end)
+			raw += s
+			est += float64(s) * ratio
 			end++
 			if est >= float64(w.target) {
 				break
 			}
 		}
-		part := rows[start:end]
-		add, err := w.writeFile(ctx, dir, values, raw, func(pw *parquetio.Writer) error {
-			for len(part) > 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				n := min(len(part), cancelCheckRows)
-				if err := pw.Write(part[:n]); err != nil {
-					return err
-				}
-				part = part[n:]
-			}
-			return nil
-		})
+		a, b := start, end
+		add, err := w.writeFile(ctx, dir, values, raw, func(pw *parquetio.Writer) error { return src.write(ctx, pw, a, b) })
 		if err != nil {
 			return nil, err
 		}
