@@ -638,3 +638,8 @@ func (c *codec) ArrowType() arrow.DataType {
 	}
 	return nil // variant, or a decimal beyond decimal128
 }
+
+// TimestampUnixBounds returns the Unix seconds of the first instant of year
+// -290000 and of the last of year 290000 (UTC); TimestampInRange keeps a
+// day's margin inside them.
+func TimestampUnixBounds() (lo, hi int64) { return minTimestampUnix, maxTimestampUnix }
