@@ -718,16 +718,13 @@ var minTimestampUnix, maxTimestampUnix = value.TimestampUnixBounds()
 
 func timestampInRange(t time.Time) bool { return value.TimestampInRange(t) }
 
-// fieldChecker returns checkField specialised for f: the codec's Check for
+// fieldChecker returns checkField specialised for f: value.CheckerOf for
 // the common non-null case, checkField (which names the column) otherwise.
 func fieldChecker(f *schema.StructField) func(any) (int64, error) {
-	c := value.CodecOf(f.Type)
-	if c == nil {
-		return func(v any) (int64, error) { return checkField(f, v) }
-	}
+	chk := value.CheckerOf(f.Type)
 	return func(v any) (int64, error) {
 		if v != nil {
-			if n, err := c.Check(v); err == nil {
+			if n, err := chk(v); err == nil {
 				return n, nil
 			}
 		}

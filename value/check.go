@@ -3,6 +3,7 @@ package value
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/deltakit/deltakit/schema"
 )
@@ -110,4 +111,63 @@ func checkMap(t *schema.MapType, v any) (int64, error) {
 		size += n
 	}
 	return size, nil
+}
+
+// CheckerOf returns Check specialised for type t, for per-cell loops: the
+// common Go type of each primitive type is tested first with a direct type
+// assertion, then Check decides. It keeps table's per-cell validation as
+// fast as its former hand-written switch: with Codec.Check alone a long, a
+// string and a timestamp cell took 64-92 ns against 57-73 ns (table's
+// fieldChecker on 2 shared, busy cores; BenchmarkChecker compares the two).
+func CheckerOf(t schema.Type) func(v any) (int64, error) {
+	c, _ := CodecOf(t).(*codec)
+	if c == nil {
+		return func(v any) (int64, error) { return Check(t, v) }
+	}
+	switch c.k {
+	case kLong:
+		return func(v any) (int64, error) {
+			switch v.(type) {
+			case int64, int:
+				return 8, nil
+			}
+			return c.Check(v)
+		}
+	case kInteger:
+		return func(v any) (int64, error) {
+			if _, ok := v.(int32); ok {
+				return 4, nil
+			}
+			return c.Check(v)
+		}
+	case kDouble:
+		return func(v any) (int64, error) {
+			if _, ok := v.(float64); ok {
+				return 8, nil
+			}
+			return c.Check(v)
+		}
+	case kBoolean:
+		return func(v any) (int64, error) {
+			if _, ok := v.(bool); ok {
+				return 1, nil
+			}
+			return c.Check(v)
+		}
+	case kString:
+		return func(v any) (int64, error) {
+			if s, ok := v.(string); ok {
+				return int64(len(s)) + 4, nil
+			}
+			return c.Check(v)
+		}
+	case kTimestamp, kTimestampNTZ:
+		return func(v any) (int64, error) {
+			if ts, ok := v.(time.Time); ok && TimestampInRange(ts) {
+				return 8, nil
+			}
+			return c.Check(v)
+		}
+	}
+	return c.Check
 }
