@@ -25,6 +25,16 @@
 //	array<T>         []any
 //	map<K,V>         []MapEntry
 //
+// Timestamps have microsecond precision in files: sub-microsecond digits are
+// dropped. A timestamp is an instant and reads back in UTC. A timestamp_ntz
+// is a wall-clock reading without zone, held as the wall clock of a
+// time.Time in UTC (WallClock takes t's wall clock in t's own location).
+// Dates are days since 1970-01-01 with no zone; Date.String gives
+// "2006-01-02". Decimals are exact: Decimal{Unscaled, Scale} is Unscaled ×
+// 10^-Scale, and Decimal.String gives the exact plain text ("-999.99"). Maps
+// are slices of MapEntry in file order, since keys may be []byte or other
+// values a Go map cannot hold.
+//
 // # Codec
 //
 // CodecOf returns the Codec of a primitive or decimal type: how a Go value

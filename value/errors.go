@@ -11,7 +11,7 @@ import (
 var (
 	// ErrTypeMismatch: the Go type of a value is not one that the Delta type
 	// accepts (a string for a long column).
-	ErrTypeMismatch = errors.New("Go type does not fit the Delta type")
+	ErrTypeMismatch = errors.New("value of a Go type that does not fit the Delta type")
 	// ErrOutOfRange: the Go type fits but the value does not (300 for a
 	// byte, a decimal with too many digits, a timestamp beyond year 290000,
 	// a struct Row of the wrong length).
@@ -24,7 +24,7 @@ var (
 	ErrNull = errors.New("null value not allowed")
 	// ErrUnsupported: the Delta type has no codec for the operation (variant
 	// values, a nested type as a partition column).
-	ErrUnsupported = errors.New("Delta type not supported here")
+	ErrUnsupported = errors.New("type not supported here")
 )
 
 // Error is a value that does not fit a Delta type. Column says where inside
