@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/deltakit/deltakit/schema"
@@ -58,5 +59,44 @@ func TestPartitionValueChecked(t *testing.T) {
 		if err != nil || !ok || s != c.want {
 			t.Errorf("SerializePartitionValue(%s, %v) = %q %v %v, want %q", c.typ, c.v, s, ok, err, c.want)
 		}
+	}
+}
+
+// TestRowValueErrors: a data value that does not fit its column is refused
+// with an error that names row and column and matches table's sentinel,
+// *RowError and *value.Error (with the reason).
+func TestRowValueErrors(t *testing.T) {
+	ctx := context.Background()
+	st := schema.NewStruct(field("x", prim(schema.Short), false))
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", st, true),
+		field("l", &schema.ArrayType{ElementType: prim(schema.Date), ContainsNull: false}, true))
+	for _, c := range []struct {
+		name     string
+		row      Row
+		sentinel error
+		reason   error
+		text     string
+	}{
+		{"wrong Go type", Row{"1", nil, nil}, ErrSchemaMismatch, value.ErrTypeMismatch, `row 1: column "id": schema mismatch: value 1 of Go type string does not fit type long`},
+		{"nested out of range", Row{int64(1), Row{40000}, nil}, ErrInvalidArgument, value.ErrOutOfRange, `row 1: column "s": invalid argument: column "x": value 40000 does not fit type short`},
+		{"nested null", Row{int64(1), Row{nil}, nil}, ErrInvalidArgument, value.ErrNull, `column "s"`},
+		{"null element", Row{int64(1), nil, []any{Date(1), nil}}, ErrConstraintViolation, value.ErrNull, `element 1`},
+		{"element type", Row{int64(1), nil, []any{"2024-01-01"}}, ErrSchemaMismatch, value.ErrTypeMismatch, `element 0: value 2024-01-01 of Go type string does not fit type date`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tbl := newMemTable(t, sch)
+			_, err := tbl.AppendRows(ctx, []Row{{int64(0), nil, nil}, c.row})
+			var re *RowError
+			var ve *value.Error
+			if !errors.Is(err, c.sentinel) || !errors.Is(err, c.reason) || !errors.As(err, &re) || re.Row != 1 || !errors.As(err, &ve) {
+				t.Fatalf("err %v, want row 1 wrapping %v and %v", err, c.sentinel, c.reason)
+			}
+			if !strings.Contains(err.Error(), c.text) {
+				t.Errorf("err %q does not contain %q", err, c.text)
+			}
+			if v := tbl.Version(); v != 0 {
+				t.Errorf("a refused write committed version %d", v)
+			}
+		})
 	}
 }

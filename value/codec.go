@@ -345,37 +345,51 @@ const (
 	partitionISOLayout       = "2006-01-02T15:04:05.999999Z07:00"
 )
 
+// FormatPartition formats v straight from its Go type once Check accepts
+// it (no Normalize: a write calls it per row, and boxing the normalised
+// value would allocate).
 func (c *codec) FormatPartition(v any) (string, bool, error) {
 	if v == nil {
 		return "", false, nil
 	}
-	n, err := c.Normalize(v)
-	if err != nil {
+	if c.k == kDecimal {
+		d, err := c.decimal(v)
+		if err != nil {
+			return "", false, err
+		}
+		return d.String(), true, nil
+	}
+	if _, err := c.Check(v); err != nil {
 		return "", false, err
 	}
-	switch x := n.(type) {
-	case string:
-		return x, x != "", nil
-	case []byte:
-		return string(x), len(x) > 0, nil
-	case bool:
-		return strconv.FormatBool(x), true, nil
-	case int64, int32, int16, int8:
-		i, _ := ToInt64(x)
-		return strconv.FormatInt(i, 10), true, nil
-	case float32:
-		return formatPartitionFloat(float64(x), 32), true, nil
-	case float64:
-		return formatPartitionFloat(x, 64), true, nil
-	case Date:
-		return x.String(), true, nil
-	case Decimal:
-		return x.String(), true, nil
-	case time.Time:
-		if c.k == kTimestampNTZ {
-			return x.Truncate(time.Microsecond).Format(partitionTimestampLayout), true, nil
+	switch c.k {
+	case kString, kBinary:
+		if b, ok := v.([]byte); ok {
+			return string(b), len(b) > 0, nil
 		}
-		return x.Truncate(time.Microsecond).Format(partitionISOLayout), true, nil
+		s := v.(string)
+		return s, s != "", nil
+	case kBoolean:
+		return strconv.FormatBool(v.(bool)), true, nil
+	case kLong, kInteger, kShort, kByte:
+		n, _ := ToInt64(v)
+		return strconv.FormatInt(n, 10), true, nil
+	case kFloat, kDouble:
+		f, _ := ToFloat64(v)
+		bits := 64
+		if c.k == kFloat {
+			bits = 32
+		}
+		return formatPartitionFloat(f, bits), true, nil
+	case kDate:
+		if t, ok := v.(time.Time); ok {
+			return DateOf(t).String(), true, nil
+		}
+		return v.(Date).String(), true, nil
+	case kTimestamp:
+		return v.(time.Time).UTC().Truncate(time.Microsecond).Format(partitionISOLayout), true, nil
+	case kTimestampNTZ:
+		return WallClock(v.(time.Time)).Truncate(time.Microsecond).Format(partitionTimestampLayout), true, nil
 	}
 	return "", false, &Error{Type: c.t, Value: v, Reason: ErrUnsupported}
 }
