@@ -43,10 +43,10 @@
 //
 // # Values
 //
-// Values are the parquetio value model (see package parquetio): a
-// parquetio.Row per record, int64 for long, time.Time (UTC) for both
-// timestamps, parquetio.Date, parquetio.Decimal, []any for arrays,
-// []parquetio.MapEntry for maps, parquetio.Row for structs. RecordBuilder
+// Values are the value model (see package value): a value.Row per record,
+// int64 for long, time.Time (UTC) for both timestamps, value.Date,
+// value.Decimal, []any for arrays, []value.MapEntry for maps, value.Row for
+// structs. The Arrow type of each primitive type is value.Codec.ArrowType. RecordBuilder
 // appends such rows to Arrow builders; Rows and Value read them back out of
 // record batches, so a row survives Row → Arrow → Row unchanged.
 package arrowio
@@ -59,6 +59,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // ErrUnsupportedType is wrapped when a Delta type has no Arrow mapping
@@ -128,39 +129,17 @@ func join(path, name string) string {
 func typeAt(t schema.Type, path string) (arrow.DataType, error) {
 	switch x := t.(type) {
 	case *schema.PrimitiveType:
-		switch x.Name {
-		case schema.Long:
-			return arrow.PrimitiveTypes.Int64, nil
-		case schema.Integer:
-			return arrow.PrimitiveTypes.Int32, nil
-		case schema.Short:
-			return arrow.PrimitiveTypes.Int16, nil
-		case schema.Byte:
-			return arrow.PrimitiveTypes.Int8, nil
-		case schema.Float:
-			return arrow.PrimitiveTypes.Float32, nil
-		case schema.Double:
-			return arrow.PrimitiveTypes.Float64, nil
-		case schema.Boolean:
-			return arrow.FixedWidthTypes.Boolean, nil
-		case schema.String:
-			return arrow.BinaryTypes.String, nil
-		case schema.Binary:
-			return arrow.BinaryTypes.Binary, nil
-		case schema.Date:
-			return arrow.FixedWidthTypes.Date32, nil
-		case schema.Timestamp:
-			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: UTC}, nil
-		case schema.TimestampNTZ:
-			return &arrow.TimestampType{Unit: arrow.Microsecond}, nil
-		case schema.Void:
+		if x.Name == schema.Void {
 			return arrow.Null, nil
 		}
-	case *schema.DecimalType:
-		if x.Precision < 1 || x.Precision > 38 || x.Scale < 0 || x.Scale > x.Precision {
-			return nil, fmt.Errorf("arrowio: column %s: %w: %s", path, ErrUnsupportedType, x)
+		if c := value.CodecOf(x); c != nil && c.ArrowType() != nil {
+			return c.ArrowType(), nil
 		}
-		return &arrow.Decimal128Type{Precision: int32(x.Precision), Scale: int32(x.Scale)}, nil
+	case *schema.DecimalType:
+		if at := value.CodecOf(x).ArrowType(); at != nil {
+			return at, nil
+		}
+		return nil, fmt.Errorf("arrowio: column %s: %w: %s", path, ErrUnsupportedType, x)
 	case *schema.StructType:
 		fields, err := structFields(x, path)
 		if err != nil {

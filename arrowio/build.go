@@ -2,7 +2,6 @@ package arrowio
 
 import (
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,12 +9,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
-// RecordBuilder builds Arrow record batches from rows of the parquetio value
-// model. It is not safe for concurrent use.
+// RecordBuilder builds Arrow record batches from rows of the value model
+// (package value). It is not safe for concurrent use.
 type RecordBuilder struct {
 	sch    *schema.StructType
 	asch   *arrow.Schema
@@ -59,7 +58,7 @@ func (rb *RecordBuilder) Len() int { return rb.rows }
 // A value of the wrong Go type for its Delta type, or a null in a
 // non-nullable field, is an error wrapping ErrInvalidValue naming the
 // column; the builder must then be released (its columns may be ragged).
-func (rb *RecordBuilder) Append(row parquetio.Row) error {
+func (rb *RecordBuilder) Append(row value.Row) error {
 	if len(row) != len(rb.append) {
 		return fmt.Errorf("arrowio: %w: row has %d values for %d columns", ErrInvalidValue, len(row), len(rb.append))
 	}
@@ -104,245 +103,265 @@ func appender(b array.Builder, t schema.Type, nullable bool, path string) (appen
 	}, nil
 }
 
-// valueAppender appends non-null values.
+// valueAppender appends non-null values. Primitive values go by the
+// builder's Arrow type, which value.Codec.ArrowType chose (Schema).
 func valueAppender(b array.Builder, t schema.Type, path string) (appendFunc, error) {
 	switch x := t.(type) {
-	case *schema.PrimitiveType:
-		switch x.Name {
-		case schema.Long:
-			bb := b.(*array.Int64Builder)
-			return func(v any) error {
-				switch n := v.(type) {
-				case int64:
-					bb.Append(n)
-				case int:
-					bb.Append(int64(n))
-				case int32:
-					bb.Append(int64(n))
-				default:
-					return badValue(path, t, v)
-				}
-				return nil
-			}, nil
-		case schema.Integer:
-			bb := b.(*array.Int32Builder)
-			return func(v any) error {
-				n, ok := v.(int32)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.Short:
-			bb := b.(*array.Int16Builder)
-			return func(v any) error {
-				n, ok := v.(int16)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.Byte:
-			bb := b.(*array.Int8Builder)
-			return func(v any) error {
-				n, ok := v.(int8)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.Float:
-			bb := b.(*array.Float32Builder)
-			return func(v any) error {
-				n, ok := v.(float32)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.Double:
-			bb := b.(*array.Float64Builder)
-			return func(v any) error {
-				n, ok := v.(float64)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.Boolean:
-			bb := b.(*array.BooleanBuilder)
-			return func(v any) error {
-				n, ok := v.(bool)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				bb.Append(n)
-				return nil
-			}, nil
-		case schema.String:
-			bb := b.(*array.StringBuilder)
-			return func(v any) error {
-				switch s := v.(type) {
-				case string:
-					bb.Append(s)
-				case []byte:
-					bb.BinaryBuilder.Append(s)
-				default:
-					return badValue(path, t, v)
-				}
-				return nil
-			}, nil
-		case schema.Binary:
-			bb := b.(*array.BinaryBuilder)
-			return func(v any) error {
-				switch s := v.(type) {
-				case []byte:
-					bb.Append(s)
-				case string:
-					bb.AppendString(s)
-				default:
-					return badValue(path, t, v)
-				}
-				return nil
-			}, nil
-		case schema.Date:
-			bb := b.(*array.Date32Builder)
-			return func(v any) error {
-				switch d := v.(type) {
-				case parquetio.Date:
-					bb.Append(arrow.Date32(d))
-				case time.Time:
-					bb.Append(arrow.Date32(parquetio.DateOf(d)))
-				default:
-					return badValue(path, t, v)
-				}
-				return nil
-			}, nil
-		case schema.Timestamp, schema.TimestampNTZ:
-			ntz := x.Name == schema.TimestampNTZ
-			bb := b.(*array.TimestampBuilder)
-			return func(v any) error {
-				ts, ok := v.(time.Time)
-				if !ok {
-					return badValue(path, t, v)
-				}
-				if ntz {
-					// The wall clock in ts's own location, read as UTC.
-					y, mo, d := ts.Date()
-					h, mi, s := ts.Clock()
-					ts = time.Date(y, mo, d, h, mi, s, ts.Nanosecond(), time.UTC)
-				}
-				bb.Append(arrow.Timestamp(ts.UnixMicro()))
-				return nil
-			}, nil
-		case schema.Void:
-			return func(v any) error { return badValue(path, t, v) }, nil
-		}
-	case *schema.DecimalType:
-		bb := b.(*array.Decimal128Builder)
-		scale := int32(x.Scale)
-		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Precision)), nil)
-		return func(v any) error {
-			d, ok := v.(parquetio.Decimal)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			if d.Unscaled == nil {
-				bb.Append(decimal128.Num{})
-				return nil
-			}
-			if d.Scale != scale {
-				r, ok := d.Rescale(scale)
-				if !ok {
-					return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, t)
-				}
-				d = r
-			}
-			if d.Unscaled.IsInt64() {
-				n := d.Unscaled.Int64()
-				if x.Precision >= 19 || n > -limit.Int64() && n < limit.Int64() {
-					bb.Append(decimal128.FromI64(n))
-					return nil
-				}
-			} else if new(big.Int).Abs(d.Unscaled).Cmp(limit) < 0 {
-				bb.Append(decimal128.FromBigInt(d.Unscaled))
-				return nil
-			}
-			return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, t)
-		}, nil
 	case *schema.StructType:
-		sb := b.(*array.StructBuilder)
-		fields := make([]appendFunc, len(x.Fields))
-		for i, f := range x.Fields {
-			fn, err := appender(sb.FieldBuilder(i), f.Type, f.Nullable, join(path, f.Name))
-			if err != nil {
-				return nil, err
-			}
-			fields[i] = fn
-		}
-		return func(v any) error {
-			r, ok := v.(parquetio.Row)
-			if !ok || len(r) != len(fields) {
-				return badValue(path, t, v)
-			}
-			sb.Append(true)
-			for i, fn := range fields {
-				if err := fn(r[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
+		return structAppender(b.(*array.StructBuilder), x, path)
 	case *schema.ArrayType:
-		lb := b.(*array.ListBuilder)
-		elem, err := appender(lb.ValueBuilder(), x.ElementType, x.ContainsNull, path+".element")
-		if err != nil {
-			return nil, err
-		}
-		return func(v any) error {
-			l, ok := v.([]any)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			lb.Append(true)
-			for _, e := range l {
-				if err := elem(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
+		return listAppender(b.(*array.ListBuilder), x, path)
 	case *schema.MapType:
-		mb := b.(*array.MapBuilder)
-		key, err := appender(mb.KeyBuilder(), x.KeyType, false, path+".key")
-		if err != nil {
-			return nil, err
-		}
-		val, err := appender(mb.ItemBuilder(), x.ValueType, x.ValueContainsNull, path+".value")
-		if err != nil {
-			return nil, err
-		}
-		return func(v any) error {
-			m, ok := v.([]parquetio.MapEntry)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			mb.Append(true)
-			for _, e := range m {
-				if err := key(e.Key); err != nil {
-					return err
-				}
-				if err := val(e.Value); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, nil
+		return mapAppender(b.(*array.MapBuilder), x, path)
+	case *schema.DecimalType:
+		return decimalAppender(b.(*array.Decimal128Builder), x, path), nil
+	}
+	if _, ok := b.(*array.NullBuilder); ok { // void: never a non-null value
+		return func(v any) error { return badValue(path, t, v) }, nil
+	}
+	if fn := numberAppender(b, t, path); fn != nil {
+		return fn, nil
+	}
+	if fn := otherAppender(b, t, path); fn != nil {
+		return fn, nil
 	}
 	return nil, fmt.Errorf("arrowio: column %s: %w: Delta type %s", path, ErrUnsupportedType, t)
+}
+
+// numberAppender appends to the integer, float and boolean builders (nil
+// for other builders). Each takes the canonical Go type only, long also int
+// and int32.
+func numberAppender(b array.Builder, t schema.Type, path string) appendFunc {
+	switch bb := b.(type) {
+	case *array.Int64Builder:
+		return func(v any) error {
+			switch n := v.(type) {
+			case int64:
+				bb.Append(n)
+			case int:
+				bb.Append(int64(n))
+			case int32:
+				bb.Append(int64(n))
+			default:
+				return badValue(path, t, v)
+			}
+			return nil
+		}
+	case *array.Int32Builder:
+		return func(v any) error {
+			n, ok := v.(int32)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	case *array.Int16Builder:
+		return func(v any) error {
+			n, ok := v.(int16)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	case *array.Int8Builder:
+		return func(v any) error {
+			n, ok := v.(int8)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	case *array.Float32Builder:
+		return func(v any) error {
+			n, ok := v.(float32)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	case *array.Float64Builder:
+		return func(v any) error {
+			n, ok := v.(float64)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	case *array.BooleanBuilder:
+		return func(v any) error {
+			n, ok := v.(bool)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			bb.Append(n)
+			return nil
+		}
+	}
+	return nil
+}
+
+// otherAppender appends to the string, binary, date and timestamp builders
+// (nil for other builders).
+func otherAppender(b array.Builder, t schema.Type, path string) appendFunc {
+	switch bb := b.(type) {
+	case *array.StringBuilder:
+		return func(v any) error {
+			switch s := v.(type) {
+			case string:
+				bb.Append(s)
+			case []byte:
+				bb.BinaryBuilder.Append(s)
+			default:
+				return badValue(path, t, v)
+			}
+			return nil
+		}
+	case *array.BinaryBuilder:
+		return func(v any) error {
+			switch s := v.(type) {
+			case []byte:
+				bb.Append(s)
+			case string:
+				bb.AppendString(s)
+			default:
+				return badValue(path, t, v)
+			}
+			return nil
+		}
+	case *array.Date32Builder:
+		return func(v any) error {
+			switch d := v.(type) {
+			case value.Date:
+				bb.Append(arrow.Date32(d))
+			case time.Time:
+				bb.Append(arrow.Date32(value.DateOf(d)))
+			default:
+				return badValue(path, t, v)
+			}
+			return nil
+		}
+	case *array.TimestampBuilder:
+		ntz := bb.Type().(*arrow.TimestampType).TimeZone == ""
+		return func(v any) error {
+			ts, ok := v.(time.Time)
+			if !ok {
+				return badValue(path, t, v)
+			}
+			if ntz {
+				ts = value.WallClock(ts) // the wall clock in ts's own location, read as UTC
+			}
+			bb.Append(arrow.Timestamp(ts.UnixMicro()))
+			return nil
+		}
+	}
+	return nil
+}
+
+func decimalAppender(bb *array.Decimal128Builder, x *schema.DecimalType, path string) appendFunc {
+	scale := int32(x.Scale)
+	limit := value.Pow10(x.Precision)
+	return func(v any) error {
+		d, ok := v.(value.Decimal)
+		if !ok {
+			return badValue(path, x, v)
+		}
+		if d.Unscaled == nil {
+			bb.Append(decimal128.Num{})
+			return nil
+		}
+		if d.Scale != scale {
+			r, ok := d.Rescale(scale)
+			if !ok {
+				return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, x)
+			}
+			d = r
+		}
+		if d.Unscaled.IsInt64() {
+			n := d.Unscaled.Int64()
+			if x.Precision >= 19 || n > -limit.Int64() && n < limit.Int64() {
+				bb.Append(decimal128.FromI64(n))
+				return nil
+			}
+		} else if d.Unscaled.CmpAbs(limit) < 0 {
+			bb.Append(decimal128.FromBigInt(d.Unscaled))
+			return nil
+		}
+		return fmt.Errorf("arrowio: column %s: %w: %s does not fit %s", path, ErrInvalidValue, d, x)
+	}
+}
+
+func structAppender(sb *array.StructBuilder, x *schema.StructType, path string) (appendFunc, error) {
+	fields := make([]appendFunc, len(x.Fields))
+	for i, f := range x.Fields {
+		fn, err := appender(sb.FieldBuilder(i), f.Type, f.Nullable, join(path, f.Name))
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = fn
+	}
+	return func(v any) error {
+		r, ok := v.(value.Row)
+		if !ok || len(r) != len(fields) {
+			return badValue(path, x, v)
+		}
+		sb.Append(true)
+		for i, fn := range fields {
+			if err := fn(r[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+func listAppender(lb *array.ListBuilder, x *schema.ArrayType, path string) (appendFunc, error) {
+	elem, err := appender(lb.ValueBuilder(), x.ElementType, x.ContainsNull, path+".element")
+	if err != nil {
+		return nil, err
+	}
+	return func(v any) error {
+		l, ok := v.([]any)
+		if !ok {
+			return badValue(path, x, v)
+		}
+		lb.Append(true)
+		for _, e := range l {
+			if err := elem(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+func mapAppender(mb *array.MapBuilder, x *schema.MapType, path string) (appendFunc, error) {
+	key, err := appender(mb.KeyBuilder(), x.KeyType, false, path+".key")
+	if err != nil {
+		return nil, err
+	}
+	val, err := appender(mb.ItemBuilder(), x.ValueType, x.ValueContainsNull, path+".value")
+	if err != nil {
+		return nil, err
+	}
+	return func(v any) error {
+		m, ok := v.([]value.MapEntry)
+		if !ok {
+			return badValue(path, x, v)
+		}
+		mb.Append(true)
+		for _, e := range m {
+			if err := key(e.Key); err != nil {
+				return err
+			}
+			if err := val(e.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }

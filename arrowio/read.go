@@ -7,14 +7,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
-// Value returns element i of arr in the parquetio value model (nil for a
+// Value returns element i of arr in the value model (nil for a
 // null): the inverse of RecordBuilder.Append for the produced types, and
 // the natural Delta value for the input-only types of the package doc
 // (large_utf8 gives a string, timestamp[ns, tz=X] a time.Time in UTC
-// truncated to microseconds, date64 a parquetio.Date, ...). Byte slices are
+// truncated to microseconds, date64 a value.Date, ...). Byte slices are
 // copies. An Arrow type without a Delta mapping is an error wrapping
 // ErrUnsupportedType.
 func Value(arr arrow.Array, i int) (any, error) {
@@ -53,17 +53,17 @@ func Value(arr arrow.Array, i int) (any, error) {
 	case *array.FixedSizeBinary:
 		return append([]byte{}, a.Value(i)...), nil
 	case *array.Date32:
-		return parquetio.Date(a.Value(i)), nil
+		return value.Date(a.Value(i)), nil
 	case *array.Date64:
-		return parquetio.DateOf(a.Value(i).ToTime()), nil
+		return value.DateOf(a.Value(i).ToTime()), nil
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit
 		return a.Value(i).ToTime(unit).UTC().Truncate(time.Microsecond), nil
 	case *array.Decimal128:
 		scale := a.DataType().(*arrow.Decimal128Type).Scale
-		return parquetio.Decimal{Unscaled: a.Value(i).BigInt(), Scale: scale}, nil
+		return value.Decimal{Unscaled: a.Value(i).BigInt(), Scale: scale}, nil
 	case *array.Struct:
-		row := make(parquetio.Row, a.NumField())
+		row := make(value.Row, a.NumField())
 		for f := range row {
 			v, err := Value(a.Field(f), i)
 			if err != nil {
@@ -75,7 +75,7 @@ func Value(arr arrow.Array, i int) (any, error) {
 	case *array.Map: // before the list cases: Map embeds List
 		keys, items := a.Keys(), a.Items()
 		start, end := a.ValueOffsets(i)
-		out := make([]parquetio.MapEntry, 0, end-start)
+		out := make([]value.MapEntry, 0, end-start)
 		for j := int(start); j < int(end); j++ {
 			k, err := Value(keys, j)
 			if err != nil {
@@ -85,7 +85,7 @@ func Value(arr arrow.Array, i int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, parquetio.MapEntry{Key: k, Value: v})
+			out = append(out, value.MapEntry{Key: k, Value: v})
 		}
 		return out, nil
 	case array.ListLike:
@@ -104,15 +104,15 @@ func Value(arr arrow.Array, i int) (any, error) {
 	return nil, fmt.Errorf("arrowio: %w: Arrow type %s", ErrUnsupportedType, arr.DataType())
 }
 
-// Rows returns the rows of a record batch in the parquetio value model, one
+// Rows returns the rows of a record batch in the value model, one
 // value per column (see Value). An unsupported column type is an error
 // wrapping ErrUnsupportedType naming the column.
-func Rows(rec arrow.RecordBatch) ([]parquetio.Row, error) {
+func Rows(rec arrow.RecordBatch) ([]value.Row, error) {
 	n := int(rec.NumRows())
 	cols := rec.Columns()
-	out := make([]parquetio.Row, n)
+	out := make([]value.Row, n)
 	for r := range out {
-		out[r] = make(parquetio.Row, len(cols))
+		out[r] = make(value.Row, len(cols))
 	}
 	for c, col := range cols {
 		for r := range n {

@@ -175,135 +175,157 @@ func children(elems []format.SchemaElement, e *format.SchemaElement, pos *int, d
 }
 
 func parquetType(elems []format.SchemaElement, e *format.SchemaElement, pos *int, depth int) (schema.Type, error) {
-	ct, hasCT := e.ConvertedType.Get()
-	lt := e.LogicalType
 	if n, _ := e.NumChildren.Get(); n > 0 {
-		kids, err := children(elems, e, pos, depth)
-		if err != nil {
-			return nil, err
-		}
-		isList := lt.Value != nil && isListLogical(lt) || hasCT && ct == deprecated.List
-		isMap := lt.Value != nil && isMapLogical(lt) || hasCT && (ct == deprecated.Map || ct == deprecated.MapKeyValue)
-		switch {
-		case isList && len(kids) == 1:
-			k := kids[0]
-			// 3-level list: repeated group with one element field.
-			if at, ok := k.Type.(*schema.ArrayType); ok && !k.Nullable {
-				if st, ok := at.ElementType.(*schema.StructType); ok && len(st.Fields) == 1 {
-					el := st.Fields[0]
-					return &schema.ArrayType{ElementType: el.Type, ContainsNull: el.Nullable}, nil
-				}
-				return at, nil
-			}
-			return &schema.ArrayType{ElementType: k.Type, ContainsNull: k.Nullable}, nil
-		case isMap && len(kids) == 1:
-			if at, ok := kids[0].Type.(*schema.ArrayType); ok {
-				if st, ok := at.ElementType.(*schema.StructType); ok && len(st.Fields) == 2 {
-					return &schema.MapType{KeyType: st.Fields[0].Type, ValueType: st.Fields[1].Type, ValueContainsNull: st.Fields[1].Nullable}, nil
-				}
-			}
-			return nil, fmt.Errorf("%w: malformed MAP group", ErrUnsupported)
-		}
-		return &schema.StructType{Fields: kids}, nil
+		return groupType(elems, e, pos, depth)
 	}
 	phys, ok := e.Type.Get()
 	if !ok {
 		return nil, fmt.Errorf("%w: leaf without a physical type", ErrUnsupported)
 	}
+	lt := e.LogicalType
 	if dec, ok := lt.Value.(*format.DecimalType); ok {
 		return decimalType(int(dec.Precision), int(dec.Scale))
 	}
+	ct, hasCT := e.ConvertedType.Get()
 	if hasCT && ct == deprecated.Decimal {
 		p, _ := e.Precision.Get()
 		sc, _ := e.Scale.Get()
 		return decimalType(int(p), int(sc))
 	}
-	unsupported := func() (schema.Type, error) {
-		return nil, fmt.Errorf("%w: parquet type %s (%s)", ErrUnsupported, phys, lt.String())
+	if !hasCT {
+		ct = -1
 	}
+	var name string
 	switch phys {
 	case format.Boolean:
-		return schema.Primitive(schema.Boolean), nil
+		name = schema.Boolean
 	case format.Int32:
-		if it, ok := lt.Value.(*format.IntType); ok {
-			switch {
-			case it.IsSigned && it.BitWidth == 8:
-				return schema.Primitive(schema.Byte), nil
-			case it.IsSigned && it.BitWidth == 16:
-				return schema.Primitive(schema.Short), nil
-			case !it.IsSigned && it.BitWidth == 8:
-				return schema.Primitive(schema.Short), nil
-			case !it.IsSigned && it.BitWidth == 16:
-				return schema.Primitive(schema.Integer), nil
-			case !it.IsSigned && it.BitWidth == 32:
-				return schema.Primitive(schema.Long), nil
-			}
-			return schema.Primitive(schema.Integer), nil
-		}
-		if _, ok := lt.Value.(*format.DateType); ok || (hasCT && ct == deprecated.Date) {
-			return schema.Primitive(schema.Date), nil
-		}
-		if hasCT {
-			switch ct {
-			case deprecated.Int8:
-				return schema.Primitive(schema.Byte), nil
-			case deprecated.Int16, deprecated.Uint8:
-				return schema.Primitive(schema.Short), nil
-			case deprecated.Uint16:
-				return schema.Primitive(schema.Integer), nil
-			case deprecated.Uint32:
-				return schema.Primitive(schema.Long), nil
-			case deprecated.TimeMillis:
-				return unsupported()
-			}
-		}
-		if lt.Value != nil {
-			if _, ok := lt.Value.(*format.TimeType); ok {
-				return unsupported()
-			}
-		}
-		return schema.Primitive(schema.Integer), nil
+		name = int32Type(lt, ct)
 	case format.Int64:
-		if ts, ok := lt.Value.(*format.TimestampType); ok {
-			if ts.IsAdjustedToUTC {
-				return schema.Primitive(schema.Timestamp), nil
-			}
-			return schema.Primitive(schema.TimestampNTZ), nil
-		}
-		if it, ok := lt.Value.(*format.IntType); ok && !it.IsSigned {
-			return unsupported()
-		}
-		if hasCT {
-			switch ct {
-			case deprecated.TimestampMillis, deprecated.TimestampMicros:
-				return schema.Primitive(schema.Timestamp), nil
-			case deprecated.Uint64, deprecated.TimeMicros:
-				return unsupported()
-			}
-		}
-		if _, ok := lt.Value.(*format.TimeType); ok {
-			return unsupported()
-		}
-		return schema.Primitive(schema.Long), nil
+		name = int64Type(lt, ct)
 	case format.Int96:
-		return schema.Primitive(schema.Timestamp), nil
+		name = schema.Timestamp
 	case format.Float:
-		return schema.Primitive(schema.Float), nil
+		name = schema.Float
 	case format.Double:
-		return schema.Primitive(schema.Double), nil
+		name = schema.Double
 	case format.ByteArray, format.FixedLenByteArray:
-		if lt.Value != nil {
-			switch lt.Value.(type) {
-			case *format.StringType, *format.EnumType, *format.JsonType:
-				return schema.Primitive(schema.String), nil
+		name = byteArrayType(lt, ct)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%w: parquet type %s (%s)", ErrUnsupported, phys, lt.String())
+	}
+	return schema.Primitive(name), nil
+}
+
+// groupType returns the Delta type of a Parquet group: a list, a map or a
+// struct.
+func groupType(elems []format.SchemaElement, e *format.SchemaElement, pos *int, depth int) (schema.Type, error) {
+	ct, hasCT := e.ConvertedType.Get()
+	lt := e.LogicalType
+	kids, err := children(elems, e, pos, depth)
+	if err != nil {
+		return nil, err
+	}
+	isList := lt.Value != nil && isListLogical(lt) || hasCT && ct == deprecated.List
+	isMap := lt.Value != nil && isMapLogical(lt) || hasCT && (ct == deprecated.Map || ct == deprecated.MapKeyValue)
+	switch {
+	case isList && len(kids) == 1:
+		k := kids[0]
+		// 3-level list: repeated group with one element field.
+		if at, ok := k.Type.(*schema.ArrayType); ok && !k.Nullable {
+			if st, ok := at.ElementType.(*schema.StructType); ok && len(st.Fields) == 1 {
+				el := st.Fields[0]
+				return &schema.ArrayType{ElementType: el.Type, ContainsNull: el.Nullable}, nil
+			}
+			return at, nil
+		}
+		return &schema.ArrayType{ElementType: k.Type, ContainsNull: k.Nullable}, nil
+	case isMap && len(kids) == 1:
+		if at, ok := kids[0].Type.(*schema.ArrayType); ok {
+			if st, ok := at.ElementType.(*schema.StructType); ok && len(st.Fields) == 2 {
+				return &schema.MapType{KeyType: st.Fields[0].Type, ValueType: st.Fields[1].Type, ValueContainsNull: st.Fields[1].Nullable}, nil
 			}
 		}
-		if hasCT && slices.Contains([]deprecated.ConvertedType{deprecated.UTF8, deprecated.Enum, deprecated.Json}, ct) {
-			return schema.Primitive(schema.String), nil
-		}
-		return schema.Primitive(schema.Binary), nil
+		return nil, fmt.Errorf("%w: malformed MAP group", ErrUnsupported)
 	}
-	return unsupported()
+	return &schema.StructType{Fields: kids}, nil
+}
+
+// int32Type returns the Delta type name of an INT32 leaf with logical type
+// lt and converted type ct (-1 for none), "" when it has none (time).
+func int32Type(lt format.LogicalType, ct deprecated.ConvertedType) string {
+	if it, ok := lt.Value.(*format.IntType); ok {
+		switch {
+		case it.IsSigned && it.BitWidth == 8:
+			return schema.Byte
+		case it.IsSigned && it.BitWidth == 16:
+			return schema.Short
+		case !it.IsSigned && it.BitWidth == 8:
+			return schema.Short
+		case !it.IsSigned && it.BitWidth == 16:
+			return schema.Integer
+		case !it.IsSigned && it.BitWidth == 32:
+			return schema.Long
+		}
+		return schema.Integer
+	}
+	if _, ok := lt.Value.(*format.DateType); ok || ct == deprecated.Date {
+		return schema.Date
+	}
+	switch ct {
+	case deprecated.Int8:
+		return schema.Byte
+	case deprecated.Int16, deprecated.Uint8:
+		return schema.Short
+	case deprecated.Uint16:
+		return schema.Integer
+	case deprecated.Uint32:
+		return schema.Long
+	case deprecated.TimeMillis:
+		return ""
+	}
+	if _, ok := lt.Value.(*format.TimeType); ok {
+		return ""
+	}
+	return schema.Integer
+}
+
+// int64Type is int32Type for INT64 leaves ("" for unsigned 64-bit and
+// time).
+func int64Type(lt format.LogicalType, ct deprecated.ConvertedType) string {
+	if ts, ok := lt.Value.(*format.TimestampType); ok {
+		if ts.IsAdjustedToUTC {
+			return schema.Timestamp
+		}
+		return schema.TimestampNTZ
+	}
+	if it, ok := lt.Value.(*format.IntType); ok && !it.IsSigned {
+		return ""
+	}
+	switch ct {
+	case deprecated.TimestampMillis, deprecated.TimestampMicros:
+		return schema.Timestamp
+	case deprecated.Uint64, deprecated.TimeMicros:
+		return ""
+	}
+	if _, ok := lt.Value.(*format.TimeType); ok {
+		return ""
+	}
+	return schema.Long
+}
+
+// byteArrayType is int32Type for BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY
+// leaves: string when annotated as text, else binary.
+func byteArrayType(lt format.LogicalType, ct deprecated.ConvertedType) string {
+	switch lt.Value.(type) {
+	case *format.StringType, *format.EnumType, *format.JsonType:
+		return schema.String
+	}
+	if slices.Contains([]deprecated.ConvertedType{deprecated.UTF8, deprecated.Enum, deprecated.Json}, ct) {
+		return schema.String
+	}
+	return schema.Binary
 }
 
 func isListLogical(lt format.LogicalType) bool {

@@ -4,7 +4,9 @@
 //
 // # Value model
 //
-// A row is a Row ([]any) aligned with the fields of a *schema.StructType, in
+// The value model is package value's (value.Row, value.Date, value.Decimal,
+// value.MapEntry; the names here are aliases of them), and value.Check is
+// what a write accepts. A row is a Row ([]any) aligned with the fields of a *schema.StructType, in
 // the schema's logical field order. A nil element is a null. The Go type of a
 // non-null value depends on the field's Delta type:
 //

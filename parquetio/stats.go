@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Stats are the Delta per-file statistics of a data file (spec "Per-file
@@ -226,69 +227,63 @@ func (c *colStats) observeString(s string) {
 	c.count++
 }
 
-// bounds returns the JSON min and max of the column (nil when absent).
+// statCodecs are the codecs whose FormatStats writes each kind's min/max
+// literals (decimals get theirs from their scale, in bounds).
+var statCodecs = [...]value.Codec{
+	statInt:          value.CodecOf(schema.Primitive(schema.Long)),
+	statFloat32:      value.CodecOf(schema.Primitive(schema.Float)),
+	statFloat64:      value.CodecOf(schema.Primitive(schema.Double)),
+	statString:       value.CodecOf(schema.Primitive(schema.String)),
+	statDate:         value.CodecOf(schema.Primitive(schema.Date)),
+	statTimestamp:    value.CodecOf(schema.Primitive(schema.Timestamp)),
+	statTimestampNTZ: value.CodecOf(schema.Primitive(schema.TimestampNTZ)),
+}
+
+// bounds returns the JSON min and max of the column (nil when absent), as
+// value.Codec.FormatStats writes them; strings are cut to prefix first.
 func (c *colStats) bounds(prefix int) (minV, maxV any) {
 	if c.count == 0 {
 		return nil, nil
 	}
+	var lo, hi any
 	switch c.kind {
 	case statInt:
-		return json.Number(strconv.FormatInt(c.minI, 10)), json.Number(strconv.FormatInt(c.maxI, 10))
+		lo, hi = c.minI, c.maxI
 	case statDate:
-		return Date(c.minI).String(), Date(c.maxI).String()
-	case statTimestamp:
-		return formatStatsTime(c.minI, "2006-01-02T15:04:05.000Z07:00"), formatStatsTime(c.maxI, "2006-01-02T15:04:05.000Z07:00")
-	case statTimestampNTZ:
-		return formatStatsTime(c.minI, "2006-01-02T15:04:05.000"), formatStatsTime(c.maxI, "2006-01-02T15:04:05.000")
+		lo, hi = Date(c.minI), Date(c.maxI)
+	case statTimestamp, statTimestampNTZ:
+		lo, hi = time.UnixMicro(c.minI).UTC(), time.UnixMicro(c.maxI).UTC()
 	case statFloat32, statFloat64:
 		if c.nan || c.fcount == 0 {
 			return nil, nil
 		}
-		bits := 64
-		if c.kind == statFloat32 {
-			bits = 32
-		}
-		if !math.IsInf(c.minF, 0) {
-			minV = json.Number(formatJSONFloat(c.minF, bits))
-		}
-		if !math.IsInf(c.maxF, 0) {
-			maxV = json.Number(formatJSONFloat(c.maxF, bits))
-		}
-		return minV, maxV
+		lo, hi = c.minF, c.maxF
 	case statDecimal:
-		return json.Number(Decimal{Unscaled: c.minD, Scale: c.scale}.String()), json.Number(Decimal{Unscaled: c.maxD, Scale: c.scale}.String())
+		cd := value.CodecOf(&schema.DecimalType{Precision: 38, Scale: int(c.scale)})
+		return statsLiteral(cd, Decimal{Unscaled: c.minD, Scale: c.scale}), statsLiteral(cd, Decimal{Unscaled: c.maxD, Scale: c.scale})
 	case statString:
-		minV = truncateStatsMin(c.minS, prefix)
+		lo = truncateStatsMin(c.minS, prefix)
 		if mx, ok := truncateStatsMax(c.maxS, prefix); ok {
-			maxV = mx
+			hi = mx
 		}
-		return minV, maxV
+	default:
+		return nil, nil
 	}
-	return nil, nil
+	cd := statCodecs[c.kind]
+	return statsLiteral(cd, lo), statsLiteral(cd, hi)
 }
 
-// formatStatsTime formats microseconds since the epoch cut to milliseconds.
-func formatStatsTime(us int64, layout string) string {
-	ms := floorDiv(us, 1000)
-	return time.UnixMilli(ms).UTC().Format(layout)
-}
-
-// formatJSONFloat formats f as the shortest JSON number that reads back as
-// the same float of the given bit size.
-func formatJSONFloat(f float64, bits int) string {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
+// statsLiteral returns cd's stats literal of v, nil when v is nil or has
+// none (NaN, ±Inf).
+func statsLiteral(cd value.Codec, v any) any {
+	if v == nil {
+		return nil
 	}
-	s := strconv.FormatFloat(f, format, -1, bits)
-	if format == 'e' {
-		// 1e-07 -> 1e-7
-		if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
-			s = s[:n-2] + s[n-1:]
-		}
+	lit, ok, err := cd.FormatStats(v)
+	if !ok || err != nil {
+		return nil
 	}
-	return s
+	return lit
 }
 
 // utf16Len returns the length of r in UTF-16 code units.

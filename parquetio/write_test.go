@@ -82,7 +82,7 @@ func allTypesRows(n int) []Row {
 			time.Date(2024, 2, 29, 23, 59, 58, i*1000, time.UTC),
 			NewDecimal(int64(i*12345*neg), 2),
 			NewDecimal(int64(i)*123456789012*int64(neg), 6),
-			MustParseDecimal(fmt.Sprintf("%d%s.0000000001", neg*i, strings.Repeat("9", 20))).mustRescale(10),
+			mustRescale(MustParseDecimal(fmt.Sprintf("%d%s.0000000001", neg*i, strings.Repeat("9", 20))), 10),
 			int64(i),
 			Row{s, Row{int32(i)}},
 			[]any{int32(i), nil, int32(-i)},
@@ -97,7 +97,7 @@ func allTypesRows(n int) []Row {
 	return rows
 }
 
-func (d Decimal) mustRescale(s int32) Decimal {
+func mustRescale(d Decimal, s int32) Decimal {
 	r, ok := d.Rescale(s)
 	if !ok {
 		panic("rescale")

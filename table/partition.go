@@ -3,26 +3,19 @@ package table
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+
 	"net/url"
-	"strconv"
+
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // HiveDefaultPartition is the directory value Spark and Hive use for a null
 // partition value.
 const HiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
-
-// timestamp partition value layouts (spec "Partition Value Serialization").
-const (
-	partitionTimestampLayout = "2006-01-02 15:04:05.999999"
-	partitionISOLayout       = "2006-01-02T15:04:05.999999Z07:00"
-)
 
 func jsonString(v any) string {
 	b, err := json.Marshal(v)
@@ -86,160 +79,41 @@ func checkColumnNames(sch *schema.StructType) error {
 // false for null. Empty strings are null, as in Spark. Timestamps are written
 // as ISO-8601 in UTC ("2024-01-02T03:04:05.123456Z"), timestamp_ntz as
 // "2024-01-02 03:04:05.123456", dates as "2024-01-02", decimals in plain
-// notation with the column's scale.
+// notation with the column's scale (value.Codec.FormatPartition). v must be
+// accepted by the column as in a write: a Go type that does not fit is
+// ErrSchemaMismatch, a value out of the type's range ErrInvalidArgument.
 func SerializePartitionValue(t schema.Type, v any) (string, bool, error) {
 	if v == nil {
 		return "", false, nil
 	}
-	switch t := t.(type) {
-	case *schema.DecimalType:
-		d, err := toDecimal(v, t)
-		if err != nil {
-			return "", false, err
-		}
-		return d.String(), true, nil
-	case *schema.PrimitiveType:
-		switch t.Name {
-		case schema.String:
-			s, ok := v.(string)
-			if !ok {
-				return "", false, typeErr(v, t)
-			}
-			return s, s != "", nil
-		case schema.Binary:
-			switch b := v.(type) {
-			case []byte:
-				return string(b), len(b) > 0, nil
-			case string:
-				return b, b != "", nil
-			}
-		case schema.Boolean:
-			if b, ok := v.(bool); ok {
-				return strconv.FormatBool(b), true, nil
-			}
-		case schema.Long, schema.Integer, schema.Short, schema.Byte:
-			if n, ok := toInt64(v); ok {
-				return strconv.FormatInt(n, 10), true, nil
-			}
-		case schema.Float:
-			if f, ok := toFloat64(v); ok {
-				return formatPartitionFloat(f, 32), true, nil
-			}
-		case schema.Double:
-			if f, ok := toFloat64(v); ok {
-				return formatPartitionFloat(f, 64), true, nil
-			}
-		case schema.Date:
-			switch d := v.(type) {
-			case parquetio.Date:
-				return d.String(), true, nil
-			case time.Time:
-				return parquetio.DateOf(d).String(), true, nil
-			}
-		case schema.Timestamp:
-			if ts, ok := v.(time.Time); ok {
-				return ts.UTC().Truncate(time.Microsecond).Format(partitionISOLayout), true, nil
-			}
-		case schema.TimestampNTZ:
-			if ts, ok := v.(time.Time); ok {
-				wall := time.Date(ts.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), ts.Nanosecond(), time.UTC)
-				return wall.Truncate(time.Microsecond).Format(partitionTimestampLayout), true, nil
-			}
-		}
+	c := value.CodecOf(t)
+	if c == nil {
+		return "", false, fmt.Errorf("table: %w: partition column type %s is not supported", ErrSchemaMismatch, t)
 	}
-	return "", false, typeErr(v, t)
-}
-
-// formatPartitionFloat formats a float partition value so that Java's
-// Double.parseDouble (Spark) and Go's strconv.ParseFloat both read it:
-// shortest round-trip digits, and "Infinity"/"-Infinity"/"NaN" as Java
-// spells them (Go would write "+Inf").
-func formatPartitionFloat(f float64, bits int) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case math.IsNaN(f):
-		return "NaN"
+	s, ok, err := c.FormatPartition(v)
+	if err != nil {
+		return "", false, fmt.Errorf("table: %w", valueError(err))
 	}
-	return strconv.FormatFloat(f, 'g', -1, bits)
-}
-
-func typeErr(v any, t schema.Type) error {
-	return fmt.Errorf("table: %w: value %v of Go type %T does not fit partition type %s", ErrSchemaMismatch, v, v, t)
+	return s, ok, nil
 }
 
 // ParsePartitionValue parses a partitionValues string of a column of type t
-// into the parquetio value model. The empty string is null and gives
-// (nil, nil); a JSON null or an absent key is the caller's to map to ""
-// (spec "Partition Value Serialization"). Timestamps accept both the
-// "2006-01-02 15:04:05[.ffffff]" and the ISO-8601 forms. A string that does
-// not parse as t is an error (strconv's, or one naming the value), as is a
-// type that cannot be a partition column.
+// into the value model (value.Codec.ParsePartition). The empty string is
+// null and gives (nil, nil); a JSON null or an absent key is the caller's
+// to map to "" (spec "Partition Value Serialization"). Timestamps accept
+// both the "2006-01-02 15:04:05[.ffffff]" and the ISO-8601 forms. A string
+// that does not parse as t is a *value.Error wrapping value.ErrSyntax, as
+// is a type that cannot be a partition column (value.ErrUnsupported).
 func ParsePartitionValue(t schema.Type, s string) (any, error) {
 	if s == "" {
 		return nil, nil
 	}
-	switch t := t.(type) {
-	case *schema.DecimalType:
-		d, err := parquetio.ParseDecimal(s)
-		if err != nil {
-			return nil, err
-		}
-		r, ok := d.Rescale(int32(t.Scale))
-		if !ok {
-			return nil, fmt.Errorf("partition value %q does not fit %s", s, t)
-		}
-		return r, nil
-	case *schema.PrimitiveType:
-		switch t.Name {
-		case schema.String:
-			return s, nil
-		case schema.Binary:
-			return []byte(s), nil
-		case schema.Boolean:
-			return strconv.ParseBool(s)
-		case schema.Long:
-			return strconv.ParseInt(s, 10, 64)
-		case schema.Integer:
-			n, err := strconv.ParseInt(s, 10, 32)
-			return int32(n), err
-		case schema.Short:
-			n, err := strconv.ParseInt(s, 10, 16)
-			return int16(n), err
-		case schema.Byte:
-			n, err := strconv.ParseInt(s, 10, 8)
-			return int8(n), err
-		case schema.Float:
-			f, err := strconv.ParseFloat(s, 32)
-			return float32(f), err
-		case schema.Double:
-			return strconv.ParseFloat(s, 64)
-		case schema.Date:
-			d, err := time.Parse(time.DateOnly, s)
-			if err != nil {
-				return nil, err
-			}
-			return parquetio.DateOf(d), nil
-		case schema.Timestamp, schema.TimestampNTZ:
-			ts, err := parsePartitionTimestamp(s)
-			if err != nil {
-				return nil, err
-			}
-			return ts, nil
-		}
+	c := value.CodecOf(t)
+	if c == nil {
+		return nil, &value.Error{Type: t, Value: s, Reason: value.ErrUnsupported,
+			Detail: fmt.Sprintf("partition column type %s is not supported", t)}
 	}
-	return nil, fmt.Errorf("partition column type %s is not supported", t)
-}
-
-func parsePartitionTimestamp(s string) (time.Time, error) {
-	for _, layout := range []string{partitionTimestampLayout, time.RFC3339Nano, "2006-01-02T15:04:05.999999", "2006-01-02 15:04:05.999999Z07:00"} {
-		if ts, err := time.Parse(layout, s); err == nil {
-			return ts.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("partition value %q is not a timestamp", s)
+	return c.ParsePartition(s)
 }
 
 // escapePathName escapes a partition value for a Hive-style directory name
@@ -285,32 +159,19 @@ func encodeAddPath(rel string) string {
 	return strings.Join(segs, "/")
 }
 
-// toInt64 returns a Go integer as an int64 (expr.Int64).
-func toInt64(v any) (int64, bool) { return expr.Int64(v) }
+// toInt64 returns a Go integer as an int64 (value.ToInt64).
+func toInt64(v any) (int64, bool) { return value.ToInt64(v) }
 
-// toFloat64 returns a Go float as a float64 (expr.Float64).
-func toFloat64(v any) (float64, bool) { return expr.Float64(v) }
+// toFloat64 returns a Go float as a float64 (value.ToFloat64).
+func toFloat64(v any) (float64, bool) { return value.ToFloat64(v) }
 
-func toDecimal(v any, t *schema.DecimalType) (parquetio.Decimal, error) {
-	var d parquetio.Decimal
-	switch x := v.(type) {
-	case parquetio.Decimal:
-		d = x
-	case string:
-		var err error
-		if d, err = parquetio.ParseDecimal(x); err != nil {
-			return d, err
-		}
-	default:
-		if n, ok := toInt64(v); ok {
-			d = parquetio.NewDecimal(n, 0)
-		} else {
-			return d, typeErr(v, t)
-		}
+// parsePartitionTimestamp parses a timestamp in any of the forms partition
+// values take (value.Codec.ParsePartition of timestamp), as UTC.
+func parsePartitionTimestamp(s string) (time.Time, error) {
+	v, err := value.CodecOf(schema.Primitive(schema.Timestamp)).ParsePartition(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("partition value %q is not a timestamp", s)
 	}
-	r, ok := d.Rescale(int32(t.Scale))
-	if !ok {
-		return d, fmt.Errorf("table: %w: decimal %s does not fit %s", ErrSchemaMismatch, d, t)
-	}
-	return r, nil
+	ts, _ := v.(time.Time)
+	return ts, nil
 }

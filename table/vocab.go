@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The names below let the packages above table (streamsink, kafkasink,
@@ -13,17 +13,17 @@ import (
 // alone: they are the lower packages' types and errors, under table's name.
 
 // Row is one table row: the values of the table's columns in schema order
-// (or a projection's order), in the value model of parquetio.Row.
-type Row = parquetio.Row
+// (or a projection's order), in the value model of package value.
+type Row = value.Row
 
 // Date is a Delta date value in a Row (days since the Unix epoch).
-type Date = parquetio.Date
+type Date = value.Date
 
 // Decimal is a Delta decimal value in a Row.
-type Decimal = parquetio.Decimal
+type Decimal = value.Decimal
 
 // MapEntry is one key/value pair of a Delta map value in a Row.
-type MapEntry = parquetio.MapEntry
+type MapEntry = value.MapEntry
 
 // Add is a data file as the log records it (spec "Add File and Remove
 // File"): what a write adds and a snapshot lists.

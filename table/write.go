@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
-	"math/big"
 	"runtime"
 	"slices"
 	"strconv"
@@ -22,6 +20,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // DefaultTargetFileSize is the data file size writes aim for when
@@ -680,7 +679,7 @@ func deleteFiles(store objectstore.Store, keys []string, logger *slog.Logger) {
 
 // ---- validation ----
 
-// checkField validates v for field f: nullability, then type.
+// checkField validates v for field f: nullability, then type (value.Check).
 func checkField(f *schema.StructField, v any) (int64, error) {
 	if v == nil {
 		if !f.Nullable {
@@ -695,263 +694,53 @@ func checkField(f *schema.StructField, v any) (int64, error) {
 	return n, nil
 }
 
-func wrongType(v any, t schema.Type) error {
-	return fmt.Errorf("%w: value %v of Go type %T does not fit type %s", ErrSchemaMismatch, v, v, t)
+// valueError returns a *value.Error under table's sentinels: a Go type that
+// does not fit is ErrSchemaMismatch, a null where none is allowed is a NOT
+// NULL violation, anything else (range, syntax, variant) ErrInvalidArgument.
+// The *value.Error stays matchable with errors.As.
+func valueError(err error) error {
+	switch {
+	case errors.Is(err, value.ErrTypeMismatch):
+		return fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+	case errors.Is(err, value.ErrNull):
+		return fmt.Errorf("%w: %w", errNotNull, err)
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
 }
 
 func outOfRange(v any, t schema.Type) error {
-	return fmt.Errorf("%w: value %v does not fit type %s", ErrInvalidArgument, v, t)
+	return fmt.Errorf("%w: %w", ErrInvalidArgument, &value.Error{Type: t, Value: v, Reason: value.ErrOutOfRange})
 }
 
-// maxTimestampYear keeps microseconds since the epoch inside an int64, as
-// parquetio requires; timestampRange is the same bound in Unix seconds.
-const maxTimestampYear = 290000
+// minTimestampUnix and maxTimestampUnix bound timestamps in Unix seconds
+// (value.TimestampInRange).
+var minTimestampUnix, maxTimestampUnix = value.TimestampUnixBounds()
 
-var (
-	minTimestampUnix = time.Date(-maxTimestampYear, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
-	maxTimestampUnix = time.Date(maxTimestampYear+1, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - 1
-)
+func timestampInRange(t time.Time) bool { return value.TimestampInRange(t) }
 
-// timestampInRange reports whether t's year is within ±maxTimestampYear
-// (Unix seconds compared, cheaper than Year; the wall clock of a
-// timestamp_ntz may shift by the zone offset, well inside the margin).
-func timestampInRange(t time.Time) bool {
-	u := t.Unix()
-	return u >= minTimestampUnix+86400 && u <= maxTimestampUnix-86400
-}
-
-// fieldChecker returns checkField specialised for f: the common primitive
-// types get a direct type assertion before the general path.
+// fieldChecker returns checkField specialised for f: value.CheckerOf for
+// the common non-null case, checkField (which names the column) otherwise.
 func fieldChecker(f *schema.StructField) func(any) (int64, error) {
-	var fast func(any) (int64, bool)
-	switch primName(f.Type) {
-	case schema.Long:
-		fast = func(v any) (int64, bool) {
-			switch v.(type) {
-			case int64, int:
-				return 8, true
-			}
-			return 0, false
-		}
-	case schema.Integer:
-		fast = func(v any) (int64, bool) { _, ok := v.(int32); return 4, ok }
-	case schema.Double:
-		fast = func(v any) (int64, bool) { _, ok := v.(float64); return 8, ok }
-	case schema.Boolean:
-		fast = func(v any) (int64, bool) { _, ok := v.(bool); return 1, ok }
-	case schema.String:
-		fast = func(v any) (int64, bool) {
-			s, ok := v.(string)
-			return int64(len(s)) + 4, ok
-		}
-	case schema.Timestamp, schema.TimestampNTZ:
-		fast = func(v any) (int64, bool) {
-			t, ok := v.(time.Time)
-			return 8, ok && timestampInRange(t)
-		}
-	default:
-		return func(v any) (int64, error) { return checkField(f, v) }
-	}
+	chk := value.CheckerOf(f.Type)
 	return func(v any) (int64, error) {
-		if n, ok := fast(v); ok {
-			return n, nil
+		if v != nil {
+			if n, err := chk(v); err == nil {
+				return n, nil
+			}
 		}
 		return checkField(f, v)
 	}
 }
 
-// checkValue checks that non-nil v fits Delta type t, in the parquetio
-// value model, and returns its approximate encoded size in bytes.
+// checkValue checks that non-nil v fits Delta type t, in the value model
+// (value.Check), and returns its approximate encoded size in bytes.
 func checkValue(t schema.Type, v any) (int64, error) {
-	switch t := t.(type) {
-	case *schema.PrimitiveType:
-		switch t.Name {
-		case schema.Long:
-			switch x := v.(type) {
-			case int64, int, int32, int16, int8, uint8, uint16, uint32:
-				return 8, nil
-			case uint64:
-				if x <= math.MaxInt64 {
-					return 8, nil
-				}
-				return 0, outOfRange(v, t)
-			case uint:
-				if uint64(x) <= math.MaxInt64 {
-					return 8, nil
-				}
-				return 0, outOfRange(v, t)
-			}
-		case schema.Integer, schema.Short, schema.Byte:
-			var x int64
-			switch n := v.(type) {
-			case int32:
-				x = int64(n)
-			case int16:
-				x = int64(n)
-			case int8:
-				x = int64(n)
-			case int:
-				x = int64(n)
-			case int64:
-				x = n
-			case uint8:
-				x = int64(n)
-			case uint16:
-				x = int64(n)
-			case uint32:
-				x = int64(n)
-			default:
-				return 0, wrongType(v, t)
-			}
-			if lo, hi := intRange(t.Name); x < lo || x > hi {
-				return 0, outOfRange(v, t)
-			}
-			return 4, nil
-		case schema.Float, schema.Double:
-			switch v.(type) {
-			case float32, float64:
-				return 8, nil
-			}
-		case schema.Boolean:
-			if _, ok := v.(bool); ok {
-				return 1, nil
-			}
-		case schema.String, schema.Binary:
-			switch s := v.(type) {
-			case string:
-				return int64(len(s)) + 4, nil
-			case []byte:
-				return int64(len(s)) + 4, nil
-			}
-		case schema.Date:
-			switch d := v.(type) {
-			case parquetio.Date:
-				return 4, nil
-			case time.Time:
-				if d.Year() > 5000000 || d.Year() < -5000000 {
-					return 0, outOfRange(v, t)
-				}
-				return 4, nil
-			}
-		case schema.Timestamp, schema.TimestampNTZ:
-			if ts, ok := v.(time.Time); ok {
-				if !timestampInRange(ts) {
-					return 0, outOfRange(v, t)
-				}
-				return 8, nil
-			}
-		case schema.Variant:
-			return 0, fmt.Errorf("%w: writing variant columns is not supported", ErrInvalidArgument)
-		}
-		return 0, wrongType(v, t)
-	case *schema.DecimalType:
-		var d parquetio.Decimal
-		switch x := v.(type) {
-		case parquetio.Decimal:
-			d = x
-		case *parquetio.Decimal:
-			if x == nil {
-				return 0, wrongType(v, t)
-			}
-			d = *x
-		case string:
-			var err error
-			if d, err = parquetio.ParseDecimal(x); err != nil {
-				return 0, fmt.Errorf("%w: %q is not a decimal", ErrInvalidArgument, x)
-			}
-		case int64:
-			d = parquetio.NewDecimal(x, 0)
-		case int:
-			d = parquetio.NewDecimal(int64(x), 0)
-		case int32:
-			d = parquetio.NewDecimal(int64(x), 0)
-		default:
-			return 0, wrongType(v, t)
-		}
-		r, ok := d.Rescale(int32(t.Scale))
-		if !ok || r.Unscaled.CmpAbs(pow10(t.Precision)) >= 0 {
-			return 0, outOfRange(d.String(), t)
-		}
-		return 16, nil
-	case *schema.StructType:
-		row, ok := v.(parquetio.Row)
-		if !ok {
-			return 0, wrongType(v, t)
-		}
-		if len(row) != len(t.Fields) {
-			return 0, fmt.Errorf("%w: struct value has %d fields, type %s has %d", ErrInvalidArgument, len(row), t, len(t.Fields))
-		}
-		var size int64
-		for i, f := range t.Fields {
-			n, err := checkField(f, row[i])
-			if err != nil {
-				return 0, err
-			}
-			size += n
-		}
-		return size, nil
-	case *schema.ArrayType:
-		list, ok := v.([]any)
-		if !ok {
-			return 0, wrongType(v, t)
-		}
-		size := int64(4)
-		for i, e := range list {
-			if e == nil {
-				if !t.ContainsNull {
-					return 0, fmt.Errorf("element %d: %w: null in an array without null elements", i, ErrInvalidArgument)
-				}
-				continue
-			}
-			n, err := checkValue(t.ElementType, e)
-			if err != nil {
-				return 0, fmt.Errorf("element %d: %w", i, err)
-			}
-			size += n
-		}
-		return size, nil
-	case *schema.MapType:
-		entries, ok := v.([]parquetio.MapEntry)
-		if !ok {
-			return 0, wrongType(v, t)
-		}
-		size := int64(4)
-		for i, e := range entries {
-			if e.Key == nil {
-				return 0, fmt.Errorf("entry %d: %w: null map key", i, ErrInvalidArgument)
-			}
-			n, err := checkValue(t.KeyType, e.Key)
-			if err != nil {
-				return 0, fmt.Errorf("key of entry %d: %w", i, err)
-			}
-			size += n
-			if e.Value == nil {
-				if !t.ValueContainsNull {
-					return 0, fmt.Errorf("entry %d: %w: null in a map without null values", i, ErrInvalidArgument)
-				}
-				continue
-			}
-			if n, err = checkValue(t.ValueType, e.Value); err != nil {
-				return 0, fmt.Errorf("value of entry %d: %w", i, err)
-			}
-			size += n
-		}
-		return size, nil
+	n, err := value.Check(t, v)
+	if err != nil {
+		return 0, valueError(err)
 	}
-	return 0, wrongType(v, t)
+	return n, nil
 }
-
-var pow10Table = func() []*big.Int {
-	out := make([]*big.Int, 39)
-	out[0] = big.NewInt(1)
-	for i := 1; i < len(out); i++ {
-		out[i] = new(big.Int).Mul(out[i-1], big.NewInt(10))
-	}
-	return out
-}()
-
-// pow10 returns 10^n for 0 <= n <= 38; the result must not be modified.
-func pow10(n int) *big.Int { return pow10Table[min(max(n, 0), 38)] }
 
 // ---- files ----
 
