@@ -165,13 +165,3 @@ func toInt64(v any) (int64, bool) { return value.ToInt64(v) }
 // toFloat64 returns a Go float as a float64 (value.ToFloat64).
 func toFloat64(v any) (float64, bool) { return value.ToFloat64(v) }
 
-// parsePartitionTimestamp parses a timestamp in any of the forms partition
-// values take (value.Codec.ParsePartition of timestamp), as UTC.
-func parsePartitionTimestamp(s string) (time.Time, error) {
-	v, err := value.CodecOf(schema.Primitive(schema.Timestamp)).ParsePartition(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("partition value %q is not a timestamp", s)
-	}
-	ts, _ := v.(time.Time)
-	return ts, nil
-}
