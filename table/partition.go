@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	"strings"
-	"time"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
@@ -164,4 +163,3 @@ func toInt64(v any) (int64, bool) { return value.ToInt64(v) }
 
 // toFloat64 returns a Go float as a float64 (value.ToFloat64).
 func toFloat64(v any) (float64, bool) { return value.ToFloat64(v) }
-
