@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func TestTypeMapping(t *testing.T) {
@@ -111,13 +111,13 @@ func TestRoundTrip(t *testing.T) {
 	sch := allTypes()
 	big38, _ := new(big.Int).SetString("-99999999999999999999999999999999999999", 10)
 	ts := time.Date(2024, 2, 29, 23, 59, 59, 123456000, time.UTC)
-	rows := []parquetio.Row{
-		{int64(-1), int32(2), int16(-3), int8(4), float32(1.5), 2.25, true, "héllo", []byte{0, 1}, parquetio.Date(-1), ts, ts,
-			parquetio.Decimal{Unscaled: big38, Scale: 2}, parquetio.NewDecimal(-99999, 2),
-			parquetio.Row{int32(7), []any{"a", nil}}, []parquetio.MapEntry{{Key: "k", Value: int64(1)}, {Key: "n", Value: nil}}, nil},
+	rows := []value.Row{
+		{int64(-1), int32(2), int16(-3), int8(4), float32(1.5), 2.25, true, "héllo", []byte{0, 1}, value.Date(-1), ts, ts,
+			value.Decimal{Unscaled: big38, Scale: 2}, value.NewDecimal(-99999, 2),
+			value.Row{int32(7), []any{"a", nil}}, []value.MapEntry{{Key: "k", Value: int64(1)}, {Key: "n", Value: nil}}, nil},
 		{nil, nil, nil, nil, nil, nil, nil, "", nil, nil, nil, nil, nil, nil, nil, nil, nil},
 		{nil, nil, nil, nil, nil, nil, nil, "x", []byte{}, nil, nil, nil, nil, nil,
-			parquetio.Row{nil, []any{}}, []parquetio.MapEntry{}, nil},
+			value.Row{nil, []any{}}, []value.MapEntry{}, nil},
 	}
 	rb, err := NewRecordBuilder(memory.NewGoAllocator(), sch)
 	if err != nil {
@@ -152,7 +152,7 @@ func TestRoundTrip(t *testing.T) {
 
 // norm makes decimals comparable with DeepEqual.
 func norm(v any) any {
-	if d, ok := v.(parquetio.Decimal); ok {
+	if d, ok := v.(value.Decimal); ok {
 		return d.String()
 	}
 	return v
@@ -163,7 +163,7 @@ func TestNTZWallClock(t *testing.T) {
 	rb, _ := NewRecordBuilder(nil, sch)
 	defer rb.Release()
 	loc := time.FixedZone("X", 5*3600)
-	if err := rb.Append(parquetio.Row{time.Date(2024, 1, 2, 3, 4, 5, 0, loc)}); err != nil {
+	if err := rb.Append(value.Row{time.Date(2024, 1, 2, 3, 4, 5, 0, loc)}); err != nil {
 		t.Fatal(err)
 	}
 	rec := rb.NewRecordBatch()
@@ -177,7 +177,7 @@ func TestNTZWallClock(t *testing.T) {
 
 func TestAppendErrors(t *testing.T) {
 	sch := allTypes()
-	base := func() parquetio.Row { return make(parquetio.Row, len(sch.Fields)) }
+	base := func() value.Row { return make(value.Row, len(sch.Fields)) }
 	cases := []struct {
 		name string
 		col  int
@@ -186,9 +186,9 @@ func TestAppendErrors(t *testing.T) {
 	}{
 		{"null in non-nullable", 7, nil, "arrowio: column str: invalid value for the Delta type: null in a non-nullable field"},
 		{"wrong Go type", 1, int64(3), "arrowio: column i: invalid value for the Delta type: int64 for integer"},
-		{"decimal too wide", 13, parquetio.NewDecimal(100000, 2), "arrowio: column dec5: invalid value for the Delta type: 1000.00 does not fit decimal(5,2)"},
-		{"decimal inexact scale", 13, parquetio.NewDecimal(1234, 3), "arrowio: column dec5: invalid value for the Delta type: 1.234 does not fit decimal(5,2)"},
-		{"nested wrong type", 14, parquetio.Row{"x", nil}, "arrowio: column st.x: invalid value for the Delta type: string for integer"},
+		{"decimal too wide", 13, value.NewDecimal(100000, 2), "arrowio: column dec5: invalid value for the Delta type: 1000.00 does not fit decimal(5,2)"},
+		{"decimal inexact scale", 13, value.NewDecimal(1234, 3), "arrowio: column dec5: invalid value for the Delta type: 1.234 does not fit decimal(5,2)"},
+		{"nested wrong type", 14, value.Row{"x", nil}, "arrowio: column st.x: invalid value for the Delta type: string for integer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

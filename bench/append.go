@@ -11,9 +11,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/value"
 )
 
 // appendBench is the state of P2: two flights tables on S3 that each
@@ -25,7 +25,7 @@ type appendBench struct {
 	rowsTbl *table.Table // AppendRows
 	raw     objectstore.Store
 	flights []Flight
-	rows    []parquetio.Row
+	rows    []value.Row
 	rawN    int
 }
 
@@ -120,7 +120,7 @@ func AppendFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig := &Figure{ID: "P2", Title: "append vs raw parquet-go",
 		Setup: fmt.Sprintf("MinIO on localhost; %d flights rows {date timestamp_ntz, delay long, distance long, origin string, destination string}, "+
 			"%d repetitions per side, rotating order, median counted: table.Append[Flight] (one file, snappy, stats, commit) vs "+
-			"parquet.NewGenericWriter[Flight] (snappy) + Put of the same []Flight; also table.AppendRows of the rows as []parquetio.Row",
+			"parquet.NewGenericWriter[Flight] (snappy) + Put of the same []Flight; also table.AppendRows of the rows as []value.Row",
 			cfg.AppendRows, cfg.AppendReps)}
 	if env.S3 == nil {
 		fig.Skipped = "no MinIO server"
@@ -167,7 +167,7 @@ func AppendFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig.add("ratio_append_rows", ratio(median(rowsSide.wall), median(raw.wall)), "x")
 	fig.add("ratio_cpu_append_rows", ratio(median(rowsSide.cpu), median(raw.cpu)), "x")
 	fig.note("deltakit_* and ratio* are table.Append[Flight] of the floor's own []Flight; append_rows* are table.AppendRows of " +
-		"prebuilt []parquetio.Row (building them is not timed). ratio is wall time; ratio_cpu is this process's user+system CPU " +
+		"prebuilt []value.Row (building them is not timed). ratio is wall time; ratio_cpu is this process's user+system CPU " +
 		"time (getrusage) and holds up better on a busy machine; neither includes MinIO's CPU")
 	return fig, nil
 }

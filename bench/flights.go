@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Flight is one row of the flights schema as a plain Go struct, the input of
@@ -56,9 +56,9 @@ var flightsStart = time.Date(2006, 1, 1, 0, 0, 0, 0, time.UTC)
 // mostly small with a long tail (early departures negative), distances fixed
 // per airport pair, airports drawn with a skew towards the busiest. The same
 // row index always gives the same row.
-func GenerateFlights(first, n int) ([]Flight, []parquetio.Row) {
+func GenerateFlights(first, n int) ([]Flight, []value.Row) {
 	fs := make([]Flight, n)
-	rows := make([]parquetio.Row, n)
+	rows := make([]value.Row, n)
 	var p rand.PCG
 	for i := range n {
 		idx := first + i
@@ -79,7 +79,7 @@ func GenerateFlights(first, n int) ([]Flight, []parquetio.Row) {
 			Destination: airports[d],
 		}
 		fs[i] = f
-		rows[i] = parquetio.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
+		rows[i] = value.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
 	}
 	return fs, rows
 }

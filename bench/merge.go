@@ -18,9 +18,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // P11 merges MergeKeys changed keys into a table of MergeRows rows
@@ -41,10 +41,10 @@ var deltarsMergeScript string
 // mergeRow is a row of P11's table: id long, date date, value double,
 // payload string (all nullable, as Spark creates them).
 type mergeRow struct {
-	ID      int64          `delta:"id"`
-	Date    parquetio.Date `delta:"date"`
-	Value   float64        `delta:"value"`
-	Payload string         `delta:"payload"`
+	ID      int64      `delta:"id"`
+	Date    value.Date `delta:"date"`
+	Value   float64    `delta:"value"`
+	Payload string     `delta:"payload"`
 }
 
 // mergeSourceFile is mergeRow in the parquet schema pyarrow reads into the
@@ -57,11 +57,11 @@ type mergeSourceFile struct {
 }
 
 // mergeDay0 is the first date of P11's table.
-var mergeDay0 = parquetio.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+var mergeDay0 = value.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 
 // mergeInitialRow is row id of the initial table: date index id/perDate.
 func mergeInitialRow(id int64, perDate int) mergeRow {
-	return mergeRow{ID: id, Date: mergeDay0 + parquetio.Date(id/int64(perDate)),
+	return mergeRow{ID: id, Date: mergeDay0 + value.Date(id/int64(perDate)),
 		Value:   float64((id*7919)%100_000) / 4, // a multiple of 1/4: sums are exact
 		Payload: fmt.Sprintf("payload-%010d-%08x", id, uint32(id*2654435761))}
 }
@@ -97,7 +97,7 @@ func mergeSource(rows, perDate int, dates []int, keys int) ([]mergeRow, error) {
 	for i := range keys - updates {
 		id := int64(rows + i)
 		r := mergeInitialRow(id, perDate)
-		r.Date = mergeDay0 + parquetio.Date(dates[i%len(dates)])
+		r.Date = mergeDay0 + value.Date(dates[i%len(dates)])
 		r.Payload = "new-" + r.Payload
 		out = append(out, r)
 	}
@@ -185,7 +185,7 @@ func digestTable(ctx context.Context, t *table.Table, keys map[int64]bool) (merg
 			if ids.IsNull(i) || dates.IsNull(i) || vals.IsNull(i) || pays.IsNull(i) {
 				return d, fmt.Errorf("bench: P11 digest: a null in row %d of a batch", i)
 			}
-			r := mergeRow{ID: ids.Value(i), Date: parquetio.Date(dates.Value(i)), Value: vals.Value(i), Payload: pays.Value(i)}
+			r := mergeRow{ID: ids.Value(i), Date: value.Date(dates.Value(i)), Value: vals.Value(i), Payload: pays.Value(i)}
 			d.addRow(r, keys[r.ID])
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The streaming figures of issue 17 item 4, each measured in a child
@@ -114,7 +115,7 @@ const uploadPayload = 1000
 
 // payloadRows fills rows (reused: each row's values) with ids from first
 // and fresh random payloads drawn from rng.
-func payloadRows(rng *rand.ChaCha8, rows []parquetio.Row, first int64, buf []byte) {
+func payloadRows(rng *rand.ChaCha8, rows []value.Row, first int64, buf []byte) {
 	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
 	for i := range rows {
 		_, _ = rng.Read(buf)
@@ -150,9 +151,9 @@ func uploadJob(ctx context.Context, j RSSJob) (*rssReport, error) {
 	defer fw.Abort()
 	rng := rand.NewChaCha8([32]byte{1})
 	const batch = 1024
-	rows := make([]parquetio.Row, batch)
+	rows := make([]value.Row, batch)
 	for i := range rows {
-		rows[i] = make(parquetio.Row, 2)
+		rows[i] = make(value.Row, 2)
 	}
 	buf := make([]byte, uploadPayload)
 	var n int64
@@ -335,12 +336,12 @@ func generatePayloadTable(ctx context.Context, dir string, total, fileBytes int6
 	rowsPerFile := max(1, int(fileBytes/(uploadPayload+8)))
 	rng := rand.NewChaCha8([32]byte{2})
 	buf := make([]byte, uploadPayload)
-	rows := make([]parquetio.Row, rowsPerFile)
+	rows := make([]value.Row, rowsPerFile)
 	var adds []*txlog.Add
 	var written, next int64
 	for written < total {
 		for i := range rows {
-			rows[i] = make(parquetio.Row, 2)
+			rows[i] = make(value.Row, 2)
 		}
 		payloadRows(rng, rows, next, buf)
 		next += int64(len(rows))

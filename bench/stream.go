@@ -9,11 +9,11 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // streamDistinct is how many different epochs of rows P6 cycles through.
@@ -26,7 +26,7 @@ type streamBench struct {
 	sink    *streamsink.Sink
 	rec     *recordingStore
 	floor   objectstore.Store
-	rows    [][]parquetio.Row
+	rows    [][]value.Row
 	flights [][]Flight
 	next    int64 // next epoch id
 	floorN  int64

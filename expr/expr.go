@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Expr is a boolean predicate over a table's columns. Build one from Col
@@ -74,9 +74,9 @@ func (c Column) String() string {
 // value model, converted by the column's type when the predicate is bound:
 // byte/short/integer/long take any Go integer; float and double take floats
 // and integers (a float column compares as float32, so 0.1 means
-// float32(0.1)); decimal takes parquetio.Decimal, a string ("12.34") or an
+// float32(0.1)); decimal takes value.Decimal, a string ("12.34") or an
 // integer; string takes string or []byte; binary takes []byte or string;
-// boolean takes bool; date takes parquetio.Date, time.Time (its calendar
+// boolean takes bool; date takes value.Date, time.Time (its calendar
 // day) or "YYYY-MM-DD"; timestamp takes time.Time (an instant, any
 // location) or a partition-value style string; timestamp_ntz takes
 // time.Time, whose wall clock is compared. nil is refused: use IsNull.
@@ -298,9 +298,9 @@ func FormatLiteral(v any) string {
 		return "X'" + hex.EncodeToString(x) + "'"
 	case time.Time:
 		return "TIMESTAMP '" + x.Format(time.RFC3339Nano) + "'"
-	case parquetio.Date:
+	case value.Date:
 		return "DATE '" + x.String() + "'"
-	case parquetio.Decimal:
+	case value.Decimal:
 		return x.String()
 	case Column:
 		return x.String()

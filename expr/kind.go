@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Kind is how a column's values compare, and the canonical Go type its
@@ -27,7 +27,7 @@ const (
 	KindDate                     // date: int64 days since the epoch
 	KindTimestamp                // timestamp: time.Time (instant)
 	KindTimestampNTZ             // timestamp_ntz: time.Time (UTC wall clock)
-	KindDecimal                  // decimal: parquetio.Decimal
+	KindDecimal                  // decimal: value.Decimal
 )
 
 // KindOf returns the kind of a Delta type; KindUnsupported for struct,
@@ -111,16 +111,16 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 		}
 	case KindDate:
 		switch x := v.(type) {
-		case parquetio.Date:
+		case value.Date:
 			return int64(x), nil
 		case time.Time:
-			return int64(parquetio.DateOf(x)), nil
+			return int64(value.DateOf(x)), nil
 		case string:
 			d, err := time.Parse(time.DateOnly, x)
 			if err != nil {
 				return nil, bad()
 			}
-			return int64(parquetio.DateOf(d)), nil
+			return int64(value.DateOf(d)), nil
 		}
 	case KindTimestamp:
 		switch x := v.(type) {
@@ -146,17 +146,17 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 		}
 	case KindDecimal:
 		switch x := v.(type) {
-		case parquetio.Decimal:
+		case value.Decimal:
 			return x, nil
 		case string:
-			d, err := parquetio.ParseDecimal(x)
+			d, err := value.ParseDecimal(x)
 			if err != nil {
 				return nil, bad()
 			}
 			return d, nil
 		default:
 			if n, ok := Int64(v); ok {
-				return parquetio.NewDecimal(n, 0), nil
+				return value.NewDecimal(n, 0), nil
 			}
 		}
 	case KindUnsupported:
@@ -219,7 +219,7 @@ func Compare(k Kind, v, lit any) (c int, ok bool) {
 	case KindDate:
 		var a int64
 		switch x := v.(type) {
-		case parquetio.Date:
+		case value.Date:
 			a = int64(x)
 		case int64:
 			a = x
@@ -234,11 +234,11 @@ func Compare(k Kind, v, lit any) (c int, ok bool) {
 		}
 		return a.Compare(lit.(time.Time)), true
 	case KindDecimal:
-		a, ok := v.(parquetio.Decimal)
+		a, ok := v.(value.Decimal)
 		if !ok {
 			return 0, false
 		}
-		return a.Cmp(lit.(parquetio.Decimal)), true
+		return a.Cmp(lit.(value.Decimal)), true
 	}
 	return 0, false
 }

@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // ErrInvalidArgument is the repository's invalid-argument sentinel
@@ -383,7 +383,7 @@ func (p *parser) literal(typ schema.Type) (any, error) {
 		return t.text, nil
 	case tokNumber:
 		if _, ok := typ.(*schema.DecimalType); ok {
-			if d, err := parquetio.ParseDecimal(t.text); err == nil {
+			if d, err := value.ParseDecimal(t.text); err == nil {
 				return d, nil
 			}
 			return t.text, nil
@@ -626,7 +626,7 @@ func (p *parser) constantAhead() bool {
 }
 
 // typedLiteral reads the quoted text after DATE, TIMESTAMP, TIMESTAMP_NTZ
-// or X (kw): a parquetio.Date, a time.Time or a []byte.
+// or X (kw): a value.Date, a time.Time or a []byte.
 func (p *parser) typedLiteral(kw token) (any, error) {
 	word := strings.ToUpper(kw.text)
 	what := map[string]string{"DATE": "a quoted date", "X": "a quoted hex string"}[word]
@@ -643,7 +643,7 @@ func (p *parser) typedLiteral(kw token) (any, error) {
 		if err != nil {
 			return nil, syntaxf(s, "bad date %s at position %d (want 'yyyy-mm-dd')", s, s.pos+1)
 		}
-		return parquetio.DateOf(d), nil
+		return value.DateOf(d), nil
 	case "X":
 		b, err := hex.DecodeString(s.text)
 		if err != nil {

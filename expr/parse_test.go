@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func testSchema() *schema.StructType {
@@ -30,12 +30,12 @@ func TestParse(t *testing.T) {
 		{"id == -2", expr.Col("id").Eq(int64(-2))},
 		{"id <> 3", expr.Col("id").Ne(int64(3))},
 		{"ratio < 1", expr.Col("ratio").Lt(1.0)},
-		{"price >= 12.50", expr.Col("price").Ge(parquetio.Decimal{Unscaled: parquetio.NewDecimal(1250, 2).Unscaled, Scale: 2})},
+		{"price >= 12.50", expr.Col("price").Ge(value.Decimal{Unscaled: value.NewDecimal(1250, 2).Unscaled, Scale: 2})},
 		{"a = 'it''s'", expr.Col("a").Eq("it's")},
 		{"a = b", expr.Col("a").Eq(expr.Col("b"))},
 		{"a = x", expr.Col("a").Eq(expr.Col("x"))},
 		{"b = X'00ff'", expr.Col("b").Eq([]byte{0, 0xff})},
-		{"d >= DATE '2024-01-31'", expr.Col("d").Ge(parquetio.DateOf(time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)))},
+		{"d >= DATE '2024-01-31'", expr.Col("d").Ge(value.DateOf(time.Date(2024, 1, 31, 0, 0, 0, 0, time.UTC)))},
 		{"ts < TIMESTAMP '2024-01-31 10:11:12.5'", expr.Col("ts").Lt(time.Date(2024, 1, 31, 10, 11, 12, 5e8, time.UTC))},
 		{"ts < timestamp '2024-01-31T10:11:12+01:00'", expr.Col("ts").Lt(time.Date(2024, 1, 31, 9, 11, 12, 0, time.UTC))},
 		{"flag = TRUE", expr.Col("flag").Eq(true)},
@@ -108,7 +108,7 @@ func TestStringRoundTrip(t *testing.T) {
 		expr.Col("ratio").Le(1e+20),
 		expr.Col("name").Eq("O'Brien"),
 		expr.Col("b").Eq([]byte("hi")),
-		expr.Col("d").Eq(parquetio.Date(19000)),
+		expr.Col("d").Eq(value.Date(19000)),
 		expr.Col("ts").Ge(ts),
 		expr.Col("flag").Eq(false),
 		expr.Col("a").Lt(expr.Col("b").Field("c")),
@@ -136,7 +136,7 @@ func TestStringRoundTrip(t *testing.T) {
 		}
 	}
 	// Decimals need the schema to stay exact.
-	d := expr.Col("price").Eq(parquetio.NewDecimal(1250, 2))
+	d := expr.Col("price").Eq(value.NewDecimal(1250, 2))
 	got, err := expr.Parse(d.String(), testSchema())
 	if err != nil || !reflect.DeepEqual(got, d) {
 		t.Errorf("decimal round trip of %s: got %v, %v", d, got, err)
@@ -154,7 +154,7 @@ func TestParseAssignments(t *testing.T) {
 		{"id = 1", map[string]expr.Value{"id": expr.Lit(int64(1))}},
 		{"id = id-1, ratio = NULL", map[string]expr.Value{"id": expr.Minus(expr.Col("id"), int64(1)), "ratio": expr.Lit(nil)}},
 		{"id = (id + 2) * 3 / id", map[string]expr.Value{"id": expr.Div(expr.Times(expr.Plus(expr.Col("id"), int64(2)), int64(3)), expr.Col("id"))}},
-		{"price = 1.5", map[string]expr.Value{"price": expr.Lit(parquetio.NewDecimal(15, 1))}},
+		{"price = 1.5", map[string]expr.Value{"price": expr.Lit(value.NewDecimal(15, 1))}},
 		{"ratio = 2", map[string]expr.Value{"ratio": expr.Lit(2.0)}},
 	} {
 		got, err := expr.ParseAssignments(tc.in, testSchema())

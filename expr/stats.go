@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Bounds is what a file's (or a row group's) statistics say about one
@@ -301,7 +301,7 @@ func StatValue(k Kind, v any, widen time.Duration) any {
 	case KindDate:
 		if s, ok := v.(string); ok {
 			if d, err := time.Parse(time.DateOnly, s); err == nil {
-				return int64(parquetio.DateOf(d))
+				return int64(value.DateOf(d))
 			}
 		}
 	case KindTimestamp, KindTimestampNTZ:
@@ -326,22 +326,22 @@ func StatValue(k Kind, v any, widen time.Duration) any {
 
 // parseStatDecimal parses a JSON number as an exact decimal, also in
 // exponent form ("1.5E-3", "0E-10" as Java prints some BigDecimals).
-func parseStatDecimal(s string) (parquetio.Decimal, bool) {
+func parseStatDecimal(s string) (value.Decimal, bool) {
 	mant, exp := s, int64(0)
 	if i := strings.IndexAny(s, "eE"); i >= 0 {
 		var err error
 		if exp, err = strconv.ParseInt(s[i+1:], 10, 32); err != nil {
-			return parquetio.Decimal{}, false
+			return value.Decimal{}, false
 		}
 		mant = s[:i]
 	}
-	d, err := parquetio.ParseDecimal(mant)
+	d, err := value.ParseDecimal(mant)
 	if err != nil {
-		return parquetio.Decimal{}, false
+		return value.Decimal{}, false
 	}
 	sc := int64(d.Scale) - exp
 	if sc < -1000 || sc > 1000 {
-		return parquetio.Decimal{}, false
+		return value.Decimal{}, false
 	}
 	d.Scale = int32(sc)
 	return d, true

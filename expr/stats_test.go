@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func TestBoundsMayCompare(t *testing.T) {
@@ -101,7 +101,7 @@ func TestParseStats(t *testing.T) {
 		t.Errorf("f: %+v", f)
 	}
 	d := st.Bounds(expr.KindDecimal, []string{"d"})
-	if !same(d.Min, parquetio.NewDecimal(15, 4)) || d.Max != nil {
+	if !same(d.Min, value.NewDecimal(15, 4)) || d.Max != nil {
 		t.Errorf("d: %+v", d)
 	}
 	for _, bad := range []string{"", "{", `{"numRecords":"x"`} {
@@ -125,7 +125,7 @@ func TestConvertAndCompare(t *testing.T) {
 		{expr.KindString, schema.Primitive(schema.String), []byte("hi"), "hi"},
 		{expr.KindDate, schema.Primitive(schema.Date), "1970-01-03", int64(2)},
 		{expr.KindTimestampNTZ, schema.Primitive(schema.TimestampNTZ), time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)},
-		{expr.KindDecimal, dec, "12.34", parquetio.NewDecimal(1234, 2)},
+		{expr.KindDecimal, dec, "12.34", value.NewDecimal(1234, 2)},
 	} {
 		got, err := expr.Convert(tc.k, "c", tc.typ, tc.v)
 		if err != nil || !same(got, tc.want) {
@@ -159,8 +159,8 @@ func TestConvertAndCompare(t *testing.T) {
 
 // same compares canonical values; decimals by value.
 func same(a, b any) bool {
-	if x, ok := a.(parquetio.Decimal); ok {
-		y, ok := b.(parquetio.Decimal)
+	if x, ok := a.(value.Decimal); ok {
+		y, ok := b.(value.Decimal)
 		return ok && x.Cmp(y) == 0 && x.Scale == y.Scale
 	}
 	return a == b

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -72,14 +73,14 @@ func TestCSVValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for r, err := range s.Rows(context.Background(), 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		rows = append(rows, r)
 	}
-	want0 := parquetio.Row{int64(1), time.Date(2024, 1, 2, 3, 4, 5, 5e8, time.UTC), parquetio.DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)), "a, b"}
+	want0 := value.Row{int64(1), time.Date(2024, 1, 2, 3, 4, 5, 5e8, time.UTC), value.DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)), "a, b"}
 	if fmt.Sprint(rows[0]) != fmt.Sprint(want0) {
 		t.Errorf("row 0 = %v, want %v", rows[0], want0)
 	}
@@ -182,9 +183,9 @@ func TestParquetSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := time.Date(2001, 1, 1, 0, 1, 0, 0, time.UTC)
-	rows := []parquetio.Row{
-		{ts, ts, int64(1), int32(2), int16(3), int8(4), parquetio.Date(5), "x", []byte("y"), parquetio.NewDecimal(1234, 3), float32(1.5),
-			[]any{"a", nil}, []parquetio.MapEntry{{Key: "k", Value: int64(1)}}, parquetio.Row{2.5}},
+	rows := []value.Row{
+		{ts, ts, int64(1), int32(2), int16(3), int8(4), value.Date(5), "x", []byte("y"), value.NewDecimal(1234, 3), float32(1.5),
+			[]any{"a", nil}, []value.MapEntry{{Key: "k", Value: int64(1)}}, value.Row{2.5}},
 		{nil, nil, int64(2), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 	}
 	if err := w.Write(rows); err != nil {

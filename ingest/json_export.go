@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // JSONRow decodes data, one JSON object (an NDJSON line, a Kafka message
@@ -16,7 +16,7 @@ import (
 // decimals; strings to dates, timestamps and decimals; objects to structs
 // and maps; arrays to arrays). Errors name the column. NOT NULL is not
 // checked here: the table's write checks it.
-func JSONRow(sch *schema.StructType, data []byte) (parquetio.Row, error) {
+func JSONRow(sch *schema.StructType, data []byte) (value.Row, error) {
 	v, err := decodeJSONText(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("ingest: invalid JSON: %w", err)
@@ -25,7 +25,7 @@ func JSONRow(sch *schema.StructType, data []byte) (parquetio.Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("ingest: %s is not a JSON object", truncate(jsonText(v), 64))
 	}
-	row := make(parquetio.Row, len(sch.Fields))
+	row := make(value.Row, len(sch.Fields))
 	for i, f := range sch.Fields {
 		x, ok := o.vals[f.Name]
 		if !ok {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func TestJSONRow(t *testing.T) {
@@ -24,12 +24,12 @@ func TestJSONRow(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    parquetio.Row
+		want    value.Row
 		wantErr string
 	}{
 		{"all columns", `{"id": 7, "N": 3, "price": "12.50", "day": "2024-03-01", "at": "2024-03-01T10:00:00Z", "tags": ["a", null], "inner": {"ok": true}}`,
-			parquetio.Row{int64(7), int32(3), parquetio.NewDecimal(1250, 2), parquetio.DateOf(day), time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC), []any{"a", nil}, parquetio.Row{true}}, ""},
-		{"absent and null are null", `{"id": 1, "n": null}`, parquetio.Row{int64(1), nil, nil, nil, nil, nil, nil}, ""},
+			value.Row{int64(7), int32(3), value.NewDecimal(1250, 2), value.DateOf(day), time.Date(2024, 3, 1, 10, 0, 0, 0, time.UTC), []any{"a", nil}, value.Row{true}}, ""},
+		{"absent and null are null", `{"id": 1, "n": null}`, value.Row{int64(1), nil, nil, nil, nil, nil, nil}, ""},
 		{"not an object", `[1, 2]`, nil, "not a JSON object"},
 		{"bad JSON", `{"id": `, nil, "invalid JSON"},
 		{"trailing data", `{"id": 1} {"id": 2}`, nil, "invalid JSON"},
@@ -54,8 +54,8 @@ func TestJSONRow(t *testing.T) {
 			}
 			for i := range got {
 				g, w := got[i], tc.want[i]
-				if gd, ok := g.(parquetio.Decimal); ok {
-					if wd, ok := w.(parquetio.Decimal); !ok || gd.String() != wd.String() {
+				if gd, ok := g.(value.Decimal); ok {
+					if wd, ok := w.(value.Decimal); !ok || gd.String() != wd.String() {
 						t.Errorf("column %d: %v, want %v", i, g, w)
 					}
 					continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // maxFooter bounds the footer ingest decodes (64 MiB).
@@ -82,8 +83,8 @@ func (s *Source) openParquet() error {
 	return nil
 }
 
-func (s *Source) parquetRows(ctx context.Context, path string, skip int64) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (s *Source) parquetRows(ctx context.Context, path string, skip int64) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		f, err := os.Open(path)
 		if err != nil {
 			yield(nil, err)

@@ -22,8 +22,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Format is the format of input files.
@@ -351,14 +351,14 @@ func (s *Source) NumRows() int64 {
 // range are not decoded). A bad value or file is yielded as an error, once,
 // and ends the iteration; the error names the file and line (CSV, NDJSON)
 // or row.
-func (s *Source) Rows(ctx context.Context, skip int64) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (s *Source) Rows(ctx context.Context, skip int64) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		for i, f := range s.files {
 			if skip > 0 && s.rows[i] >= 0 && skip >= s.rows[i] {
 				skip -= s.rows[i]
 				continue
 			}
-			var seq iter.Seq2[parquetio.Row, error]
+			var seq iter.Seq2[value.Row, error]
 			switch s.format {
 			case Parquet:
 				seq = s.parquetRows(ctx, f, skip)

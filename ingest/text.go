@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // kindMask is the set of Delta types a text value can be read as.
@@ -107,7 +107,7 @@ func parseText(t schema.Type, s string) (any, error) {
 	}
 	switch t := t.(type) {
 	case *schema.DecimalType:
-		return parquetio.ParseDecimal(strings.TrimSpace(s))
+		return value.ParseDecimal(strings.TrimSpace(s))
 	case *schema.PrimitiveType:
 		switch t.Name {
 		case schema.String:
@@ -149,7 +149,7 @@ func parseText(t schema.Type, s string) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%q is not a date (want yyyy-mm-dd)", s)
 			}
-			return parquetio.DateOf(d), nil
+			return value.DateOf(d), nil
 		case schema.TimestampNTZ:
 			if ts, ok := parseNTZ(strings.TrimSpace(s)); ok {
 				return ts, nil
@@ -285,8 +285,8 @@ func (s *Source) openCSV(ctx context.Context) error {
 	return nil
 }
 
-func (s *Source) csvRows(ctx context.Context, path string) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (s *Source) csvRows(ctx context.Context, path string) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		f, err := os.Open(path)
 		if err != nil {
 			yield(nil, err)
@@ -312,7 +312,7 @@ func (s *Source) csvRows(ctx context.Context, path string) iter.Seq2[parquetio.R
 				yield(nil, fmt.Errorf("%s: %w", path, err))
 				return
 			}
-			row := make(parquetio.Row, len(fields))
+			row := make(value.Row, len(fields))
 			for i, v := range rec {
 				x, err := parseText(fields[i].Type, v)
 				if err != nil {
@@ -592,12 +592,12 @@ func eachLine(ctx context.Context, path string, fn func(line int, v *object) err
 	return nil
 }
 
-func (s *Source) ndjsonRows(ctx context.Context, path string) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (s *Source) ndjsonRows(ctx context.Context, path string) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		stop := errors.New("stop")
 		fields := s.schema.Fields
 		err := eachLine(ctx, path, func(line int, o *object) error {
-			row := make(parquetio.Row, len(fields))
+			row := make(value.Row, len(fields))
 			for i, f := range fields {
 				v, ok := o.vals[f.Name]
 				if !ok {
@@ -672,7 +672,7 @@ func convertJSON(t schema.Type, v any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s is not an object", jsonText(v))
 		}
-		row := make(parquetio.Row, len(t.Fields))
+		row := make(value.Row, len(t.Fields))
 		for i, f := range t.Fields {
 			x, err := convertJSON(f.Type, o.vals[f.Name])
 			if err != nil {
@@ -700,7 +700,7 @@ func convertJSON(t schema.Type, v any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s is not an object", jsonText(v))
 		}
-		out := make([]parquetio.MapEntry, 0, len(o.keys))
+		out := make([]value.MapEntry, 0, len(o.keys))
 		for _, k := range o.keys {
 			key, err := parseText(t.KeyType, k)
 			if err != nil {
@@ -710,7 +710,7 @@ func convertJSON(t schema.Type, v any) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("value of %q: %w", k, err)
 			}
-			out = append(out, parquetio.MapEntry{Key: key, Value: val})
+			out = append(out, value.MapEntry{Key: key, Value: val})
 		}
 		return out, nil
 	case *schema.PrimitiveType:
@@ -745,9 +745,9 @@ func convertJSON(t schema.Type, v any) (any, error) {
 	case *schema.DecimalType:
 		switch x := v.(type) {
 		case json.Number:
-			return parquetio.ParseDecimal(x.String())
+			return value.ParseDecimal(x.String())
 		case string:
-			return parquetio.ParseDecimal(strings.TrimSpace(x))
+			return value.ParseDecimal(strings.TrimSpace(x))
 		}
 		return nil, fmt.Errorf("%s is not a decimal", jsonText(v))
 	}

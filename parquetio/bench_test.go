@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func flightsSchema() *schema.StructType {
 }
 
 // flights returns n deterministic flights as structs and as rows.
-func flights(n int) ([]Flight, []Row) {
+func flights(n int) ([]Flight, []value.Row) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	airports := make([]string, 300)
 	for i := range airports {
@@ -41,7 +42,7 @@ func flights(n int) ([]Flight, []Row) {
 	}
 	start := time.Date(2006, 1, 1, 0, 0, 0, 0, time.UTC)
 	fs := make([]Flight, n)
-	rows := make([]Row, n)
+	rows := make([]value.Row, n)
 	for i := range fs {
 		t := start.Add(time.Duration(i) * 30 * time.Second)
 		f := Flight{
@@ -52,7 +53,7 @@ func flights(n int) ([]Flight, []Row) {
 			Destination: airports[rng.IntN(len(airports))],
 		}
 		fs[i] = f
-		rows[i] = Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
+		rows[i] = value.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
 	}
 	return fs, rows
 }
@@ -124,7 +125,7 @@ func TestWriteFlightsLarge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Row{time.UnixMicro(fs[ir.Index].Date).UTC(), fs[ir.Index].Delay, fs[ir.Index].Distance, fs[ir.Index].Origin, fs[ir.Index].Destination}
+		want := value.Row{time.UnixMicro(fs[ir.Index].Date).UTC(), fs[ir.Index].Delay, fs[ir.Index].Distance, fs[ir.Index].Origin, fs[ir.Index].Destination}
 		if !valuesEqual(ir.Row, want) {
 			t.Fatalf("row %d = %s, want %s", ir.Index, show(ir.Row), show(want))
 		}

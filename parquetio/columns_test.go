@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
@@ -34,16 +35,16 @@ func columnsSchema() *schema.StructType {
 
 // columnsData returns n rows of columnsSchema both as columns and as rows
 // of the value model: nulls, edge values, unicode, repeated strings.
-func columnsData(n int) ([]Column, []Row) {
+func columnsData(n int) ([]Column, []value.Row) {
 	cols := make([]Column, 14)
 	for j := 1; j < len(cols); j++ {
 		cols[j].Null = make([]bool, n)
 	}
-	rows := make([]Row, n)
+	rows := make([]value.Row, n)
 	words := []string{"ATL", "Zürich", "東京😀" + strings.Repeat("x", 40), "", "ORD"}
 	for i := range n {
 		null := func(j int) bool { cols[j].Null[i] = i%(j+3) == 1; return cols[j].Null[i] }
-		r := make(Row, len(cols))
+		r := make(value.Row, len(cols))
 		x := int64(i)*7919 - 5000
 		switch i {
 		case 3:
@@ -96,7 +97,7 @@ func columnsData(n int) ([]Column, []Row) {
 		}
 		cols[9].Int32 = append(cols[9].Int32, int32(x%100000))
 		if !null(9) {
-			r[9] = Date(x % 100000)
+			r[9] = value.Date(x % 100000)
 		}
 		us := x % 4e17
 		cols[10].Int64 = append(cols[10].Int64, us)
@@ -280,11 +281,11 @@ func TestWriteColumnsDictionaryPages(t *testing.T) {
 	const n = 6000 // 6,000 values of 1,000 bytes: 6 MB, three dictFlushBytes
 	ids := make([]int64, n)
 	payloads := make([]string, n)
-	rows := make([]Row, n)
+	rows := make([]value.Row, n)
 	for i := range n {
 		ids[i] = int64(i)
 		payloads[i] = fmt.Sprintf("%08d", i) + strings.Repeat("x", 992)
-		rows[i] = Row{ids[i], payloads[i]}
+		rows[i] = value.Row{ids[i], payloads[i]}
 	}
 	cols := []Column{{Int64: ids}, {String: payloads}}
 	want := writeOutcome(sch, rows)

@@ -3,6 +3,7 @@ package parquetio
 import (
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"time"
 
@@ -103,7 +104,7 @@ func makeConv(t schema.Type, p *pnode) (leafConv, error) {
 		}
 	case schema.Date:
 		if phys == format.Int32 {
-			return func(v *parquet.Value) (any, error) { return Date(v.Int32()), nil }, nil
+			return func(v *parquet.Value) (any, error) { return value.Date(v.Int32()), nil }, nil
 		}
 	case schema.Timestamp, schema.TimestampNTZ:
 		return timestampConv(p, bad)
@@ -163,10 +164,10 @@ func timestampConv(p *pnode, bad func() (leafConv, error)) (leafConv, error) {
 	case format.Int32:
 		// A date column read as a timestamp (type widening date -> timestamp_ntz).
 		if _, ok := p.elem.LogicalType.Value.(*format.DateType); ok {
-			return func(v *parquet.Value) (any, error) { return Date(v.Int32()).Time(), nil }, nil
+			return func(v *parquet.Value) (any, error) { return value.Date(v.Int32()).Time(), nil }, nil
 		}
 		if ct, ok := p.convertedType(); ok && ct == deprecated.Date {
-			return func(v *parquet.Value) (any, error) { return Date(v.Int32()).Time(), nil }, nil
+			return func(v *parquet.Value) (any, error) { return value.Date(v.Int32()).Time(), nil }, nil
 		}
 	}
 	return bad()
@@ -206,7 +207,7 @@ func decimalConv(t *schema.DecimalType, p *pnode) (leafConv, error) {
 		if mul != nil {
 			u.Mul(u, mul)
 		}
-		return Decimal{Unscaled: u, Scale: target}, nil
+		return value.Decimal{Unscaled: u, Scale: target}, nil
 	}
 	switch p.physical() {
 	case format.Int32:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/deltakit/deltakit/value"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -106,14 +107,14 @@ func loadCorpusTable(t testing.TB, name string) *corpusTable {
 
 // readRows reads every data file of the table with readSchema through a
 // local store and returns all rows, file by file in log order.
-func (tbl *corpusTable) readRows(t testing.TB, readSchema *schema.StructType, opts ...ReadOption) []Row {
+func (tbl *corpusTable) readRows(t testing.TB, readSchema *schema.StructType, opts ...ReadOption) []value.Row {
 	t.Helper()
 	store, err := objectstore.NewLocal(tbl.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts = append([]ReadOption{WithColumnMapping(tbl.mode)}, opts...)
-	var rows []Row
+	var rows []value.Row
 	for _, key := range tbl.keys {
 		for row, err := range ReadFile(context.Background(), store, key, readSchema, opts...) {
 			if err != nil {

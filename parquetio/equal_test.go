@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math"
 	"time"
 )
@@ -14,8 +15,8 @@ func valuesEqual(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
-	case Decimal:
-		y, ok := b.(Decimal)
+	case value.Decimal:
+		y, ok := b.(value.Decimal)
 		return ok && x.Scale == y.Scale && x.Cmp(y) == 0
 	case time.Time:
 		y, ok := b.(time.Time)
@@ -40,8 +41,8 @@ func valuesEqual(a, b any) bool {
 			}
 		}
 		return true
-	case []MapEntry:
-		y, ok := b.([]MapEntry)
+	case []value.MapEntry:
+		y, ok := b.([]value.MapEntry)
 		if !ok || len(x) != len(y) {
 			return false
 		}
@@ -70,7 +71,7 @@ func show(v any) string {
 			s += show(e)
 		}
 		return s + "]"
-	case []MapEntry:
+	case []value.MapEntry:
 		s := "map["
 		for i, e := range x {
 			if i > 0 {
@@ -79,7 +80,7 @@ func show(v any) string {
 			s += show(e.Key) + ":" + show(e.Value)
 		}
 		return s + "]"
-	case Decimal:
+	case value.Decimal:
 		return "dec(" + x.String() + ")"
 	case time.Time:
 		return x.Format(time.RFC3339Nano)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/deltakit/deltakit/value"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -111,7 +112,7 @@ func TestFileWriterStreams(t *testing.T) {
 // stores nothing and leaves no temporary file.
 func TestFileWriterFailures(t *testing.T) {
 	sch := schema.NewStruct(field("id", prim(schema.Long), false))
-	good := []Row{{int64(1)}, {int64(2)}}
+	good := []value.Row{{int64(1)}, {int64(2)}}
 	tests := []struct {
 		name string
 		run  func(ctx context.Context, cancel context.CancelFunc, fw *FileWriter) error
@@ -121,7 +122,7 @@ func TestFileWriterFailures(t *testing.T) {
 			if err := fw.Write(good); err != nil {
 				return err
 			}
-			return fw.Write([]Row{{nil}})
+			return fw.Write([]value.Row{{nil}})
 		}, ErrInvalidValue},
 		{"cancelled before Close", func(ctx context.Context, cancel context.CancelFunc, fw *FileWriter) error {
 			if err := fw.Write(good); err != nil {
@@ -187,7 +188,7 @@ func TestFileWriterFailures(t *testing.T) {
 func TestWriteFileBadRowStoresNothing(t *testing.T) {
 	store := objectstore.NewMem("t")
 	sch := schema.NewStruct(field("id", prim(schema.Long), false))
-	_, err := WriteFile(context.Background(), store, "part-0.parquet", sch, []Row{{int64(1)}, {"x"}})
+	_, err := WriteFile(context.Background(), store, "part-0.parquet", sch, []value.Row{{int64(1)}, {"x"}})
 	if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "part-0.parquet") {
 		t.Fatalf("WriteFile of a bad row: %v", err)
 	}

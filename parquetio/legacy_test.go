@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"bytes"
+	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"testing"
 	"time"
@@ -125,13 +126,13 @@ func TestReadLegacyLayouts(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d rows", len(got))
 	}
-	checkRow(t, "row 0", sch, got[0], Row{
+	checkRow(t, "row 0", sch, got[0], value.Row{
 		[]any{int32(1), int32(2)},
-		[]any{Row{"x"}, Row{nil}},
-		[]any{Row{int64(5)}},
+		[]any{value.Row{"x"}, value.Row{nil}},
+		[]any{value.Row{int64(5)}},
 		[]any{},
 		[]any{int32(1), nil},
-		[]MapEntry{{Key: "k", Value: int32(1)}, {Key: "n", Value: nil}},
+		[]value.MapEntry{{Key: "k", Value: int32(1)}, {Key: "n", Value: nil}},
 		dec("-123.45"),
 		time.UnixMilli(1500).UTC(),
 		time.UnixMicro(1_500_000).UTC(),
@@ -140,9 +141,9 @@ func TestReadLegacyLayouts(t *testing.T) {
 		dec("7.00"),
 		1.25,
 	})
-	checkRow(t, "row 1", sch, got[1], Row{nil, nil, nil, []any{int32(3)}, nil, nil, nil, nil, nil, nil, nil, nil, nil})
-	checkRow(t, "row 2", sch, got[2], Row{
-		[]any{}, []any{}, []any{Row{int64(6)}, Row{int64(7)}}, []any{int32(4), int32(5)}, []any{}, []MapEntry{},
+	checkRow(t, "row 1", sch, got[1], value.Row{nil, nil, nil, []any{int32(3)}, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+	checkRow(t, "row 2", sch, got[2], value.Row{
+		[]any{}, []any{}, []any{value.Row{int64(6)}, value.Row{int64(7)}}, []any{int32(4), int32(5)}, []any{}, []value.MapEntry{},
 		dec("100000000000000000.01"), time.UnixMilli(-1).UTC(), time.UnixMicro(-1).UTC(), nil, nil, nil, nil,
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"slices"
 	"strings"
 	"testing"
@@ -20,13 +21,13 @@ import (
 // wideDecimalFiles returns schemas {id long, d decimal(30,2), s string} with
 // the FIXED_LEN_BYTE_ARRAY decimal first, in the middle and last, and rows
 // of mixed signs for them.
-func wideDecimalFiles() (names []string, schemas []*schema.StructType, rows [][]Row) {
+func wideDecimalFiles() (names []string, schemas []*schema.StructType, rows [][]value.Row) {
 	id := field("id", prim(schema.Long), true)
 	d := field("d", &schema.DecimalType{Precision: 30, Scale: 2}, true)
 	s := field("s", prim(schema.String), true)
 	vals := map[string][]any{
 		"id": {int64(1), int64(-2), nil},
-		"d":  {MustParseDecimal("-12345678901234567890.12"), MustParseDecimal("98765432109876543210.99"), nil},
+		"d":  {value.MustParseDecimal("-12345678901234567890.12"), value.MustParseDecimal("98765432109876543210.99"), nil},
 		"s":  {"a", "bb", nil},
 	}
 	for _, order := range [][]*schema.StructField{{d, id, s}, {id, d, s}, {id, s, d}} {
@@ -36,9 +37,9 @@ func wideDecimalFiles() (names []string, schemas []*schema.StructType, rows [][]
 		}
 		names = append(names, strings.Join(parts, ","))
 		schemas = append(schemas, schema.NewStruct(order...))
-		var rs []Row
+		var rs []value.Row
 		for i := range 3 {
-			var r Row
+			var r value.Row
 			for _, f := range order {
 				r = append(r, vals[f.Name][i])
 			}
@@ -145,7 +146,7 @@ func TestWrittenPagesAreV1Plain(t *testing.T) {
 	_, fl := flights(3000)
 	cases := []struct {
 		sch  *schema.StructType
-		rows []Row
+		rows []value.Row
 		opts []WriteOption
 	}{
 		{allTypesSchema(), allTypesRows(300), nil},

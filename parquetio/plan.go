@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -320,7 +321,7 @@ func (r *rowReader) close() {
 }
 
 // next assembles one row; with discard it only consumes the row's entries.
-func (r *rowReader) next(discard bool) (row Row, err error) {
+func (r *rowReader) next(discard bool) (row value.Row, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			row, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
@@ -420,9 +421,9 @@ func (r *rowReader) read(n *asmNode, discard bool) (any, error) {
 				return nil, r.consumeNull(n)
 			}
 		}
-		var out Row
+		var out value.Row
 		if !discard {
-			out = make(Row, len(n.fields))
+			out = make(value.Row, len(n.fields))
 		}
 		for i, f := range n.fields {
 			if f == nil {
@@ -460,7 +461,7 @@ func (r *rowReader) read(n *asmNode, discard bool) (any, error) {
 			return nil, r.consumeNull(n)
 		}
 		var list []any
-		var entries []MapEntry
+		var entries []value.MapEntry
 		if d < n.repDef {
 			if err := r.consumeNull(n); err != nil {
 				return nil, err
@@ -480,7 +481,7 @@ func (r *rowReader) read(n *asmNode, discard bool) (any, error) {
 				}
 				if !discard {
 					if n.kind == asmMap {
-						entries = append(entries, MapEntry{Key: x, Value: y})
+						entries = append(entries, value.MapEntry{Key: x, Value: y})
 					} else {
 						list = append(list, x)
 					}
@@ -499,7 +500,7 @@ func (r *rowReader) read(n *asmNode, discard bool) (any, error) {
 		}
 		if n.kind == asmMap {
 			if entries == nil {
-				entries = []MapEntry{}
+				entries = []value.MapEntry{}
 			}
 			return entries, nil
 		}

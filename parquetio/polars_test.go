@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"github.com/deltakit/deltakit/value"
 	"os"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestReadPolarsFlights(t *testing.T) {
 		t.Errorf("%d rows in %d row groups, want 3000000 in 11", f.NumRows(), f.NumRowGroups())
 	}
 	t0 := time.Now()
-	rows := make([]Row, 0, 3_000_000)
+	rows := make([]value.Row, 0, 3_000_000)
 	for row, err := range f.Rows(t.Context()) {
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,11 +109,11 @@ func toNeutral(v any) any {
 		return float64(x)
 	case float64:
 		return x
-	case Decimal:
+	case value.Decimal:
 		return x.String()
 	case []byte:
 		return hex.EncodeToString(x)
-	case Date:
+	case value.Date:
 		return x.String()
 	case time.Time:
 		return x.UnixMicro()
@@ -122,7 +123,7 @@ func toNeutral(v any) any {
 			out[i] = toNeutral(e)
 		}
 		return out
-	case []MapEntry:
+	case []value.MapEntry:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = []any{toNeutral(e.Key), toNeutral(e.Value)}
@@ -141,7 +142,7 @@ func TestPyarrowReadsOurFiles(t *testing.T) {
 	dir := t.TempDir()
 	type file struct {
 		sch  *schema.StructType
-		rows []Row
+		rows []value.Row
 		opts []WriteOption
 	}
 	_, fl := flights(20000)
@@ -217,14 +218,14 @@ func TestPyarrowReadsOurFiles(t *testing.T) {
 	}
 }
 
-func distinctStrings(n int) []Row {
-	rows := make([]Row, n)
+func distinctStrings(n int) []value.Row {
+	rows := make([]value.Row, n)
 	for i := range rows {
 		if i%10 == 0 {
-			rows[i] = Row{nil}
+			rows[i] = value.Row{nil}
 			continue
 		}
-		rows[i] = Row{fmt.Sprintf("distinct-value-%012d", i)}
+		rows[i] = value.Row{fmt.Sprintf("distinct-value-%012d", i)}
 	}
 	return rows
 }

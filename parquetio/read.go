@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"io"
 	"iter"
 	"runtime/debug"
@@ -163,8 +164,8 @@ func (f *File) CreatedBy() string { return f.pf.Metadata().CreatedBy }
 // Rows yields the file's rows in order as Rows aligned with the read schema.
 // Each yielded Row is freshly allocated and belongs to the caller. On error
 // the iterator yields (nil, err) once and stops; err is a *FileError.
-func (f *File) Rows(ctx context.Context) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
+func (f *File) Rows(ctx context.Context) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		for ir, err := range f.IndexedRows(ctx) {
 			if !yield(ir.Row, err) || err != nil {
 				return
@@ -174,17 +175,17 @@ func (f *File) Rows(ctx context.Context) iter.Seq2[Row, error] {
 }
 
 // IndexedRows is Rows with each row's 0-based index within the file.
-func (f *File) IndexedRows(ctx context.Context) iter.Seq2[IndexedRow, error] {
-	return func(yield func(IndexedRow, error) bool) {
+func (f *File) IndexedRows(ctx context.Context) iter.Seq2[value.IndexedRow, error] {
+	return func(yield func(value.IndexedRow, error) bool) {
 		var base int64
 		for g := range f.pf.RowGroups() {
 			if err := ctx.Err(); err != nil {
-				yield(IndexedRow{}, fileErr("read", f.name, err))
+				yield(value.IndexedRow{}, fileErr("read", f.name, err))
 				return
 			}
 			rr, err := f.openRowGroup(ctx, g)
 			if err != nil {
-				yield(IndexedRow{}, fileErr("read", f.name, err))
+				yield(value.IndexedRow{}, fileErr("read", f.name, err))
 				return
 			}
 			ok := func() bool {
@@ -195,24 +196,24 @@ func (f *File) IndexedRows(ctx context.Context) iter.Seq2[IndexedRow, error] {
 					skip := f.cfg.skipRow != nil && f.cfg.skipRow(idx)
 					row, err := rr.next(skip)
 					if err != nil {
-						yield(IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d, row %d: %w", g, i, err)))
+						yield(value.IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d, row %d: %w", g, i, err)))
 						return false
 					}
 					if skip {
 						continue
 					}
-					if !yield(IndexedRow{Index: idx, Row: row}, nil) {
+					if !yield(value.IndexedRow{Index: idx, Row: row}, nil) {
 						return false
 					}
 					if i&1023 == 1023 {
 						if err := ctx.Err(); err != nil {
-							yield(IndexedRow{}, fileErr("read", f.name, err))
+							yield(value.IndexedRow{}, fileErr("read", f.name, err))
 							return false
 						}
 					}
 				}
 				if err := rr.finish(); err != nil {
-					yield(IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d: %w", g, err)))
+					yield(value.IndexedRow{}, fileErr("read", f.name, fmt.Errorf("row group %d: %w", g, err)))
 					return false
 				}
 				return true
@@ -227,8 +228,8 @@ func (f *File) IndexedRows(ctx context.Context) iter.Seq2[IndexedRow, error] {
 
 // ReadFile opens the file at key in store and yields its rows as readSchema;
 // see Open and File.Rows. Errors (also from opening) are yielded once.
-func ReadFile(ctx context.Context, store objectstore.Store, key string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
+func ReadFile(ctx context.Context, store objectstore.Store, key string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		f, err := Open(ctx, store, key, readSchema, opts...)
 		if err != nil {
 			yield(nil, err)
@@ -244,8 +245,8 @@ func ReadFile(ctx context.Context, store objectstore.Store, key string, readSche
 
 // ReadReaderAt is ReadFile for a file held as an io.ReaderAt of size bytes;
 // name is used in errors only.
-func ReadReaderAt(ctx context.Context, r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[Row, error] {
-	return func(yield func(Row, error) bool) {
+func ReadReaderAt(ctx context.Context, r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		f, err := OpenReaderAt(r, size, name, readSchema, opts...)
 		if err != nil {
 			yield(nil, err)

@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"context"
+	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -13,12 +14,12 @@ import (
 	"github.com/deltakit/deltakit/schema"
 )
 
-func dec(s string) Decimal { return MustParseDecimal(s) }
+func dec(s string) value.Decimal { return value.MustParseDecimal(s) }
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // checkRow compares a row with the expected values, naming the fields.
-func checkRow(t *testing.T, what string, st *schema.StructType, got, want Row) {
+func checkRow(t *testing.T, what string, st *schema.StructType, got, want value.Row) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d values, want %d", what, len(got), len(want))
@@ -32,9 +33,9 @@ func checkRow(t *testing.T, what string, st *schema.StructType, got, want Row) {
 }
 
 // rowsByKey indexes rows by the value of field k (nil key -> "null").
-func rowsByKey(t *testing.T, rows []Row, k int) map[string]Row {
+func rowsByKey(t *testing.T, rows []value.Row, k int) map[string]value.Row {
 	t.Helper()
-	out := map[string]Row{}
+	out := map[string]value.Row{}
 	for _, r := range rows {
 		key := "null"
 		if r[k] != nil {
@@ -60,10 +61,10 @@ func TestReadCorpusPrimitives(t *testing.T) {
 		if !ok {
 			t.Fatalf("no row with as_int %d", i)
 		}
-		want := Row{int32(i), int64(i), int8(i), int16(i), i%2 == 0, float32(i), float64(i), itoa(i), []byte{byte(i), byte(i)}, NewDecimal(int64(i), 0)}
+		want := value.Row{int32(i), int64(i), int8(i), int16(i), i%2 == 0, float32(i), float64(i), itoa(i), []byte{byte(i), byte(i)}, value.NewDecimal(int64(i), 0)}
 		checkRow(t, "row "+itoa(i), tbl.data, r, want)
 	}
-	checkRow(t, "null row", tbl.data, byInt["null"], make(Row, 10))
+	checkRow(t, "null row", tbl.data, byInt["null"], make(value.Row, 10))
 }
 
 func TestReadCorpusAllTypes(t *testing.T) {
@@ -95,11 +96,11 @@ func TestReadCorpusAllTypes(t *testing.T) {
 		}
 	}
 	// Row 1 in full (values from the generator's formulas, as Spark reads them).
-	want := Row{int8(1), int16(1), int32(1), int64(2), float32(0.234), 234234.23, dec("123.52"), false, "1", []byte("1"),
-		Date(0), time.Date(1970, 1, 1, 6, 30, 23, 523000000, time.UTC), time.Date(1970, 1, 3, 17, 3, 54, 200000, time.UTC),
-		Row{"1", Row{int32(1)}}, nil, nil, nil, nil, nil, nil}
+	want := value.Row{int8(1), int16(1), int32(1), int64(2), float32(0.234), 234234.23, dec("123.52"), false, "1", []byte("1"),
+		value.Date(0), time.Date(1970, 1, 1, 6, 30, 23, 523000000, time.UTC), time.Date(1970, 1, 3, 17, 3, 54, 200000, time.UTC),
+		value.Row{"1", value.Row{int32(1)}}, nil, nil, nil, nil, nil, nil}
 	checkRow(t, "row 1", tbl.data, rows[1], want)
-	checkRow(t, "row 0", tbl.data, rows[0], make(Row, 20))
+	checkRow(t, "row 0", tbl.data, rows[0], make(value.Row, 20))
 }
 
 func TestReadCorpusProjectionAndMissingColumns(t *testing.T) {
@@ -121,8 +122,8 @@ func TestReadCorpusProjectionAndMissingColumns(t *testing.T) {
 	if len(rows) != 200 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	checkRow(t, "row 1", rs, rows[1], Row{false, int32(1), nil, int64(2), nil, Row{Row{int32(1)}, nil}})
-	checkRow(t, "row 2", rs, rows[2], Row{true, int32(2), nil, int64(3), nil, Row{Row{int32(2)}, nil}})
+	checkRow(t, "row 1", rs, rows[1], value.Row{false, int32(1), nil, int64(2), nil, value.Row{value.Row{int32(1)}, nil}})
+	checkRow(t, "row 2", rs, rows[2], value.Row{true, int32(2), nil, int64(3), nil, value.Row{value.Row{int32(2)}, nil}})
 	// A struct none of whose requested fields is in the file keeps its
 	// nullness from the file.
 	only := schema.NewStruct(schema.NewField("nested_struct", schema.NewStruct(schema.NewField("nope", schema.Primitive(schema.Long), true)), true))
@@ -132,7 +133,7 @@ func TestReadCorpusProjectionAndMissingColumns(t *testing.T) {
 		switch v := r[0].(type) {
 		case nil:
 			nulls++
-		case Row:
+		case value.Row:
 			if len(v) != 1 || v[0] != nil {
 				t.Fatalf("nested_struct = %s", show(v))
 			}
@@ -168,9 +169,9 @@ func TestReadCorpusArrayComplexObjects(t *testing.T) {
 		v := int32(i)
 		d3 := fill(fill(fill(v, 3), 2), 2)
 		d4 := fill(d3, 2)
-		maps := fill([]MapEntry{{Key: itoa(i), Value: int64(i)}}, 2)
-		recs := fill(Row{v}, 3)
-		checkRow(t, "row "+itoa(i), tbl.data, r, Row{v, d3, d4, maps, recs})
+		maps := fill([]value.MapEntry{{Key: itoa(i), Value: int64(i)}}, 2)
+		recs := fill(value.Row{v}, 3)
+		checkRow(t, "row "+itoa(i), tbl.data, r, value.Row{v, d3, d4, maps, recs})
 	}
 }
 
@@ -184,8 +185,8 @@ func TestReadCorpusArrayPrimitives(t *testing.T) {
 	for _, r := range rows {
 		i := int(r[0].([]any)[0].(int32))
 		seen[i] = true
-		want := Row{[]any{int32(i)}, []any{int64(i)}, []any{int8(i)}, []any{int16(i)}, []any{i%2 == 0},
-			[]any{float32(i)}, []any{float64(i)}, []any{itoa(i)}, []any{[]byte{byte(i), byte(i)}}, []any{NewDecimal(int64(i), 0)}}
+		want := value.Row{[]any{int32(i)}, []any{int64(i)}, []any{int8(i)}, []any{int16(i)}, []any{i%2 == 0},
+			[]any{float32(i)}, []any{float64(i)}, []any{itoa(i)}, []any{[]byte{byte(i), byte(i)}}, []any{value.NewDecimal(int64(i), 0)}}
 		checkRow(t, "row "+itoa(i), tbl.data, r, want)
 	}
 	if len(seen) != 10 {
@@ -201,10 +202,10 @@ func TestReadCorpusMap(t *testing.T) {
 	}
 	for _, r := range rows {
 		i := int(r[0].(int32))
-		one := func(k, v any) []MapEntry { return []MapEntry{{Key: k, Value: v}} }
-		want := Row{int32(i), one(int32(i), int32(i)), one(int64(i), int8(i)), one(int16(i), i%2 == 0),
-			one(float32(i), float64(i)), one(itoa(i), NewDecimal(int64(i), 0)),
-			one(int32(i), []any{Row{int32(i)}, Row{int32(i)}, Row{int32(i)}})}
+		one := func(k, v any) []value.MapEntry { return []value.MapEntry{{Key: k, Value: v}} }
+		want := value.Row{int32(i), one(int32(i), int32(i)), one(int64(i), int8(i)), one(int16(i), i%2 == 0),
+			one(float32(i), float64(i)), one(itoa(i), value.NewDecimal(int64(i), 0)),
+			one(int32(i), []any{value.Row{int32(i)}, value.Row{int32(i)}, value.Row{int32(i)}})}
 		checkRow(t, "row "+itoa(i), tbl.data, r, want)
 	}
 }
@@ -217,14 +218,14 @@ func TestReadCorpusNestedStruct(t *testing.T) {
 	}
 	for _, r := range rows {
 		i := int(r[1].(int32))
-		checkRow(t, "row "+itoa(i), tbl.data, r, Row{Row{itoa(i), itoa(i), Row{int32(i), int64(i)}}, int32(i)})
+		checkRow(t, "row "+itoa(i), tbl.data, r, value.Row{value.Row{itoa(i), itoa(i), value.Row{int32(i), int64(i)}}, int32(i)})
 	}
 }
 
 func TestReadCorpusBasicDecimal(t *testing.T) {
 	tbl := loadCorpusTable(t, "golden__basic-decimal-table")
 	rows := tbl.readRows(t, tbl.data) // col1, col2, col3 (part is a partition column)
-	want := map[string]Row{
+	want := map[string]value.Row{
 		"1.00":    {dec("1.00"), dec("2.00000"), dec("3.0000000000")},
 		"111.11":  {dec("111.11"), dec("22222.22222"), dec("3333333333.3333333333")},
 		"0.00":    {dec("0.00"), dec("0.00000"), dec("0.0000000000")},
@@ -234,7 +235,7 @@ func TestReadCorpusBasicDecimal(t *testing.T) {
 		t.Fatalf("%d rows, want 4", len(rows))
 	}
 	for _, r := range rows {
-		k := r[0].(Decimal).String()
+		k := r[0].(value.Decimal).String()
 		w, ok := want[k]
 		if !ok {
 			t.Fatalf("unexpected row %s", show(r))
@@ -250,14 +251,14 @@ func TestReadCorpusDecimalVariousScalePrecision(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want 3", len(rows))
 	}
-	checkRow(t, "row 0", tbl.data, rows[0], make(Row, len(tbl.data.Fields)))
+	checkRow(t, "row 0", tbl.data, rows[0], make(value.Row, len(tbl.data.Fields)))
 	// The source compares with Spark's own read; Spark's stats in the log
 	// hold the positive (max) and negative (min) row exactly.
 	stats := parseSparkStats(t, tbl.stats[tbl.keys[0]])
 	for i, f := range tbl.data.Fields {
 		dt := f.Type.(*schema.DecimalType)
 		for _, r := range rows[1:] {
-			if d, ok := r[i].(Decimal); ok && int(d.Scale) != dt.Scale {
+			if d, ok := r[i].(value.Decimal); ok && int(d.Scale) != dt.Scale {
 				t.Errorf("%s: scale %d, want %d", f.Name, d.Scale, dt.Scale)
 			}
 		}
@@ -269,7 +270,7 @@ func TestReadCorpusDecimalVariousScalePrecision(t *testing.T) {
 			}
 			continue
 		}
-		a, b := rows[1][i].(Decimal), rows[2][i].(Decimal)
+		a, b := rows[1][i].(value.Decimal), rows[2][i].(value.Decimal)
 		lo, hi := a, b
 		if a.Cmp(b) > 0 {
 			lo, hi = b, a
@@ -279,17 +280,17 @@ func TestReadCorpusDecimalVariousScalePrecision(t *testing.T) {
 		}
 	}
 	// Two exact values in full.
-	if got := rows[1][tbl.data.FieldIndex("decimal_38_36")].(Decimal).String(); got != "0.000000000000000003241836000000000000" {
+	if got := rows[1][tbl.data.FieldIndex("decimal_38_36")].(value.Decimal).String(); got != "0.000000000000000003241836000000000000" {
 		t.Errorf("decimal_38_36 = %s", got)
 	}
-	if got := rows[2][tbl.data.FieldIndex("decimal_35_24")].(Decimal).String(); got != "-22827907.000000000000000000000000" {
+	if got := rows[2][tbl.data.FieldIndex("decimal_35_24")].(value.Decimal).String(); got != "-22827907.000000000000000000000000" {
 		t.Errorf("decimal_35_24 = %s", got)
 	}
 }
 
 // ratEq compares a decimal with a JSON number's text (which may have an
 // exponent, as Java's BigDecimal.toString writes).
-func ratEq(d Decimal, text string) bool {
+func ratEq(d value.Decimal, text string) bool {
 	r, ok := new(big.Rat).SetString(text)
 	if !ok {
 		return false
@@ -313,7 +314,7 @@ func TestReadCorpusDecimalDictionaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		i := int(ir.Index)
-		want := Row{int32(i), NewDecimal(int64(i%5), 0), NewDecimal(int64(i%6), 0), NewDecimal(int64(i%2), 0)}
+		want := value.Row{int32(i), value.NewDecimal(int64(i%5), 0), value.NewDecimal(int64(i%6), 0), value.NewDecimal(int64(i%2), 0)}
 		if !valuesEqual(ir.Row, want) {
 			t.Fatalf("row %d = %s, want %s", i, show(ir.Row), show(want))
 		}
@@ -360,7 +361,7 @@ func TestReadCorpusTimestampINT96(t *testing.T) {
 func TestReadCorpusEdgeTimestamps(t *testing.T) {
 	tbl := loadCorpusTable(t, "deltars__table_with_edge_timestamps")
 	rows := tbl.readRows(t, tbl.data)
-	want := []Row{
+	want := []value.Row{
 		{time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC), int32(1)},
 		{time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC), time.Date(2022, 2, 1, 0, 0, 0, 0, time.UTC), int32(2)},
 	}
@@ -373,22 +374,22 @@ func TestReadCorpusEdgeTimestamps(t *testing.T) {
 }
 
 // columnMappingRow returns row i (0..4) of golden__table-with-columnmapping-mode-name.
-func columnMappingRow(i int) Row {
+func columnMappingRow(i int) value.Row {
 	v := int32(i)
 	l := int64(i)
-	return Row{
-		int8(i), int16(i), v, l, float32(i), float64(i), NewDecimal(int64(i)*100, 2), i%2 == 0, itoa(i), []byte(itoa(i)),
-		DateOf(time.Date(2021, 11, 18, 0, 0, 0, 0, time.UTC)), time.UnixMilli(l).UTC(),
-		Row{itoa(i), Row{v}},
+	return value.Row{
+		int8(i), int16(i), v, l, float32(i), float64(i), value.NewDecimal(int64(i)*100, 2), i%2 == 0, itoa(i), []byte(itoa(i)),
+		value.DateOf(time.Date(2021, 11, 18, 0, 0, 0, 0, time.UTC)), time.UnixMilli(l).UTC(),
+		value.Row{itoa(i), value.Row{v}},
 		[]any{v, v + 1},
 		[]any{[]any{v, v + 1}, []any{v + 2, v + 3}},
-		[]any{[]MapEntry{{Key: v, Value: []any{int32(2), int32(3)}}, {Key: v + 1, Value: []any{int32(4), int32(5)}}}},
-		[]any{Row{v}, Row{v}},
-		Row{[]any{v, v + 1}, []MapEntry{{Key: []any{v, v + 1}, Value: Row{v + 2}}}},
-		[]MapEntry{{Key: v, Value: l + 1}, {Key: v + 2, Value: l + 3}},
-		[]MapEntry{{Key: v + 1, Value: Row{l * 20}}},
-		[]MapEntry{{Key: l, Value: []any{v, nil, v + 1}}, {Key: l + 1, Value: []any{}}},
-		[]MapEntry{{Key: l, Value: []MapEntry{{Key: v, Value: v}}}, {Key: l + 1, Value: []MapEntry{{Key: v + 2, Value: v}}}},
+		[]any{[]value.MapEntry{{Key: v, Value: []any{int32(2), int32(3)}}, {Key: v + 1, Value: []any{int32(4), int32(5)}}}},
+		[]any{value.Row{v}, value.Row{v}},
+		value.Row{[]any{v, v + 1}, []value.MapEntry{{Key: []any{v, v + 1}, Value: value.Row{v + 2}}}},
+		[]value.MapEntry{{Key: v, Value: l + 1}, {Key: v + 2, Value: l + 3}},
+		[]value.MapEntry{{Key: v + 1, Value: value.Row{l * 20}}},
+		[]value.MapEntry{{Key: l, Value: []any{v, nil, v + 1}}, {Key: l + 1, Value: []any{}}},
+		[]value.MapEntry{{Key: l, Value: []value.MapEntry{{Key: v, Value: v}}}, {Key: l + 1, Value: []value.MapEntry{{Key: v + 2, Value: v}}}},
 	}
 }
 
@@ -397,7 +398,7 @@ func TestReadCorpusColumnMappingName(t *testing.T) {
 	if tbl.mode != "name" {
 		t.Fatalf("mode %q", tbl.mode)
 	}
-	check := func(t *testing.T, rows []Row) {
+	check := func(t *testing.T, rows []value.Row) {
 		t.Helper()
 		if len(rows) != 6 {
 			t.Fatalf("%d rows, want 6", len(rows))
@@ -406,7 +407,7 @@ func TestReadCorpusColumnMappingName(t *testing.T) {
 		for i := range 5 {
 			checkRow(t, "row "+itoa(i), tbl.data, byInt[show(int32(i))], columnMappingRow(i))
 		}
-		checkRow(t, "null row", tbl.data, byInt["null"], make(Row, 22))
+		checkRow(t, "null row", tbl.data, byInt["null"], make(value.Row, 22))
 	}
 	t.Run("name", func(t *testing.T) { check(t, tbl.readRows(t, tbl.data)) })
 	t.Run("id", func(t *testing.T) {
@@ -416,7 +417,7 @@ func TestReadCorpusColumnMappingName(t *testing.T) {
 	t.Run("logical names find nothing", func(t *testing.T) {
 		rows := tbl.readRows(t, tbl.data, WithColumnMapping("none"))
 		for _, r := range rows {
-			checkRow(t, "row", tbl.data, r, make(Row, 22))
+			checkRow(t, "row", tbl.data, r, make(value.Row, 22))
 		}
 	})
 }
@@ -478,7 +479,7 @@ func TestReadCorpusReaderAtMatchesStore(t *testing.T) {
 	for _, name := range []string{"golden__parquet-all-types", "golden__data-reader-map", "golden__table-with-columnmapping-mode-name", "golden__kernel-timestamp-INT96"} {
 		tbl := loadCorpusTable(t, name)
 		want := tbl.readRows(t, tbl.data)
-		var got []Row
+		var got []value.Row
 		for _, key := range tbl.keys {
 			f, err := os.Open(filepath.Join(tbl.dir, filepath.FromSlash(key)))
 			if err != nil {

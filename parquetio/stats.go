@@ -250,7 +250,7 @@ func (c *colStats) bounds(prefix int) (minV, maxV any) {
 	case statInt:
 		lo, hi = c.minI, c.maxI
 	case statDate:
-		lo, hi = Date(c.minI), Date(c.maxI)
+		lo, hi = value.Date(c.minI), value.Date(c.maxI)
 	case statTimestamp, statTimestampNTZ:
 		lo, hi = time.UnixMicro(c.minI).UTC(), time.UnixMicro(c.maxI).UTC()
 	case statFloat32, statFloat64:
@@ -260,7 +260,7 @@ func (c *colStats) bounds(prefix int) (minV, maxV any) {
 		lo, hi = c.minF, c.maxF
 	case statDecimal:
 		cd := value.CodecOf(&schema.DecimalType{Precision: 38, Scale: int(c.scale)})
-		return statsLiteral(cd, Decimal{Unscaled: c.minD, Scale: c.scale}), statsLiteral(cd, Decimal{Unscaled: c.maxD, Scale: c.scale})
+		return statsLiteral(cd, value.Decimal{Unscaled: c.minD, Scale: c.scale}), statsLiteral(cd, value.Decimal{Unscaled: c.maxD, Scale: c.scale})
 	case statString:
 		lo = truncateStatsMin(c.minS, prefix)
 		if mx, ok := truncateStatsMax(c.maxS, prefix); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func oracleStats(t *testing.T, tbl *corpusTable, key string, tight bool) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []Row
+	var rows []value.Row
 	for row, err := range ReadFile(context.Background(), store, key, tbl.data, WithColumnMapping(tbl.mode)) {
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)

@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	"github.com/deltakit/deltakit/schema"
 )
 
-func statsJSON(t *testing.T, sch *schema.StructType, rows []Row, opts ...WriteOption) string {
+func statsJSON(t *testing.T, sch *schema.StructType, rows []value.Row, opts ...WriteOption) string {
 	t.Helper()
 	_, st := writeToBytes(t, sch, rows, opts...)
 	js, err := st.JSON()
@@ -53,26 +54,26 @@ func TestStatsJSON(t *testing.T) {
 		field("m", &schema.MapType{KeyType: prim(schema.String), ValueType: prim(schema.Long), ValueContainsNull: true}, true),
 		field("last", prim(schema.Long), true),
 	)
-	nestedRows := []Row{
-		{int32(1), Row{"b", Row{1.5, true}}, []any{int64(1)}, []MapEntry{{Key: "k", Value: nil}}, int64(9)},
+	nestedRows := []value.Row{
+		{int32(1), value.Row{"b", value.Row{1.5, true}}, []any{int64(1)}, []value.MapEntry{{Key: "k", Value: nil}}, int64(9)},
 		{int32(-4), nil, nil, nil, nil},
-		{nil, Row{nil, nil}, []any{}, []MapEntry{}, int64(3)},
-		{int32(2), Row{"a", Row{-0.5, nil}}, []any{nil}, nil, int64(5)},
+		{nil, value.Row{nil, nil}, []any{}, []value.MapEntry{}, int64(3)},
+		{int32(2), value.Row{"a", value.Row{-0.5, nil}}, []any{nil}, nil, int64(5)},
 	}
 	cases := []struct {
 		name string
 		sch  *schema.StructType
-		rows []Row
+		rows []value.Row
 		opts []WriteOption
 		want string
 	}{
 		{
 			name: "every primitive",
 			sch:  flat,
-			rows: []Row{
-				{int64(3), "beta", true, []byte{1}, int8(-3), int16(300), int32(-70000), float32(0.1), 1e300, Date(0),
+			rows: []value.Row{
+				{int64(3), "beta", true, []byte{1}, int8(-3), int16(300), int32(-70000), float32(0.1), 1e300, value.Date(0),
 					ts("2024-01-02T03:04:05.123999Z"), ts("1969-12-31T23:59:59.999999Z"), dec("-12.50"), dec("123456789012345678901.250")},
-				{int64(-7), "alpha<&>", false, nil, int8(100), int16(-1), int32(5), float32(-2.5), -0.000001, Date(-1),
+				{int64(-7), "alpha<&>", false, nil, int8(100), int16(-1), int32(5), float32(-2.5), -0.000001, value.Date(-1),
 					ts("1969-12-31T23:59:59.9995Z"), ts("2000-02-29T12:00:00Z"), dec("7"), dec("-0.001")},
 				{int64(0), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 			},
@@ -120,7 +121,7 @@ func TestStatsJSON(t *testing.T) {
 		{
 			name: "all null and empty file",
 			sch:  schema.NewStruct(field("x", prim(schema.String), true)),
-			rows: []Row{{nil}, {nil}},
+			rows: []value.Row{{nil}, {nil}},
 			opts: []WriteOption{WithTightBounds(false)},
 			want: `{"numRecords":2,"nullCount":{"x":2}}`,
 		},
@@ -133,7 +134,7 @@ func TestStatsJSON(t *testing.T) {
 		{
 			name: "NaN drops min and max, infinities drop their bound",
 			sch:  schema.NewStruct(field("n", prim(schema.Double), true), field("inf", prim(schema.Float), true), field("ninf", prim(schema.Double), true)),
-			rows: []Row{{math.NaN(), float32(math.Inf(1)), math.Inf(-1)}, {1.0, float32(2), 3.0}},
+			rows: []value.Row{{math.NaN(), float32(math.Inf(1)), math.Inf(-1)}, {1.0, float32(2), 3.0}},
 			opts: []WriteOption{WithTightBounds(false)},
 			want: `{"numRecords":2,"minValues":{"inf":2},"maxValues":{"ninf":3},"nullCount":{"n":0,"inf":0,"ninf":0}}`,
 		},
@@ -141,7 +142,7 @@ func TestStatsJSON(t *testing.T) {
 			name: "column mapping uses physical names",
 			sch: schema.NewStruct(&schema.StructField{Name: "Logical", Type: prim(schema.Long), Nullable: true,
 				Metadata: map[string]any{schema.MetaColumnMappingName: "col-1", schema.MetaColumnMappingID: float64(1)}}),
-			rows: []Row{{int64(5)}},
+			rows: []value.Row{{int64(5)}},
 			opts: []WriteOption{WithWriteColumnMapping("name"), WithTightBounds(false)},
 			want: `{"numRecords":1,"minValues":{"col-1":5},"maxValues":{"col-1":5},"nullCount":{"col-1":0}}`,
 		},
@@ -182,7 +183,7 @@ func TestStatsStringTruncation(t *testing.T) {
 	sch := schema.NewStruct(field("s", prim(schema.String), true))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, st := writeToBytes(t, sch, []Row{{c.in}})
+			_, st := writeToBytes(t, sch, []value.Row{{c.in}})
 			lo, _ := st.Lookup("minValues", "s")
 			hi, ok := st.Lookup("maxValues", "s")
 			if lo != c.min {
@@ -201,7 +202,7 @@ func TestStatsStringTruncation(t *testing.T) {
 		})
 	}
 	// The prefix length is an option.
-	_, st := writeToBytes(t, sch, []Row{{"abcdef"}, {"abd"}}, withStringPrefixLength(2))
+	_, st := writeToBytes(t, sch, []value.Row{{"abcdef"}, {"abd"}}, withStringPrefixLength(2))
 	if lo, _ := st.Lookup("minValues", "s"); lo != "ab" {
 		t.Errorf("min %q", lo)
 	}

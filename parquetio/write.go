@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"io"
 	"reflect"
 	"runtime/debug"
@@ -329,7 +330,7 @@ const writeBatch = 256
 // field, of the Go types the package documentation lists; nil for null
 // (an error in a non-nullable field). Errors wrap ErrInvalidValue and name
 // the row (0-based, counted over all Write calls) and the field.
-func (w *Writer) Write(rows []Row) (err error) {
+func (w *Writer) Write(rows []value.Row) (err error) {
 	if err := w.begin(); err != nil {
 		return err
 	}
@@ -507,7 +508,7 @@ type WrittenFile struct {
 // streamed to the store as CreateFile does. When it fails nothing is
 // stored (except after a lost reply of the store's last call, whose
 // outcome is open).
-func WriteFile(ctx context.Context, store objectstore.Store, key string, sch *schema.StructType, rows []Row, opts ...WriteOption) (*WrittenFile, error) {
+func WriteFile(ctx context.Context, store objectstore.Store, key string, sch *schema.StructType, rows []value.Row, opts ...WriteOption) (*WrittenFile, error) {
 	fw, err := CreateFile(ctx, store, key, sch, opts...)
 	if err != nil {
 		return nil, err
@@ -556,7 +557,7 @@ func (f *FileWriter) Writer() *Writer { return f.w }
 
 // Write appends rows, as Writer.Write does. After an error the file is
 // broken: call Abort.
-func (f *FileWriter) Write(rows []Row) error {
+func (f *FileWriter) Write(rows []value.Row) error {
 	if err := f.w.Write(rows); err != nil {
 		return fileErr("write", f.key, err)
 	}

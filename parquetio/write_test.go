@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
@@ -53,12 +54,12 @@ func allTypesSchema() *schema.StructType {
 	)
 }
 
-func allTypesRows(n int) []Row {
-	rows := make([]Row, 0, n)
+func allTypesRows(n int) []value.Row {
+	rows := make([]value.Row, 0, n)
 	for i := range n {
 		if i%7 == 3 {
 			// all nullable fields null
-			rows = append(rows, Row{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
+			rows = append(rows, value.Row{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil,
 				int64(-i), nil, nil, []any{}, nil, nil, nil, nil, nil})
 			continue
 		}
@@ -67,7 +68,7 @@ func allTypesRows(n int) []Row {
 		if i%2 == 1 {
 			neg = -1
 		}
-		rows = append(rows, Row{
+		rows = append(rows, value.Row{
 			int64(i) * 1_000_000_007 * int64(neg),
 			int32(i * neg),
 			int16(i * 100 * neg),
@@ -77,27 +78,27 @@ func allTypesRows(n int) []Row {
 			i%3 == 0,
 			s,
 			[]byte{byte(i), 0, 255},
-			Date(i*1000*neg - 365),
+			value.Date(i*1000*neg - 365),
 			time.UnixMicro(int64(i) * 86_400_123_457 * int64(neg)).UTC(),
 			time.Date(2024, 2, 29, 23, 59, 58, i*1000, time.UTC),
-			NewDecimal(int64(i*12345*neg), 2),
-			NewDecimal(int64(i)*123456789012*int64(neg), 6),
-			mustRescale(MustParseDecimal(fmt.Sprintf("%d%s.0000000001", neg*i, strings.Repeat("9", 20))), 10),
+			value.NewDecimal(int64(i*12345*neg), 2),
+			value.NewDecimal(int64(i)*123456789012*int64(neg), 6),
+			mustRescale(value.MustParseDecimal(fmt.Sprintf("%d%s.0000000001", neg*i, strings.Repeat("9", 20))), 10),
 			int64(i),
-			Row{s, Row{int32(i)}},
+			value.Row{s, value.Row{int32(i)}},
 			[]any{int32(i), nil, int32(-i)},
 			[]any{"a", s},
 			[]any{[]any{int64(i)}, nil, []any{}, []any{nil, int64(1)}},
-			[]any{Row{int64(i), nil}, nil, Row{nil, "y"}},
-			[]MapEntry{{Key: "k" + s, Value: int64(i)}, {Key: "n", Value: nil}},
-			[]MapEntry{{Key: []byte{0, byte(i)}, Value: []any{int32(1), nil}}, {Key: []byte{}, Value: nil}},
-			[]MapEntry{{Key: int32(i), Value: []MapEntry{{Key: "x", Value: NewDecimal(int64(-i), 2)}, {Key: "y", Value: nil}}}, {Key: int32(-1), Value: []MapEntry{}}},
+			[]any{value.Row{int64(i), nil}, nil, value.Row{nil, "y"}},
+			[]value.MapEntry{{Key: "k" + s, Value: int64(i)}, {Key: "n", Value: nil}},
+			[]value.MapEntry{{Key: []byte{0, byte(i)}, Value: []any{int32(1), nil}}, {Key: []byte{}, Value: nil}},
+			[]value.MapEntry{{Key: int32(i), Value: []value.MapEntry{{Key: "x", Value: value.NewDecimal(int64(-i), 2)}, {Key: "y", Value: nil}}}, {Key: int32(-1), Value: []value.MapEntry{}}},
 		})
 	}
 	return rows
 }
 
-func mustRescale(d Decimal, s int32) Decimal {
+func mustRescale(d value.Decimal, s int32) value.Decimal {
 	r, ok := d.Rescale(s)
 	if !ok {
 		panic("rescale")
@@ -105,7 +106,7 @@ func mustRescale(d Decimal, s int32) Decimal {
 	return r
 }
 
-func writeToBytes(t testing.TB, sch *schema.StructType, rows []Row, opts ...WriteOption) ([]byte, *Stats) {
+func writeToBytes(t testing.TB, sch *schema.StructType, rows []value.Row, opts ...WriteOption) ([]byte, *Stats) {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, sch, opts...)
@@ -122,9 +123,9 @@ func writeToBytes(t testing.TB, sch *schema.StructType, rows []Row, opts ...Writ
 	return buf.Bytes(), st
 }
 
-func readBytes(t testing.TB, data []byte, sch *schema.StructType, opts ...ReadOption) []Row {
+func readBytes(t testing.TB, data []byte, sch *schema.StructType, opts ...ReadOption) []value.Row {
 	t.Helper()
-	var rows []Row
+	var rows []value.Row
 	for row, err := range ReadReaderAt(context.Background(), bytes.NewReader(data), int64(len(data)), "mem.parquet", sch, opts...) {
 		if err != nil {
 			t.Fatal(err)
@@ -259,23 +260,23 @@ func TestWriteInvalidValues(t *testing.T) {
 		field("s", schema.NewStruct(field("x", prim(schema.Long), false)), true),
 		field("m", &schema.MapType{KeyType: prim(schema.String), ValueType: prim(schema.Long), ValueContainsNull: false}, true),
 	)
-	for name, row := range map[string]Row{
+	for name, row := range map[string]value.Row{
 		"null in required":   {nil, nil, nil, nil},
 		"wrong go type":      {"1", nil, nil, nil},
 		"int out of range":   {int64(math.MaxInt32) + 1, nil, nil, nil},
 		"decimal too big":    {int32(1), dec("100.00"), nil, nil},
 		"decimal too scaled": {int32(1), dec("1.001"), nil, nil},
-		"struct arity":       {int32(1), nil, Row{}, nil},
-		"null nested req":    {int32(1), nil, Row{nil}, nil},
-		"null map key":       {int32(1), nil, nil, []MapEntry{{Key: nil, Value: int64(1)}}},
-		"null map value":     {int32(1), nil, nil, []MapEntry{{Key: "k", Value: nil}}},
+		"struct arity":       {int32(1), nil, value.Row{}, nil},
+		"null nested req":    {int32(1), nil, value.Row{nil}, nil},
+		"null map key":       {int32(1), nil, nil, []value.MapEntry{{Key: nil, Value: int64(1)}}},
+		"null map value":     {int32(1), nil, nil, []value.MapEntry{{Key: "k", Value: nil}}},
 		"row arity":          {int32(1)},
 	} {
 		w, err := NewWriter(&bytes.Buffer{}, sch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = w.Write([]Row{{int32(5), dec("1.5"), nil, nil}, row})
+		err = w.Write([]value.Row{{int32(5), dec("1.5"), nil, nil}, row})
 		if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "row 1") {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -284,23 +285,23 @@ func TestWriteInvalidValues(t *testing.T) {
 		}
 	}
 	// Accepted alternative Go types.
-	ok := []Row{{int(7), "12.3", Row{int32(1)}, []MapEntry{}}, {int16(1), int64(12), nil, nil}}
+	ok := []value.Row{{int(7), "12.3", value.Row{int32(1)}, []value.MapEntry{}}, {int16(1), int64(12), nil, nil}}
 	data, _ := writeToBytes(t, sch, ok)
 	got := readBytes(t, data, sch)
-	checkRow(t, "row 0", sch, got[0], Row{int32(7), dec("12.30"), Row{int64(1)}, []MapEntry{}})
-	checkRow(t, "row 1", sch, got[1], Row{int32(1), dec("12.00"), nil, nil})
+	checkRow(t, "row 0", sch, got[0], value.Row{int32(7), dec("12.30"), value.Row{int64(1)}, []value.MapEntry{}})
+	checkRow(t, "row 1", sch, got[1], value.Row{int32(1), dec("12.00"), nil, nil})
 }
 
 func TestWriteTimestampNTZKeepsWallClock(t *testing.T) {
 	sch := schema.NewStruct(field("ntz", prim(schema.TimestampNTZ), true), field("ts", prim(schema.Timestamp), true), field("d", prim(schema.Date), true))
 	loc := time.FixedZone("X", -7*3600)
 	in := time.Date(2024, 1, 2, 3, 4, 5, 123456789, loc)
-	data, _ := writeToBytes(t, sch, []Row{{in, in, in}})
+	data, _ := writeToBytes(t, sch, []value.Row{{in, in, in}})
 	got := readBytes(t, data, sch)[0]
-	checkRow(t, "row", sch, got, Row{
+	checkRow(t, "row", sch, got, value.Row{
 		time.Date(2024, 1, 2, 3, 4, 5, 123456000, time.UTC),
 		time.Date(2024, 1, 2, 10, 4, 5, 123456000, time.UTC),
-		DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)),
+		value.DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)),
 	})
 }
 
@@ -355,7 +356,7 @@ func TestWriteColumnMapping(t *testing.T) {
 		}
 		// Logical names do not find the columns.
 		for _, r := range readBytes(t, data, tbl.data) {
-			checkRow(t, "logical", tbl.data, r, make(Row, len(tbl.data.Fields)))
+			checkRow(t, "logical", tbl.data, r, make(value.Row, len(tbl.data.Fields)))
 		}
 	}
 }
@@ -364,14 +365,14 @@ func TestWriteColumnMapping(t *testing.T) {
 // dictionary holds: the column falls back to PLAIN pages mid-chunk.
 func TestWriteDictionaryFallback(t *testing.T) {
 	sch := schema.NewStruct(field("s", prim(schema.String), true), field("b", prim(schema.Binary), false))
-	rows := make([]Row, 150_000)
+	rows := make([]value.Row, 150_000)
 	for i := range rows {
 		s := fmt.Sprintf("distinct-value-%012d", i)
 		var v any = s
 		if i%10 == 0 {
 			v = nil
 		}
-		rows[i] = Row{v, []byte(s)}
+		rows[i] = value.Row{v, []byte(s)}
 	}
 	data, st := writeToBytes(t, sch, rows)
 	got := readBytes(t, data, sch)

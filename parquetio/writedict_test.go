@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"context"
+	"github.com/deltakit/deltakit/value"
 	"math/rand/v2"
 	"testing"
 
@@ -27,14 +28,14 @@ func TestWriteDictionaryBounded(t *testing.T) {
 		field("city", prim("string"), true),
 	)
 	const n = 24_000
-	rows := make([]Row, n)
+	rows := make([]value.Row, n)
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := make([]byte, 1000) // random letters: Snappy cannot shrink the dictionary page much
 	for i := range rows {
 		for k := range p {
 			p[k] = byte('a' + rng.IntN(26))
 		}
-		rows[i] = Row{int64(i), string(p), []string{"Oslo", "Lima", "Pune"}[i%3]}
+		rows[i] = value.Row{int64(i), string(p), []string{"Oslo", "Lima", "Pune"}[i%3]}
 	}
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, sch)

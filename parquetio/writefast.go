@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"strings"
 	"time"
 	"unsafe"
@@ -55,7 +56,7 @@ func fastKindOf(t schema.Type) fastKind {
 // whole batch is validated. It returns the approximate size of the values
 // in bytes, or the first invalid row (in row order, then field order, as
 // shredding row by row would find it) and its error.
-func (p *writePlan) shredBatch(rows []Row, rowCols []Column, cols [][]parquet.Value) (size int64, bad int, err error) {
+func (p *writePlan) shredBatch(rows []value.Row, rowCols []Column, cols [][]parquet.Value) (size int64, bad int, err error) {
 	limit := len(rows) // rows at or after limit are not shredded: an earlier row failed
 	for i, row := range rows {
 		if len(row) != len(p.fields) {
@@ -130,7 +131,7 @@ func fastMicros(t time.Time, ntz bool) (int64, bool) {
 // validated and converted as the field's encoder converts them (the
 // column's slices are reused). It returns the first invalid row and its
 // error.
-func (n *wnode) fillColumn(rows []Row, j int, col *Column) (int, error) {
+func (n *wnode) fillColumn(rows []value.Row, j int, col *Column) (int, error) {
 	*col = Column{Int64: col.Int64[:0], Int32: col.Int32[:0], Float32: col.Float32[:0], Float64: col.Float64[:0],
 		Bool: col.Bool[:0], String: col.String[:0], Null: col.Null[:0], checked: true}
 	m := len(rows)
@@ -161,7 +162,7 @@ func (n *wnode) fillColumn(rows []Row, j int, col *Column) (int, error) {
 // inline (an indirect call per value costs a third of Write's time) and
 // call slowValue for the rest.
 
-func (n *wnode) fillInt64(col *Column, rows []Row, j int) (int, error) {
+func (n *wnode) fillInt64(col *Column, rows []value.Row, j int) (int, error) {
 	out := col.Int64[:len(rows)]
 	long, ntz := n.fast == fastLong, n.fast == fastTimestampNTZ
 	for i, row := range rows {
@@ -186,7 +187,7 @@ func (n *wnode) fillInt64(col *Column, rows []Row, j int) (int, error) {
 	return 0, nil
 }
 
-func (n *wnode) fillInt32(col *Column, rows []Row, j int) (int, error) {
+func (n *wnode) fillInt32(col *Column, rows []value.Row, j int) (int, error) {
 	out := col.Int32[:len(rows)]
 	for i, row := range rows {
 		v := row[j]
@@ -196,7 +197,7 @@ func (n *wnode) fillInt32(col *Column, rows []Row, j int) (int, error) {
 				out[i] = x
 				continue
 			}
-		case Date:
+		case value.Date:
 			if n.fast == fastDate {
 				out[i] = int32(x)
 				continue
@@ -213,7 +214,7 @@ func (n *wnode) fillInt32(col *Column, rows []Row, j int) (int, error) {
 
 // fillString takes strings, and []byte viewed as strings (not copied; a
 // nil []byte is an empty value).
-func (n *wnode) fillString(col *Column, rows []Row, j int) (int, error) {
+func (n *wnode) fillString(col *Column, rows []value.Row, j int) (int, error) {
 	out := col.String[:len(rows)]
 	for i, row := range rows {
 		switch x := row[j].(type) {
@@ -267,7 +268,7 @@ func (n *wnode) markNull(col *Column, m, i int) error {
 // fillValues sets out[i] to conv of field j of row i, marking the nulls in
 // col.Null; it returns the first row conv or a null in a non-nullable
 // field refuses, and its error.
-func fillValues[E any](n *wnode, col *Column, rows []Row, j int, out []E, conv func(any) (E, error)) (int, error) {
+func fillValues[E any](n *wnode, col *Column, rows []value.Row, j int, out []E, conv func(any) (E, error)) (int, error) {
 	out = out[:len(rows)]
 	for i, row := range rows {
 		v := row[j]

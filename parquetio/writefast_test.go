@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func withRowShred() WriteOption { return func(c *writeConfig) { c.rowShred = tru
 
 // writeOutcome writes rows in calls of 1000 and returns the file bytes and
 // stats JSON, or the first error.
-func writeOutcome(sch *schema.StructType, rows []Row, opts ...WriteOption) string {
+func writeOutcome(sch *schema.StructType, rows []value.Row, opts ...WriteOption) string {
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, sch, opts...)
 	if err != nil {
@@ -60,23 +61,23 @@ func primitivesSchema() *schema.StructType {
 
 // primitivesRows mixes every Go type each primitive accepts, nulls, NaN,
 // empty and nil byte slices, zones and far dates.
-func primitivesRows(n int) []Row {
+func primitivesRows(n int) []value.Row {
 	loc := time.FixedZone("x", 5*3600+1800)
-	var rs []Row
+	var rs []value.Row
 	for i := range n {
 		f := float64(i) - 1000.5
 		switch i % 5 {
 		case 0:
-			rs = append(rs, Row{int64(i), int32(i), int16(i), int8(i % 100), float32(f), f, true, "a" + fmt.Sprint(i), []byte("b"), Date(i), time.UnixMicro(int64(i) * 1e9), time.UnixMicro(int64(i) * 1e9).In(loc), NewDecimal(int64(i), 1)})
+			rs = append(rs, value.Row{int64(i), int32(i), int16(i), int8(i % 100), float32(f), f, true, "a" + fmt.Sprint(i), []byte("b"), value.Date(i), time.UnixMicro(int64(i) * 1e9), time.UnixMicro(int64(i) * 1e9).In(loc), value.NewDecimal(int64(i), 1)})
 		case 1:
-			rs = append(rs, Row{i, i, i % 1000, i % 100, f, float32(f), false, []byte("c" + fmt.Sprint(i)), "bin", time.Date(2020, 1, i%28+1, 23, 0, 0, 0, loc), time.UnixMicro(int64(-i) * 1e9).In(loc), time.UnixMicro(int64(-i) * 1e9), "1.5"})
+			rs = append(rs, value.Row{i, i, i % 1000, i % 100, f, float32(f), false, []byte("c" + fmt.Sprint(i)), "bin", time.Date(2020, 1, i%28+1, 23, 0, 0, 0, loc), time.UnixMicro(int64(-i) * 1e9).In(loc), time.UnixMicro(int64(-i) * 1e9), "1.5"})
 		case 2:
-			rs = append(rs, Row{uint32(i), int64(i), int32(i % 1000), int16(i % 100), nil, nil, true, nil, nil, nil, nil, nil, nil})
+			rs = append(rs, value.Row{uint32(i), int64(i), int32(i % 1000), int16(i % 100), nil, nil, true, nil, nil, nil, nil, nil, nil})
 		case 3:
 			zero := 0.0
-			rs = append(rs, Row{uint8(3), uint16(4), int8(5), uint8(6), float32(f), zero / zero * float64(i%2), true, "", []byte(nil), Date(-i), time.Time{}, time.Time{}, int64(i)})
+			rs = append(rs, value.Row{uint8(3), uint16(4), int8(5), uint8(6), float32(f), zero / zero * float64(i%2), true, "", []byte(nil), value.Date(-i), time.Time{}, time.Time{}, int64(i)})
 		default:
-			rs = append(rs, Row{int16(-5), int8(-3), int64(-7), int32(-8), float32(1) / 3, 1e300, false, "é😀" + strings.Repeat("z", i%40), []byte{}, Date(0),
+			rs = append(rs, value.Row{int16(-5), int8(-3), int64(-7), int32(-8), float32(1) / 3, 1e300, false, "é😀" + strings.Repeat("z", i%40), []byte{}, value.Date(0),
 				time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), nil})
 		}
 	}
@@ -89,7 +90,7 @@ func primitivesRows(n int) []Row {
 func TestWriteTypedColumnsMatchValueByValue(t *testing.T) {
 	_, fl := flights(20_000)
 	prims := primitivesRows(3000)
-	check := func(name string, sch *schema.StructType, rows []Row, opts ...WriteOption) {
+	check := func(name string, sch *schema.StructType, rows []value.Row, opts ...WriteOption) {
 		t.Helper()
 		got := writeOutcome(sch, rows, opts...)
 		want := writeOutcome(sch, rows, append(opts, withRowShred())...)
@@ -106,15 +107,15 @@ func TestWriteTypedColumnsMatchValueByValue(t *testing.T) {
 	check("all types", allTypesSchema(), allTypesRows(700), WithNumIndexedCols(-1))
 
 	good := prims[0]
-	with := func(j int, v any) Row { r := append(Row(nil), good...); r[j] = v; return r }
-	bad := func(at map[int]Row) []Row {
-		rows := append([]Row(nil), prims[:600]...)
+	with := func(j int, v any) value.Row { r := append(value.Row(nil), good...); r[j] = v; return r }
+	bad := func(at map[int]value.Row) []value.Row {
+		rows := append([]value.Row(nil), prims[:600]...)
 		for i, r := range at {
 			rows[i] = r
 		}
 		return rows
 	}
-	for k, at := range []map[int]Row{
+	for k, at := range []map[int]value.Row{
 		{5: with(0, nil)}, {300: with(1, int64(1<<40))}, {257: with(2, "x")}, {10: with(3, 300)},
 		{511: with(4, "f")}, {512: with(5, 1)}, {513: with(6, nil)}, {514: with(6, 1)}, {0: with(7, 5)},
 		{1: with(8, 5)}, {2: with(9, "2020")}, {3: with(10, 5)}, {4: with(11, time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC))},
@@ -123,15 +124,15 @@ func TestWriteTypedColumnsMatchValueByValue(t *testing.T) {
 		// the first bad row wins, then the first bad field in it
 		{100: with(5, "x"), 50: with(3, "x"), 40: with(9, "x")},
 		{100: {1}, 120: with(0, "x"), 90: with(12, "1.234")},
-		{30: func() Row { r := with(11, "x"); r[2] = "y"; return r }()},
-		{300: with(3, "x"), 299: func() Row { r := with(12, "x"); r[9] = "y"; return r }()},
+		{30: func() value.Row { r := with(11, "x"); r[2] = "y"; return r }()},
+		{300: with(3, "x"), 299: func() value.Row { r := with(12, "x"); r[9] = "y"; return r }()},
 	} {
 		check(fmt.Sprintf("errors %d", k), primitivesSchema(), bad(at))
 	}
 	at := allTypesRows(300)
-	at[200] = append(Row(nil), at[200]...)
-	at[200][20] = []any{Row{"x", nil}}
-	at[250] = append(Row(nil), at[250]...)
+	at[200] = append(value.Row(nil), at[200]...)
+	at[200][20] = []any{value.Row{"x", nil}}
+	at[250] = append(value.Row(nil), at[250]...)
 	at[250][0] = "x"
 	check("nested error", allTypesSchema(), at)
 }

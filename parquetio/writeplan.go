@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"github.com/deltakit/deltakit/value"
 	"math"
 	"math/big"
 	"time"
@@ -435,16 +436,16 @@ func encBinary(v any, st *colStats) (parquet.Value, int64, error) {
 }
 
 func encDate(v any, st *colStats) (parquet.Value, int64, error) {
-	var d Date
+	var d value.Date
 	switch v := v.(type) {
-	case Date:
+	case value.Date:
 		d = v
 	case time.Time:
 		days := floorDiv(time.Date(v.Year(), v.Month(), v.Day(), 0, 0, 0, 0, time.UTC).Unix(), 86400)
 		if days < math.MinInt32 || days > math.MaxInt32 {
 			return parquet.Value{}, 0, invalid(v, "date")
 		}
-		d = Date(days)
+		d = value.Date(days)
 	default:
 		return parquet.Value{}, 0, invalid(v, "date")
 	}
@@ -493,26 +494,26 @@ func decimalEncoder(t *schema.DecimalType, flba int) leafEncoder {
 	limit := pow10(t.Precision)
 	want := t.String()
 	return func(v any, st *colStats) (parquet.Value, int64, error) {
-		var d Decimal
+		var d value.Decimal
 		switch v := v.(type) {
-		case Decimal:
+		case value.Decimal:
 			d = v
-		case *Decimal:
+		case *value.Decimal:
 			if v == nil {
 				return parquet.Value{}, 0, invalid(v, want)
 			}
 			d = *v
 		case string:
 			var err error
-			if d, err = ParseDecimal(v); err != nil {
+			if d, err = value.ParseDecimal(v); err != nil {
 				return parquet.Value{}, 0, invalid(v, want)
 			}
 		case int64:
-			d = NewDecimal(v, 0)
+			d = value.NewDecimal(v, 0)
 		case int:
-			d = NewDecimal(int64(v), 0)
+			d = value.NewDecimal(int64(v), 0)
 		case int32:
-			d = NewDecimal(int64(v), 0)
+			d = value.NewDecimal(int64(v), 0)
 		default:
 			return parquet.Value{}, 0, invalid(v, want)
 		}
@@ -576,7 +577,7 @@ func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64,
 		return size, nil
 
 	case asmStruct:
-		row, ok := v.(Row)
+		row, ok := v.(value.Row)
 		if !ok || len(row) != len(n.fields) {
 			return 0, fmt.Errorf("%w: %T for struct %s with %d fields (want a Row of that length)", ErrInvalidValue, v, n.path, len(n.fields))
 		}
@@ -600,7 +601,7 @@ func (n *wnode) shred(v any, rep, parentDef int, cols [][]parquet.Value) (int64,
 		})
 
 	default: // asmMap
-		m, ok := v.([]MapEntry)
+		m, ok := v.([]value.MapEntry)
 		if !ok {
 			return 0, fmt.Errorf("%w: %T for map %s (want []MapEntry)", ErrInvalidValue, v, n.path)
 		}

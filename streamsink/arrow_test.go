@@ -12,9 +12,9 @@ import (
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // countingReader counts the calls to Next.
@@ -26,7 +26,7 @@ type countingReader struct {
 func (c *countingReader) Next() bool { c.nexts++; return c.RecordReader.Next() }
 
 // arrowEpoch returns a reader over rows of sch in batches of batch rows.
-func arrowEpoch(t *testing.T, sch *schema.StructType, rows []parquetio.Row, batch int) *countingReader {
+func arrowEpoch(t *testing.T, sch *schema.StructType, rows []value.Row, batch int) *countingReader {
 	t.Helper()
 	rb, err := arrowio.NewRecordBuilder(nil, sch)
 	if err != nil {
@@ -63,10 +63,10 @@ var reorderedSchema = schema.NewStruct(
 	schema.NewField("epoch", schema.Primitive(schema.Long), true),
 )
 
-func reorder(rows []parquetio.Row) []parquetio.Row {
-	out := make([]parquetio.Row, len(rows))
+func reorder(rows []value.Row) []value.Row {
+	out := make([]value.Row, len(rows))
 	for i, r := range rows {
-		out[i] = parquetio.Row{r[2], r[0], r[1]}
+		out[i] = value.Row{r[2], r[0], r[1]}
 	}
 	return out
 }
@@ -117,7 +117,7 @@ func TestWriteEpochArrowSkipsReplays(t *testing.T) {
 	// The rows are those of the epochs, in the table's column order, and
 	// the files' stats are those WriteEpoch writes for the same rows.
 	tbl := sink.Table()
-	var got []parquetio.Row
+	var got []value.Row
 	for r, err := range tbl.Scan(ctx) {
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestWriteEpochArrowSkipsReplays(t *testing.T) {
 		got = append(got, r)
 	}
 	wantRows := slices.Concat(epochRows(0, 250), epochRows(1, 250), epochRows(2, 250))
-	slices.SortFunc(got, func(a, b parquetio.Row) int { return int(a[0].(int64) - b[0].(int64)) })
+	slices.SortFunc(got, func(a, b value.Row) int { return int(a[0].(int64) - b[0].(int64)) })
 	if len(got) != len(wantRows) {
 		t.Fatalf("%d rows, want %d", len(got), len(wantRows))
 	}
@@ -157,7 +157,7 @@ func TestWriteEpochArrowSkipsReplays(t *testing.T) {
 func TestWriteEpochArrowRefusals(t *testing.T) {
 	ctx := context.Background()
 	nullID := epochRows(3, 10)
-	nullID[6] = parquetio.Row{nil, int64(3), "x"}
+	nullID[6] = value.Row{nil, int64(3), "x"}
 	tests := []struct {
 		name   string
 		reader func(t *testing.T) array.RecordReader
@@ -172,11 +172,11 @@ func TestWriteEpochArrowRefusals(t *testing.T) {
 			sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
 				schema.NewField("epoch", schema.Primitive(schema.Long), true),
 				schema.NewField("other", schema.Primitive(schema.Long), true))
-			return arrowEpoch(t, sch, []parquetio.Row{{int64(1), int64(3), int64(9)}}, 4)
+			return arrowEpoch(t, sch, []value.Row{{int64(1), int64(3), int64(9)}}, 4)
 		}, table.ErrSchemaMismatch, "other", -1},
 		{"wrong type", func(t *testing.T) array.RecordReader {
 			sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.String), true))
-			return arrowEpoch(t, sch, []parquetio.Row{{"1"}}, 4)
+			return arrowEpoch(t, sch, []value.Row{{"1"}}, 4)
 		}, table.ErrSchemaMismatch, "id", -1},
 	}
 	for _, tc := range tests {

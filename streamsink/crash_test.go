@@ -13,10 +13,10 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The crash matrix: exactly-once proven by crashing a writer at every
@@ -55,7 +55,7 @@ var quiet = slog.New(slog.DiscardHandler)
 // epochWriter is one way of writing a stream of epochs.
 type epochWriter interface {
 	// write writes epoch e; skipped reports that the table already held it.
-	write(ctx context.Context, e int64, rows []parquetio.Row) (skipped bool, err error)
+	write(ctx context.Context, e int64, rows []value.Row) (skipped bool, err error)
 	// last returns the newest epoch the table holds, -1 when none, after
 	// reading the newest commits.
 	last(ctx context.Context) (int64, error)
@@ -81,7 +81,7 @@ func tableOpts(store objectstore.Store) []table.Option {
 // table's own idempotent write.
 type appendWriter struct{ tbl *table.Table }
 
-func (w *appendWriter) write(ctx context.Context, e int64, rows []parquetio.Row) (bool, error) {
+func (w *appendWriter) write(ctx context.Context, e int64, rows []value.Row) (bool, error) {
 	tbl, err := w.tbl.Refresh(ctx)
 	if err != nil {
 		return false, err
@@ -109,7 +109,7 @@ func (w *appendWriter) table() *table.Table { return w.tbl }
 // sinkWriter writes epochs with Sink.WriteEpoch.
 type sinkWriter struct{ s *Sink }
 
-func (w *sinkWriter) write(ctx context.Context, e int64, rows []parquetio.Row) (bool, error) {
+func (w *sinkWriter) write(ctx context.Context, e int64, rows []value.Row) (bool, error) {
 	res, err := w.s.WriteEpoch(ctx, e, rows)
 	if err != nil {
 		return false, err
@@ -128,18 +128,18 @@ type deleteWriter struct{ tbl *table.Table }
 
 // doomedRows are the rows of the delete path's pre-fill that epoch e
 // deletes: ids e*1000 + 500 + i, never ids of epochRows.
-func doomedRows(e int64) []parquetio.Row {
-	rows := make([]parquetio.Row, crashDoomedPerEpoch)
+func doomedRows(e int64) []value.Row {
+	rows := make([]value.Row, crashDoomedPerEpoch)
 	for i := range rows {
-		rows[i] = parquetio.Row{e*1000 + 500 + int64(i), e, fmt.Sprintf("doomed-%d-%d", e, i)}
+		rows[i] = value.Row{e*1000 + 500 + int64(i), e, fmt.Sprintf("doomed-%d-%d", e, i)}
 	}
 	return rows
 }
 
 // prefillRows is the delete path's pre-fill, in one append (one file):
 // every epoch's rows, each followed by its doomed rows.
-func prefillRows() []parquetio.Row {
-	var rows []parquetio.Row
+func prefillRows() []value.Row {
+	var rows []value.Row
 	for e := range int64(crashEpochs) {
 		rows = append(rows, rowsOf(e)...)
 		rows = append(rows, doomedRows(e)...)
@@ -147,7 +147,7 @@ func prefillRows() []parquetio.Row {
 	return rows
 }
 
-func (w *deleteWriter) write(ctx context.Context, e int64, _ []parquetio.Row) (bool, error) {
+func (w *deleteWriter) write(ctx context.Context, e int64, _ []value.Row) (bool, error) {
 	tbl, err := w.tbl.Refresh(ctx)
 	if err != nil {
 		return false, err
@@ -214,7 +214,7 @@ type crashPath struct {
 }
 
 // rows returns the rows the path writes as epoch e.
-func (p crashPath) rows(e int64) []parquetio.Row {
+func (p crashPath) rows(e int64) []value.Row {
 	if p.upsert {
 		return upsertRows(e)
 	}
@@ -223,9 +223,9 @@ func (p crashPath) rows(e int64) []parquetio.Row {
 
 // expected returns, after epochs 0..last committed, the epochs whose rows
 // the table holds and the rows it holds beyond epochRows, per epoch.
-func (p crashPath) expected(last int64) ([]int64, map[int64][]parquetio.Row) {
+func (p crashPath) expected(last int64) ([]int64, map[int64][]value.Row) {
 	var held []int64
-	extra := map[int64][]parquetio.Row{}
+	extra := map[int64][]value.Row{}
 	for e := range int64(crashEpochs) {
 		switch {
 		case p.prefilled:
@@ -344,7 +344,7 @@ type outcome struct {
 	check        *tableCheck
 }
 
-func rowsOf(e int64) []parquetio.Row { return epochRows(e, crashRowsPerEpoch) }
+func rowsOf(e int64) []value.Row { return epochRows(e, crashRowsPerEpoch) }
 
 // run runs the scenario on a new store. It may run on any goroutine: it
 // reports through the outcome, never with t.Fatal.

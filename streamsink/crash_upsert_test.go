@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The crash matrix's upsert paths: the sink in upsert mode (WithMergeKeys),
@@ -30,8 +30,8 @@ var (
 
 // upsertRows are epoch e's rows: ids (5e + i) mod 40 for i < 16, then ids
 // of four of them again with new payloads.
-func upsertRows(e int64) []parquetio.Row {
-	var rows []parquetio.Row
+func upsertRows(e int64) []value.Row {
+	var rows []value.Row
 	for i := range int64(16) {
 		rows = append(rows, ev((5*e+i)%40, e, fmt.Sprintf("e%d-%d", e, i)))
 	}
@@ -43,7 +43,7 @@ func upsertRows(e int64) []parquetio.Row {
 
 // upsertRefUpTo is the table after upsert epochs 0..last.
 func upsertRefUpTo(last int64) map[int64]string {
-	var epochs [][]parquetio.Row
+	var epochs [][]value.Row
 	for e := int64(0); e <= last; e++ {
 		epochs = append(epochs, upsertRows(e))
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The exactly-once checker of the crash matrix. It looks at a table only
@@ -56,7 +56,7 @@ func epochCounts(ctx context.Context, tbl *table.Table) (map[int64]map[int64]int
 // checkEpochRows compares scanned rows with the rows every epoch in epochs
 // wrote (epochRows(e, rowsPerEpoch)) plus extra[e] (nil: none): each exactly
 // once, nothing else.
-func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int64, rowsPerEpoch int, extra map[int64][]parquetio.Row) {
+func checkEpochRows(c *tableCheck, counts map[int64]map[int64]int, epochs []int64, rowsPerEpoch int, extra map[int64][]value.Row) {
 	want := map[int64]bool{}
 	for _, e := range epochs {
 		want[e] = true

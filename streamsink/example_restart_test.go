@@ -6,10 +6,10 @@ import (
 	"log"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // A sink restart: the query dies after the commit of epoch 1 landed but
@@ -23,7 +23,7 @@ func ExampleOpen() {
 	if _, err := table.Create(ctx, "", sch, table.WithStore(mem)); err != nil {
 		log.Fatal(err)
 	}
-	source := func(epoch int64) []parquetio.Row { return []parquetio.Row{{epoch}} }
+	source := func(epoch int64) []value.Row { return []value.Row{{epoch}} }
 
 	// First run: epochs 0 and 1 commit, then the process dies.
 	sink, err := streamsink.Open(ctx, "", "query-1", nil, table.WithStore(mem))

@@ -12,11 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/streamsink/kafkasink"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The sink loop of a streaming query: ask the table for the last committed
@@ -41,8 +41,8 @@ func ExampleSink_WriteEpoch() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	source := func(epoch int64) []parquetio.Row { // the stream's epoch-th micro-batch
-		return []parquetio.Row{{epoch * 10, "a"}, {epoch*10 + 1, "b"}}
+	source := func(epoch int64) []value.Row { // the stream's epoch-th micro-batch
+		return []value.Row{{epoch * 10, "a"}, {epoch*10 + 1, "b"}}
 	}
 
 	// First run: epochs 0..2.

@@ -6,10 +6,10 @@ import (
 	"log"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // A checkpointing processor (Flink's model) with the two-phase API: on
@@ -25,7 +25,7 @@ func ExampleSink_Prepare() {
 	if _, err := table.Create(ctx, "", sch, table.WithStore(mem)); err != nil {
 		log.Fatal(err)
 	}
-	source := func(epoch int64) []parquetio.Row { return []parquetio.Row{{epoch * 10}, {epoch*10 + 1}} }
+	source := func(epoch int64) []value.Row { return []value.Row{{epoch * 10}, {epoch*10 + 1}} }
 
 	// The processor's own checkpoint storage: the committables not yet
 	// known to be committed, and where the source resumes.

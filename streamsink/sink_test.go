@@ -11,10 +11,10 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 var eventSchema = schema.NewStruct(
@@ -24,10 +24,10 @@ var eventSchema = schema.NewStruct(
 )
 
 // epochRows returns n rows for an epoch with ids epoch*1000 + i.
-func epochRows(epoch int64, n int) []parquetio.Row {
-	rows := make([]parquetio.Row, n)
+func epochRows(epoch int64, n int) []value.Row {
+	rows := make([]value.Row, n)
 	for i := range rows {
-		rows[i] = parquetio.Row{epoch*1000 + int64(i), epoch, fmt.Sprintf("e%d-%d", epoch, i)}
+		rows[i] = value.Row{epoch*1000 + int64(i), epoch, fmt.Sprintf("e%d-%d", epoch, i)}
 	}
 	return rows
 }
@@ -226,7 +226,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("epoch -1: %v, want ErrInvalidEpoch", err)
 	}
 	// A row violating NOT NULL fails before anything reaches the log.
-	if _, err := sink.WriteEpoch(context.Background(), 0, []parquetio.Row{{nil, int64(0), "x"}}); err == nil {
+	if _, err := sink.WriteEpoch(context.Background(), 0, []value.Row{{nil, int64(0), "x"}}); err == nil {
 		t.Error("NOT NULL violation accepted")
 	}
 	snap, err := txlog.Load(context.Background(), mem)

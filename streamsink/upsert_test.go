@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // upsertRef is the reference of an upsert stream: the latest row per key
 // (id) over the epochs applied in order, computed from the inputs alone.
-func upsertRef(epochs ...[]parquetio.Row) map[int64]string {
+func upsertRef(epochs ...[]value.Row) map[int64]string {
 	out := map[int64]string{}
 	for _, rows := range epochs {
 		for _, r := range rows {
@@ -45,11 +45,11 @@ func tableByID(t *testing.T, tbl *table.Table) map[int64]string {
 	return out
 }
 
-func ev(id, epoch int64, payload string) parquetio.Row { return parquetio.Row{id, epoch, payload} }
+func ev(id, epoch int64, payload string) value.Row { return value.Row{id, epoch, payload} }
 
 func TestUpsertEpochs(t *testing.T) {
 	ctx := context.Background()
-	epochs := [][]parquetio.Row{
+	epochs := [][]value.Row{
 		{ev(1, 0, "a"), ev(2, 0, "b"), ev(1, 0, "a2"), ev(3, 0, "c")}, // 1 twice: a2 wins
 		{ev(2, 1, "b1"), ev(4, 1, "d")},
 		{}, // an empty epoch still commits
@@ -132,33 +132,33 @@ func TestUpsertPaths(t *testing.T) {
 		Epoch   int64  `delta:"epoch"`
 		Payload string `delta:"payload"`
 	}
-	first := []parquetio.Row{ev(1, 0, "a"), ev(2, 0, "b")}
-	second := []parquetio.Row{ev(2, 1, "b1"), ev(3, 1, "c"), ev(2, 1, "b2")}
+	first := []value.Row{ev(1, 0, "a"), ev(2, 0, "b")}
+	second := []value.Row{ev(2, 1, "b1"), ev(3, 1, "c"), ev(2, 1, "b2")}
 	tests := []struct {
 		name  string
 		opts  []Option
-		write func(t *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error)
+		write func(t *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error)
 	}{
-		{name: "WriteEpoch", write: func(_ *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WriteEpoch", write: func(_ *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			return s.WriteEpoch(ctx, e, rows)
 		}},
-		{name: "WriteEpochOf", write: func(_ *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WriteEpochOf", write: func(_ *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			var typed []event
 			for _, r := range rows {
 				typed = append(typed, event{r[0].(int64), r[1].(int64), r[2].(string)})
 			}
 			return WriteEpochOf(ctx, s, e, typed)
 		}},
-		{name: "WriteEpochArrow", write: func(t *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WriteEpochArrow", write: func(t *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			return s.WriteEpochArrow(ctx, e, arrowEpoch(t, reorderedSchema, reorder(rows), 2))
 		}},
-		{name: "WithRowSchema", opts: []Option{WithRowSchema(reorderedSchema)}, write: func(_ *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WithRowSchema", opts: []Option{WithRowSchema(reorderedSchema)}, write: func(_ *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			return s.WriteEpoch(ctx, e, reorder(rows))
 		}},
-		{name: "WriteEpochWith", write: func(_ *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WriteEpochWith", write: func(_ *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			return s.WriteEpochWith(ctx, e, rows, table.Txn{AppID: "up-offsets", Version: 100 + e})
 		}},
-		{name: "WriteEpochChecked", write: func(_ *testing.T, s *Sink, e int64, rows []parquetio.Row) (*Result, error) {
+		{name: "WriteEpochChecked", write: func(_ *testing.T, s *Sink, e int64, rows []value.Row) (*Result, error) {
 			return s.WriteEpochChecked(ctx, e, rows, func(*table.Table) error { return nil })
 		}},
 	}
@@ -169,7 +169,7 @@ func TestUpsertPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for e, rows := range [][]parquetio.Row{first, second} {
+			for e, rows := range [][]value.Row{first, second} {
 				res, err := tc.write(t, sink, int64(e), rows)
 				if err != nil || res.Skipped {
 					t.Fatalf("epoch %d: %+v, %v", e, res, err)
@@ -236,7 +236,7 @@ func TestUpsertRefusals(t *testing.T) {
 		t.Fatalf("table at version %d after refusals, want 0", v)
 	}
 	// A row of the wrong type fails the epoch with nothing committed.
-	if _, err := sink.WriteEpoch(ctx, 0, []parquetio.Row{{"x", int64(0), "p"}}); err == nil {
+	if _, err := sink.WriteEpoch(ctx, 0, []value.Row{{"x", int64(0), "p"}}); err == nil {
 		t.Fatal("a string id upserted")
 	}
 	if last, _ := sink.LastCommittedEpoch(ctx); last != -1 {

@@ -8,7 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // arrowBatchRows is the most rows one record batch of ScanArrow holds.
@@ -111,7 +111,7 @@ func (r *scanReader) produce(ctx context.Context, p *scanPlan, rb *arrowio.Recor
 		return
 	}
 	var failed error
-	p.rows(ctx, func(row parquetio.Row, err error) bool {
+	p.rows(ctx, func(row value.Row, err error) bool {
 		if err == nil {
 			if err = rb.Append(row); err != nil {
 				err = p.errorf("", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // flightsEnv names a flights table (the demo's, see scripts/demo.sh) for the
@@ -127,7 +128,7 @@ func BenchmarkFlightsScanArrowSelective(b *testing.B) {
 
 // benchAppend reads the flights table into record batches once, then
 // times write(batches) per op into fresh in-memory tables.
-func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, rows []parquetio.Row) error) {
+func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, rows []value.Row) error) {
 	dir := os.Getenv(flightsEnv)
 	if dir == "" {
 		b.Skipf("set %s to a flights table", flightsEnv)
@@ -142,7 +143,7 @@ func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs 
 		b.Fatal(err)
 	}
 	var recs []arrow.RecordBatch
-	var rows []parquetio.Row
+	var rows []value.Row
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		rec.Retain()
@@ -170,7 +171,7 @@ func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs 
 }
 
 func BenchmarkFlightsAppendArrow(b *testing.B) {
-	benchAppend(b, func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, _ []parquetio.Row) error {
+	benchAppend(b, func(ctx context.Context, tbl *Table, recs []arrow.RecordBatch, _ []value.Row) error {
 		rr, err := array.NewRecordReader(recs[0].Schema(), recs)
 		if err != nil {
 			return err
@@ -182,7 +183,7 @@ func BenchmarkFlightsAppendArrow(b *testing.B) {
 }
 
 func BenchmarkFlightsAppendRows(b *testing.B) {
-	benchAppend(b, func(ctx context.Context, tbl *Table, _ []arrow.RecordBatch, rows []parquetio.Row) error {
+	benchAppend(b, func(ctx context.Context, tbl *Table, _ []arrow.RecordBatch, rows []value.Row) error {
 		_, err := tbl.AppendRows(ctx, rows)
 		return err
 	})
@@ -191,7 +192,7 @@ func BenchmarkFlightsAppendRows(b *testing.B) {
 // BenchmarkFlightsParquetWrite is the floor: parquetio's writer (parquet-go
 // underneath) writing the rows to one buffer, no table, no validation.
 func BenchmarkFlightsParquetWrite(b *testing.B) {
-	benchAppend(b, func(_ context.Context, tbl *Table, _ []arrow.RecordBatch, rows []parquetio.Row) error {
+	benchAppend(b, func(_ context.Context, tbl *Table, _ []arrow.RecordBatch, rows []value.Row) error {
 		var buf bytes.Buffer
 		w, err := parquetio.NewWriter(&buf, tbl.Schema())
 		if err != nil {
@@ -251,7 +252,7 @@ func BenchmarkFlightsScanViaArrow(b *testing.B) {
 		}
 		defer rr.Release()
 		var n int64
-		var sink parquetio.Row
+		var sink value.Row
 		for rr.Next() {
 			rec := rr.RecordBatch()
 			nr, nc := int(rec.NumRows()), int(rec.NumCols())
@@ -261,7 +262,7 @@ func BenchmarkFlightsScanViaArrow(b *testing.B) {
 			}
 			slab := make([]any, nr*nc)
 			for r := range nr {
-				row := parquetio.Row(slab[r*nc : (r+1)*nc : (r+1)*nc])
+				row := value.Row(slab[r*nc : (r+1)*nc : (r+1)*nc])
 				for c, f := range box {
 					v, err := f(r)
 					if err != nil {

@@ -12,25 +12,25 @@ import (
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // canon turns a parquetio value into one DeepEqual compares by value:
 // decimals as their exact text, times as UTC microseconds.
 func canon(v any) any {
 	switch x := v.(type) {
-	case parquetio.Decimal:
+	case value.Decimal:
 		return "decimal " + x.String()
 	case time.Time:
 		return fmt.Sprintf("time %d", x.UnixMicro())
-	case []any: // parquetio.Row too
+	case []any: // value.Row too
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = canon(e)
 		}
 		return out
-	case []parquetio.MapEntry:
+	case []value.MapEntry:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = [2]any{canon(e.Key), canon(e.Value)}
@@ -42,7 +42,7 @@ func canon(v any) any {
 
 // arrowRows reads a whole ScanArrow into rows through arrowio.Rows, checking
 // the reader's schema against the scan schema.
-func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]parquetio.Row, error) {
+func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]value.Row, error) {
 	t.Helper()
 	rr, err := ScanArrow(context.Background(), tbl, opts...)
 	if err != nil {
@@ -60,7 +60,7 @@ func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]parquetio.Row, e
 	if !rr.Schema().Equal(want) {
 		t.Fatalf("ScanArrow schema\n%s\nwant\n%s", rr.Schema(), want)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		if !rec.Schema().Equal(want) {
@@ -79,7 +79,7 @@ func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]parquetio.Row, e
 // cell, and returns their number.
 func checkArrowMatchesScan(t *testing.T, tbl *Table, opts ...ScanOption) int {
 	t.Helper()
-	var want []parquetio.Row
+	var want []value.Row
 	for r, err := range tbl.Scan(context.Background(), opts...) {
 		if err != nil {
 			t.Fatalf("Scan: %v", err)
@@ -263,9 +263,9 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]parquetio.Row, 3*arrowBatchRows)
+	rows := make([]value.Row, 3*arrowBatchRows)
 	for i := range rows {
-		rows[i] = parquetio.Row{int64(i)}
+		rows[i] = value.Row{int64(i)}
 	}
 	if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The columnar path's row filter: a bound predicate evaluated on a batch's
@@ -137,7 +137,7 @@ func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 				v = nil
 			}
 			for _, s := range p.col.sub {
-				r, ok := v.(parquetio.Row)
+				r, ok := v.(value.Row)
 				if !ok || s >= len(r) {
 					v = nil
 					break

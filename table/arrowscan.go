@@ -25,6 +25,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The columnar path of ScanArrow: each data file's column chunks are
@@ -255,7 +256,7 @@ func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(
 	}
 	defer rb.Release()
 	var failed error
-	counts, err := p.readFile(ctx, f, func(_ int64, row parquetio.Row) bool {
+	counts, err := p.readFile(ctx, f, func(_ int64, row value.Row) bool {
 		if err := rb.Append(row); err != nil {
 			failed = p.errorf(f.path, err)
 			return false
@@ -1055,7 +1056,7 @@ func constantArray(t schema.Type, v any, n int) (arrow.Array, error) {
 		return nil, err
 	}
 	defer rb.Release()
-	row := parquetio.Row{v}
+	row := value.Row{v}
 	for range n {
 		if err := rb.Append(row); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The columnar path with row groups skipped by their Parquet statistics
@@ -23,13 +24,13 @@ func TestScanArrowRowGroupsAndDeletionVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for i := range 10000 {
 		var s any = fmt.Sprintf("s%05d", i)
 		if i%7 == 0 {
 			s = nil
 		}
-		rows = append(rows, parquetio.Row{int64(i), s, int32(i % 2), parquetio.Date(i / 100)})
+		rows = append(rows, value.Row{int64(i), s, int32(i % 2), value.Date(i / 100)})
 	}
 	// Row groups of 1,000 rows, sorted by id: the filter on id rules
 	// most of them out by their min/max.
@@ -112,7 +113,7 @@ func TestScanArrowLateColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 150000 {
 		var f any = float64(i % 1000)
@@ -126,7 +127,7 @@ func TestScanArrowLateColumns(t *testing.T) {
 		if i%11 == 0 {
 			n = nil
 		}
-		rows = append(rows, parquetio.Row{int64(i), fmt.Sprintf("v%02d", i%40), f, base.Add(time.Duration(i) * time.Second),
+		rows = append(rows, value.Row{int64(i), fmt.Sprintf("v%02d", i%40), f, base.Add(time.Duration(i) * time.Second),
 			[]byte{byte(i % 256)}, n, i%3 == 0})
 	}
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithPageSize(4096), parquetio.WithDictionary(true))); err != nil {
@@ -191,14 +192,14 @@ func TestScanArrowNestedColumnar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for i := range 5000 {
-		var s, arr, m any = parquetio.Row{int64(i), fmt.Sprintf("y%d", i%10)}, []any{int32(i), nil, int32(-i)},
-			[]parquetio.MapEntry{{Key: "a", Value: float64(i)}, {Key: "b", Value: nil}}
+		var s, arr, m any = value.Row{int64(i), fmt.Sprintf("y%d", i%10)}, []any{int32(i), nil, int32(-i)},
+			[]value.MapEntry{{Key: "a", Value: float64(i)}, {Key: "b", Value: nil}}
 		if i%7 == 0 {
 			s, arr, m = nil, nil, nil
 		}
-		rows = append(rows, parquetio.Row{int64(i), s, arr, m})
+		rows = append(rows, value.Row{int64(i), s, arr, m})
 	}
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithPageSize(2048))); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // AppendArrow appends the record batches of reader to t, as AppendRows
@@ -72,9 +72,9 @@ func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.Reco
 			}
 		}
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	if err == nil && sch != nil {
-		rows = []parquetio.Row{}
+		rows = []value.Row{}
 		for k, rec := range recs {
 			rs, rerr := arrowio.Rows(rec)
 			if rerr != nil {
@@ -137,7 +137,7 @@ func readArrowBatches(ctx context.Context, reader array.RecordReader) ([]arrow.R
 // readArrowRows reads every batch of reader into rows of the parquetio
 // value model, with the Delta schema of the reader's schema (nil for a nil
 // reader).
-func readArrowRows(ctx context.Context, reader array.RecordReader) ([]parquetio.Row, *schema.StructType, error) {
+func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row, *schema.StructType, error) {
 	if reader == nil {
 		return nil, nil, nil
 	}
@@ -145,7 +145,7 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]parquetio.
 	if err != nil {
 		return nil, nil, fmt.Errorf("arrow input: %w", err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for batch := 0; reader.Next(); batch++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, context.Cause(ctx)
@@ -165,7 +165,7 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]parquetio.
 		return nil, nil, fmt.Errorf("arrow input: reading batches: %w", err)
 	}
 	if rows == nil {
-		rows = []parquetio.Row{}
+		rows = []value.Row{}
 	}
 	return rows, sch, nil
 }
@@ -178,7 +178,7 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]parquetio.
 // type wraps arrowio.ErrUnsupportedType. The values themselves (nulls in
 // NOT NULL columns, ranges) are checked by the write. The reader is not
 // released.
-func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]parquetio.Row, error) {
+func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]value.Row, error) {
 	rows, in, err := readArrowRows(ctx, reader)
 	if err != nil || in == nil {
 		return rows, err

@@ -19,13 +19,13 @@ import (
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/internal/testsupport"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // arrowReaderOf builds a RecordReader over rows of sch, in batches of at
 // most batch rows.
-func arrowReaderOf(t testing.TB, sch *schema.StructType, rows []parquetio.Row, batch int) array.RecordReader {
+func arrowReaderOf(t testing.TB, sch *schema.StructType, rows []value.Row, batch int) array.RecordReader {
 	t.Helper()
 	rb, err := arrowio.NewRecordBuilder(nil, sch)
 	if err != nil {
@@ -85,7 +85,7 @@ func TestAppendArrowStatsMatchRowPath(t *testing.T) {
 	cases := []struct {
 		name  string
 		sch   *schema.StructType
-		rows  []parquetio.Row
+		rows  []value.Row
 		parts []string
 	}{
 		{"every type", interopTypesSchema(), interopTypesRows(0, 300), nil},
@@ -141,24 +141,24 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	tbl := newMemTable(t, sch)
 	// Columns in another order, s absent from the second write.
 	in := schema.NewStruct(field("s", prim(schema.String), true), field("id", prim(schema.Long), true))
-	tbl, err := AppendArrow(ctx, tbl, arrowReaderOf(t, in, []parquetio.Row{{"a", int64(1)}, {nil, int64(2)}}, 1))
+	tbl, err := AppendArrow(ctx, tbl, arrowReaderOf(t, in, []value.Row{{"a", int64(1)}, {nil, int64(2)}}, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A new column: refused without evolution, added with it.
 	wide := schema.NewStruct(field("id", prim(schema.Long), true), field("extra", prim(schema.Integer), true))
-	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []parquetio.Row{{int64(3), int32(30)}}, 8)); !errors.Is(err, ErrSchemaMismatch) ||
+	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8)); !errors.Is(err, ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), "extra") {
 		t.Fatalf("new column without evolution: %v", err)
 	}
-	tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []parquetio.Row{{int64(3), int32(30)}}, 8), WithSchemaEvolution())
+	tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8), WithSchemaEvolution())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f := tbl.Schema().Field("extra"); f == nil || f.Type.String() != schema.Integer {
 		t.Fatalf("schema after evolution: %s", tbl.Schema())
 	}
-	assertRows(t, readAllRows(t, tbl), []parquetio.Row{{int64(1), "a", nil}, {int64(2), nil, nil}, {int64(3), nil, int32(30)}})
+	assertRows(t, readAllRows(t, tbl), []value.Row{{int64(1), "a", nil}, {int64(2), nil, nil}, {int64(3), nil, int32(30)}})
 	// Input-only Arrow types: large_string, timestamp[ns, tz].
 	tsch := schema.NewStruct(field("ts", prim(schema.Timestamp), true), field("name", prim(schema.String), true))
 	tt := newMemTable(t, tsch)
@@ -179,19 +179,19 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, tt), []parquetio.Row{{when.Truncate(time.Microsecond), "x"}})
+	assertRows(t, readAllRows(t, tt), []value.Row{{when.Truncate(time.Microsecond), "x"}})
 }
 
 func TestAppendArrowRefusals(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true),
 		field("d", &schema.DecimalType{Precision: 4, Scale: 2}, true))
-	rows := make([]parquetio.Row, 10)
+	rows := make([]value.Row, 10)
 	for i := range rows {
-		rows[i] = parquetio.Row{int64(i + 1), "x", parquetio.NewDecimal(int64(i), 2)}
+		rows[i] = value.Row{int64(i + 1), "x", value.NewDecimal(int64(i), 2)}
 	}
 	nullAt7 := slices.Clone(rows)
-	nullAt7[7] = parquetio.Row{nil, "x", nil}
+	nullAt7[7] = value.Row{nil, "x", nil}
 	uint32Schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Uint32}}, nil)
 	tests := []struct {
 		name   string
@@ -205,11 +205,11 @@ func TestAppendArrowRefusals(t *testing.T) {
 		}, errNotNull, []string{`column "id"`, "row 7"}, 7},
 		{"type mismatch", func(t *testing.T) array.RecordReader {
 			in := schema.NewStruct(field("id", prim(schema.String), true))
-			return arrowReaderOf(t, in, []parquetio.Row{{"1"}}, 8)
+			return arrowReaderOf(t, in, []value.Row{{"1"}}, 8)
 		}, ErrSchemaMismatch, []string{"id", "string"}, -1},
 		{"decimal too wide", func(t *testing.T) array.RecordReader {
 			in := schema.NewStruct(field("id", prim(schema.Long), false), field("d", &schema.DecimalType{Precision: 10, Scale: 2}, true))
-			return arrowReaderOf(t, in, []parquetio.Row{{int64(1), parquetio.NewDecimal(1, 2)}, {int64(2), parquetio.NewDecimal(123456, 2)}}, 8)
+			return arrowReaderOf(t, in, []value.Row{{int64(1), value.NewDecimal(1, 2)}, {int64(2), value.NewDecimal(123456, 2)}}, 8)
 		}, ErrInvalidArgument, []string{`column "d"`, "1234.56"}, 1},
 		{"unsupported arrow type", func(t *testing.T) array.RecordReader {
 			b := array.NewRecordBuilder(memory.DefaultAllocator, uint32Schema)
@@ -261,7 +261,7 @@ func TestAppendArrowCheckConstraints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(-3), "c"}}
+	rows := []value.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(-3), "c"}}
 	before := countFiles(t, dir)
 	_, err = AppendArrow(ctx, tbl, arrowReaderOf(t, sch, rows, 2))
 	var cv *ConstraintViolationError
@@ -287,7 +287,7 @@ func TestAppendArrowEmptyAndFailingReader(t *testing.T) {
 		t.Fatalf("empty reader: %v, version %d", err, nt.Version())
 	}
 	boom := errors.New("boom")
-	_, err = AppendArrow(ctx, nt, &failingReader{RecordReader: arrowReaderOf(t, sch, []parquetio.Row{{int64(1)}}, 8), err: boom})
+	_, err = AppendArrow(ctx, nt, &failingReader{RecordReader: arrowReaderOf(t, sch, []value.Row{{int64(1)}}, 8), err: boom})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "reading batches") {
 		t.Fatalf("failing reader: %v", err)
 	}
@@ -314,7 +314,7 @@ func TestAppendArrowInterop(t *testing.T) {
 	cases := []struct {
 		name  string
 		sch   *schema.StructType
-		rows  []parquetio.Row
+		rows  []value.Row
 		parts []string
 	}{
 		{"types", interopTypesSchema(), interopTypesRows(0, 200), nil},
@@ -376,7 +376,7 @@ print(json.dumps({"rows": t.num_rows, "problems": probs}))
 			for i, fl := range fr.Schema().Fields() {
 				idx[fl.Name] = i
 			}
-			var got []parquetio.Row
+			var got []value.Row
 			for i := 0; i < fr.NumRecords(); i++ {
 				rec, err := fr.RecordBatchAt(i)
 				if err != nil {
@@ -388,7 +388,7 @@ print(json.dumps({"rows": t.num_rows, "problems": probs}))
 					t.Fatal(err)
 				}
 				for _, r := range rs {
-					row := make(parquetio.Row, len(tc.sch.Fields))
+					row := make(value.Row, len(tc.sch.Fields))
 					for c, fl := range tc.sch.Fields {
 						row[c] = r[idx[fl.Name]]
 					}
@@ -404,8 +404,8 @@ print(json.dumps({"rows": t.num_rows, "problems": probs}))
 }
 
 // canonRows sorts rows by their canon form, for order-free comparison.
-func canonRows(rows []parquetio.Row) []parquetio.Row {
-	out := make([]parquetio.Row, len(rows))
+func canonRows(rows []value.Row) []value.Row {
+	out := make([]value.Row, len(rows))
 	keys := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = r
@@ -416,7 +416,7 @@ func canonRows(rows []parquetio.Row) []parquetio.Row {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
-	sorted := make([]parquetio.Row, len(rows))
+	sorted := make([]value.Row, len(rows))
 	for i, j := range idx {
 		sorted[i] = out[j]
 	}
@@ -437,10 +437,10 @@ func TestAppendArrowColumnar(t *testing.T) {
 		field("ntz", prim(schema.TimestampNTZ), true), field("absent", prim(schema.String), true))
 	in := &schema.StructType{Fields: sch.Fields[:len(sch.Fields)-1]}
 	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
-	var rows, inRows []parquetio.Row
+	var rows, inRows []value.Row
 	for i := range 10000 {
-		r := parquetio.Row{int64(i), int32(i * 3), int16(i % 3000), int8(i % 100), float32(i) / 4, float64(i) / 8, i%2 == 0,
-			fmt.Sprintf("s%d", i%77), []byte{byte(i), byte(i >> 8)}, parquetio.Date(19000 + i%400),
+		r := value.Row{int64(i), int32(i * 3), int16(i % 3000), int8(i % 100), float32(i) / 4, float64(i) / 8, i%2 == 0,
+			fmt.Sprintf("s%d", i%77), []byte{byte(i), byte(i >> 8)}, value.Date(19000 + i%400),
 			base.Add(time.Duration(i) * time.Millisecond), base.Add(time.Duration(i) * time.Second), nil}
 		if i%9 == 0 {
 			for c := 1; c < len(r)-1; c++ {

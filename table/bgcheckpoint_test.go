@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // gatedStore holds every Put of _last_checkpoint until release is closed,
@@ -47,7 +47,7 @@ func TestBackgroundCheckpointOffTheCommit(t *testing.T) {
 	appendN := func(t *testing.T, tbl *Table, n int) (*Table, error) {
 		var err error
 		for i := range n {
-			if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+			if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(i)}}); err != nil {
 				return nil, err
 			}
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 type cancelRow struct {
@@ -29,7 +29,7 @@ func TestAppendCancelIsPrompt(t *testing.T) {
 	}
 	const n = 1_500_000
 	typed := make([]cancelRow, n)
-	rows := make([]parquetio.Row, n)
+	rows := make([]value.Row, n)
 	backing := make([]any, 4*n)
 	for i := range n {
 		typed[i] = cancelRow{ID: int64(i), Name: "name-" + string(rune('a'+i%26)), V: float64(i) / 3, P: string(rune('a' + i%4))}

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Change data feed: the write side (spec "Add CDC File", "Change Data
@@ -49,7 +49,7 @@ const changeDataDir = "_change_data/"
 // happened to it (ChangeDelete, ChangeUpdatePreimage, ...).
 type changeRow struct {
 	typ string
-	row parquetio.Row
+	row value.Row
 }
 
 // changeDataFeedEnabled reports whether writes to this table version must
@@ -95,7 +95,7 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 
 	type cgroup struct {
 		values map[string]string
-		rows   []parquetio.Row
+		rows   []value.Row
 		sizes  []int64
 	}
 	groups := map[string]*cgroup{}
@@ -123,7 +123,7 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 			groups[key.String()] = g
 			order = append(order, g)
 		}
-		out := make(parquetio.Row, len(dIdx)+1)
+		out := make(value.Row, len(dIdx)+1)
 		var size int64
 		for c, j := range dIdx {
 			out[c] = cr.row[j]
@@ -154,7 +154,7 @@ func (t *Table) writeChangeFiles(ctx context.Context, op *operation, cfg writeCo
 }
 
 // changeRows returns rows as change rows of type typ.
-func changeRows(typ string, rows []parquetio.Row) []changeRow {
+func changeRows(typ string, rows []value.Row) []changeRow {
 	out := make([]changeRow, len(rows))
 	for i, r := range rows {
 		out[i] = changeRow{typ: typ, row: r}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // ErrNoChangeData is returned by Changes for a version range in which the
@@ -204,11 +204,11 @@ func (c *ChangeFeed) Versions() []int64 {
 // then the added files' (inserts). Files are read one at a time. Errors
 // (reading a file, named with its version) are yielded once, as (nil,
 // err), and end the iteration.
-func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		var n int64
 		for _, v := range c.versions {
-			ok, err := c.versionRows(ctx, v, func(r parquetio.Row) bool {
+			ok, err := c.versionRows(ctx, v, func(r value.Row) bool {
 				n++
 				return yield(r, nil) && (c.limit <= 0 || n < c.limit)
 			})
@@ -225,9 +225,9 @@ func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[parquetio.Row, error] {
 
 // versionRows emits the change rows of one version; false when emit
 // stopped.
-func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func(parquetio.Row) bool) (bool, error) {
-	tail := func(row parquetio.Row, typ any) parquetio.Row {
-		out := make(parquetio.Row, 0, len(c.plan.out)+3)
+func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func(value.Row) bool) (bool, error) {
+	tail := func(row value.Row, typ any) value.Row {
+		out := make(value.Row, 0, len(c.plan.out)+3)
 		out = append(out, row[:len(c.plan.out)]...)
 		return append(out, typ, v.version, v.ts)
 	}
@@ -241,7 +241,7 @@ func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func
 				continue
 			}
 			stopped := false
-			_, err = c.cdcPlan.readFile(ctx, f, func(_ int64, row parquetio.Row) bool {
+			_, err = c.cdcPlan.readFile(ctx, f, func(_ int64, row value.Row) bool {
 				stopped = !emit(tail(row, row[len(c.plan.out)]))
 				return !stopped
 			})
@@ -304,7 +304,7 @@ func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func
 // is set, just the rows whose indexes it holds) and emits its rows as
 // changes of type typ.
 func (c *ChangeFeed) emitFile(ctx context.Context, path string, pv map[string]string, dv *txlog.DeletionVectorDescriptor,
-	only *roaring64.Bitmap, typ string, tail func(parquetio.Row, any) parquetio.Row, emit func(parquetio.Row) bool) (bool, error) {
+	only *roaring64.Bitmap, typ string, tail func(value.Row, any) value.Row, emit func(value.Row) bool) (bool, error) {
 	if only != nil && only.IsEmpty() {
 		return true, nil
 	}
@@ -316,7 +316,7 @@ func (c *ChangeFeed) emitFile(ctx context.Context, path string, pv map[string]st
 		return true, nil
 	}
 	stopped := false
-	_, err = c.plan.readFile(ctx, f, func(i int64, row parquetio.Row) bool {
+	_, err = c.plan.readFile(ctx, f, func(i int64, row value.Row) bool {
 		if only != nil && (i < 0 || !only.Contains(uint64(i))) {
 			return true
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Interop of the change data feed: delta-rs's load_cdf reads the feeds of
@@ -150,16 +150,16 @@ func corpusCDFRow(t *testing.T, id int32, name, birthday, typ string, version in
 		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true),
 		schema.NewField(CommitVersionColumn, schema.Primitive(schema.Long), true),
 	)
-	return interopRow(t, sch, parquetio.Row{id, name, mustDate(t, birthday), typ, version})
+	return interopRow(t, sch, value.Row{id, name, mustDate(t, birthday), typ, version})
 }
 
-func mustDate(t *testing.T, s string) parquetio.Date {
+func mustDate(t *testing.T, s string) value.Date {
 	t.Helper()
 	v, err := ParsePartitionValue(schema.Primitive(schema.Date), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.(parquetio.Date)
+	return v.(value.Date)
 }
 
 // corpusCDFCopy copies the corpus's Spark-written CDF table
@@ -172,7 +172,7 @@ func mustDate(t *testing.T, s string) parquetio.Date {
 // rows (the corpus log: versions 0 to 3) and the changes: as feedKeys
 // renders them, and as id, name, birthday, _change_type, _commit_version
 // values.
-func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wantRows []parquetio.Row) {
+func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wantRows []value.Row) {
 	t.Helper()
 	ctx := context.Background()
 	name := "deltars__cdf-table"
@@ -194,7 +194,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 	}
 	rec := func(r crow, typ string, v int64) {
 		want = append(want, corpusCDFRow(t, r.id, r.name, r.birthday, typ, v))
-		wantRows = append(wantRows, parquetio.Row{r.id, r.name, mustDate(t, r.birthday), typ, v})
+		wantRows = append(wantRows, value.Row{r.id, r.name, mustDate(t, r.birthday), typ, v})
 	}
 	tbl, err := Open(ctx, dst)
 	if err != nil {
@@ -202,9 +202,9 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 	}
 	// v4: append.
 	added := []crow{{11, "Zed", "2023-12-25"}, {12, "Yve", "2024-01-01"}}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for _, r := range added {
-		rows = append(rows, parquetio.Row{r.id, r.name, mustDate(t, r.birthday)})
+		rows = append(rows, value.Row{r.id, r.name, mustDate(t, r.birthday)})
 		live[r.id] = r
 		rec(r, ChangeInsert, 4)
 	}
@@ -243,7 +243,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 		schema.NewField("name", schema.Primitive(schema.String), true),
 		schema.NewField("birthday", schema.Primitive(schema.Date), true),
 	)
-	msrc := []parquetio.Row{
+	msrc := []value.Row{
 		{int32(3), "David", mustDate(t, "2024-01-01")},
 		{int32(5), "gone", mustDate(t, "2023-12-29")},
 		{int32(13), "Nia", mustDate(t, "2023-12-29")},
@@ -317,9 +317,9 @@ func TestCorpusChangesDeltaRS(t *testing.T) {
 		schema.NewField(CommitVersionColumn, schema.Primitive(schema.Long), true),
 	)
 	simpleWant := []string{
-		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mario", ChangeInsert, int64(1)}),
-		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mario", ChangeUpdatePreimage, int64(2)}),
-		interopRow(t, simpleSch, parquetio.Row{int32(0), "Mino", ChangeUpdatePostimage, int64(2)}),
+		interopRow(t, simpleSch, value.Row{int32(0), "Mario", ChangeInsert, int64(1)}),
+		interopRow(t, simpleSch, value.Row{int32(0), "Mario", ChangeUpdatePreimage, int64(2)}),
+		interopRow(t, simpleSch, value.Row{int32(0), "Mino", ChangeUpdatePostimage, int64(2)}),
 	}
 	slices.Sort(simpleWant)
 	if got := feedOf(simpleTbl, 0); !slices.Equal(got, simpleWant) || !slices.Equal(rs["simple"], simpleWant) {

@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // cdfCase is a change data feed table deltakit wrote, with the change rows
@@ -30,7 +31,7 @@ type cdfCase struct {
 	byVersion map[int64][]string
 	// wantRows are the same rows as id, city, v, _change_type,
 	// _commit_version values (for Spark's table_changes).
-	wantRows []parquetio.Row
+	wantRows []value.Row
 	// cdcVersions are the versions that must have cdc actions.
 	cdcVersions []int64
 }
@@ -70,24 +71,24 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 		t.Fatal(err)
 	}
 	c := &cdfCase{name: name, partitioned: partitioned, dv: dv, byVersion: map[int64][]string{}}
-	live := map[int64]parquetio.Row{}
-	record := func(v int64, typ string, r parquetio.Row) {
+	live := map[int64]value.Row{}
+	record := func(v int64, typ string, r value.Row) {
 		k := cdfRowKey(r[0].(int64), r[1], r[2].(float64), typ, v)
 		c.want = append(c.want, k)
 		c.byVersion[v] = append(c.byVersion[v], k)
-		c.wantRows = append(c.wantRows, parquetio.Row{r[0], r[1], r[2], typ, v})
+		c.wantRows = append(c.wantRows, value.Row{r[0], r[1], r[2], typ, v})
 	}
-	sortedLive := func(match func(parquetio.Row) bool) []parquetio.Row {
-		var out []parquetio.Row
+	sortedLive := func(match func(value.Row) bool) []value.Row {
+		var out []value.Row
 		for _, r := range live {
 			if match(r) {
 				out = append(out, r)
 			}
 		}
-		slices.SortFunc(out, func(a, b parquetio.Row) int { return int(a[0].(int64) - b[0].(int64)) })
+		slices.SortFunc(out, func(a, b value.Row) int { return int(a[0].(int64) - b[0].(int64)) })
 		return out
 	}
-	appendRows := func(rows []parquetio.Row) {
+	appendRows := func(rows []value.Row) {
 		t.Helper()
 		if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
 			t.Fatal(err)
@@ -107,7 +108,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 		}
 		tbl = nt
 	}
-	del := func(where Expr, match func(parquetio.Row) bool) {
+	del := func(where Expr, match func(value.Row) bool) {
 		t.Helper()
 		gone := sortedLive(match)
 		dml(Delete(ctx, tbl, where))
@@ -116,7 +117,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 			record(tbl.Version(), ChangeDelete, r)
 		}
 	}
-	update := func(where Expr, set map[string]Value, match func(parquetio.Row) bool, apply func(parquetio.Row) parquetio.Row) {
+	update := func(where Expr, set map[string]Value, match func(value.Row) bool, apply func(value.Row) value.Row) {
 		t.Helper()
 		old := sortedLive(match)
 		dml(Update(ctx, tbl, where, set))
@@ -131,30 +132,30 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	appendRows(maintRowsFor(0, 30, "ams", "ber", "cph")) // v1
 	appendRows(maintRowsFor(30, 10, "dub"))              // v2
 	// v3: rows inside files (DVs or copy-on-write): cdc files.
-	del(Col("id").Lt(int64(5)), func(r parquetio.Row) bool { return r[0].(int64) < 5 })
+	del(Col("id").Lt(int64(5)), func(r value.Row) bool { return r[0].(int64) < 5 })
 	c.cdcVersions = append(c.cdcVersions, tbl.Version())
 	// v4: UPDATE: preimages and postimages.
 	update(Col("id").Between(int64(10), int64(14)), map[string]Value{"v": Plus(Col("v"), Lit(100.0))},
-		func(r parquetio.Row) bool { id := r[0].(int64); return id >= 10 && id <= 14 },
-		func(r parquetio.Row) parquetio.Row { r[2] = r[2].(float64) + 100; return r })
+		func(r value.Row) bool { id := r[0].(int64); return id >= 10 && id <= 14 },
+		func(r value.Row) value.Row { r[2] = r[2].(float64) + 100; return r })
 	c.cdcVersions = append(c.cdcVersions, tbl.Version())
 	// v5: whole files. By partition on a partitioned table: removes only,
 	// no cdc file (Spark's metadata-only delete); by a data predicate
 	// otherwise: a cdc file.
 	if partitioned {
-		del(Col("city").Eq("dub"), func(r parquetio.Row) bool { return r[1] == "dub" })
+		del(Col("city").Eq("dub"), func(r value.Row) bool { return r[1] == "dub" })
 	} else {
-		del(Col("id").Ge(int64(30)), func(r parquetio.Row) bool { return r[0].(int64) >= 30 })
+		del(Col("id").Ge(int64(30)), func(r value.Row) bool { return r[0].(int64) >= 30 })
 		c.cdcVersions = append(c.cdcVersions, tbl.Version())
 	}
 	// v6: an UPDATE that moves a row to another partition.
 	update(Col("id").Eq(int64(20)), map[string]Value{"city": Lit("ber")},
-		func(r parquetio.Row) bool { return r[0].(int64) == 20 },
-		func(r parquetio.Row) parquetio.Row { r[1] = "ber"; return r })
+		func(r value.Row) bool { return r[0].(int64) == 20 },
+		func(r value.Row) value.Row { r[1] = "ber"; return r })
 	c.cdcVersions = append(c.cdcVersions, tbl.Version())
 	// v7: overwrite: deletes from the removes (of files with deletion
 	// vectors too), inserts from the adds.
-	for _, r := range sortedLive(func(parquetio.Row) bool { return true }) {
+	for _, r := range sortedLive(func(value.Row) bool { return true }) {
 		delete(live, r[0].(int64))
 		record(tbl.Version()+1, ChangeDelete, r)
 	}
@@ -173,7 +174,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	// SOURCE delete and update. Its change rows: the deletes, pre- and
 	// postimages, and the inserts too (in the cdc files, as Spark writes
 	// them: the version has cdc files).
-	mergeSrc := []parquetio.Row{
+	mergeSrc := []value.Row{
 		{int64(100), "ams", -1.0}, // matched, v < 0: deleted
 		{int64(101), "ams", 7.5},  // matched: updated
 		{int64(102), "ber", 8.5},  // matched: updated, to partition ber
@@ -192,12 +193,12 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 		}
 		tbl = nt
 	}
-	bySrc := map[int64]parquetio.Row{}
+	bySrc := map[int64]value.Row{}
 	for _, r := range mergeSrc {
 		bySrc[r[0].(int64)] = r
 	}
 	v9 := tbl.Version() + 1
-	for _, r := range sortedLive(func(parquetio.Row) bool { return true }) {
+	for _, r := range sortedLive(func(value.Row) bool { return true }) {
 		id := r[0].(int64)
 		s, matched := bySrc[id]
 		switch {
@@ -212,7 +213,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 			delete(live, id)
 			record(v9, ChangeDelete, r)
 		case r[1] == "ams":
-			nr := parquetio.Row{id, r[1], r[2].(float64) + 1000}
+			nr := value.Row{id, r[1], r[2].(float64) + 1000}
 			live[id] = nr
 			record(v9, ChangeUpdatePreimage, r)
 			record(v9, ChangeUpdatePostimage, nr)
@@ -234,7 +235,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	c.cdcVersions = append(c.cdcVersions, tbl.Version())
 	// v10: a MERGE that only inserts (its one matched key has no WHEN
 	// MATCHED clause): no cdc files, inserts from its adds.
-	ins := []parquetio.Row{{int64(101), "ams", 0.0}, {int64(400), "dub", 4.0}}
+	ins := []value.Row{{int64(101), "ams", 0.0}, {int64(400), "dub", 4.0}}
 	merged(NewMerge(MergeRows(maintSchema(), ins), MergeOn("id")).WhenNotMatched().InsertAll())
 	live[400] = ins[1]
 	record(tbl.Version(), ChangeInsert, ins[1])

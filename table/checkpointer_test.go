@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestWithCheckpointer: appends of a table opened WithCheckpointer queue
@@ -82,7 +82,7 @@ func filePaths(s *txlog.Snapshot) []string {
 	return out
 }
 
-func renderRows(rows []parquetio.Row) string {
+func renderRows(rows []value.Row) string {
 	var out string
 	for _, r := range rows {
 		out += renderRow(r) + "\n"

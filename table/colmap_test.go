@@ -15,9 +15,9 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Column mapping writes (spec "Column Mapping"): tables deltakit creates in
@@ -50,10 +50,10 @@ func (r colmapRef) filter(keep func(map[string]any) bool) colmapRef {
 
 // rows renders the reference in the order of sch's columns (struct
 // fields by name too); absent columns are null.
-func (r colmapRef) rows(sch *schema.StructType) []parquetio.Row {
-	var conv func(st *schema.StructType, m map[string]any) parquetio.Row
-	conv = func(st *schema.StructType, m map[string]any) parquetio.Row {
-		row := make(parquetio.Row, len(st.Fields))
+func (r colmapRef) rows(sch *schema.StructType) []value.Row {
+	var conv func(st *schema.StructType, m map[string]any) value.Row
+	conv = func(st *schema.StructType, m map[string]any) value.Row {
+		row := make(value.Row, len(st.Fields))
 		for i, f := range st.Fields {
 			v := m[f.Name]
 			if sub, ok := f.Type.(*schema.StructType); ok && v != nil {
@@ -63,7 +63,7 @@ func (r colmapRef) rows(sch *schema.StructType) []parquetio.Row {
 		}
 		return row
 	}
-	out := make([]parquetio.Row, len(r))
+	out := make([]value.Row, len(r))
 	for i, m := range r {
 		out[i] = conv(sch, m)
 	}
@@ -83,14 +83,14 @@ func colmapSchema() *schema.StructType {
 
 // colmapInput returns ids [from, to) as rows of colmapSchema and as
 // reference maps.
-func colmapInput(from, to int) ([]parquetio.Row, colmapRef) {
+func colmapInput(from, to int) ([]value.Row, colmapRef) {
 	cities := []string{"ams", "ber", "cph"}
-	var rows []parquetio.Row
+	var rows []value.Row
 	var ref colmapRef
 	for i := from; i < to; i++ {
 		id := int64(i)
 		city, v := cities[i%3], float64(i)/4
-		rows = append(rows, parquetio.Row{id, city, v, parquetio.Row{id * 10, fmt.Sprint("b", i)}})
+		rows = append(rows, value.Row{id, city, v, value.Row{id * 10, fmt.Sprint("b", i)}})
 		ref = append(ref, map[string]any{"id": id, "city": city, "v": v, "s": map[string]any{"a": id * 10, "b": fmt.Sprint("b", i)}})
 	}
 	return rows, ref
@@ -173,9 +173,9 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	// Appends after: the dropped name comes back as a new column (a new
 	// physical name: old files' values of the dropped column stay hidden).
 	after := &schema.StructType{Fields: append(slices.Clone(tbl.Schema().Fields), schema.NewField("extra", schema.Primitive(schema.Long), true))}
-	var more []parquetio.Row
+	var more []value.Row
 	for i := 40; i < 46; i++ {
-		more = append(more, parquetio.Row{int64(i), "ams", float64(i) / 4, parquetio.Row{int64(i) * 10, fmt.Sprint("b", i)}, int64(i)})
+		more = append(more, value.Row{int64(i), "ams", float64(i) / 4, value.Row{int64(i) * 10, fmt.Sprint("b", i)}, int64(i)})
 	}
 	tbl = must(tbl.AppendRows(ctx, more, WithRowSchema(after), WithSchemaEvolution()))
 	// DML on the renamed columns (stats keyed by physical names skip files).
@@ -184,7 +184,7 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	// MERGE on the renamed columns: id 10 updated, 11 deleted, 50 inserted.
 	msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false),
 		schema.NewField("value", schema.Primitive(schema.Double), true)),
-		[]parquetio.Row{{int64(10), 99.5}, {int64(11), -1.0}, {int64(50), 1.5}})
+		[]value.Row{{int64(10), 99.5}, {int64(11), -1.0}, {int64(50), 1.5}})
 	nt, mres, err := Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
 		WhenMatched().If(Source("value").Lt(0.0)).Delete().
 		WhenMatched().Update(map[string]Value{"value": Source("value")}).
@@ -454,7 +454,7 @@ func TestColumnMappingSchemaEvolutionIgnoresInputIDs(t *testing.T) {
 	idPhys := tbl.Schema().Fields[0].PhysicalName("id")
 	in := &schema.StructType{Fields: append(slices.Clone(tbl.Schema().Fields), &schema.StructField{Name: "n", Type: schema.Primitive(schema.Long), Nullable: true,
 		Metadata: map[string]any{schema.MetaColumnMappingID: float64(1), schema.MetaColumnMappingName: idPhys}})}
-	nt, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "ams", 1.0, int64(7)}}, WithRowSchema(in), WithSchemaEvolution())
+	nt, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "ams", 1.0, int64(7)}}, WithRowSchema(in), WithSchemaEvolution())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,9 +599,9 @@ func TestSparkColumnMapping(t *testing.T) {
 		if got := tbl.Snapshot().Metadata().Configuration[PropColumnMappingMaxColumnID]; got != "4" {
 			t.Errorf("%s: Spark's maxColumnId %q, want 4", st.name, got)
 		}
-		var rows []parquetio.Row
+		var rows []value.Row
 		for i := 20; i < 30; i++ {
-			rows = append(rows, parquetio.Row{int64(i), []string{"ams", "cph"}[i%2], float64(i) + 0.25})
+			rows = append(rows, value.Row{int64(i), []string{"ams", "cph"}[i%2], float64(i) + 0.25})
 		}
 		if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
 			t.Fatalf("%s: append: %v", st.name, err)
@@ -616,7 +616,7 @@ func TestSparkColumnMapping(t *testing.T) {
 		msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
 			schema.NewField("city", schema.Primitive(schema.String), true),
 			schema.NewField("value", schema.Primitive(schema.Double), true)),
-			[]parquetio.Row{{int64(5), "ams", 555.25}, {int64(6), "ber", -1.0}, {int64(40), "cph", 40.25}})
+			[]value.Row{{int64(5), "ams", 555.25}, {int64(6), "ber", -1.0}, {int64(40), "cph", 40.25}})
 		var mres *MergeResult
 		if tbl, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
 			WhenMatched().If(Source("value").Lt(0.0)).Delete().
@@ -630,7 +630,7 @@ func TestSparkColumnMapping(t *testing.T) {
 		if tbl, err = RenameColumn(ctx, tbl, "value", "val"); err != nil {
 			t.Fatalf("%s: rename: %v", st.name, err)
 		}
-		var want []parquetio.Row
+		var want []value.Row
 		for i := range 30 {
 			city := []string{"ams", "ber"}[i%2]
 			if i >= 20 {
@@ -649,9 +649,9 @@ func TestSparkColumnMapping(t *testing.T) {
 			case 6:
 				continue
 			}
-			want = append(want, parquetio.Row{int64(i), city, v})
+			want = append(want, value.Row{int64(i), city, v})
 		}
-		want = append(want, parquetio.Row{int64(40), "cph", 40.25})
+		want = append(want, value.Row{int64(40), "cph", 40.25})
 		if got, w := sparkRefRows(scanAll(t, tbl)), sparkRefRows(want); !slices.Equal(got, w) {
 			t.Errorf("%s: deltakit read %v, want %v", st.name, got, w)
 		}
@@ -659,10 +659,10 @@ func TestSparkColumnMapping(t *testing.T) {
 			wantSparkRows(want, []string{"id", "city", "val"})})
 	}
 	for _, ct := range tables {
-		var want []parquetio.Row
+		var want []value.Row
 		for _, m := range ct.ref {
 			s, _ := m["s"].(map[string]any)
-			want = append(want, parquetio.Row{m["id"], m["town"], m["value"], s["a"], s["bee"], m["extra"]})
+			want = append(want, value.Row{m["id"], m["town"], m["value"], s["a"], s["bee"], m["extra"]})
 		}
 		checks = append(checks, sparkCheck{ct.name, testsupport.SQLRequest(fmt.Sprintf(
 			"SELECT id, town, value, s.a AS a, s.bee AS bee, extra FROM delta.`%s`", dirs[ct.name])),

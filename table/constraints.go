@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // ErrConstraintViolation is wrapped when a write holds a row that violates
@@ -182,7 +182,7 @@ func HasConstraints(m *txlog.Metadata) bool {
 // its expression and the first violating row and its values, or an error
 // wrapping ErrUnsupportedConstraint when a constraint cannot be evaluated.
 // NOT NULL columns are checked with the rows' other values by the write.
-func CheckConstraints(m *txlog.Metadata, sch *schema.StructType, rows []parquetio.Row) error {
+func CheckConstraints(m *txlog.Metadata, sch *schema.StructType, rows []value.Row) error {
 	if !HasConstraints(m) {
 		return nil
 	}

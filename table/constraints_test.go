@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // countFiles returns the number of regular files under dir.
@@ -60,23 +60,23 @@ func TestCheckConstraintsRefuseViolatingRows(t *testing.T) {
 		values []string
 	}{
 		{"append, second row", func() error {
-			_, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "a"}, {int64(-5), "b"}})
+			_, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "a"}, {int64(-5), "b"}})
 			return err
 		}, "idpos", 1, []string{"id => -5"}},
 		{"null violates as in Spark", func() error {
-			_, err := tbl.AppendRows(ctx, []parquetio.Row{{nil, "a"}})
+			_, err := tbl.AppendRows(ctx, []value.Row{{nil, "a"}})
 			return err
 		}, "idpos", 0, []string{"id => NULL"}},
 		{"second constraint", func() error {
-			_, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(2), "a"}, {int64(3), "zz"}})
+			_, err := tbl.AppendRows(ctx, []value.Row{{int64(2), "a"}, {int64(3), "zz"}})
 			return err
 		}, "s_known", 1, []string{"s => 'zz'"}},
 		{"overwrite", func() error {
-			_, err := tbl.OverwriteRows(ctx, []parquetio.Row{{int64(0), "a"}})
+			_, err := tbl.OverwriteRows(ctx, []value.Row{{int64(0), "a"}})
 			return err
 		}, "idpos", 0, []string{"id => 0"}},
 		{"WriteFiles (the sink's and ingest's path)", func() error {
-			_, err := tbl.WriteFiles(ctx, []parquetio.Row{{int64(-1), "c"}})
+			_, err := tbl.WriteFiles(ctx, []value.Row{{int64(-1), "c"}})
 			return err
 		}, "idpos", 0, []string{"id => -1"}},
 		{"typed append", func() error {
@@ -104,11 +104,11 @@ func TestCheckConstraintsRefuseViolatingRows(t *testing.T) {
 		})
 	}
 	// Valid rows (a null s passes the second constraint's IS NULL) go in.
-	nt, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "a"}, {int64(7), nil}})
+	nt, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "a"}, {int64(7), nil}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, nt), []parquetio.Row{{int64(1), "a"}, {int64(7), nil}})
+	assertRows(t, readAllRows(t, nt), []value.Row{{int64(1), "a"}, {int64(7), nil}})
 	if _, err := Append(ctx, nt, []constrained{{ID: ptr(9), S: "b"}}); err != nil {
 		t.Fatalf("valid typed append: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestUnsupportedConstraintRefusesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := countFiles(t, dir)
-	_, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "abc"}})
+	_, err = tbl.AppendRows(ctx, []value.Row{{int64(1), "abc"}})
 	if !errors.Is(err, ErrUnsupportedConstraint) || !strings.Contains(err.Error(), "slen") || !strings.Contains(err.Error(), "length(s) > 2") {
 		t.Fatalf("append: %v, want ErrUnsupportedConstraint naming slen and its expression", err)
 	}
@@ -149,7 +149,7 @@ func TestUnsupportedConstraintRefusesWrites(t *testing.T) {
 
 func TestNotNullIsAConstraintViolation(t *testing.T) {
 	tbl := newMemTable(t, schema.NewStruct(field("id", prim(schema.Long), false)))
-	_, err := tbl.AppendRows(context.Background(), []parquetio.Row{{int64(1)}, {nil}})
+	_, err := tbl.AppendRows(context.Background(), []value.Row{{int64(1)}, {nil}})
 	var re *RowError
 	if !errors.Is(err, ErrConstraintViolation) || !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &re) || re.Row != 1 ||
 		!strings.Contains(err.Error(), `column "id"`) {
@@ -172,12 +172,12 @@ func TestInvariantsAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(4)}, {int64(3)}})
+	_, err = tbl.AppendRows(ctx, []value.Row{{int64(4)}, {int64(3)}})
 	var cv *ConstraintViolationError
 	if !errors.As(err, &cv) || cv.Kind != "invariant" || cv.Name != "x" || cv.Row != 1 {
 		t.Fatalf("append: %v, want the invariant on x violated by row 1", err)
 	}
-	if _, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(4)}}); err != nil {
+	if _, err := tbl.AppendRows(ctx, []value.Row{{int64(4)}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -224,12 +224,12 @@ func TestUnsupportedWriterFeatureRefusedBeforeWriting(t *testing.T) {
 				t.Fatal(err)
 			}
 			writes := map[string]func() error{
-				"AppendRows": func() error { _, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), int64(2)}}); return err },
+				"AppendRows": func() error { _, err := tbl.AppendRows(ctx, []value.Row{{int64(1), int64(2)}}); return err },
 				"OverwriteRows": func() error {
-					_, err := tbl.OverwriteRows(ctx, []parquetio.Row{{int64(1), int64(2)}})
+					_, err := tbl.OverwriteRows(ctx, []value.Row{{int64(1), int64(2)}})
 					return err
 				},
-				"WriteFiles": func() error { _, err := tbl.WriteFiles(ctx, []parquetio.Row{{int64(1), int64(2)}}); return err },
+				"WriteFiles": func() error { _, err := tbl.WriteFiles(ctx, []value.Row{{int64(1), int64(2)}}); return err },
 				"Append[T]":  func() error { _, err := Append(ctx, tbl, []row{{1, 2}}); return err },
 			}
 			for name, w := range writes {

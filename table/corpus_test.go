@@ -18,8 +18,8 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // openCorpus opens a corpus table (read-only: nothing is written).
@@ -37,9 +37,9 @@ func openCorpus(t *testing.T, name string, opts ...Option) *Table {
 }
 
 // scanAll collects every row of a scan, failing t on an error.
-func scanAll(t *testing.T, tbl *Table, opts ...ScanOption) []parquetio.Row {
+func scanAll(t *testing.T, tbl *Table, opts ...ScanOption) []value.Row {
 	t.Helper()
-	var rows []parquetio.Row
+	var rows []value.Row
 	for r, err := range tbl.Scan(context.Background(), opts...) {
 		if err != nil {
 			t.Fatalf("scan %s v%d: %v", tbl.URI(), tbl.Version(), err)
@@ -252,16 +252,16 @@ type corpusCheck struct {
 }
 
 // rowSet renders rows sorted, for order-independent comparisons.
-func rowSet(rows []parquetio.Row) []string {
+func rowSet(rows []value.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = rowsText([]parquetio.Row{r})
+		out[i] = rowsText([]value.Row{r})
 	}
 	slices.Sort(out)
 	return out
 }
 
-func wantRowSet(t *testing.T, got []parquetio.Row, want ...string) {
+func wantRowSet(t *testing.T, got []value.Row, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	if g := rowSet(got); !slices.Equal(g, want) {
@@ -301,7 +301,7 @@ func TestCorpusValues(t *testing.T) {
 				if _, ok := r[4].(bool); !ok {
 					t.Fatalf("as_boolean is %T", r[4])
 				}
-				if d, ok := r[9].(parquetio.Decimal); !ok || d.Scale != 0 {
+				if d, ok := r[9].(value.Decimal); !ok || d.Scale != 0 {
 					t.Fatalf("as_big_decimal is %#v", r[9])
 				}
 			}
@@ -342,7 +342,7 @@ func TestCorpusValues(t *testing.T) {
 				{Col("as_double").Gt(0.5), 1},
 				{Col("as_date").Eq("2021-09-08"), 2},
 				{Col("as_timestamp").Eq(time.Date(2021, 9, 8, 11, 11, 11, 0, time.UTC)), 2},
-				{Col("as_big_decimal").Eq(parquetio.NewDecimal(1, 0)), 1},
+				{Col("as_big_decimal").Eq(value.NewDecimal(1, 0)), 1},
 				{Col("as_nested_struct").Field("ac").Field("acb").Eq(2), 1},
 				{Col("value").Eq("0"), 1},
 			} {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 func TestCreateProtocolFromProperties(t *testing.T) {
@@ -113,7 +113,7 @@ func TestCreateOverCleanedTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 12 {
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,7 +174,7 @@ func TestCreateFeatureProperties(t *testing.T) {
 				if !slices.Contains(p.EffectiveWriterFeatures(), f.Name) {
 					t.Fatalf("protocol %+v lacks %s", p, f.Name)
 				}
-				if _, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}}); err != nil {
+				if _, err := tbl.AppendRows(ctx, []value.Row{{int64(1)}}); err != nil {
 					t.Fatalf("append to the new table: %v", err)
 				}
 			})

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // CreateOrOpen returns the table at uri, creating it as Create does (with
@@ -207,7 +207,7 @@ func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
 // does, and returns their add actions for Commit. Rows are aligned with
 // the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
 // WithRowSchema.
-func (d *Draft) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+func (d *Draft) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
 	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
 	for _, a := range adds {

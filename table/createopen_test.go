@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // raceStores returns a fresh mem store and a fresh local store.
@@ -44,7 +44,7 @@ func TestCreateRaceFallsThroughToAppend(t *testing.T) {
 				for w := range n {
 					wg.Go(func() {
 						<-start
-						rows := []parquetio.Row{{int64(w), "a"}, {int64(100 + w), "b"}}
+						rows := []value.Row{{int64(w), "a"}, {int64(100 + w), "b"}}
 						opts := []Option{WithStore(store), WithPartitionColumns("p")}
 						if mode == "Draft" {
 							d, err := NewDraft(ctx, "", sch, opts...)
@@ -155,7 +155,7 @@ func TestCreateOrOpenIncompatible(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			row := make(parquetio.Row, len(tc.sch.Fields))
+			row := make(value.Row, len(tc.sch.Fields))
 			for i, f := range tc.sch.Fields {
 				switch f.Type.(*schema.PrimitiveType).Name {
 				case schema.Long:
@@ -166,7 +166,7 @@ func TestCreateOrOpenIncompatible(t *testing.T) {
 					row[i] = "1"
 				}
 			}
-			adds, err := d.WriteFiles(ctx, []parquetio.Row{row})
+			adds, err := d.WriteFiles(ctx, []value.Row{row})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,7 +200,7 @@ func TestDraftFailedWriteCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.WriteFiles(ctx, []parquetio.Row{{nil}}); err == nil {
+	if _, err := d.WriteFiles(ctx, []value.Row{{nil}}); err == nil {
 		t.Fatal("null in a NOT NULL column accepted")
 	}
 	if _, err := Open(ctx, "", WithStore(store)); !errors.Is(err, txlog.ErrTableNotFound) {
@@ -224,7 +224,7 @@ func TestDraftAppendEvolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.WriteFiles(ctx, []parquetio.Row{{int64(1), "a"}}); err != nil {
+	if _, err := d.WriteFiles(ctx, []value.Row{{int64(1), "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	d.Discard()
@@ -238,7 +238,7 @@ func TestDraftAppendEvolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adds, err := d.WriteFiles(ctx, []parquetio.Row{{int64(2), "b"}})
+	adds, err := d.WriteFiles(ctx, []value.Row{{int64(2), "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,5 +249,5 @@ func TestDraftAppendEvolves(t *testing.T) {
 	if nt.Version() != 1 || nt.Schema().Field("name") == nil {
 		t.Fatalf("version %d schema %s, want 1 with column name", nt.Version(), nt.Schema())
 	}
-	assertRows(t, readAllRows(t, nt), []parquetio.Row{{int64(2), "b"}})
+	assertRows(t, readAllRows(t, nt), []value.Row{{int64(2), "b"}})
 }

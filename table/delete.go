@@ -9,9 +9,9 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Delete removes the rows of t where the predicate is true (SQL semantics:
@@ -160,7 +160,7 @@ type remover struct {
 	// rows to write into new files: kept rows of copy-on-write files, and
 	// the operation's new rows (UPDATE); with row tracking enabled, tracks
 	// holds their stable row ids and commit versions (rowtracking.go).
-	rows   []parquetio.Row
+	rows   []value.Row
 	tracks []rowTrack
 	copied int64
 	// changes are the operation's change data (a change data feed table):
@@ -241,7 +241,7 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 // rows, rowTrack.updated of tg.matchedTracks for updated ones, freshTrack
 // for inserted ones. write refuses rows queued without tracks on such a
 // table.
-func (r *remover) addRows(rows []parquetio.Row, tracks []rowTrack) {
+func (r *remover) addRows(rows []value.Row, tracks []rowTrack) {
 	r.rows = append(r.rows, rows...)
 	r.tracks = append(r.tracks, tracks...)
 }

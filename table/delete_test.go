@@ -11,15 +11,15 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 var dvProps = map[string]string{"delta.enableDeletionVectors": "true"}
 
 // refFilter renders the rows of maintRowsFor-style input that keep does
 // not drop, as maintScan renders them: the reference a test compares with.
-func refFilter(rows []parquetio.Row, drop func(parquetio.Row) bool) []string {
+func refFilter(rows []value.Row, drop func(value.Row) bool) []string {
 	var out []string
 	for _, r := range rows {
 		if !drop(r) {
@@ -37,15 +37,15 @@ func TestDelete(t *testing.T) {
 	cases := []struct {
 		name  string
 		where Expr
-		drop  func(parquetio.Row) bool
+		drop  func(value.Row) bool
 		// wantRemovedWhole: files removed without being read (partition predicate)
 	}{
-		{"by data column", Col("id").Lt(10), func(r parquetio.Row) bool { return r[0].(int64) < 10 }},
-		{"by partition column", Col("city").Eq("ber"), func(r parquetio.Row) bool { return r[1] == "ber" }},
-		{"mixed", And(Col("city").Eq("ams"), Col("id").Ge(50)), func(r parquetio.Row) bool { return r[1] == "ams" && r[0].(int64) >= 50 }},
-		{"or across files", Or(Col("id").Eq(3), Col("id").Eq(100)), func(r parquetio.Row) bool { return r[0] == int64(3) || r[0] == int64(100) }},
-		{"every row", nil, func(parquetio.Row) bool { return true }},
-		{"null never matches", Col("v").IsNull(), func(parquetio.Row) bool { return false }},
+		{"by data column", Col("id").Lt(10), func(r value.Row) bool { return r[0].(int64) < 10 }},
+		{"by partition column", Col("city").Eq("ber"), func(r value.Row) bool { return r[1] == "ber" }},
+		{"mixed", And(Col("city").Eq("ams"), Col("id").Ge(50)), func(r value.Row) bool { return r[1] == "ams" && r[0].(int64) >= 50 }},
+		{"or across files", Or(Col("id").Eq(3), Col("id").Eq(100)), func(r value.Row) bool { return r[0] == int64(3) || r[0] == int64(100) }},
+		{"every row", nil, func(value.Row) bool { return true }},
+		{"null never matches", Col("v").IsNull(), func(value.Row) bool { return false }},
 	}
 	for _, partitioned := range []bool{false, true} {
 		for _, dv := range []bool{false, true} {
@@ -151,7 +151,7 @@ func TestDeleteTwiceMergesDeletionVectors(t *testing.T) {
 	if len(files) != 1 || files[0].DeletionVector == nil || files[0].DeletionVector.Cardinality != 10 {
 		t.Fatalf("files after two deletes: %+v", files)
 	}
-	want := refFilter(input, func(r parquetio.Row) bool { id := r[0].(int64); return id < 5 || id >= 45 })
+	want := refFilter(input, func(r value.Row) bool { id := r[0].(int64); return id < 5 || id >= 45 })
 	if got := maintScan(t, tbl); !slices.Equal(got, want) {
 		t.Fatalf("rows:\n got %v\nwant %v", got, want)
 	}
@@ -210,7 +210,7 @@ func TestDeletionVectorsVacuumOptimize(t *testing.T) {
 	second := tbl.Snapshot().Files()[0].DeletionVector
 	firstKey, _ := first.AbsolutePath()
 	secondKey, _ := second.AbsolutePath()
-	want := refFilter(input, func(r parquetio.Row) bool { id := r[0].(int64); return id < 10 || id >= 50 })
+	want := refFilter(input, func(r value.Row) bool { id := r[0].(int64); return id < 10 || id >= 50 })
 
 	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Hour)))
 	if err != nil {
@@ -295,7 +295,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 				} else if !dv && whole != c.wantWhole {
 					t.Errorf("removed %d files whole, want %d (%+v)", whole, c.wantWhole, res)
 				}
-				want := refFilter(input, func(r parquetio.Row) bool { return matchesRef(c.name, r) })
+				want := refFilter(input, func(r value.Row) bool { return matchesRef(c.name, r) })
 				if got := maintScan(t, nt); !slices.Equal(got, want) {
 					t.Fatalf("rows:\n got %v\nwant %v", got, want)
 				}
@@ -305,7 +305,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 }
 
 // matchesRef is TestDeleteByStatsReadsNothing's predicates over input rows.
-func matchesRef(name string, r parquetio.Row) bool {
+func matchesRef(name string, r value.Row) bool {
 	id := r[0].(int64)
 	switch name {
 	case "range covers the middle file":

@@ -9,8 +9,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // DMLResult reports what a Delete, Update or Restore did. Counts are rows
@@ -52,8 +52,8 @@ type dmlTarget struct {
 	// matched are the indexes of the live rows that match, in file order;
 	// matchedRows and keptRows hold the full rows, when asked for.
 	matched     []int64
-	matchedRows []parquetio.Row
-	keptRows    []parquetio.Row
+	matchedRows []value.Row
+	keptRows    []value.Row
 	// matchedTracks and keptTracks are the stable row ids and row commit
 	// versions of matchedRows and keptRows, when the table has row
 	// tracking enabled (rowtracking.go); nil otherwise.
@@ -142,7 +142,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 		}
 		var live int64
 		var keptIdx []int64
-		_, err := reader.readFile(ctx, f, func(idx int64, row parquetio.Row) bool {
+		_, err := reader.readFile(ctx, f, func(idx int64, row value.Row) bool {
 			live++
 			if proj != nil {
 				for i, top := range proj {
@@ -188,7 +188,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 // keeps no rows: it reads only the predicate's columns (proj, to be placed
 // at their top-level indexes in full for matching), not every column;
 // otherwise proj and full are nil.
-func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, full parquetio.Row, err error) {
+func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, full value.Row, err error) {
 	reader = *plan
 	reader.pred = nil
 	if r.matchedRows || r.keptRows || plan.pred == nil {
@@ -210,7 +210,7 @@ func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []in
 		return scanPlan{}, nil, nil, err
 	}
 	np.files, np.locs = plan.files, plan.locs
-	return *np, np.out, make(parquetio.Row, len(sch.Fields)), nil
+	return *np, np.out, make(value.Row, len(sch.Fields)), nil
 }
 
 // track fills tg.matchedTracks (when matched, for matchedRows) and

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Conflict tests of DELETE, UPDATE and RESTORE: two operations start from
@@ -62,12 +62,12 @@ func conflictTable(t *testing.T, store objectstore.Store, partitioned, dv bool) 
 type dmlOp struct {
 	name  string
 	run   func(ctx context.Context, tbl *Table) error
-	apply func(rows []parquetio.Row) []parquetio.Row
+	apply func(rows []value.Row) []value.Row
 }
 
-func inSnapshot(r parquetio.Row) bool { return r[0].(int64) < 1000 }
+func inSnapshot(r value.Row) bool { return r[0].(int64) < 1000 }
 
-func opDelete(where Expr, match func(parquetio.Row) bool) dmlOp {
+func opDelete(where Expr, match func(value.Row) bool) dmlOp {
 	return dmlOp{
 		name: "DELETE " + exprString(where),
 		run: func(ctx context.Context, tbl *Table) error {
@@ -77,14 +77,14 @@ func opDelete(where Expr, match func(parquetio.Row) bool) dmlOp {
 			}
 			return err
 		},
-		apply: func(rows []parquetio.Row) []parquetio.Row {
-			return slices.DeleteFunc(slices.Clone(rows), func(r parquetio.Row) bool { return inSnapshot(r) && match(r) })
+		apply: func(rows []value.Row) []value.Row {
+			return slices.DeleteFunc(slices.Clone(rows), func(r value.Row) bool { return inSnapshot(r) && match(r) })
 		},
 	}
 }
 
 // opUpdateV sets v to val where the predicate matches.
-func opUpdateV(where Expr, match func(parquetio.Row) bool, val float64) dmlOp {
+func opUpdateV(where Expr, match func(value.Row) bool, val float64) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("UPDATE SET v = %v WHERE %s", val, exprString(where)),
 		run: func(ctx context.Context, tbl *Table) error {
@@ -94,11 +94,11 @@ func opUpdateV(where Expr, match func(parquetio.Row) bool, val float64) dmlOp {
 			}
 			return err
 		},
-		apply: func(rows []parquetio.Row) []parquetio.Row {
-			out := make([]parquetio.Row, len(rows))
+		apply: func(rows []value.Row) []value.Row {
+			out := make([]value.Row, len(rows))
 			for i, r := range rows {
 				if inSnapshot(r) && match(r) {
-					r = parquetio.Row{r[0], r[1], val}
+					r = value.Row{r[0], r[1], val}
 				}
 				out[i] = r
 			}
@@ -116,11 +116,11 @@ func opMoveCity(from, to string) dmlOp {
 			_, _, err := Update(ctx, tbl, Col("city").Eq(from), map[string]Value{"city": Lit(to)})
 			return err
 		},
-		apply: func(rows []parquetio.Row) []parquetio.Row {
-			out := make([]parquetio.Row, len(rows))
+		apply: func(rows []value.Row) []value.Row {
+			out := make([]value.Row, len(rows))
 			for i, r := range rows {
 				if inSnapshot(r) && r[1] == from {
-					r = parquetio.Row{r[0], to, r[2]}
+					r = value.Row{r[0], to, r[2]}
 				}
 				out[i] = r
 			}
@@ -129,34 +129,34 @@ func opMoveCity(from, to string) dmlOp {
 	}
 }
 
-func opAppend(rows []parquetio.Row) dmlOp {
+func opAppend(rows []value.Row) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("append of %d rows", len(rows)),
 		run: func(ctx context.Context, tbl *Table) error {
 			_, err := tbl.AppendRows(ctx, rows)
 			return err
 		},
-		apply: func(before []parquetio.Row) []parquetio.Row { return slices.Concat(before, rows) },
+		apply: func(before []value.Row) []value.Row { return slices.Concat(before, rows) },
 	}
 }
 
 // opReplaceCity overwrites partition city with rows (replaceWhere).
-func opReplaceCity(city string, rows []parquetio.Row) dmlOp {
+func opReplaceCity(city string, rows []value.Row) dmlOp {
 	return dmlOp{
 		name: "overwrite replaceWhere city = " + city,
 		run: func(ctx context.Context, tbl *Table) error {
 			_, err := tbl.OverwriteRows(ctx, rows, WithReplaceWhere(Col("city").Eq(city)))
 			return err
 		},
-		apply: func(before []parquetio.Row) []parquetio.Row {
-			kept := slices.DeleteFunc(slices.Clone(before), func(r parquetio.Row) bool { return r[1] == city })
+		apply: func(before []value.Row) []value.Row {
+			kept := slices.DeleteFunc(slices.Clone(before), func(r value.Row) bool { return r[1] == city })
 			return slices.Concat(kept, rows)
 		},
 	}
 }
 
 // opRestore restores version v, whose rows are rowsAt.
-func opRestore(v int64, rowsAt []parquetio.Row) dmlOp {
+func opRestore(v int64, rowsAt []value.Row) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("RESTORE VERSION AS OF %d", v),
 		run: func(ctx context.Context, tbl *Table) error {
@@ -166,12 +166,12 @@ func opRestore(v int64, rowsAt []parquetio.Row) dmlOp {
 			}
 			return err
 		},
-		apply: func([]parquetio.Row) []parquetio.Row { return slices.Clone(rowsAt) },
+		apply: func([]value.Row) []value.Row { return slices.Clone(rowsAt) },
 	}
 }
 
 // opSetProperty changes the table metadata (ALTER TABLE SET TBLPROPERTIES).
-func opSetProperty(key, value string) dmlOp {
+func opSetProperty(key, val string) dmlOp {
 	return dmlOp{
 		name: "SET TBLPROPERTIES " + key,
 		run: func(ctx context.Context, tbl *Table) error {
@@ -180,17 +180,17 @@ func opSetProperty(key, value string) dmlOp {
 			if m.Configuration == nil {
 				m.Configuration = map[string]string{}
 			}
-			m.Configuration[key] = value
+			m.Configuration[key] = val
 			tx.UpdateMetadata(m)
 			_, _, err := tbl.Commit(ctx, tx)
 			return err
 		},
-		apply: slices.Clone[[]parquetio.Row],
+		apply: slices.Clone[[]value.Row],
 	}
 }
 
 // sortedRows renders reference rows as maintScan renders a table.
-func sortedRows(rows []parquetio.Row) []string {
+func sortedRows(rows []value.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprint(r...)
@@ -248,13 +248,13 @@ func assertNoOrphans(t *testing.T, store objectstore.Store) {
 func TestDMLConflicts(t *testing.T) {
 	input := maintRowsFor(0, 40, "ams", "ber", "cph")
 	appended := maintRowsFor(1000, 12, "ams", "ber", "cph")
-	isAms := func(r parquetio.Row) bool { return r[1] == "ams" }
-	idLt := func(n int64) func(parquetio.Row) bool { return func(r parquetio.Row) bool { return r[0].(int64) < n } }
-	idGe := func(n int64) func(parquetio.Row) bool { return func(r parquetio.Row) bool { return r[0].(int64) >= n } }
-	and := func(a, b func(parquetio.Row) bool) func(parquetio.Row) bool {
-		return func(r parquetio.Row) bool { return a(r) && b(r) }
+	isAms := func(r value.Row) bool { return r[1] == "ams" }
+	idLt := func(n int64) func(value.Row) bool { return func(r value.Row) bool { return r[0].(int64) < n } }
+	idGe := func(n int64) func(value.Row) bool { return func(r value.Row) bool { return r[0].(int64) >= n } }
+	and := func(a, b func(value.Row) bool) func(value.Row) bool {
+		return func(r value.Row) bool { return a(r) && b(r) }
 	}
-	cityIs := func(c string) func(parquetio.Row) bool { return func(r parquetio.Row) bool { return r[1] == c } }
+	cityIs := func(c string) func(value.Row) bool { return func(r value.Row) bool { return r[1] == c } }
 	// restoreSetup: version 1 holds input, version 2 deleted ids < 10.
 	restoreSetup := func(ctx context.Context, tbl *Table) (*Table, error) {
 		nt, _, err := Delete(ctx, tbl, Col("id").Lt(10))
@@ -268,7 +268,7 @@ func TestDMLConflicts(t *testing.T) {
 		// setup runs after input is appended (version 1); the shared
 		// snapshot is its result. ref is then the reference rows.
 		setup func(ctx context.Context, tbl *Table) (*Table, error)
-		ref   []parquetio.Row
+		ref   []value.Row
 		first dmlOp
 		// second runs from the shared snapshot after first committed.
 		second dmlOp
@@ -456,7 +456,7 @@ func TestDMLConcurrentGoroutines(t *testing.T) {
 						}
 					}()
 				}
-				doomed := func(r parquetio.Row) bool {
+				doomed := func(r value.Row) bool {
 					id := r[0].(int64)
 					return id < 1000 && id%5 == 0 && id/5 < 2*deletes
 				}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // mergeSchemas returns the table schema after writing data of schema in to
@@ -196,7 +196,7 @@ func (t *Table) evolvedMetadata(sch *schema.StructType) (*txlog.Metadata, *txlog
 // ---- projection of untyped rows ----
 
 // rowProj maps a row of one struct type to a row of another.
-type rowProj func(parquetio.Row) (parquetio.Row, error)
+type rowProj func(value.Row) (value.Row, error)
 
 // valueProj maps a non-nil value of one type to another.
 type valueProj func(any) (any, error)
@@ -225,11 +225,11 @@ func structProjector(in, out *schema.StructType) rowProj {
 		return nil
 	}
 	width := len(in.Fields)
-	return func(row parquetio.Row) (parquetio.Row, error) {
+	return func(row value.Row) (value.Row, error) {
 		if len(row) != width {
 			return nil, fmt.Errorf("%w: row has %d values, the row schema has %d columns", ErrInvalidArgument, len(row), width)
 		}
-		o := make(parquetio.Row, len(src))
+		o := make(value.Row, len(src))
 		for j, i := range src {
 			if i < 0 || row[i] == nil {
 				continue
@@ -262,7 +262,7 @@ func typeProjector(in, out schema.Type) valueProj {
 			return nil
 		}
 		return func(v any) (any, error) {
-			row, ok := v.(parquetio.Row)
+			row, ok := v.(value.Row)
 			if !ok {
 				return v, nil // the validator reports the wrong type
 			}
@@ -306,11 +306,11 @@ func typeProjector(in, out schema.Type) valueProj {
 			return nil
 		}
 		return func(v any) (any, error) {
-			entries, ok := v.([]parquetio.MapEntry)
+			entries, ok := v.([]value.MapEntry)
 			if !ok {
 				return v, nil
 			}
-			res := make([]parquetio.MapEntry, len(entries))
+			res := make([]value.MapEntry, len(entries))
 			for k, e := range entries {
 				res[k] = e
 				var err error

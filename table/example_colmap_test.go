@@ -6,9 +6,9 @@ import (
 	"log"
 	"os"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Renaming and dropping columns is metadata only on a table with column
@@ -29,7 +29,7 @@ func ExampleRenameColumn() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1), int64(12), "late"}}); err != nil {
+	if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1), int64(12), "late"}}); err != nil {
 		log.Fatal(err)
 	}
 	if tbl, err = table.RenameColumn(ctx, tbl, "delay", "delay_min"); err != nil {

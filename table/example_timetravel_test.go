@@ -6,9 +6,9 @@ import (
 	"log"
 	"os"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Time travel: open an older version by number (AtVersion) or by time
@@ -28,7 +28,7 @@ func ExampleAtTimestamp() {
 		log.Fatal(err)
 	}
 	for i := range 3 {
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(i)}}); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -7,9 +7,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // A typed append: the schema comes from the struct, rows are split by the
@@ -74,12 +74,12 @@ func ExampleTable_OverwriteRows() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	d1 := parquetio.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-	tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{d1, int64(1)}, {d1 + 1, int64(2)}})
+	d1 := value.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	tbl, err = tbl.AppendRows(ctx, []value.Row{{d1, int64(1)}, {d1 + 1, int64(2)}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	tbl, err = tbl.OverwriteRows(ctx, []parquetio.Row{{d1, int64(10)}},
+	tbl, err = tbl.OverwriteRows(ctx, []value.Row{{d1, int64(10)}},
 		table.WithReplaceWhere(table.Col("day").Eq(d1)))
 	if err != nil {
 		log.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Expr is a boolean predicate over a table's columns, for WithFilter and
@@ -261,7 +261,7 @@ func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg
 
 // colCmpTrue evaluates a predColCmp leaf on a full-width row: false when
 // either value is null.
-func (p *pred) colCmpTrue(row parquetio.Row) bool {
+func (p *pred) colCmpTrue(row value.Row) bool {
 	a, b := p.col.value(row), p.col2.value(row)
 	if a == nil || b == nil {
 		return false
@@ -397,13 +397,13 @@ func leafTrue(p *pred, v any) bool {
 
 // columnValue returns the value of c in a full-width table row (nil when
 // the column or a struct above it is null).
-func (c *boundCol) value(row parquetio.Row) any {
+func (c *boundCol) value(row value.Row) any {
 	if c.top >= len(row) {
 		return nil
 	}
 	v := row[c.top]
 	for _, i := range c.sub {
-		r, ok := v.(parquetio.Row)
+		r, ok := v.(value.Row)
 		if !ok || i >= len(r) {
 			return nil
 		}
@@ -413,7 +413,7 @@ func (c *boundCol) value(row parquetio.Row) any {
 }
 
 // matchRow evaluates p on a full-width table row (values in schema order).
-func (p *pred) matchRow(row parquetio.Row) bool {
+func (p *pred) matchRow(row value.Row) bool {
 	return p.eval(func(l *pred) bool {
 		if l.kind == predColCmp {
 			return l.colCmpTrue(row)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func exprSchema() *schema.StructType {
@@ -34,21 +34,21 @@ func exprSchema() *schema.StructType {
 }
 
 // exprRows are rows as parquetio reads them (Go types of the value model).
-func exprRows() []parquetio.Row {
-	day := func(y int, m time.Month, d int) parquetio.Date {
-		return parquetio.DateOf(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+func exprRows() []value.Row {
+	day := func(y int, m time.Month, d int) value.Date {
+		return value.DateOf(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
 	}
-	return []parquetio.Row{
+	return []value.Row{
 		{int64(1), float32(0.1), 1.5, "a", []byte{1, 2}, true, day(2024, 1, 1),
 			time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC),
-			parquetio.NewDecimal(150, 2), parquetio.Row{int32(1), "p"}, []any{int32(1)}, int16(-1)},
+			value.NewDecimal(150, 2), value.Row{int32(1), "p"}, []any{int32(1)}, int16(-1)},
 		{int64(2), float32(math.NaN()), math.NaN(), "b", []byte{3}, false, day(2024, 1, 2),
 			time.Date(2024, 1, 1, 1, 0, 0, 1000, time.UTC), time.Date(2024, 1, 2, 12, 0, 0, 0, time.UTC),
-			parquetio.NewDecimal(200, 2), parquetio.Row{nil, "q"}, nil, int16(7)},
+			value.NewDecimal(200, 2), value.Row{nil, "q"}, nil, int16(7)},
 		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 		{int64(3), float32(2.5), math.Copysign(0, -1), "ab", []byte{}, true, day(2023, 12, 31),
 			time.Date(2023, 12, 31, 23, 0, 0, 0, time.UTC), time.Date(2023, 12, 31, 23, 0, 0, 0, time.UTC),
-			parquetio.NewDecimal(-125, 2), parquetio.Row{int32(3), nil}, []any{}, int16(300)},
+			value.NewDecimal(-125, 2), value.Row{int32(3), nil}, []any{}, int16(300)},
 	}
 }
 
@@ -111,7 +111,7 @@ func TestExprMatchRows(t *testing.T) {
 		// dates, timestamps
 		{Col("dt").Ge("2024-01-01"), []int{0, 1}},
 		{Col("dt").Eq(time.Date(2024, 1, 2, 23, 59, 0, 0, time.UTC)), []int{1}},
-		{Col("dt").Lt(parquetio.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))), []int{3}},
+		{Col("dt").Lt(value.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))), []int{3}},
 		{Col("ts").Eq(time.Date(2024, 1, 1, 2, 0, 0, 0, cest)), []int{0}}, // same instant
 		{Col("ts").Gt(time.Date(2024, 1, 1, 1, 0, 0, 0, time.UTC)), []int{1}},
 		{Col("ts").Gt(time.Date(2024, 1, 1, 1, 0, 0, 999, time.UTC)), []int{1}},
@@ -121,8 +121,8 @@ func TestExprMatchRows(t *testing.T) {
 		// decimals compare by value, whatever the scale
 		{Col("dec").Eq("1.5"), []int{0}},
 		{Col("dec").Eq(2), []int{1}},
-		{Col("dec").Lt(parquetio.NewDecimal(0, 0)), []int{3}},
-		{Col("dec").Ge(parquetio.MustParseDecimal("1.500")), []int{0, 1}},
+		{Col("dec").Lt(value.NewDecimal(0, 0)), []int{3}},
+		{Col("dec").Ge(value.MustParseDecimal("1.500")), []int{0, 1}},
 		// nested fields; a null struct makes its fields null
 		{Col("st").Field("x").Eq(1), []int{0}},
 		{Col("st").Field("x").IsNull(), []int{1, 2}},
@@ -191,8 +191,8 @@ func TestExprString(t *testing.T) {
 		{Col("a b").Ne("it's"), "`a b` != 'it''s'"},
 		{Col("st").Field("x.y").Lt(1.5), "st.`x.y` < 1.5"},
 		{Col("t").Ge(ts), "t >= TIMESTAMP '2024-05-06T07:08:09.000001Z'"},
-		{Col("d").Gt(parquetio.Date(0)), "d > DATE '1970-01-01'"},
-		{Col("m").Le(parquetio.NewDecimal(-5, 2)), "m <= -0.05"},
+		{Col("d").Gt(value.Date(0)), "d > DATE '1970-01-01'"},
+		{Col("m").Le(value.NewDecimal(-5, 2)), "m <= -0.05"},
 		{Col("bin").Eq([]byte{0xab}), "bin = X'ab'"},
 		{Col("a").In(1, "x"), "a IN (1, 'x')"},
 		{Col("a").IsNull(), "a IS NULL"},
@@ -216,7 +216,7 @@ func TestParsePredicateRoundTrip(t *testing.T) {
 		Col("a b").Ne("it's"),
 		Col("st").Field("x.y").Lt(1.5),
 		Col("t").Ge(time.Date(2024, 5, 6, 7, 8, 9, 1000, time.UTC)),
-		Col("d").Gt(parquetio.Date(0)),
+		Col("d").Gt(value.Date(0)),
 		Col("bin").Eq([]byte{0xab}),
 		Col("a").In(1, "x"),
 		Not(Col("a").IsNotNull()),

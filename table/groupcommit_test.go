@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // holdStore holds the first commit PutIfAbsent after arm() until release
@@ -50,10 +50,10 @@ func (h *holdStore) PutIfAbsent(ctx context.Context, key string, data []byte) er
 var groupSchema = schema.NewStruct(field("w", prim(schema.Long), false), field("i", prim(schema.Long), false))
 
 // groupRows returns writer w's n rows.
-func groupRows(w, n int) []parquetio.Row {
-	rows := make([]parquetio.Row, n)
+func groupRows(w, n int) []value.Row {
+	rows := make([]value.Row, n)
 	for i := range rows {
-		rows[i] = parquetio.Row{int64(w), int64(i)}
+		rows[i] = value.Row{int64(w), int64(i)}
 	}
 	return rows
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -105,7 +105,7 @@ func TestHistoryTimesAreTimeTravelTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 11 {
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

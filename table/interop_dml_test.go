@@ -10,8 +10,8 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Interop of DELETE, UPDATE and RESTORE: tables changed by deltakit, with
@@ -54,10 +54,10 @@ print(json.dumps(out))
 type dmlInteropTable struct {
 	name string
 	tbl  *Table
-	want []parquetio.Row
+	want []value.Row
 	// at holds the rows of earlier versions (before and between the DML
 	// commits), for time travel.
-	at map[int64][]parquetio.Row
+	at map[int64][]value.Row
 	// commits are the DML commits, in order.
 	commits []dmlCommit
 }
@@ -86,7 +86,7 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 		return tbl
 	}
 	// finish describes the table built, its DML commits being ops.
-	finish := func(name string, tbl *Table, want []parquetio.Row, at map[int64][]parquetio.Row, ops ...string) dmlInteropTable {
+	finish := func(name string, tbl *Table, want []value.Row, at map[int64][]value.Row, ops ...string) dmlInteropTable {
 		t.Helper()
 		if len(ops) != len(results) {
 			t.Fatalf("%s: %d DML commits, %d operation names", name, len(results), len(ops))
@@ -123,21 +123,21 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 			tbl := create("delete")
 			v := tbl.Version()
 			tbl = must(Delete(ctx, tbl, Or(Col("id").Lt(7), Col("id").Between(50, 60))))
-			first := refRows(input, func(r parquetio.Row) (parquetio.Row, bool) {
+			first := refRows(input, func(r value.Row) (value.Row, bool) {
 				id := r[0].(int64)
 				return r, !(id < 7 || id >= 50 && id <= 60)
 			})
 			tbl = must(Delete(ctx, tbl, And(Col("city").Eq("ber"), Col("id").Ge(100))))
-			want := refRows(first, func(r parquetio.Row) (parquetio.Row, bool) {
+			want := refRows(first, func(r value.Row) (value.Row, bool) {
 				return r, !(r[1] == "ber" && r[0].(int64) >= 100)
 			})
-			out = append(out, finish("delete"+suffix, tbl, want, map[int64][]parquetio.Row{v: input, v + 1: first}, "DELETE", "DELETE"))
+			out = append(out, finish("delete"+suffix, tbl, want, map[int64][]value.Row{v: input, v + 1: first}, "DELETE", "DELETE"))
 			// UPDATE of a data column and of the partition column.
 			tbl = create("update")
 			v = tbl.Version()
 			tbl = must(Update(ctx, tbl, Col("id").Ge(90), map[string]Value{"v": Times(Col("v"), -1)}))
 			tbl = must(Update(ctx, tbl, Col("id").Lt(10), map[string]Value{"city": Lit("osl"), "id": Plus(Col("id"), 1000)}))
-			want = refRows(input, func(r parquetio.Row) (parquetio.Row, bool) {
+			want = refRows(input, func(r value.Row) (value.Row, bool) {
 				r = slices.Clone(r)
 				if r[0].(int64) >= 90 {
 					r[2] = -r[2].(float64)
@@ -147,29 +147,29 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 				}
 				return r, true
 			})
-			out = append(out, finish("update"+suffix, tbl, want, map[int64][]parquetio.Row{v: input}, "UPDATE", "UPDATE"))
+			out = append(out, finish("update"+suffix, tbl, want, map[int64][]value.Row{v: input}, "UPDATE", "UPDATE"))
 			// RESTORE after a delete and an update.
 			tbl = create("restore")
 			v = tbl.Version()
 			tbl = must(Delete(ctx, tbl, Col("id").Gt(20)))
-			deleted := refRows(input, func(r parquetio.Row) (parquetio.Row, bool) { return r, r[0].(int64) <= 20 })
+			deleted := refRows(input, func(r value.Row) (value.Row, bool) { return r, r[0].(int64) <= 20 })
 			tbl = must(Update(ctx, tbl, nil, map[string]Value{"v": Lit(0.0)}))
-			zeroed := refRows(deleted, func(r parquetio.Row) (parquetio.Row, bool) {
+			zeroed := refRows(deleted, func(r value.Row) (value.Row, bool) {
 				r = slices.Clone(r)
 				r[2] = 0.0
 				return r, true
 			})
 			tbl = must(Restore(ctx, tbl, ToVersion(v)))
 			out = append(out, finish("restore"+suffix, tbl, slices.Clone(input),
-				map[int64][]parquetio.Row{v: input, v + 1: deleted, v + 2: zeroed}, "DELETE", "UPDATE", "RESTORE"))
+				map[int64][]value.Row{v: input, v + 1: deleted, v + 2: zeroed}, "DELETE", "UPDATE", "RESTORE"))
 		}
 	}
 	return out
 }
 
 // refRows maps each input row through f, keeping those it keeps.
-func refRows(rows []parquetio.Row, f func(parquetio.Row) (parquetio.Row, bool)) []parquetio.Row {
-	var out []parquetio.Row
+func refRows(rows []value.Row, f func(value.Row) (value.Row, bool)) []value.Row {
+	var out []value.Row
 	for _, r := range rows {
 		if nr, ok := f(r); ok {
 			out = append(out, nr)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Interop of MERGE: tables merged into by deltakit (every clause kind,
@@ -53,8 +53,8 @@ func writeMergeInteropTables(t *testing.T, newStore func(name string) objectstor
 				t.Fatal(err)
 			}
 			want := mergeRef{
-				matched: func(t, s parquetio.Row) (parquetio.Row, bool) { return s, s[0].(int64) >= 95 },
-				insert:  func(s parquetio.Row) parquetio.Row { return s },
+				matched: func(t, s value.Row) (value.Row, bool) { return s, s[0].(int64) >= 95 },
+				insert:  func(s value.Row) value.Row { return s },
 			}.apply(input, src1)
 			// 2: update by key, delete and update what the source lacks.
 			m = NewMerge(mergeSource(src2), MergeOn("id")).
@@ -66,15 +66,15 @@ func writeMergeInteropTables(t *testing.T, newStore func(name string) objectstor
 				t.Fatal(err)
 			}
 			want = mergeRef{
-				matched: func(t, s parquetio.Row) (parquetio.Row, bool) {
-					return parquetio.Row{t[0], t[1], t[2].(float64) + 1000}, true
+				matched: func(t, s value.Row) (value.Row, bool) {
+					return value.Row{t[0], t[1], t[2].(float64) + 1000}, true
 				},
-				bySource: func(t parquetio.Row) (parquetio.Row, bool) {
+				bySource: func(t value.Row) (value.Row, bool) {
 					if t[0].(int64) >= 125 {
 						return nil, false
 					}
 					if t[1] == "ams" {
-						return parquetio.Row{t[0], t[1], 0.0}, true
+						return value.Row{t[0], t[1], 0.0}, true
 					}
 					return t, true
 				},

@@ -16,8 +16,8 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/value"
 )
 
 // readInteropScript writes Delta tables with delta-rs (deltalake.write_deltalake)
@@ -252,19 +252,19 @@ func interopJSON(v any) any {
 		return interopFloat(x)
 	case []byte:
 		return hex.EncodeToString(x)
-	case parquetio.Date:
+	case value.Date:
 		return x.String()
 	case time.Time:
 		return x.UnixMicro()
-	case parquetio.Decimal:
+	case value.Decimal:
 		return x.String()
-	case parquetio.Row: // struct or array
+	case value.Row: // struct or array
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = interopJSON(e)
 		}
 		return out
-	case []parquetio.MapEntry:
+	case []value.MapEntry:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = []any{interopJSON(e.Key), interopJSON(e.Value)}

@@ -16,10 +16,10 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Interop, write direction: tables written by deltakit are read by delta-rs
@@ -133,11 +133,11 @@ func interopValue(t schema.Type, v any) any {
 	}
 	switch t := t.(type) {
 	case *schema.DecimalType:
-		d := v.(parquetio.Decimal)
+		d := v.(value.Decimal)
 		r, _ := d.Rescale(int32(t.Scale))
 		return r.String()
 	case *schema.StructType:
-		row := v.(parquetio.Row)
+		row := v.(value.Row)
 		m := map[string]any{}
 		for i, f := range t.Fields {
 			m[f.Name] = interopValue(f.Type, row[i])
@@ -151,7 +151,7 @@ func interopValue(t schema.Type, v any) any {
 		}
 		return out
 	case *schema.MapType:
-		entries := v.([]parquetio.MapEntry)
+		entries := v.([]value.MapEntry)
 		out := make([]any, len(entries))
 		for i, e := range entries {
 			out[i] = []any{interopValue(t.KeyType, e.Key), interopValue(t.ValueType, e.Value)}
@@ -177,10 +177,10 @@ func interopValue(t schema.Type, v any) any {
 			return hex.EncodeToString(v.([]byte))
 		case schema.Date:
 			switch d := v.(type) {
-			case parquetio.Date:
+			case value.Date:
 				return d.String()
 			case time.Time:
-				return parquetio.DateOf(d).String()
+				return value.DateOf(d).String()
 			}
 		case schema.Timestamp:
 			return v.(time.Time).UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000") + "Z"
@@ -196,7 +196,7 @@ func interopValue(t schema.Type, v any) any {
 }
 
 // interopRow is the canonical JSON of one row.
-func interopRow(t *testing.T, sch *schema.StructType, row parquetio.Row) string {
+func interopRow(t *testing.T, sch *schema.StructType, row value.Row) string {
 	m := map[string]any{}
 	for i, f := range sch.Fields {
 		m[f.Name] = interopValue(f.Type, row[i])
@@ -222,7 +222,7 @@ func canonicalJSON(t *testing.T, s string) string {
 type interopTable struct {
 	name      string
 	tbl       *Table
-	want      []parquetio.Row // rows in schema order, partition "" as null
+	want      []value.Row // rows in schema order, partition "" as null
 	oldRows   int
 	wantFiles int
 }
@@ -257,13 +257,13 @@ func interopTypesSchema() *schema.StructType {
 }
 
 // interopTypesRows returns n rows of every type, with nulls and edge values.
-func interopTypesRows(start, n int) []parquetio.Row {
+func interopTypesRows(start, n int) []value.Row {
 	base := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
-	var rows []parquetio.Row
+	var rows []value.Row
 	for k := start; k < start+n; k++ {
 		i := int64(k)
 		if k%5 == 4 {
-			rows = append(rows, parquetio.Row{i, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+			rows = append(rows, value.Row{i, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
 			continue
 		}
 		ts := base.Add(time.Duration(k) * 36 * time.Hour)
@@ -275,17 +275,17 @@ func interopTypesRows(start, n int) []parquetio.Row {
 		case 2:
 			f, d = -0.5, math.Inf(1)
 		}
-		rows = append(rows, parquetio.Row{
+		rows = append(rows, value.Row{
 			i, int32(k*1000 - 1<<31 + 5), int16(k - 300), int8(k%256 - 128), f, d, k%2 == 0,
 			fmt.Sprintf("s-%d-ünïcödé-日本-%s", k, strings.Repeat("x", k%40)), []byte{byte(k), 0, 0xff},
-			parquetio.DateOf(ts), ts, time.Date(1900+k, 1, 2, 3, 4, 5, 6000, time.FixedZone("Z+5", 5*3600)),
-			parquetio.NewDecimal(int64(k*101-99999), 2), parquetio.NewDecimal(int64(k)*1234567890123, 4),
-			parquetio.MustParseDecimal(fmt.Sprintf("%s%d%027d.%010d", []string{"", "-"}[k%2], k%9+1, k*7919, k)),
-			parquetio.Row{i * 10, fmt.Sprintf("y%d", k), parquetio.Row{float64(k) / 3}},
+			value.DateOf(ts), ts, time.Date(1900+k, 1, 2, 3, 4, 5, 6000, time.FixedZone("Z+5", 5*3600)),
+			value.NewDecimal(int64(k*101-99999), 2), value.NewDecimal(int64(k)*1234567890123, 4),
+			value.MustParseDecimal(fmt.Sprintf("%s%d%027d.%010d", []string{"", "-"}[k%2], k%9+1, k*7919, k)),
+			value.Row{i * 10, fmt.Sprintf("y%d", k), value.Row{float64(k) / 3}},
 			[]any{i, nil, -i},
-			[]any{parquetio.Row{"a"}, nil, parquetio.Row{nil}},
-			[]parquetio.MapEntry{{Key: "one", Value: i}, {Key: "null", Value: nil}},
-			[]parquetio.MapEntry{{Key: int32(k), Value: []any{"v", nil}}},
+			[]any{value.Row{"a"}, nil, value.Row{nil}},
+			[]value.MapEntry{{Key: "one", Value: i}, {Key: "null", Value: nil}},
+			[]value.MapEntry{{Key: int32(k), Value: []any{"v", nil}}},
 		})
 	}
 	return rows
@@ -307,30 +307,30 @@ func interopPartSchema() *schema.StructType {
 
 var interopPartValues = []any{"plain", "a b", "x/y", "50%", "k=v", "ünï©ødé 日本", "a:b?c#d*e", "tab\there", nil, ""}
 
-func interopPartRows(start int) []parquetio.Row {
-	var rows []parquetio.Row
+func interopPartRows(start int) []value.Row {
+	var rows []value.Row
 	for i, p := range interopPartValues {
 		k := start + i
 		var day, ts, ntz, n, dec, flag any
 		if k%4 != 3 {
-			day = parquetio.DateOf(time.Date(2024, 1, 1+k%3, 0, 0, 0, 0, time.UTC))
+			day = value.DateOf(time.Date(2024, 1, 1+k%3, 0, 0, 0, 0, time.UTC))
 			ts = time.Date(2024, 1, 1, 10, k%2, 30, 123456000, time.UTC)
 			ntz = time.Date(2023, 12, 31, 23, 59, k%2, 500000000, time.UTC)
 			n = int32(k % 3)
 			// Positive only: delta-rs 1.6.6 formats a negative decimal
 			// partition value "-12.34" as "-12.-34" and fails (it fails on
 			// tables it writes itself too); deltakit writes "-12.34".
-			dec = parquetio.NewDecimal(int64(k%3)*617+5, 2)
+			dec = value.NewDecimal(int64(k%3)*617+5, 2)
 			flag = k%2 == 0
 		}
-		rows = append(rows, parquetio.Row{p, day, ts, ntz, n, dec, flag, int64(k), fmt.Sprintf("note %d", k)})
+		rows = append(rows, value.Row{p, day, ts, ntz, n, dec, flag, int64(k), fmt.Sprintf("note %d", k)})
 	}
 	return rows
 }
 
 // emptyAsNull turns "" partition strings into nil, as they read back.
-func emptyAsNull(rows []parquetio.Row, col int) []parquetio.Row {
-	out := make([]parquetio.Row, len(rows))
+func emptyAsNull(rows []value.Row, col int) []value.Row {
+	out := make([]value.Row, len(rows))
 	for i, r := range rows {
 		out[i] = slices.Clone(r)
 		if out[i][col] == "" {
@@ -353,7 +353,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		t.Fatal(err)
 	}
 	cur := typesTbl
-	var want []parquetio.Row
+	var want []value.Row
 	for v := range 4 {
 		rows := interopTypesRows(v*20, 20)
 		if v == 2 {
@@ -386,7 +386,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		}
 		want = append(want, emptyAsNull(rows, 0)...)
 	}
-	repl := []parquetio.Row{{"x/y", nil, nil, nil, nil, nil, nil, int64(1000), "replaced"}}
+	repl := []value.Row{{"x/y", nil, nil, nil, nil, nil, nil, int64(1000), "replaced"}}
 	if cur, err = cur.OverwriteRows(ctx, repl, WithReplaceWhere(Col("p").Eq("x/y"))); err != nil {
 		t.Fatal(err)
 	}
@@ -401,13 +401,13 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 
 	// 3. Typed rows from Go structs, rolled into several files.
 	type Flight struct {
-		Date        time.Time          `delta:"date,timestamp_ntz"`
-		Delay       int64              `delta:"delay,notnull"`
-		Distance    *int64             `delta:"distance"`
-		Origin      string             `delta:"origin"`
-		Destination string             `delta:"destination"`
-		Fare        *parquetio.Decimal `delta:"fare,decimal(20,4)"`
-		Legs        []string           `delta:"legs"`
+		Date        time.Time      `delta:"date,timestamp_ntz"`
+		Delay       int64          `delta:"delay,notnull"`
+		Distance    *int64         `delta:"distance"`
+		Origin      string         `delta:"origin"`
+		Destination string         `delta:"destination"`
+		Fare        *value.Decimal `delta:"fare,decimal(20,4)"`
+		Legs        []string       `delta:"legs"`
 	}
 	sch, err := SchemaOf[Flight]()
 	if err != nil {
@@ -424,7 +424,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 			d := int64(i * 7)
 			dist = &d
 		}
-		fare := parquetio.NewDecimal(int64(i)*12345, 4)
+		fare := value.NewDecimal(int64(i)*12345, 4)
 		frows = append(frows, Flight{Date: time.Date(2024, 6, 1, 0, i%60, 0, 0, time.UTC), Delay: int64(i%90 - 10),
 			Distance: dist, Origin: []string{"AMS", "SFO", "NRT"}[i%3], Destination: "JFK", Fare: &fare,
 			Legs: []string{"a", fmt.Sprint(i)}})
@@ -441,7 +441,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		if f.Distance != nil {
 			dist = *f.Distance
 		}
-		want = append(want, parquetio.Row{f.Date, f.Delay, dist, f.Origin, f.Destination, *f.Fare, []any{f.Legs[0], f.Legs[1]}})
+		want = append(want, value.Row{f.Date, f.Delay, dist, f.Origin, f.Destination, *f.Fare, []any{f.Legs[0], f.Legs[1]}})
 	}
 	out = append(out, interopTable{name: "flights", tbl: cur, want: want, oldRows: 2500, wantFiles: -1})
 

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // recordingHandler keeps every log record.
@@ -39,7 +39,7 @@ func TestWithLoggerLogsCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(i)}}); err != nil {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

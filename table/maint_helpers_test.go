@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // maintSchema is the schema of the maintenance tests' tables: id long not
@@ -25,11 +25,11 @@ func maintSchema() *schema.StructType {
 
 // maintRowsFor returns n rows with ids from start, cities cycling through
 // cities.
-func maintRowsFor(start, n int, cities ...string) []parquetio.Row {
-	rows := make([]parquetio.Row, n)
+func maintRowsFor(start, n int, cities ...string) []value.Row {
+	rows := make([]value.Row, n)
 	for i := range rows {
 		id := int64(start + i)
-		rows[i] = parquetio.Row{id, cities[i%len(cities)], float64(id) / 4}
+		rows[i] = value.Row{id, cities[i%len(cities)], float64(id) / 4}
 	}
 	return rows
 }
@@ -52,7 +52,7 @@ func maintTable(t *testing.T, partitioned bool, props map[string]string) (*Table
 	return tbl, mem
 }
 
-func maintAppend(t *testing.T, tbl *Table, rows []parquetio.Row) *Table {
+func maintAppend(t *testing.T, tbl *Table, rows []value.Row) *Table {
 	t.Helper()
 	nt, err := tbl.AppendRows(context.Background(), rows)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // This file holds MERGE's public API: the source, the builder of its
@@ -25,14 +25,14 @@ var ErrMergeMultipleMatches = errors.New("multiple source rows matched the same 
 // with MergeRows (untyped rows) or MergeStructs (Go structs).
 type MergeSource struct {
 	schema *schema.StructType
-	rows   []parquetio.Row
+	rows   []value.Row
 }
 
 // MergeRows returns a MERGE source of untyped rows, each holding one value
 // per field of sch in schema order, in the parquetio value model (as
 // AppendRows takes them). The rows are not copied and must not change
 // until the MERGE returns.
-func MergeRows(sch *schema.StructType, rows []parquetio.Row) *MergeSource {
+func MergeRows(sch *schema.StructType, rows []value.Row) *MergeSource {
 	return &MergeSource{schema: sch, rows: rows}
 }
 

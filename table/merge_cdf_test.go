@@ -12,9 +12,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // MERGE's change data (issue 15 item 4): buildCDFTable's versions 9 (every
@@ -95,7 +95,7 @@ func TestChangesMergeSchemaEvolution(t *testing.T) {
 				}
 				srcSch := &schema.StructType{Fields: append(slices.Clone(maintSchema().Fields),
 					schema.NewField("note", schema.Primitive(schema.String), true))}
-				src := []parquetio.Row{{int64(3), "ams", 30.0, "n3"}, {int64(4), "ber", 40.0, "n4"}, {int64(20), "cph", 2.0, "n20"}}
+				src := []value.Row{{int64(3), "ams", 30.0, "n3"}, {int64(4), "ber", 40.0, "n4"}, {int64(20), "cph", 2.0, "n20"}}
 				m := NewMerge(MergeRows(srcSch, src), MergeOn("id")).
 					WhenMatched().If(Source("id").Eq(int64(4))).Delete().
 					WhenMatched().UpdateAll().
@@ -120,12 +120,12 @@ func TestChangesMergeSchemaEvolution(t *testing.T) {
 					t.Fatalf("feed columns %v, want %v", cols, want)
 				}
 				keySch := &schema.StructType{Fields: feed.Schema().Fields[:6]}
-				key := func(r parquetio.Row) string { return interopRow(t, keySch, r) }
+				key := func(r value.Row) string { return interopRow(t, keySch, r) }
 				want := []string{
-					key(parquetio.Row{int64(3), "ber", 0.75, nil, ChangeUpdatePreimage, v}),
-					key(parquetio.Row{int64(3), "ams", 30.0, "n3", ChangeUpdatePostimage, v}),
-					key(parquetio.Row{int64(4), "ams", 1.0, nil, ChangeDelete, v}),
-					key(parquetio.Row{int64(20), "cph", 2.0, "n20", ChangeInsert, v}),
+					key(value.Row{int64(3), "ber", 0.75, nil, ChangeUpdatePreimage, v}),
+					key(value.Row{int64(3), "ams", 30.0, "n3", ChangeUpdatePostimage, v}),
+					key(value.Row{int64(4), "ams", 1.0, nil, ChangeDelete, v}),
+					key(value.Row{int64(20), "cph", 2.0, "n20", ChangeInsert, v}),
 				}
 				slices.Sort(want)
 				if got := feedKeys(t, feed, nil); !slices.Equal(got, want) {
@@ -206,11 +206,11 @@ func TestMergeChangeDataRefusedWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := maintKeys(t, mem)
-	dup := MergeRows(maintSchema(), []parquetio.Row{{int64(1), "ams", 1.0}, {int64(1), "ber", 2.0}})
+	dup := MergeRows(maintSchema(), []value.Row{{int64(1), "ams", 1.0}, {int64(1), "ber", 2.0}})
 	if _, _, err := Merge(ctx, tbl, NewMerge(dup, MergeOn("id")).WhenMatched().UpdateAll()); !errors.Is(err, ErrMergeMultipleMatches) {
 		t.Errorf("duplicate source keys: %v", err)
 	}
-	src := MergeRows(maintSchema(), []parquetio.Row{{int64(2), "ams", 1.0}, {int64(9), "ams", 1.0}})
+	src := MergeRows(maintSchema(), []value.Row{{int64(2), "ams", 1.0}, {int64(9), "ams", 1.0}})
 	_, _, err = Merge(ctx, tbl, NewMerge(src, MergeOn("id")).
 		WhenMatched().UpdateAll().
 		WhenNotMatched().Insert(map[string]Value{"city": Source("city")})) // id NOT NULL left null

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // mergeRef is a reference MERGE on maintSchema rows keyed by id (and city
@@ -22,13 +22,13 @@ import (
 // without a source row.
 type mergeRef struct {
 	byCity   bool
-	matched  func(t, s parquetio.Row) (parquetio.Row, bool)
-	insert   func(s parquetio.Row) parquetio.Row
-	bySource func(t parquetio.Row) (parquetio.Row, bool)
+	matched  func(t, s value.Row) (value.Row, bool)
+	insert   func(s value.Row) value.Row
+	bySource func(t value.Row) (value.Row, bool)
 }
 
-func (m mergeRef) apply(target, source []parquetio.Row) []parquetio.Row {
-	key := func(r parquetio.Row) string {
+func (m mergeRef) apply(target, source []value.Row) []value.Row {
+	key := func(r value.Row) string {
 		if r[0] == nil || m.byCity && r[1] == nil {
 			return "" // null keys never match
 		}
@@ -37,14 +37,14 @@ func (m mergeRef) apply(target, source []parquetio.Row) []parquetio.Row {
 		}
 		return fmt.Sprint(r[0])
 	}
-	src := map[string]parquetio.Row{}
+	src := map[string]value.Row{}
 	for _, s := range source {
 		if k := key(s); k != "" {
 			src[k] = s
 		}
 	}
 	matchedSrc := map[string]bool{}
-	var out []parquetio.Row
+	var out []value.Row
 	for _, t := range target {
 		k := key(t)
 		s, ok := src[k]
@@ -74,7 +74,7 @@ func (m mergeRef) apply(target, source []parquetio.Row) []parquetio.Row {
 	return out
 }
 
-func renderSorted(rows []parquetio.Row) []string {
+func renderSorted(rows []value.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = fmt.Sprint(r...)
@@ -83,7 +83,7 @@ func renderSorted(rows []parquetio.Row) []string {
 	return out
 }
 
-func mergeSource(rows []parquetio.Row) *MergeSource { return MergeRows(maintSchema(), rows) }
+func mergeSource(rows []value.Row) *MergeSource { return MergeRows(maintSchema(), rows) }
 
 func TestMerge(t *testing.T) {
 	ctx := context.Background()
@@ -93,40 +93,40 @@ func TestMerge(t *testing.T) {
 	for _, r := range source {
 		r[2] = -float64(r[0].(int64))
 	}
-	same := func(t, s parquetio.Row) (parquetio.Row, bool) { return s, true }
-	ins := func(s parquetio.Row) parquetio.Row { return s }
+	same := func(t, s value.Row) (value.Row, bool) { return s, true }
+	ins := func(s value.Row) value.Row { return s }
 	cases := []struct {
 		name   string
 		m      *MergeBuilder
 		ref    mergeRef
-		source []parquetio.Row
+		source []value.Row
 	}{
 		{name: "upsert (update all, insert all)",
 			m:   NewMerge(mergeSource(source), MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll(),
 			ref: mergeRef{matched: same, insert: ins}},
 		{name: "matched delete",
 			m:   NewMerge(mergeSource(source), MergeOn("id")).WhenMatched().Delete(),
-			ref: mergeRef{matched: func(t, s parquetio.Row) (parquetio.Row, bool) { return nil, false }}},
+			ref: mergeRef{matched: func(t, s value.Row) (value.Row, bool) { return nil, false }}},
 		{name: "conditional clauses in order",
 			m: NewMerge(mergeSource(source), MergeOn("id")).
 				WhenMatched().If(Source("v").Gt(-105)).Delete().
 				WhenMatched().If(Target("city").Eq("cph")).Update(map[string]Value{"v": Plus(Target("v"), Source("v")), "target.city": Lit("x")}).
 				WhenNotMatched().If(Source("id").Lt(130)).Insert(map[string]Value{"id": Source("id"), "city": Lit("new"), "v": Times(Source("v"), 2)}),
 			ref: mergeRef{
-				matched: func(t, s parquetio.Row) (parquetio.Row, bool) {
+				matched: func(t, s value.Row) (value.Row, bool) {
 					if s[2].(float64) > -105 {
 						return nil, false
 					}
 					if t[1] == "cph" {
-						return parquetio.Row{t[0], "x", t[2].(float64) + s[2].(float64)}, true
+						return value.Row{t[0], "x", t[2].(float64) + s[2].(float64)}, true
 					}
 					return t, true
 				},
-				insert: func(s parquetio.Row) parquetio.Row {
+				insert: func(s value.Row) value.Row {
 					if s[0].(int64) >= 130 {
 						return nil
 					}
-					return parquetio.Row{s[0], "new", s[2].(float64) * 2}
+					return value.Row{s[0], "new", s[2].(float64) * 2}
 				}}},
 		{name: "insert only",
 			m:   NewMerge(mergeSource(source), MergeOn("id")).WhenNotMatched().InsertAll(),
@@ -135,12 +135,12 @@ func TestMerge(t *testing.T) {
 			m: NewMerge(mergeSource(source), MergeOn("id")).WhenMatched().UpdateAll().
 				WhenNotMatchedBySource().If(Target("id").Lt(20)).Delete().
 				WhenNotMatchedBySource().If(Target("city").Eq("ber")).Update(map[string]Value{"v": Lit(0)}),
-			ref: mergeRef{matched: same, bySource: func(t parquetio.Row) (parquetio.Row, bool) {
+			ref: mergeRef{matched: same, bySource: func(t value.Row) (value.Row, bool) {
 				if t[0].(int64) < 20 {
 					return nil, false
 				}
 				if t[1] == "ber" {
-					return parquetio.Row{t[0], t[1], 0.0}, true
+					return value.Row{t[0], t[1], 0.0}, true
 				}
 				return t, true
 			}}},
@@ -148,17 +148,17 @@ func TestMerge(t *testing.T) {
 			m: NewMerge(mergeSource(source), And(MergeOn("id", "city"), Target("id").Ge(110))).
 				WhenMatched().UpdateAll().WhenNotMatched().InsertAll(),
 			ref: mergeRef{byCity: true,
-				matched: func(t, s parquetio.Row) (parquetio.Row, bool) {
+				matched: func(t, s value.Row) (value.Row, bool) {
 					return s, true
 				}, insert: ins}},
 		{name: "null keys never match",
-			source: []parquetio.Row{{int64(5), nil, 1.5}, {int64(6), "ams", 2.5}, {int64(500), nil, 3.5}},
+			source: []value.Row{{int64(5), nil, 1.5}, {int64(6), "ams", 2.5}, {int64(500), nil, 3.5}},
 			ref:    mergeRef{byCity: true, matched: same, insert: ins}},
 		{name: "SQL condition from ParsePredicate",
 			source: source,
-			ref: mergeRef{matched: func(t, s parquetio.Row) (parquetio.Row, bool) {
+			ref: mergeRef{matched: func(t, s value.Row) (value.Row, bool) {
 				if t[2].(float64) > 27 {
-					return parquetio.Row{t[0], t[1], s[2]}, true
+					return value.Row{t[0], t[1], s[2]}, true
 				}
 				return t, true
 			}}},
@@ -200,8 +200,8 @@ func TestMerge(t *testing.T) {
 					if c.name == "key with the partition column and a target-only term" {
 						// target.id >= 110 is part of the condition: rows
 						// below it match nothing.
-						ref.matched = func(t, s parquetio.Row) (parquetio.Row, bool) { return s, true }
-						want := mergeRefWithCond(target, src, func(t parquetio.Row) bool { return t[0].(int64) >= 110 })
+						ref.matched = func(t, s value.Row) (value.Row, bool) { return s, true }
+						want := mergeRefWithCond(target, src, func(t value.Row) bool { return t[0].(int64) >= 110 })
 						if got := maintScan(t, nt); !slices.Equal(got, renderSorted(want)) {
 							t.Fatalf("rows:\n got %v\nwant %v", got, renderSorted(want))
 						}
@@ -252,17 +252,17 @@ func TestMerge(t *testing.T) {
 
 // mergeRefWithCond is the upsert reference of MergeOn("id","city") AND a
 // target-only condition.
-func mergeRefWithCond(target, source []parquetio.Row, cond func(parquetio.Row) bool) []parquetio.Row {
+func mergeRefWithCond(target, source []value.Row, cond func(value.Row) bool) []value.Row {
 	type k struct {
 		id   any
 		city any
 	}
-	src := map[k]parquetio.Row{}
+	src := map[k]value.Row{}
 	for _, s := range source {
 		src[k{s[0], s[1]}] = s
 	}
 	used := map[k]bool{}
-	var out []parquetio.Row
+	var out []value.Row
 	for _, t := range target {
 		if s, ok := src[k{t[0], t[1]}]; ok && cond(t) {
 			used[k{t[0], t[1]}] = true
@@ -297,7 +297,7 @@ func TestMergeMetricsAndParams(t *testing.T) {
 	tbl, _ := maintTable(t, false, nil)
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
 	tbl = maintAppend(t, tbl, maintRowsFor(10, 10, "ber"))
-	src := []parquetio.Row{{int64(12), "x", 1.0}, {int64(13), "x", 2.0}, {int64(14), "x", 3.0}, {int64(50), "y", 4.0}}
+	src := []value.Row{{int64(12), "x", 1.0}, {int64(13), "x", 2.0}, {int64(14), "x", 3.0}, {int64(50), "y", 4.0}}
 	m := NewMerge(mergeSource(src), MergeOn("id")).
 		WhenMatched().If(Source("v").Eq(3.0)).Delete().
 		WhenMatched().UpdateAll().
@@ -333,7 +333,7 @@ func TestMergeMetricsAndParams(t *testing.T) {
 		}
 	}
 	// Nothing to change: nothing committed.
-	nt2, res2, err := Merge(ctx, nt, NewMerge(mergeSource([]parquetio.Row{{int64(999), "z", 1.0}}), MergeOn("id")).WhenMatched().Delete())
+	nt2, res2, err := Merge(ctx, nt, NewMerge(mergeSource([]value.Row{{int64(999), "z", 1.0}}), MergeOn("id")).WhenMatched().Delete())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestMergeMetricsAndParams(t *testing.T) {
 
 func TestMergeMultipleMatches(t *testing.T) {
 	ctx := context.Background()
-	dup := []parquetio.Row{{int64(3), "a", 1.0}, {int64(3), "b", 2.0}, {int64(77), "c", 3.0}, {int64(77), "d", 4.0}}
+	dup := []value.Row{{int64(3), "a", 1.0}, {int64(3), "b", 2.0}, {int64(77), "c", 3.0}, {int64(77), "d", 4.0}}
 	for _, c := range []struct {
 		name    string
 		m       *MergeBuilder
@@ -384,7 +384,7 @@ func TestMergeMultipleMatches(t *testing.T) {
 
 func TestMergeBadInput(t *testing.T) {
 	ctx := context.Background()
-	src := []parquetio.Row{{int64(1), "x", 1.0}}
+	src := []value.Row{{int64(1), "x", 1.0}}
 	strSch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.String), true), schema.NewField("v", schema.Primitive(schema.Double), true))
 	noID := schema.NewStruct(schema.NewField("key", schema.Primitive(schema.Long), true), schema.NewField("v", schema.Primitive(schema.Double), true))
 	vStr := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true), schema.NewField("city", schema.Primitive(schema.String), true), schema.NewField("v", schema.Primitive(schema.String), true))
@@ -395,11 +395,11 @@ func TestMergeBadInput(t *testing.T) {
 		want     []error
 		contains string
 	}{
-		{"key missing from the source", nil, NewMerge(MergeRows(noID, []parquetio.Row{{int64(1), 1.0}}), MergeOn("id")).WhenMatched().Delete(),
+		{"key missing from the source", nil, NewMerge(MergeRows(noID, []value.Row{{int64(1), 1.0}}), MergeOn("id")).WhenMatched().Delete(),
 			[]error{ErrInvalidArgument}, "source.id"},
-		{"key type mismatch", nil, NewMerge(MergeRows(strSch, []parquetio.Row{{"1", 1.0}}), MergeOn("id")).WhenMatched().Delete(),
+		{"key type mismatch", nil, NewMerge(MergeRows(strSch, []value.Row{{"1", 1.0}}), MergeOn("id")).WhenMatched().Delete(),
 			[]error{ErrInvalidArgument, ErrSchemaMismatch}, "merge key"},
-		{"value type mismatch", nil, NewMerge(MergeRows(vStr, []parquetio.Row{{int64(1), "a", "x"}}), MergeOn("id")).WhenMatched().UpdateAll(),
+		{"value type mismatch", nil, NewMerge(MergeRows(vStr, []value.Row{{int64(1), "a", "x"}}), MergeOn("id")).WhenMatched().UpdateAll(),
 			[]error{ErrSchemaMismatch}, "v"},
 		{"SET type mismatch", nil, NewMerge(mergeSource(src), MergeOn("id")).WhenMatched().Update(map[string]Value{"v": Source("city")}),
 			[]error{ErrInvalidArgument}, "does not fit"},
@@ -414,9 +414,9 @@ func TestMergeBadInput(t *testing.T) {
 			[]error{ErrAppendOnly}, "merge into"},
 		{"update on append-only", map[string]string{"delta.appendOnly": "true"}, NewMerge(mergeSource(src), MergeOn("id")).WhenMatched().UpdateAll(),
 			[]error{ErrAppendOnly}, "merge into"},
-		{"short source row", nil, NewMerge(MergeRows(maintSchema(), []parquetio.Row{{int64(1)}}), MergeOn("id")).WhenMatched().Delete(),
+		{"short source row", nil, NewMerge(MergeRows(maintSchema(), []value.Row{{int64(1)}}), MergeOn("id")).WhenMatched().Delete(),
 			[]error{ErrInvalidArgument}, "row 0"},
-		{"NULL into NOT NULL", nil, NewMerge(mergeSource([]parquetio.Row{{int64(100), "x", 1.0}}), MergeOn("id")).WhenNotMatched().Insert(map[string]Value{"v": Source("v")}),
+		{"NULL into NOT NULL", nil, NewMerge(mergeSource([]value.Row{{int64(100), "x", 1.0}}), MergeOn("id")).WhenNotMatched().Insert(map[string]Value{"v": Source("v")}),
 			nil, "id"},
 	}
 	for _, c := range cases {
@@ -452,7 +452,7 @@ func TestMergeBadInput(t *testing.T) {
 	// An insert-only MERGE into an append-only table is allowed.
 	tbl, _ := maintTable(t, false, map[string]string{"delta.appendOnly": "true"})
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
-	nt, res, err := Merge(ctx, tbl, NewMerge(mergeSource([]parquetio.Row{{int64(3), "x", 1.0}, {int64(30), "x", 1.0}}), MergeOn("id")).WhenNotMatched().InsertAll())
+	nt, res, err := Merge(ctx, tbl, NewMerge(mergeSource([]value.Row{{int64(3), "x", 1.0}, {int64(30), "x", 1.0}}), MergeOn("id")).WhenNotMatched().InsertAll())
 	if err != nil || res.InsertedRows != 1 || len(maintScan(t, nt)) != 11 {
 		t.Fatalf("insert-only merge on append-only: %v %+v", err, res)
 	}
@@ -484,7 +484,7 @@ func TestMergeTypedAndSchemaEvolution(t *testing.T) {
 			if len(nt.Schema().Fields) != 3 {
 				t.Fatalf("schema evolved without the option: %v", nt.Schema())
 			}
-			want := renderSorted([]parquetio.Row{{int64(0), "ams", 0.0}, {int64(1), "ams", 0.25}, {int64(100), nil, 1.0}, {int64(2), "zzz", 9.0}, {int64(3), "ams", 0.75}, {int64(4), "ams", 1.0}})
+			want := renderSorted([]value.Row{{int64(0), "ams", 0.0}, {int64(1), "ams", 0.25}, {int64(100), nil, 1.0}, {int64(2), "zzz", 9.0}, {int64(3), "ams", 0.75}, {int64(4), "ams", 1.0}})
 			if got := maintScan(t, nt); !slices.Equal(got, want) {
 				t.Fatalf("rows %v, want %v", got, want)
 			}
@@ -495,7 +495,7 @@ func TestMergeTypedAndSchemaEvolution(t *testing.T) {
 			if f := nt.Schema().Field("note"); f == nil || !f.Nullable {
 				t.Fatalf("schema %v: want a nullable note column", nt.Schema())
 			}
-			want = renderSorted([]parquetio.Row{{int64(0), "ams", 0.0, nil}, {int64(1), "ams", 0.25, nil}, {int64(100), nil, 1.0, "new"}, {int64(2), "zzz", 9.0, "two"}, {int64(3), "ams", 0.75, nil}, {int64(4), "ams", 1.0, nil}})
+			want = renderSorted([]value.Row{{int64(0), "ams", 0.0, nil}, {int64(1), "ams", 0.25, nil}, {int64(100), nil, 1.0, "new"}, {int64(2), "zzz", 9.0, "two"}, {int64(3), "ams", 0.75, nil}, {int64(4), "ams", 1.0, nil}})
 			if got := maintScan(t, nt); !slices.Equal(got, want) {
 				t.Fatalf("rows %v, want %v", got, want)
 			}
@@ -507,7 +507,7 @@ func TestMergeTxn(t *testing.T) {
 	ctx := context.Background()
 	tbl, _ := maintTable(t, true, dvProps)
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams", "ber"))
-	m := NewMerge(mergeSource([]parquetio.Row{{int64(1), "ams", 5.0}, {int64(50), "ber", 6.0}}), MergeOn("id")).
+	m := NewMerge(mergeSource([]value.Row{{int64(1), "ams", 5.0}, {int64(50), "ber", 6.0}}), MergeOn("id")).
 		WhenMatched().UpdateAll().WhenNotMatched().InsertAll()
 	nt, res, err := Merge(ctx, tbl, m, WithTxn("q1", 7))
 	if err != nil || !res.Committed {
@@ -531,7 +531,7 @@ func TestMergeTxn(t *testing.T) {
 
 // opMerge is a dmlOp of TestMergeConflicts: an upsert (or insert-only)
 // MERGE of src by id and city.
-func opMerge(src []parquetio.Row, insertOnly bool) dmlOp {
+func opMerge(src []value.Row, insertOnly bool) dmlOp {
 	build := func() *MergeBuilder {
 		m := NewMerge(mergeSource(src), MergeOn("id", "city"))
 		if !insertOnly {
@@ -539,9 +539,9 @@ func opMerge(src []parquetio.Row, insertOnly bool) dmlOp {
 		}
 		return m.WhenNotMatched().InsertAll()
 	}
-	ref := mergeRef{byCity: true, insert: func(s parquetio.Row) parquetio.Row { return s }}
+	ref := mergeRef{byCity: true, insert: func(s value.Row) value.Row { return s }}
 	if !insertOnly {
-		ref.matched = func(t, s parquetio.Row) (parquetio.Row, bool) { return s, true }
+		ref.matched = func(t, s value.Row) (value.Row, bool) { return s, true }
 	}
 	return dmlOp{
 		name: fmt.Sprintf("merge(insertOnly=%v)", insertOnly),
@@ -549,14 +549,14 @@ func opMerge(src []parquetio.Row, insertOnly bool) dmlOp {
 			_, _, err := Merge(ctx, tbl, build())
 			return err
 		},
-		apply: func(rows []parquetio.Row) []parquetio.Row { return ref.apply(rows, src) },
+		apply: func(rows []value.Row) []value.Row { return ref.apply(rows, src) },
 	}
 }
 
 func TestMergeConflicts(t *testing.T) {
 	input := maintRowsFor(0, 40, "ams", "ber", "cph")
-	ams := func(start int) []parquetio.Row { return maintRowsFor(start, 4, "ams") }
-	ber := func(start int) []parquetio.Row { return maintRowsFor(start, 4, "ber") }
+	ams := func(start int) []value.Row { return maintRowsFor(start, 4, "ams") }
+	ber := func(start int) []value.Row { return maintRowsFor(start, 4, "ber") }
 	cases := []struct {
 		name          string
 		first, second dmlOp
@@ -568,7 +568,7 @@ func TestMergeConflicts(t *testing.T) {
 			[]error{txlog.ErrConcurrentAppend}},
 		{"insert-only MERGEs into other partitions", opMerge(ber(2000), true), opMerge(ams(3000), true), nil},
 		{"upsert MERGEs of other partitions", opMerge(slices.Concat(ber(1), ber(2000)), false), opMerge(slices.Concat(ams(0), ams(3000)), false), nil},
-		{"DELETE of a file a MERGE read", opDelete(Col("id").Eq(0), func(r parquetio.Row) bool { return r[0] == int64(0) }), opMerge(ams(3), false),
+		{"DELETE of a file a MERGE read", opDelete(Col("id").Eq(0), func(r value.Row) bool { return r[0] == int64(0) }), opMerge(ams(3), false),
 			[]error{txlog.ErrConcurrentDeleteRead}},
 		{"blind append into the partition a MERGE read: the merge retries", opAppend(ams(2000)), opMerge(ams(3000), false), nil},
 	}
@@ -618,7 +618,7 @@ func TestMergeConflicts(t *testing.T) {
 // conditions need it; DELETE and ParsePredicate take it too).
 func TestColumnComparison(t *testing.T) {
 	ctx := context.Background()
-	rows := []parquetio.Row{{int64(1), "a", 0.5}, {int64(2), "b", 3.0}, {int64(3), nil, nil}, {int64(4), "d", 4.0}}
+	rows := []value.Row{{int64(1), "a", 0.5}, {int64(2), "b", 3.0}, {int64(3), nil, nil}, {int64(4), "d", 4.0}}
 	for _, c := range []struct {
 		where string
 		keep  []int64

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // A MERGE whose source is Arrow record batches: the same upsert as from
@@ -24,7 +24,7 @@ func TestMergeArrowSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(3), "c"}}); err != nil {
+	if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(3), "c"}}); err != nil {
 		t.Fatal(err)
 	}
 	asch := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Merge runs the MERGE m into t (Spark's MERGE INTO) and returns the table
@@ -108,8 +108,8 @@ type boundMergeClause struct {
 // after (in one order).
 type mergeFileChanges struct {
 	add                 *txlog.Add
-	deleted             []parquetio.Row
-	preimage, postimage []parquetio.Row
+	deleted             []value.Row
+	preimage, postimage []value.Row
 }
 
 // mergeChanges is what a MERGE changed, row by row: per touched target
@@ -117,7 +117,7 @@ type mergeFileChanges struct {
 // merge (evolved, when it evolves).
 type mergeChanges struct {
 	files    []*mergeFileChanges
-	inserted []parquetio.Row
+	inserted []value.Row
 }
 
 // changeRows returns the change data of a MERGE on a change data feed
@@ -341,7 +341,7 @@ func (e *mergeExec) bindStar() error {
 	}
 	e.starProj = structProjector(src, e.sch)
 	if e.starProj == nil {
-		e.starProj = func(r parquetio.Row) (parquetio.Row, error) { return slices.Clone(r), nil }
+		e.starProj = func(r value.Row) (value.Row, error) { return slices.Clone(r), nil }
 	}
 	return nil
 }
@@ -403,7 +403,7 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 
 // keyString encodes the key values of a merge row (target side when
 // target, else source) as a map key; ok is false when one is null.
-func (e *mergeExec) keyString(row parquetio.Row, target bool) (string, bool, error) {
+func (e *mergeExec) keyString(row value.Row, target bool) (string, bool, error) {
 	b, ok, err := e.appendKey(nil, row, target)
 	return string(b), ok, err
 }
@@ -412,7 +412,7 @@ func (e *mergeExec) keyString(row parquetio.Row, target bool) (string, bool, err
 // its canonical text's length, ':' and the text. It is called for every
 // target row read, so integer and date keys (the usual ones) are appended
 // without allocating; a lookup as m[string(buf)] allocates nothing either.
-func (e *mergeExec) appendKey(buf []byte, row parquetio.Row, target bool) ([]byte, bool, error) {
+func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, bool, error) {
 	for _, k := range e.keys {
 		c := k.s
 		if target {
@@ -429,7 +429,7 @@ func (e *mergeExec) appendKey(buf []byte, row parquetio.Row, target bool) ([]byt
 			n, fast = x, c.kind == kindInt
 		case int32:
 			n, fast = int64(x), c.kind == kindInt
-		case parquetio.Date:
+		case value.Date:
 			n, fast = int64(x), c.kind == kindDate
 		default:
 			fast = false
@@ -482,7 +482,7 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 	case kindTimestamp, kindTimestampNTZ:
 		return x.(time.Time).UTC().Format(time.RFC3339Nano), nil
 	case kindDecimal:
-		s := x.(parquetio.Decimal).String()
+		s := x.(value.Decimal).String()
 		if strings.Contains(s, ".") {
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		}
@@ -495,7 +495,7 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 }
 
 // keyText names a source row's key in errors: (id=3, day=DATE '2024-01-02').
-func (e *mergeExec) keyText(row parquetio.Row) string {
+func (e *mergeExec) keyText(row value.Row) string {
 	parts := make([]string, len(e.keys))
 	for i, k := range e.keys {
 		parts[i] = k.name + "=" + formatLiteral(k.t.value(row))
@@ -517,7 +517,7 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		for _, r := range e.src.rows {
 			v := r[k.s.sub[0]]
 			if len(k.s.sub) > 1 {
-				v = k.s.value(parquetio.Row{nil, r})
+				v = k.s.value(value.Row{nil, r})
 			}
 			if v == nil {
 				continue
@@ -548,7 +548,7 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
 		lit := func(x any) any {
 			if k.s.kind == kindDate {
-				return parquetio.Date(x.(int64))
+				return value.Date(x.(int64))
 			}
 			return x
 		}
@@ -590,7 +590,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 	// The source, indexed by key.
 	bySrcKey := make(map[string][]int, len(e.src.rows))
 	for i, r := range e.src.rows {
-		k, ok, err := e.keyString(parquetio.Row{nil, r}, false)
+		k, ok, err := e.keyString(value.Row{nil, r}, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("table: merge into %s: source row %d: %w", t.URI(), i, err)
 		}
@@ -660,7 +660,7 @@ type mergeJoin struct {
 	cnt        mergeCounts
 	ch         mergeChanges
 	rw         *remover
-	written    []parquetio.Row
+	written    []value.Row
 	// With row tracking enabled, writtenTracks are the stable row ids and
 	// commit versions of written (rowtracking.go): updated rows keep their
 	// id, inserted ones get fresh ids.
@@ -670,21 +670,21 @@ type mergeJoin struct {
 
 // pad extends a target row read before a schema evolution to the merge
 // schema's width (new columns null).
-func (j *mergeJoin) pad(r parquetio.Row) parquetio.Row {
+func (j *mergeJoin) pad(r value.Row) value.Row {
 	width := len(j.e.sch.Fields)
 	if len(r) >= width {
 		return r
 	}
-	return append(slices.Clip(r), make(parquetio.Row, width-len(r))...)
+	return append(slices.Clip(r), make(value.Row, width-len(r))...)
 }
 
 // match finds the source rows that match target row trow (of data file
 // path) on the key and the residual condition: hit is the first (-1 for
 // none) and n their number. Two or more are an error when the MERGE checks
 // for multiple matches.
-func (j *mergeJoin) match(trow parquetio.Row, path string) (hit, n int, err error) {
+func (j *mergeJoin) match(trow value.Row, path string) (hit, n int, err error) {
 	e := j.e
-	mr := parquetio.Row{trow, nil}
+	mr := value.Row{trow, nil}
 	hit = -1
 	var ok bool
 	j.keyBuf, ok, err = e.appendKey(j.keyBuf[:0], mr, true)
@@ -705,7 +705,7 @@ func (j *mergeJoin) match(trow parquetio.Row, path string) (hit, n int, err erro
 			hit = si
 		} else if e.checkDup {
 			return 0, 0, fmt.Errorf("table: merge into %s: %w: the target row with key %s (data file %s) matched source rows %d and %d",
-				e.t.URI(), ErrMergeMultipleMatches, e.keyText(parquetio.Row{trow, nil}), path, hit, si)
+				e.t.URI(), ErrMergeMultipleMatches, e.keyText(value.Row{trow, nil}), path, hit, si)
 		}
 	}
 	return hit, n, nil
@@ -718,7 +718,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 	e := j.e
 	fc := &mergeFileChanges{add: tg.f.add}
 	var changed []int64
-	var kept []parquetio.Row
+	var kept []value.Row
 	var keptTracks []rowTrack
 	for i, row := range tg.matchedRows {
 		trow := j.pad(row)
@@ -726,7 +726,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 		if err != nil {
 			return err
 		}
-		mr := parquetio.Row{trow, nil}
+		mr := value.Row{trow, nil}
 		var clauses []*boundMergeClause
 		if n > 0 {
 			mr[1] = e.src.rows[hit]
@@ -774,7 +774,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 	nt := &dmlTarget{f: tg.f, oldDV: tg.oldDV, live: tg.live, matched: changed,
 		whole: int64(len(changed)) == tg.live}
 	if !j.useDV {
-		nt.keptRows = make([]parquetio.Row, 0, len(tg.keptRows)+len(kept))
+		nt.keptRows = make([]value.Row, 0, len(tg.keptRows)+len(kept))
 		for _, r := range tg.keptRows {
 			nt.keptRows = append(nt.keptRows, j.pad(r))
 		}
@@ -795,7 +795,7 @@ func (j *mergeJoin) insertUnmatched() error {
 		if j.srcMatched[i] || len(e.notMatched) == 0 {
 			continue
 		}
-		mr := parquetio.Row{nil, r}
+		mr := value.Row{nil, r}
 		c := firstClause(e.notMatched, mr)
 		if c == nil {
 			continue
@@ -813,7 +813,7 @@ func (j *mergeJoin) insertUnmatched() error {
 }
 
 // firstClause returns the first clause whose condition holds on mr.
-func firstClause(cs []*boundMergeClause, mr parquetio.Row) *boundMergeClause {
+func firstClause(cs []*boundMergeClause, mr value.Row) *boundMergeClause {
 	for _, c := range cs {
 		if c.cond == nil || c.cond.matchRow(mr) {
 			return c
@@ -824,17 +824,17 @@ func firstClause(cs []*boundMergeClause, mr parquetio.Row) *boundMergeClause {
 
 // apply returns the target row an update or insert clause makes of merge
 // row mr (its target side is nil for an insert).
-func (e *mergeExec) apply(c *boundMergeClause, mr parquetio.Row) (parquetio.Row, error) {
-	var nr parquetio.Row
+func (e *mergeExec) apply(c *boundMergeClause, mr value.Row) (value.Row, error) {
+	var nr value.Row
 	switch c.action {
 	case actUpdateAll, actInsertAll:
-		p, err := e.starProj(mr[1].(parquetio.Row))
+		p, err := e.starProj(mr[1].(value.Row))
 		if err != nil {
 			return nil, err
 		}
 		nr = p
 		if c.action == actUpdateAll {
-			old := mr[0].(parquetio.Row)
+			old := mr[0].(value.Row)
 			for j, k := range c.keep {
 				if k {
 					nr[j] = old[j]
@@ -843,9 +843,9 @@ func (e *mergeExec) apply(c *boundMergeClause, mr parquetio.Row) (parquetio.Row,
 		}
 		return nr, nil
 	case actUpdate:
-		nr = slices.Clone(mr[0].(parquetio.Row))
+		nr = slices.Clone(mr[0].(value.Row))
 	default:
-		nr = make(parquetio.Row, len(e.sch.Fields))
+		nr = make(value.Row, len(e.sch.Fields))
 	}
 	for _, s := range c.sets {
 		v, err := s.val.eval(mr)

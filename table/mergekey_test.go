@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestMergeKeyEncoding checks the key encoding MERGE joins on: a target
@@ -21,34 +21,34 @@ func TestMergeKeyEncoding(t *testing.T) {
 		schema.NewField("s", schema.Primitive(schema.Short), true),
 	}}
 	tbl := newMemTable(t, sch, WithPartitionColumns("date"))
-	day := parquetio.DateOf(time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC))
+	day := value.DateOf(time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC))
 	for _, c := range []struct {
 		name     string
 		keys     []string
-		src, tgt parquetio.Row
+		src, tgt value.Row
 		equal    bool
 	}{
-		{"long and date", []string{"id", "date"}, parquetio.Row{int64(42), day, "a", int16(1)}, parquetio.Row{int64(42), day, "b", int16(2)}, true},
-		{"date as time.Time in the source", []string{"id", "date"}, parquetio.Row{int64(42), day.Time(), "a", int16(1)}, parquetio.Row{int64(42), day, "b", int16(2)}, true},
-		{"long as int in the source", []string{"id"}, parquetio.Row{42, day, "a", int16(1)}, parquetio.Row{int64(42), day, "b", int16(2)}, true},
-		{"short", []string{"s"}, parquetio.Row{int64(1), day, "a", int16(-7)}, parquetio.Row{int64(2), day, "b", int16(-7)}, true},
-		{"string", []string{"name", "id"}, parquetio.Row{int64(1), day, "x:1", int16(1)}, parquetio.Row{int64(1), day, "x:1", int16(1)}, true},
-		{"different id", []string{"id", "date"}, parquetio.Row{int64(42), day, "a", int16(1)}, parquetio.Row{int64(4), day, "a", int16(1)}, false},
-		{"different date", []string{"id", "date"}, parquetio.Row{int64(42), day, "a", int16(1)}, parquetio.Row{int64(42), day + 1, "a", int16(1)}, false},
+		{"long and date", []string{"id", "date"}, value.Row{int64(42), day, "a", int16(1)}, value.Row{int64(42), day, "b", int16(2)}, true},
+		{"date as time.Time in the source", []string{"id", "date"}, value.Row{int64(42), day.Time(), "a", int16(1)}, value.Row{int64(42), day, "b", int16(2)}, true},
+		{"long as int in the source", []string{"id"}, value.Row{42, day, "a", int16(1)}, value.Row{int64(42), day, "b", int16(2)}, true},
+		{"short", []string{"s"}, value.Row{int64(1), day, "a", int16(-7)}, value.Row{int64(2), day, "b", int16(-7)}, true},
+		{"string", []string{"name", "id"}, value.Row{int64(1), day, "x:1", int16(1)}, value.Row{int64(1), day, "x:1", int16(1)}, true},
+		{"different id", []string{"id", "date"}, value.Row{int64(42), day, "a", int16(1)}, value.Row{int64(4), day, "a", int16(1)}, false},
+		{"different date", []string{"id", "date"}, value.Row{int64(42), day, "a", int16(1)}, value.Row{int64(42), day + 1, "a", int16(1)}, false},
 		// "1:1" + "2:12" must not collide with "2:11" + "1:2".
-		{"no collision of concatenations", []string{"id", "s"}, parquetio.Row{int64(1), day, "a", int16(12)}, parquetio.Row{int64(11), day, "a", int16(2)}, false},
+		{"no collision of concatenations", []string{"id", "s"}, value.Row{int64(1), day, "a", int16(12)}, value.Row{int64(11), day, "a", int16(2)}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := NewMerge(MergeRows(sch, []parquetio.Row{c.src}), MergeOn(c.keys...)).WhenMatched().UpdateAll()
+			m := NewMerge(MergeRows(sch, []value.Row{c.src}), MergeOn(c.keys...)).WhenMatched().UpdateAll()
 			e := &mergeExec{t: tbl, b: m, cfg: newWriteConfig(nil), src: m.src}
 			if err := e.bind(); err != nil {
 				t.Fatal(err)
 			}
-			sk, ok, err := e.keyString(parquetio.Row{nil, c.src}, false)
+			sk, ok, err := e.keyString(value.Row{nil, c.src}, false)
 			if err != nil || !ok {
 				t.Fatalf("source key: %q %v %v", sk, ok, err)
 			}
-			tk, ok, err := e.appendKey(nil, parquetio.Row{c.tgt, nil}, true)
+			tk, ok, err := e.appendKey(nil, value.Row{c.tgt, nil}, true)
 			if err != nil || !ok {
 				t.Fatalf("target key: %q %v %v", tk, ok, err)
 			}
@@ -62,10 +62,10 @@ func TestMergeKeyEncoding(t *testing.T) {
 	if err := e.bind(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := e.appendKey(nil, parquetio.Row{parquetio.Row{nil, day, "a", int16(1)}, nil}, true); ok || err != nil {
+	if _, ok, err := e.appendKey(nil, value.Row{value.Row{nil, day, "a", int16(1)}, nil}, true); ok || err != nil {
 		t.Errorf("a null key: ok %v, err %v; want no key", ok, err)
 	}
-	row := parquetio.Row{parquetio.Row{int64(9_876_543), day, "a", int16(1)}, nil}
+	row := value.Row{value.Row{int64(9_876_543), day, "a", int16(1)}, nil}
 	index := map[string][]int{"7:9876543" + "5:" + "19787": {0}}
 	buf := make([]byte, 0, 64)
 	var hits int

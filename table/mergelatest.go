@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // LatestPerKey returns a MERGE source holding, of s's rows, only the last
@@ -73,7 +73,7 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 		keyOf[i] = b.String()
 		last[keyOf[i]] = i
 	}
-	rows := make([]parquetio.Row, 0, len(last))
+	rows := make([]value.Row, 0, len(last))
 	for i, r := range s.rows {
 		if keyOf[i] == "" || last[keyOf[i]] == i { // a null key is always kept
 			rows = append(rows, r)
@@ -83,4 +83,4 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 }
 
 // Rows returns the source's rows (not copied: do not change them).
-func (s *MergeSource) Rows() []parquetio.Row { return s.rows }
+func (s *MergeSource) Rows() []value.Row { return s.rows }

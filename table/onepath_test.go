@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestOneCommitFunction is the proof that a reader of table/ finds one
@@ -113,7 +113,7 @@ func TestOperationCommitInfo(t *testing.T) {
 	sch := schema.NewStruct(field("p", prim(schema.String), true), field("v", prim(schema.Long), true))
 	clock := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
-	rows := []parquetio.Row{{"a", int64(1)}, {"a", int64(2)}, {"b", int64(3)}}
+	rows := []value.Row{{"a", int64(1)}, {"a", int64(2)}, {"b", int64(3)}}
 	dml := []string{"numAddedFiles", "numRemovedFiles", "numAddedChangeFiles", "numCopiedRows",
 		"numDeletionVectorsAdded", "numDeletionVectorsRemoved", "numDeletionVectorsUpdated",
 		"executionTimeMs", "scanTimeMs", "rewriteTimeMs", "numRemovedBytes", "numAddedBytes"}

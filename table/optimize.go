@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // OptimizeOperation is the commitInfo.operation of an optimize commit.
@@ -463,7 +464,7 @@ func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 	}
 	mode := t.snap.Metadata().ColumnMappingMode()
 	return func(yield func(batch, error) bool) {
-		rows := make([]parquetio.Row, 0, optimizeBatch)
+		rows := make([]value.Row, 0, optimizeBatch)
 		sizes := make([]int64, 0, optimizeBatch)
 		for _, f := range b.files {
 			key, ok := storeKey(t.store.URI(), txlog.DecodePath(f.Path))
@@ -532,6 +533,6 @@ func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 
 // batch is rows with their estimated sizes.
 type batch struct {
-	rows  []parquetio.Row
+	rows  []value.Row
 	sizes []int64
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // replaceWhere is the partition predicate of WithReplaceWhere.
@@ -74,7 +74,7 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 	}
 	width := len(sch.Fields)
 	return func(pv map[string]string) bool {
-		row := make(parquetio.Row, width)
+		row := make(value.Row, width)
 		for _, c := range cols {
 			v, err := ParsePartitionValue(c.typ, pv[c.name])
 			if err != nil {
@@ -98,7 +98,7 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 // "predicate" for replaceWhere). The schema is kept (merged with
 // WithSchemaEvolution, never replaced). Overwriting a table with
 // delta.appendOnly=true returns ErrAppendOnly.
-func (t *Table) OverwriteRows(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) (*Table, error) {
+func (t *Table) OverwriteRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
 	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {

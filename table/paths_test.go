@@ -17,9 +17,9 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // countingTransport fails every request and counts them: a test that uses
@@ -69,7 +69,7 @@ func TestPathsOutsideTable(t *testing.T) {
 	}
 	// A readable data file and DV file outside the table: following the
 	// path would succeed, so only a refusal makes the scan fail.
-	outFile := newScanFixtureIn(t, otherStore, sch, nil, nil, nil).file("out", parquetio.Row{int64(2)})
+	outFile := newScanFixtureIn(t, otherStore, sch, nil, nil, nil).file("out", value.Row{int64(2)})
 	outKey := txlog.DecodePath(outFile.Path) // part-out.snappy.parquet
 	dvOff, dvSize := putDVFile(t, otherStore, "dv.bin", 0)
 	slash := filepath.ToSlash
@@ -120,7 +120,7 @@ func TestPathsOutsideTable(t *testing.T) {
 			}
 			expand := strings.NewReplacer("{root}", slash(tdir), "{other}", slash(other)).Replace
 			f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
-			in := f.file("in", parquetio.Row{int64(1)}, parquetio.Row{int64(3)})
+			in := f.file("in", value.Row{int64(1)}, value.Row{int64(3)})
 			putDVFile(t, rootStore, "dv.bin", 0)
 			a := *in
 			if tc.path != "" {
@@ -144,7 +144,7 @@ func TestPathsOutsideTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var rows []parquetio.Row
+			var rows []value.Row
 			var scanErr error
 			for r, err := range tbl.Scan(ctx) {
 				if err != nil {
@@ -245,8 +245,8 @@ func TestVerifySymlinkOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
-	a := f.file("a", parquetio.Row{int64(1)})
-	b := f.file("b", parquetio.Row{int64(2)})
+	a := f.file("a", value.Row{int64(1)})
+	b := f.file("b", value.Row{int64(2)})
 	// a becomes a link to a copy outside the root, b a link inside it.
 	outside := filepath.Join(other, "a.parquet")
 	if err := os.Rename(filepath.Join(root, a.Path), outside); err != nil {
@@ -307,7 +307,7 @@ func TestVacuumNeverLeavesRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
-	f.commit(f.file("a", parquetio.Row{int64(1)}))
+	f.commit(f.file("a", value.Row{int64(1)}))
 	old := time.Now().Add(-time.Hour).UnixMilli()
 	for _, p := range []string{"file://" + filepath.ToSlash(victims[0]), "../other/removed.parquet", "%2e%2e/other/removed.parquet"} {
 		f.commitActions(txlog.Action{Remove: &txlog.Remove{Path: p, DeletionTimestamp: &old, DataChange: true}})

@@ -10,6 +10,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Row tracking (spec "Row Tracking") in the table layer. txlog assigns
@@ -163,7 +164,7 @@ func (rt *rowTracker) tracksOf(ctx context.Context, store objectstore.Store, key
 // rowTrack (len(tracks) == len(rows); freshTrack for inserted rows) and
 // the files get the materialized row id and row commit version columns;
 // otherwise tracks is ignored. On error, files written are deleted.
-func (t *Table) writeRewritten(ctx context.Context, sch *schema.StructType, rows []parquetio.Row, tracks []rowTrack, cfg writeConfig) (*writeResult, error) {
+func (t *Table) writeRewritten(ctx context.Context, sch *schema.StructType, rows []value.Row, tracks []rowTrack, cfg writeConfig) (*writeResult, error) {
 	rt, err := t.rowTracker()
 	if err != nil {
 		return nil, err
@@ -179,13 +180,13 @@ func (t *Table) writeRewritten(ctx context.Context, sch *schema.StructType, rows
 			len(rows), len(tracks), &txlog.UnsupportedFeatureError{Features: []string{txlog.FeatureRowTracking}})
 	}
 	ext := &schema.StructType{Fields: append(append(make([]*schema.StructField, 0, len(sch.Fields)+2), sch.Fields...), rt.fields()...)}
-	out := make([]parquetio.Row, len(rows))
+	out := make([]value.Row, len(rows))
 	w := len(sch.Fields)
 	for i, r := range rows {
 		if i%cancelCheckRows == 0 && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		n := make(parquetio.Row, w+2)
+		n := make(value.Row, w+2)
 		copy(n, r)
 		if tr := tracks[i]; tr.id >= 0 {
 			n[w] = tr.id

@@ -9,6 +9,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // stableIDs is the test's own reading of a table's stable row ids and row
@@ -105,14 +106,14 @@ func TestRowTrackingPreserved(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := func(lo, hi int64) []parquetio.Row {
-				var out []parquetio.Row
+			rows := func(lo, hi int64) []value.Row {
+				var out []value.Row
 				for i := lo; i <= hi; i++ {
 					p := "a"
 					if i%2 == 0 {
 						p = "b"
 					}
-					out = append(out, parquetio.Row{i, "s", p})
+					out = append(out, value.Row{i, "s", p})
 				}
 				return out
 			}
@@ -205,7 +206,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 			// MERGE: matched rows 2 and 9 are updated (id kept, version the
 			// merge's), 20 and 21 are inserted with fresh ids, every other
 			// row keeps both.
-			src := MergeRows(sch, []parquetio.Row{{int64(2), "m", "b"}, {int64(9), "m", "a"}, {int64(20), "n", "b"}, {int64(21), "n", "a"}})
+			src := MergeRows(sch, []value.Row{{int64(2), "m", "b"}, {int64(9), "m", "a"}, {int64(20), "n", "b"}, {int64(21), "n", "a"}})
 			var mres *MergeResult
 			if tbl, mres, err = Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()); err != nil || !mres.Committed {
 				t.Fatalf("merge: %v %+v", err, mres)
@@ -264,7 +265,7 @@ func TestRowTrackingSupportedOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}, {int64(2)}}); err != nil {
+	if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1)}, {int64(2)}}); err != nil {
 		t.Fatal(err)
 	}
 	if tbl, _, err = Delete(ctx, tbl, Col("id").Eq(int64(1))); err != nil {
@@ -293,7 +294,7 @@ func TestRowTrackingVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}}); err != nil {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1), "a"}, {int64(2), "b"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/testenv"
+	"github.com/deltakit/deltakit/value"
 )
 
 // isolateAWS clears the AWS environment and points the shared config files
@@ -50,7 +50,7 @@ func TestS3TableConfigOnMinIO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}, {int64(2)}}); err != nil {
+		if _, err := tbl.AppendRows(ctx, []value.Row{{int64(1)}, {int64(2)}}); err != nil {
 			t.Fatal(err)
 		}
 		back, err := Open(ctx, m.URI("env"))
@@ -63,7 +63,7 @@ func TestS3TableConfigOnMinIO(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}}); err != nil || tbl.Version() != 1 {
+		if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1)}}); err != nil || tbl.Version() != 1 {
 			t.Fatalf("append: %v", err)
 		}
 		// The endpoint option alone: path style inferred, default region.

@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // DefaultScanConcurrency is how many data files a scan reads at once unless
@@ -355,7 +356,7 @@ type fileCounts struct {
 // passes the filter and its 0-based index in the file (as deletion vectors
 // count rows), until emit returns false. It returns the counts and an error
 // naming the file.
-func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, parquetio.Row) bool) (fileCounts, error) {
+func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, value.Row) bool) (fileCounts, error) {
 	var c fileCounts
 	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
 	if dv := f.add.DeletionVector; dv != nil {
@@ -380,9 +381,9 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, p
 	if err != nil {
 		return c, p.errorf(f.path, err)
 	}
-	var scratch parquetio.Row
+	var scratch value.Row
 	if !p.direct && !p.fullOut {
-		scratch = make(parquetio.Row, p.width)
+		scratch = make(value.Row, p.width)
 	}
 	for ir, err := range pf.IndexedRows(ctx) {
 		if err != nil {
@@ -398,7 +399,7 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, p
 		}
 		full := scratch
 		if p.fullOut {
-			full = make(parquetio.Row, p.width)
+			full = make(value.Row, p.width)
 		} else {
 			clear(full)
 		}
@@ -411,14 +412,14 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, p
 		if p.pred != nil && !p.pred.matchRow(full) {
 			continue
 		}
-		var out parquetio.Row
+		var out value.Row
 		if p.fullOut {
 			out = full
 			for _, pc := range p.parts {
 				out[pc.top] = clonePartValue(out[pc.top])
 			}
 		} else {
-			out = make(parquetio.Row, len(p.out))
+			out = make(value.Row, len(p.out))
 			for i, top := range p.out {
 				if p.isPart[top] {
 					out[i] = clonePartValue(full[top])
@@ -441,7 +442,7 @@ func clonePartValue(v any) any {
 	switch x := v.(type) {
 	case []byte:
 		return append([]byte{}, x...)
-	case parquetio.Decimal:
+	case value.Decimal:
 		if x.Unscaled != nil {
 			x.Unscaled = new(big.Int).Set(x.Unscaled)
 		}
@@ -451,7 +452,7 @@ func clonePartValue(v any) any {
 }
 
 // rows yields the plan's rows: files in order, rows in file order.
-func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bool) {
+func (p *scanPlan) rows(ctx context.Context, yield func(value.Row, error) bool) {
 	st := p.cfg.stats
 	if st == nil {
 		st = &ScanStats{}
@@ -464,7 +465,7 @@ func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bo
 			st.RowsDeleted += c.deleted
 		}
 	}
-	emit := func(r parquetio.Row) bool {
+	emit := func(r value.Row) bool {
 		st.RowsReturned++
 		return yield(r, nil) && (limit <= 0 || st.RowsReturned < limit)
 	}
@@ -474,7 +475,7 @@ func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bo
 	if p.cfg.concurrency <= 1 || len(p.files) == 1 {
 		for _, f := range p.files {
 			stopped := false
-			c, err := p.readFile(ctx, f, func(_ int64, r parquetio.Row) bool {
+			c, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
 				if !emit(r) {
 					stopped = true
 					return false
@@ -498,7 +499,7 @@ func (p *scanPlan) rows(ctx context.Context, yield func(parquetio.Row, error) bo
 // chunk is a batch of rows of one file; the last chunk of a file carries its
 // counts, or the error that ended it.
 type chunk struct {
-	rows   []parquetio.Row
+	rows   []value.Row
 	counts *fileCounts
 	err    error
 }
@@ -513,7 +514,7 @@ type chunk struct {
 // batches. (errgroup's SetLimit bounds running goroutines instead, and a
 // reader that has sent its last batch has returned while its batches still
 // wait in its channel; the window bounds what memory holds.)
-func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(parquetio.Row) bool, account func(fileCounts), yield func(parquetio.Row, error) bool) {
+func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(value.Row) bool, account func(fileCounts), yield func(value.Row, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -573,14 +574,14 @@ func (p *scanPlan) produce(ctx context.Context, f *scanFile, ch chan<- chunk) {
 			return false
 		}
 	}
-	batch := make([]parquetio.Row, 0, scanBatch)
-	counts, err := p.readFile(ctx, f, func(_ int64, r parquetio.Row) bool {
+	batch := make([]value.Row, 0, scanBatch)
+	counts, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
 		batch = append(batch, r)
 		if len(batch) == scanBatch {
 			if !send(chunk{rows: batch}) {
 				return false
 			}
-			batch = make([]parquetio.Row, 0, scanBatch)
+			batch = make([]value.Row, 0, scanBatch)
 		}
 		return true
 	})
@@ -631,8 +632,8 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // objectstore.ErrNotExist, parquetio.ErrCorrupt, txlog.ErrCorruptLog, ...),
 // or the context's error. Each names the table version and the data file.
 // Breaking out of the loop stops every reader.
-func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[parquetio.Row, error] {
-	return func(yield func(parquetio.Row, error) bool) {
+func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
 		p, err := t.plan(ctx, opts)
 		if err != nil {
 			yield(nil, err)
@@ -720,7 +721,7 @@ func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[
 			yield(zero, p.errorf("", err))
 			return
 		}
-		p.rows(ctx, func(r parquetio.Row, err error) bool {
+		p.rows(ctx, func(r value.Row, err error) bool {
 			if err != nil {
 				return yield(zero, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // scanFixture builds Delta tables for scan tests by writing data files with
@@ -99,7 +100,7 @@ func (f *scanFixture) isPart(name string) bool {
 // file writes rows (full table rows in schema order, all with the same
 // partition values) as one data file named name in its Hive partition
 // directory and returns its add action, stats included.
-func (f *scanFixture) file(name string, rows ...parquetio.Row) *txlog.Add {
+func (f *scanFixture) file(name string, rows ...value.Row) *txlog.Add {
 	t := f.t
 	t.Helper()
 	ctx := context.Background()
@@ -127,9 +128,9 @@ func (f *scanFixture) file(name string, rows ...parquetio.Row) *txlog.Add {
 		pv[fl.PhysicalName(f.mode)] = s
 		logical[fl.Name] = s
 	}
-	data := make([]parquetio.Row, len(rows))
+	data := make([]value.Row, len(rows))
 	for j, r := range rows {
-		d := make(parquetio.Row, len(idx))
+		d := make(value.Row, len(idx))
 		for k, i := range idx {
 			d[k] = r[i]
 		}
@@ -217,7 +218,7 @@ func fakeAdd(path string, pv map[string]string, stats string) *txlog.Add {
 }
 
 // rowsText renders rows compactly for comparisons in messages.
-func rowsText(rows []parquetio.Row) string {
+func rowsText(rows []value.Row) string {
 	var b strings.Builder
 	for i, r := range rows {
 		if i > 0 {
@@ -241,15 +242,15 @@ func valueText(v any) string {
 		return x.UTC().Format("2006-01-02T15:04:05.999999Z")
 	case []byte:
 		return fmt.Sprintf("0x%x", x)
-	case parquetio.Row:
+	case value.Row:
 		parts := make([]string, len(x))
 		for i, e := range x {
 			parts[i] = valueText(e)
 		}
 		return "{" + strings.Join(parts, ",") + "}"
-	case parquetio.Decimal:
+	case value.Decimal:
 		return x.String()
-	case parquetio.Date:
+	case value.Date:
 		return x.String()
 	case string:
 		return x

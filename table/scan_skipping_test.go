@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // skippingSchema has a column of every kind that stats can skip on, three
@@ -119,16 +119,16 @@ func TestFileSkipping(t *testing.T) {
 		{"ntz = wall clock after max", Col("ntz").Eq(time.Date(2024, 1, 2, 1, 0, 0, 0, cest)), "skip", "", nil},
 		{"ntz < min", Col("ntz").Lt(time.Date(2023, 12, 31, 0, 0, 0, 0, time.UTC)), "skip", "", nil},
 		// dates
-		{"dt = before min", Col("dt").Eq(parquetio.DateOf(time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC))), "skip", "", nil},
+		{"dt = before min", Col("dt").Eq(value.DateOf(time.Date(2024, 1, 5, 0, 0, 0, 0, time.UTC))), "skip", "", nil},
 		{"dt >= max (string)", Col("dt").Ge("2024-01-20"), "keep", "", nil},
 		{"dt > max (time.Time)", Col("dt").Gt(time.Date(2024, 1, 20, 23, 0, 0, 0, time.UTC)), "skip", "", nil},
 		{"dt != only value", Col("dt").Ne("2024-01-10"), "skip", `{"numRecords":1,"minValues":{"dt":"2024-01-10"},"maxValues":{"dt":"2024-01-10"},"nullCount":{"dt":0}}`, nil},
 		// decimals
 		{"dec = min (string)", Col("dec").Eq("12.34"), "keep", "", nil},
 		{"dec < min", Col("dec").Lt("12.34"), "skip", "", nil},
-		{"dec < min, other scale", Col("dec").Lt(parquetio.MustParseDecimal("12.3400")), "skip", "", nil},
-		{"dec > max", Col("dec").Gt(parquetio.NewDecimal(9999, 2)), "skip", "", nil},
-		{"dec >= max", Col("dec").Ge(parquetio.NewDecimal(9999, 2)), "keep", "", nil},
+		{"dec < min, other scale", Col("dec").Lt(value.MustParseDecimal("12.3400")), "skip", "", nil},
+		{"dec > max", Col("dec").Gt(value.NewDecimal(9999, 2)), "skip", "", nil},
+		{"dec >= max", Col("dec").Ge(value.NewDecimal(9999, 2)), "keep", "", nil},
 		{"dec = integer", Col("dec").Eq(50), "keep", "", nil},
 		{"dec exponent stats", Col("dec").Lt("12.34"), "skip", `{"numRecords":1,"minValues":{"dec":1.234E1},"maxValues":{"dec":1.5E+1},"nullCount":{"dec":0}}`, nil},
 		{"dec exponent stats max", Col("dec").Gt(15), "skip", `{"numRecords":1,"minValues":{"dec":1.234E1},"maxValues":{"dec":1.5E+1},"nullCount":{"dec":0}}`, nil},

@@ -16,6 +16,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // regionTable is a table partitioned by region with four files:
@@ -38,14 +39,14 @@ func regionTable(t *testing.T) *Table {
 	)
 	f := newScanFixture(t, sch, []string{"region"}, nil, nil)
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	rows := func(region any, from, to int) []parquetio.Row {
-		var out []parquetio.Row
+	rows := func(region any, from, to int) []value.Row {
+		var out []value.Row
 		for i := from; i <= to; i++ {
 			var score any = float64(i) / 2
 			if i%4 == 0 {
 				score = nil
 			}
-			out = append(out, parquetio.Row{int64(i), region, score, fmt.Sprintf("n%02d", i), base.Add(time.Duration(i) * time.Hour)})
+			out = append(out, value.Row{int64(i), region, score, fmt.Sprintf("n%02d", i), base.Add(time.Duration(i) * time.Hour)})
 		}
 		return out
 	}
@@ -58,7 +59,7 @@ func regionTable(t *testing.T) *Table {
 	return f.open()
 }
 
-func ids(t *testing.T, rows []parquetio.Row, col int) []int64 {
+func ids(t *testing.T, rows []value.Row, col int) []int64 {
 	t.Helper()
 	out := make([]int64, len(rows))
 	for i, r := range rows {
@@ -149,7 +150,7 @@ func TestScanRowValues(t *testing.T) {
 	tbl := regionTable(t)
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	rows := scanAll(t, tbl, WithFilter(Col("id").In(4, 11, 17)))
-	want := []parquetio.Row{
+	want := []value.Row{
 		{int64(17), nil, 8.5, "n17", base.Add(17 * time.Hour)},
 		{int64(4), "eu", nil, "n04", base.Add(4 * time.Hour)},
 		{int64(11), "us", 5.5, "n11", base.Add(11 * time.Hour)},
@@ -159,7 +160,7 @@ func TestScanRowValues(t *testing.T) {
 	}
 	// projection: any order, partition columns included
 	rows = scanAll(t, tbl, WithColumns("name", "REGION", "id"), WithFilter(Col("id").In(4, 11, 17)))
-	want = []parquetio.Row{{"n17", nil, int64(17)}, {"n04", "eu", int64(4)}, {"n11", "us", int64(11)}}
+	want = []value.Row{{"n17", nil, int64(17)}, {"n04", "eu", int64(4)}, {"n11", "us", int64(11)}}
 	if rowsText(rows) != rowsText(want) {
 		t.Errorf("projected rows %s, want %s", rowsText(rows), rowsText(want))
 	}
@@ -226,12 +227,12 @@ func TestScanDeletionVectors(t *testing.T) {
 	proto := &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 		ReaderFeatures: []string{txlog.FeatureDeletionVectors}, WriterFeatures: []string{txlog.FeatureDeletionVectors}}
 	f := newScanFixture(t, sch, nil, map[string]string{txlog.PropEnableDeletionVectors: "true"}, proto)
-	var rows []parquetio.Row
+	var rows []value.Row
 	for i := range 10 {
-		rows = append(rows, parquetio.Row{int32(i)})
+		rows = append(rows, value.Row{int32(i)})
 	}
 	a := f.file("x", rows...)
-	other := f.file("y", parquetio.Row{int32(100)}, parquetio.Row{int32(101)})
+	other := f.file("y", value.Row{int32(100)}, value.Row{int32(101)})
 	f.commit(a, other) // v0
 	dv1 := withDV(t, a, 0, 9)
 	f.commitActions(
@@ -243,7 +244,7 @@ func TestScanDeletionVectors(t *testing.T) {
 		txlog.Action{Remove: &txlog.Remove{Path: a.Path, DeletionTimestamp: scanPtr(int64(2)), DataChange: true, DeletionVector: dv1.DeletionVector}},
 		txlog.Action{Add: dv2},
 	) // v2
-	values := func(rows []parquetio.Row) []int64 {
+	values := func(rows []value.Row) []int64 {
 		out := make([]int64, len(rows))
 		for i, r := range rows {
 			out[i] = int64(r[0].(int32))
@@ -299,8 +300,8 @@ func TestScanColumnMapping(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			f := newScanFixture(t, sch, []string{"Part"}, map[string]string{txlog.PropColumnMappingMode: mode, "delta.columnMapping.maxColumnId": "4"}, nil)
 			f.commit(
-				f.file("1", parquetio.Row{"a", int64(1), parquetio.Row{1.5}}, parquetio.Row{"a", int64(2), nil}),
-				f.file("2", parquetio.Row{"b", int64(3), parquetio.Row{-1.0}}),
+				f.file("1", value.Row{"a", int64(1), value.Row{1.5}}, value.Row{"a", int64(2), nil}),
+				f.file("2", value.Row{"b", int64(3), value.Row{-1.0}}),
 			)
 			tbl := f.open()
 			files, err := tbl.Files(context.Background())
@@ -337,13 +338,13 @@ func TestScanPartitionTypes(t *testing.T) {
 		schema.NewField("v", p(schema.Long), true),
 	)
 	f := newScanFixture(t, sch, []string{"s", "i", "d", "t", "m", "b"}, nil, nil)
-	day := parquetio.DateOf(time.Date(2021, 9, 8, 0, 0, 0, 0, time.UTC))
+	day := value.DateOf(time.Date(2021, 9, 8, 0, 0, 0, 0, time.UTC))
 	ts := time.Date(2021, 9, 8, 11, 11, 11, 123456000, time.UTC)
 	weird := "a/b%c d=e:f+g#h?é"
 	f.commit(
-		f.file("1", parquetio.Row{weird, int32(-7), day, ts, parquetio.MustParseDecimal("1234.50"), true, int64(1)}),
-		f.file("2", parquetio.Row{"%25 literal", int32(0), nil, nil, nil, false, int64(2)}),
-		f.file("3", parquetio.Row{nil, nil, nil, nil, nil, nil, int64(3)}),
+		f.file("1", value.Row{weird, int32(-7), day, ts, value.MustParseDecimal("1234.50"), true, int64(1)}),
+		f.file("2", value.Row{"%25 literal", int32(0), nil, nil, nil, false, int64(2)}),
+		f.file("3", value.Row{nil, nil, nil, nil, nil, nil, int64(3)}),
 	)
 	tbl := f.open()
 	files, _ := tbl.Files(context.Background())
@@ -355,7 +356,7 @@ func TestScanPartitionTypes(t *testing.T) {
 	rows := scanAll(t, tbl)
 	got := map[int64]string{}
 	for _, r := range rows {
-		got[r[6].(int64)] = rowsText([]parquetio.Row{r})
+		got[r[6].(int64)] = rowsText([]value.Row{r})
 	}
 	want := map[int64]string{
 		1: weird + ",-7,2021-09-08,2021-09-08T11:11:11.123456Z,1234.50,true,1",
@@ -395,9 +396,9 @@ func TestScanPartitionTypes(t *testing.T) {
 	}
 	// partition values of different rows do not share memory
 	rows = scanAll(t, tbl, WithFilter(Col("m").IsNotNull()))
-	m := rows[0][4].(parquetio.Decimal)
+	m := rows[0][4].(value.Decimal)
 	m.Unscaled.SetInt64(0)
-	if again := scanAll(t, tbl, WithFilter(Col("m").IsNotNull())); again[0][4].(parquetio.Decimal).String() != "1234.50" {
+	if again := scanAll(t, tbl, WithFilter(Col("m").IsNotNull())); again[0][4].(value.Decimal).String() != "1234.50" {
 		t.Errorf("decimal partition value shared between scans")
 	}
 }
@@ -424,9 +425,9 @@ func TestScanAbsolutePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newScanFixtureIn(t, rootStore, sch, nil, nil, nil)
-	inside := f.file("in", parquetio.Row{int64(1)})
+	inside := f.file("in", value.Row{int64(1)})
 	inside.Path = rootStore.URI() + "/" + inside.Path
-	elsewhere := newScanFixtureIn(t, otherStore, sch, nil, nil, nil).file("out file", parquetio.Row{int64(2)})
+	elsewhere := newScanFixtureIn(t, otherStore, sch, nil, nil, nil).file("out file", value.Row{int64(2)})
 	// file:/x form with the space encoded once
 	elsewhere.Path = "file:" + strings.TrimPrefix(otherStore.URI(), "file://") + "/" + elsewhere.Path
 	f.commit(inside, elsewhere)
@@ -482,7 +483,7 @@ func TestScanErrors(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(schema.NewField("v", schema.Primitive(schema.Long), true))
 	f := newScanFixture(t, sch, nil, nil, nil)
-	good := f.file("good", parquetio.Row{int64(1)})
+	good := f.file("good", value.Row{int64(1)})
 	missing := fakeAdd("part-missing.parquet", nil, "")
 	f.commit(good, missing)
 	if err := f.store.Put(ctx, "part-corrupt.parquet", []byte("this is not parquet at all")); err != nil {
@@ -523,7 +524,7 @@ func TestScanErrors(t *testing.T) {
 	// a bad DV descriptor
 	g := newScanFixture(t, sch, nil, nil, &txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 		ReaderFeatures: []string{txlog.FeatureDeletionVectors}, WriterFeatures: []string{txlog.FeatureDeletionVectors}})
-	a := g.file("a", parquetio.Row{int64(1)}, parquetio.Row{int64(2)})
+	a := g.file("a", value.Row{int64(1)}, value.Row{int64(2)})
 	a = withDV(t, a, 0)
 	a.DeletionVector.Cardinality = 2
 	g.commit(a)
@@ -556,9 +557,9 @@ func TestScanConcurrentOrder(t *testing.T) {
 	f := newScanFixture(t, sch, nil, nil, nil)
 	var adds []*txlog.Add
 	for i := range 30 {
-		var rows []parquetio.Row
+		var rows []value.Row
 		for j := range 1000 + 37*i {
-			rows = append(rows, parquetio.Row{int64(i*100000 + j), strings.Repeat("x", j%7)})
+			rows = append(rows, value.Row{int64(i*100000 + j), strings.Repeat("x", j%7)})
 		}
 		adds = append(adds, f.file(fmt.Sprintf("%03d", i), rows...))
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Spark read-back of DELETE, UPDATE and RESTORE (issue 12): the tables of
@@ -36,7 +36,7 @@ func sparkRefRow(vals []any) string {
 	return strings.Join(parts, "|")
 }
 
-func sparkRefRows(rows []parquetio.Row) []string {
+func sparkRefRows(rows []value.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		out[i] = sparkRefRow(r)
@@ -176,7 +176,7 @@ type sparkCheck struct {
 }
 
 // wantSparkRows checks Spark's rows against want, and the column names.
-func wantSparkRows(want []parquetio.Row, cols []string) func(*testing.T, *testsupport.SparkResult) {
+func wantSparkRows(want []value.Row, cols []string) func(*testing.T, *testsupport.SparkResult) {
 	return func(t *testing.T, res *testsupport.SparkResult) {
 		t.Helper()
 		if got := sparkColumnNames(res); !slices.Equal(got, cols) {
@@ -403,11 +403,11 @@ func TestSparkCorpusDVDML(t *testing.T) {
 			updateSQL: "SET id = id + 100 WHERE id < 5",
 		},
 	}
-	row := func(int32col bool, v int64) parquetio.Row {
+	row := func(int32col bool, v int64) value.Row {
 		if int32col {
-			return parquetio.Row{int32(v)}
+			return value.Row{int32(v)}
 		}
-		return parquetio.Row{v}
+		return value.Row{v}
 	}
 	var checks []sparkCheck
 	for _, c := range cases {
@@ -423,7 +423,7 @@ func TestSparkCorpusDVDML(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.table, err)
 		}
-		var before, afterDelete, after []parquetio.Row
+		var before, afterDelete, after []value.Row
 		for _, v := range c.live {
 			before = append(before, row(c.int32, v))
 			if c.drop(v) {

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Writer features against tables Spark creates (issue 15, items 5, 7, 8):
@@ -218,10 +218,10 @@ func TestFeatureTable(t *testing.T) {
 	}
 	// want holds the reference rows after deltakit's writes.
 	type outcome struct {
-		want []parquetio.Row
+		want []value.Row
 		ids  map[int64]stableID // stableIDs after deltakit's writes (rowIDs cases)
 		// changes are the change rows of versions from to to (deltakit's).
-		changes  []parquetio.Row
+		changes  []value.Row
 		from, to int64
 	}
 	outcomes := map[string]*outcome{}
@@ -241,7 +241,7 @@ func TestFeatureTable(t *testing.T) {
 			tbl, err := Open(ctx, dir)
 			var nt *Table
 			if err == nil {
-				nt, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(6), "s6"}, {int64(7), "s7"}, {int64(8), "s8"}, {int64(9), "s9"}, {int64(10), "s10"}})
+				nt, err = tbl.AppendRows(ctx, []value.Row{{int64(6), "s6"}, {int64(7), "s7"}, {int64(8), "s8"}, {int64(9), "s9"}, {int64(10), "s10"}})
 			} else if !refused {
 				t.Fatalf("open: %v", err)
 			}
@@ -263,15 +263,15 @@ func TestFeatureTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("append: %v", err)
 			}
-			want := []parquetio.Row{{int64(1), "s1"}, {int64(2), "s2"}, {int64(3), "s3"}, {int64(4), "s4"}, {int64(5), "s5"},
+			want := []value.Row{{int64(1), "s1"}, {int64(2), "s2"}, {int64(3), "s3"}, {int64(4), "s4"}, {int64(5), "s5"},
 				{int64(6), "s6"}, {int64(7), "s7"}, {int64(8), "s8"}, {int64(9), "s9"}, {int64(10), "s10"}}
 			tbl = nt
 			// changes is the change data feed of deltakit's writes (id, v,
 			// _change_type, _commit_version), checked through Spark's
 			// table_changes on the changeDataFeed table.
-			var changes []parquetio.Row
+			var changes []value.Row
 			for _, r := range want[5:] {
-				changes = append(changes, parquetio.Row{r[0], r[1], ChangeInsert, tbl.Version()})
+				changes = append(changes, value.Row{r[0], r[1], ChangeInsert, tbl.Version()})
 			}
 			firstVersion := tbl.Version()
 			files := listFiles(t, dir)
@@ -287,8 +287,8 @@ func TestFeatureTable(t *testing.T) {
 				t.Fatalf("delete: %v", err)
 			} else {
 				tbl = nt
-				changes = append(changes, parquetio.Row{int64(2), "s2", ChangeDelete, tbl.Version()})
-				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(2) })
+				changes = append(changes, value.Row{int64(2), "s2", ChangeDelete, tbl.Version()})
+				want = slices.DeleteFunc(want, func(r value.Row) bool { return r[0] == int64(2) })
 			}
 			files = listFiles(t, dir)
 			updVersion := int64(-1)
@@ -305,8 +305,8 @@ func TestFeatureTable(t *testing.T) {
 			} else {
 				tbl = nt
 				updVersion = nt.Version()
-				changes = append(changes, parquetio.Row{int64(3), "s3", ChangeUpdatePreimage, tbl.Version()},
-					parquetio.Row{int64(3), "u3", ChangeUpdatePostimage, tbl.Version()})
+				changes = append(changes, value.Row{int64(3), "s3", ChangeUpdatePreimage, tbl.Version()},
+					value.Row{int64(3), "u3", ChangeUpdatePostimage, tbl.Version()})
 				for _, r := range want {
 					if r[0] == int64(3) {
 						r[1] = "u3"
@@ -318,7 +318,7 @@ func TestFeatureTable(t *testing.T) {
 			files = listFiles(t, dir)
 			msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true),
 				schema.NewField("v", schema.Primitive(schema.String), true)),
-				[]parquetio.Row{{int64(3), "m3"}, {int64(4), "del"}, {int64(12), "s12"}})
+				[]value.Row{{int64(3), "m3"}, {int64(4), "del"}, {int64(12), "s12"}})
 			var mres *MergeResult
 			nt, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
 				WhenMatched().If(Source("v").Eq("del")).Delete().
@@ -341,23 +341,23 @@ func TestFeatureTable(t *testing.T) {
 				updVersion = tbl.Version() // id 3 was updated again
 				for _, r := range want {
 					if r[0] == int64(3) {
-						changes = append(changes, parquetio.Row{int64(3), r[1], ChangeUpdatePreimage, tbl.Version()},
-							parquetio.Row{int64(3), "m3", ChangeUpdatePostimage, tbl.Version()})
+						changes = append(changes, value.Row{int64(3), r[1], ChangeUpdatePreimage, tbl.Version()},
+							value.Row{int64(3), "m3", ChangeUpdatePostimage, tbl.Version()})
 						r[1] = "m3"
 					}
 				}
-				changes = append(changes, parquetio.Row{int64(4), "s4", ChangeDelete, tbl.Version()},
-					parquetio.Row{int64(12), "s12", ChangeInsert, tbl.Version()})
-				want = slices.DeleteFunc(want, func(r parquetio.Row) bool { return r[0] == int64(4) })
-				want = append(want, parquetio.Row{int64(12), "s12"})
+				changes = append(changes, value.Row{int64(4), "s4", ChangeDelete, tbl.Version()},
+					value.Row{int64(12), "s12", ChangeInsert, tbl.Version()})
+				want = slices.DeleteFunc(want, func(r value.Row) bool { return r[0] == int64(4) })
+				want = append(want, value.Row{int64(12), "s12"})
 			}
 			if c.optimize {
-				nt, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(11), "s11"}})
+				nt, err = tbl.AppendRows(ctx, []value.Row{{int64(11), "s11"}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				tbl = nt
-				want = append(want, parquetio.Row{int64(11), "s11"})
+				want = append(want, value.Row{int64(11), "s11"})
 				var ids map[int64]stableID
 				if c.rowIDs {
 					ids = stableIDs(t, tbl)

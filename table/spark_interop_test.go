@@ -12,9 +12,9 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // sparkValue encodes a parquetio value as the Spark oracle does (see
@@ -31,7 +31,7 @@ func sparkValue(v any) any {
 	return v
 }
 
-func sparkRows(rows []parquetio.Row) []string {
+func sparkRows(rows []value.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
 		vals := make([]any, len(r))
@@ -93,19 +93,19 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 		sch   *schema.StructType
 		ddl   string
 		props map[string]string
-		rows  []parquetio.Row
+		rows  []value.Row
 	}{
 		{"NOT NULL + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)), "id BIGINT NOT NULL, t TIMESTAMP_NTZ", nil,
-			[]parquetio.Row{{int64(1), t0}, {int64(2), nil}}},
+			[]value.Row{{int64(1), t0}, {int64(2), nil}}},
 		{"NOT NULL + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true"}, []parquetio.Row{{int64(1), "a"}, {int64(2), nil}}},
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), "a"}, {int64(2), nil}}},
 		{"NOT NULL + appendOnly", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.appendOnly": "true"}, []parquetio.Row{{int64(3), "c"}}},
+			map[string]string{"delta.appendOnly": "true"}, []value.Row{{int64(3), "c"}}},
 		{"NOT NULL + appendOnly + deletion vectors + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)),
 			"id BIGINT NOT NULL, t TIMESTAMP_NTZ", map[string]string{"delta.appendOnly": "true", "delta.enableDeletionVectors": "true"},
-			[]parquetio.Row{{int64(4), t0.Add(time.Hour)}}},
+			[]value.Row{{int64(4), t0.Add(time.Hour)}}},
 		{"CHECK constraint + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []parquetio.Row{{int64(5), "e"}}},
+			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []value.Row{{int64(5), "e"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,20 +173,20 @@ func TestSparkCheckConstraintAgreement(t *testing.T) {
 	}
 	for _, bad := range []struct {
 		sql string
-		row parquetio.Row
-	}{{"-5", parquetio.Row{int64(-5), "a"}}, {"0", parquetio.Row{int64(0), "b"}}, {"NULL", parquetio.Row{nil, "c"}}} {
+		row value.Row
+	}{{"-5", value.Row{int64(-5), "a"}}, {"0", value.Row{int64(0), "b"}}, {"NULL", value.Row{nil, "c"}}} {
 		_, serr := spark.SQL(fmt.Sprintf("INSERT INTO delta.`%s` VALUES (%s, 'x')", dir, bad.sql))
 		var se *testsupport.SparkError
 		if !errors.As(serr, &se) || se.Condition != "DELTA_VIOLATE_CONSTRAINT_WITH_VALUES" {
 			t.Errorf("Spark insert of id %s: %v, want DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", bad.sql, serr)
 		}
-		_, err := tbl.AppendRows(ctx, []parquetio.Row{bad.row})
+		_, err := tbl.AppendRows(ctx, []value.Row{bad.row})
 		var cv *ConstraintViolationError
 		if !errors.As(err, &cv) || cv.Name != "idpos" {
 			t.Errorf("deltakit append of id %s: %v, want idpos violated", bad.sql, err)
 		}
 	}
-	nt, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(7), "ok"}})
+	nt, err := tbl.AppendRows(ctx, []value.Row{{int64(7), "ok"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSparkCheckConstraintAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sparkResultRows(res), sparkRows([]parquetio.Row{{int64(7), "ok"}}); !slices.Equal(got, want) {
+	if got, want := sparkResultRows(res), sparkRows([]value.Row{{int64(7), "ok"}}); !slices.Equal(got, want) {
 		t.Errorf("Spark read %v, want %v", got, want)
 	}
 }

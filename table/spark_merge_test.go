@@ -10,7 +10,7 @@ import (
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestSparkMerge, in one Spark batch: Spark reads every table of
@@ -83,8 +83,8 @@ func TestSparkMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := mergeRef{
-			matched: func(t, s parquetio.Row) (parquetio.Row, bool) { return s, s[0].(int64) >= 35 },
-			insert:  func(s parquetio.Row) parquetio.Row { return s },
+			matched: func(t, s value.Row) (value.Row, bool) { return s, s[0].(int64) >= 35 },
+			insert:  func(s value.Row) value.Row { return s },
 		}.apply(input, src)
 		dir, sparkV := dirs[names[1]], twins[1].Version()+1
 		stmt := fmt.Sprintf("MERGE INTO delta.`%s` t USING (SELECT * FROM VALUES %s AS s(id, city, v)) s ON t.id = s.id "+

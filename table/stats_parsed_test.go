@@ -11,9 +11,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The checkpoint layout Spark writes with delta.checkpoint.writeStatsAsJson
@@ -115,17 +115,17 @@ func TestStatsOnlyInCheckpointStructs(t *testing.T) {
 	var want []bounds
 	const batches, rowsPer = 4, 10
 	for k := range batches {
-		var rows []parquetio.Row
+		var rows []value.Row
 		var b bounds
 		for i := range rowsPer {
 			id := int64(k*100 + i)
 			ts := base.Add(time.Duration(k)*24*time.Hour + time.Duration(i)*time.Second + 1500*time.Microsecond)
-			dec := parquetio.Decimal{Unscaled: big.NewInt(id*100 + 25), Scale: 2}
+			dec := value.Decimal{Unscaled: big.NewInt(id*100 + 25), Scale: 2}
 			var s any = fmt.Sprintf("s%d-%02d", k, i)
 			if k == 3 && i == 0 {
 				s = nil
 			}
-			rows = append(rows, parquetio.Row{fmt.Sprintf("p%d", k), id, ts, parquetio.DateOf(base) + parquetio.Date(k*10+i), dec, s})
+			rows = append(rows, value.Row{fmt.Sprintf("p%d", k), id, ts, value.DateOf(base) + value.Date(k*10+i), dec, s})
 			if i == 0 {
 				b = bounds{id, id, ts.UnixMicro(), ts.UnixMicro(), id*100 + 25, id*100 + 25}
 			}
@@ -154,7 +154,7 @@ func TestStatsOnlyInCheckpointStructs(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := want[k]
-		days := func(i int) *int32 { return ptr(int32(parquetio.DateOf(base)) + int32(k*10+i)) }
+		days := func(i int) *int32 { return ptr(int32(value.DateOf(base)) + int32(k*10+i)) }
 		micros := func(us int64) *int64 { return ptr(us) } // full µs: the reader cuts to ms
 		nullS := int64(0)
 		if k == 3 {
@@ -220,8 +220,8 @@ func TestStatsOnlyInCheckpointStructs(t *testing.T) {
 	tsAt := func(k, i int, extra time.Duration) time.Time {
 		return base.Add(time.Duration(k)*24*time.Hour + time.Duration(i)*time.Second + extra)
 	}
-	dec := func(unscaled int64) parquetio.Decimal {
-		return parquetio.Decimal{Unscaled: big.NewInt(unscaled), Scale: 2}
+	dec := func(unscaled int64) value.Decimal {
+		return value.Decimal{Unscaled: big.NewInt(unscaled), Scale: 2}
 	}
 	for _, tc := range []struct {
 		name          string
@@ -234,7 +234,7 @@ func TestStatsOnlyInCheckpointStructs(t *testing.T) {
 		{"id in batch 1", Col("id").Eq(int64(105)), 0, 1, 1, []string{"p1"}},
 		{"timestamp after batch 1", Col("ts").Ge(tsAt(2, 0, 0)), 0, 2, 20, []string{"p2", "p3"}},
 		{"timestamp before batch 0's max (µs cut to ms)", Col("ts").Lt(tsAt(0, 0, 1500*time.Microsecond)), 0, 1, 0, []string{"p0"}},
-		{"date of batch 2", Col("d").Eq(parquetio.DateOf(base) + 25), 0, 1, 1, []string{"p2"}},
+		{"date of batch 2", Col("d").Eq(value.DateOf(base) + 25), 0, 1, 1, []string{"p2"}},
 		{"decimal below batch 1", Col("dec").Lt(dec(10025)), 0, 1, 10, []string{"p0"}},
 		{"string of batch 0", Col("s").Eq("s0-05"), 0, 1, 1, []string{"p0"}},
 		{"null string", Col("s").IsNull(), 0, 1, 1, []string{"p3"}},

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table/internal/structcodec"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The struct codec (Go structs ↔ Rows: plans, tags, converters) is
@@ -38,7 +38,7 @@ import (
 //	type Flight struct {
 //		Date     time.Time          `delta:"date,timestamp_ntz"`
 //		Delay    int64              `delta:"delay,notnull"`
-//		Price    parquetio.Decimal  `delta:"price,decimal(10,2)"`
+//		Price    value.Decimal  `delta:"price,decimal(10,2)"`
 //		Origin   *string            // column "Origin", nullable
 //		Internal string             `delta:"-"` // not a column
 //	}
@@ -53,13 +53,13 @@ import (
 //     int64 or int field, which then holds microseconds since 1970-01-01
 //     00:00:00 (UTC for timestamp; the wall clock for timestamp_ntz), the
 //     values Delta stores.
-//   - decimal(p,s): the Delta type of a parquetio.Decimal field (required
+//   - decimal(p,s): the Delta type of a value.Decimal field (required
 //     for them).
 //
 // Go types: int64 and int → long; int32 → integer; int16 → short; int8 →
 // byte; float32 → float; float64 → double; bool → boolean; string →
-// string; []byte → binary; time.Time → timestamp; parquetio.Date → date;
-// parquetio.Decimal → decimal(p,s) from the tag; a struct → struct; a slice
+// string; []byte → binary; time.Time → timestamp; value.Date → date;
+// value.Decimal → decimal(p,s) from the tag; a struct → struct; a slice
 // []T → array<T>; a map[K]V → map<K,V>; a pointer *T → T, nullable. Named
 // types with these underlying kinds work as their kind does. Unsigned
 // integers, complex numbers, channels, functions, interfaces, arrays and
@@ -184,11 +184,11 @@ func primName(t schema.Type) string {
 
 // encodeRows converts typed rows into Rows aligned with target. rows is a
 // []T or []*T; a nil *T is an error. Errors name the row index and column.
-func encodeRows(ctx context.Context, rv reflect.Value, enc *structEncoder) ([]parquetio.Row, error) {
+func encodeRows(ctx context.Context, rv reflect.Value, enc *structEncoder) ([]value.Row, error) {
 	n := rv.Len()
 	k := len(enc.target.Fields)
 	var backing []any
-	out := make([]parquetio.Row, n)
+	out := make([]value.Row, n)
 	ptr := rv.Type().Elem().Kind() == reflect.Pointer
 	for i := range n {
 		if j := i % cancelCheckRows; j == 0 {
@@ -219,7 +219,7 @@ func encodeRows(ctx context.Context, rv reflect.Value, enc *structEncoder) ([]pa
 // rowDecoder returns a function converting Rows aligned with sch (a read
 // schema) into values of the Go struct type T (or *T); see
 // structcodec.RowDecoder. Typed scans call it once per scan.
-func rowDecoder[T any](sch *schema.StructType) (func(parquetio.Row) (T, error), error) {
+func rowDecoder[T any](sch *schema.StructType) (func(value.Row) (T, error), error) {
 	return structcodec.RowDecoder[T](sch)
 }
 

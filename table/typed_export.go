@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // RowsOf converts rows of the Go struct type T (or *T) into untyped Rows
@@ -17,7 +17,7 @@ import (
 // Append uses, for callers that commit the rows themselves (the streaming
 // sink's typed epochs). Errors wrap ErrSchemaMismatch or ErrInvalidArgument;
 // a bad row is a *RowError naming its index.
-func RowsOf[T any](sch *schema.StructType, rows []T) ([]parquetio.Row, error) {
+func RowsOf[T any](sch *schema.StructType, rows []T) ([]value.Row, error) {
 	if sch == nil {
 		return nil, fmt.Errorf("table: %w: RowsOf needs a schema", ErrInvalidArgument)
 	}

@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 func TestRowsOf(t *testing.T) {
@@ -40,7 +40,7 @@ func TestRowsOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []parquetio.Row{{int64(7), "bob", 1.5}, {int64(8), nil, 0.0}}
+	want := []value.Row{{int64(7), "bob", 1.5}, {int64(8), nil, 0.0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("full: got %#v, want %#v", got, want)
 	}

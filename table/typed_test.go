@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 type Address struct {
@@ -41,9 +41,9 @@ type Everything struct {
 	TS       time.Time                          `delta:"ts"`
 	NTZ      time.Time                          `delta:"ntz,timestamp_ntz"`
 	Day      time.Time                          `delta:"day,date"`
-	Date     parquetio.Date                     `delta:"date2"`
-	D52      parquetio.Decimal                  `delta:"d52,decimal(5,2)"`
-	D3810    *parquetio.Decimal                 `delta:"d3810,decimal(38, 10)"`
+	Date     value.Date                         `delta:"date2"`
+	D52      value.Decimal                      `delta:"d52,decimal(5,2)"`
+	D3810    *value.Decimal                     `delta:"d3810,decimal(38, 10)"`
 	Ptr      *int64                             `delta:"ptr"`
 	PtrStr   *string                            `delta:"ptr_str"`
 	Addr     Address                            `delta:"addr"`
@@ -54,24 +54,24 @@ type Everything struct {
 	Scores   map[string]float64                 `delta:"scores"`
 	Nested   map[int32][]string                 `delta:"nested"`
 	Days     []time.Time                        `delta:"days,date"`
-	ByDay    map[string]parquetio.Decimal       `delta:"by_day,decimal(10,2)"`
+	ByDay    map[string]value.Decimal           `delta:"by_day,decimal(10,2)"`
 	Untagged string                             // column "Untagged"
 	Skipped  string                             `delta:"-"`
 	private  int                                // not a column
 	Matrix   [][]int64                          `delta:"matrix"`
 	Deep     map[string]map[string]*Address     `delta:"deep"`
-	Wide     map[string]*parquetio.Decimal      `delta:"wide,decimal(20,4)"`
+	Wide     map[string]*value.Decimal          `delta:"wide,decimal(20,4)"`
 	TSs      map[string]time.Time               `delta:"tss,timestamp_ntz"`
 	Bools    []bool                             `delta:"bools"`
 	Bytes    [][]byte                           `delta:"bytes"`
 	Empty    struct{ X *int64 }                 `delta:"empty"`
-	Dates    map[parquetio.Date]parquetio.Date  `delta:"dates"`
+	Dates    map[value.Date]value.Date          `delta:"dates"`
 	Floats   map[float64]float32                `delta:"floats"`
 	Statuses map[Status]Status                  `delta:"statuses"`
 	PtrMap   *map[string]int64                  `delta:"ptr_map"`
 	PtrSlice *[]int64                           `delta:"ptr_slice"`
 	TimePtr  *time.Time                         `delta:"time_ptr,timestamp_ntz"`
-	DatePtr  *parquetio.Date                    `delta:"date_ptr"`
+	DatePtr  *value.Date                        `delta:"date_ptr"`
 	AnyTime  map[string][]map[string]*time.Time `delta:"any_time"`
 }
 
@@ -150,7 +150,7 @@ func TestSchemaOfErrors(t *testing.T) {
 		{"interface", func() error { _, err := SchemaOf[struct{ A any }](); return err }, ".A"},
 		{"array", func() error { _, err := SchemaOf[struct{ A [4]byte }](); return err }, ".A"},
 		{"nested chan", func() error { _, err := SchemaOf[struct{ M map[string][]chan int }](); return err }, ".M"},
-		{"decimal without tag", func() error { _, err := SchemaOf[struct{ D parquetio.Decimal }](); return err }, "decimal(p,s)"},
+		{"decimal without tag", func() error { _, err := SchemaOf[struct{ D value.Decimal }](); return err }, "decimal(p,s)"},
 		{"bad tag", func() error {
 			_, err := SchemaOf[struct {
 				X int64 `delta:"x,frobnicate"`
@@ -159,7 +159,7 @@ func TestSchemaOfErrors(t *testing.T) {
 		}, "frobnicate"},
 		{"bad decimal", func() error {
 			_, err := SchemaOf[struct {
-				D parquetio.Decimal `delta:"d,decimal(40,2)"`
+				D value.Decimal `delta:"d,decimal(40,2)"`
 			}]()
 			return err
 		}, "decimal(40,2)"},
@@ -200,22 +200,22 @@ func everythingRows() []Everything {
 	full := Everything{
 		Base: Base{ID: 1}, I: math.MinInt32, S: 12, B: -3, N: 1 << 40, F: 0.25, D: math.Pi, OK: true,
 		Str: "straße", Status: "active", Bin: []byte{0xde, 0xad}, TS: ts, NTZ: ts, Day: time.Date(2024, 3, 10, 0, 0, 0, 0, time.UTC),
-		Date: parquetio.DateOf(ts), D52: parquetio.MustParseDecimal("-123.45"),
-		D3810: ptrTo(parquetio.MustParseDecimal("1234567890123456789012345678.0123456789")), Ptr: ptrTo(int64(7)), PtrStr: ptrTo(""),
+		Date: value.DateOf(ts), D52: value.MustParseDecimal("-123.45"),
+		D3810: ptrTo(value.MustParseDecimal("1234567890123456789012345678.0123456789")), Ptr: ptrTo(int64(7)), PtrStr: ptrTo(""),
 		Addr: Address{City: "Amsterdam", Zip: &zip}, AddrPtr: &Address{City: "Utrecht"}, Tags: []string{"a", "b"},
 		Opt: []*int64{ptrTo(int64(1)), nil}, Addrs: []Address{{City: "x"}, {City: "y", Zip: &zip}},
 		Scores: map[string]float64{"b": 2, "a": 1}, Nested: map[int32][]string{2: {"two"}, 1: nil},
 		Days:  []time.Time{time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)},
-		ByDay: map[string]parquetio.Decimal{"mon": parquetio.MustParseDecimal("1.50")}, Untagged: "u", Skipped: "not written",
+		ByDay: map[string]value.Decimal{"mon": value.MustParseDecimal("1.50")}, Untagged: "u", Skipped: "not written",
 		Matrix: [][]int64{{1, 2}, {}, nil}, Deep: map[string]map[string]*Address{"k": {"inner": {City: "z"}, "nil": nil}},
-		Wide: map[string]*parquetio.Decimal{"w": ptrTo(parquetio.MustParseDecimal("9999999999999999.9999")), "n": nil},
+		Wide: map[string]*value.Decimal{"w": ptrTo(value.MustParseDecimal("9999999999999999.9999")), "n": nil},
 		TSs:  map[string]time.Time{"t": ts}, Bools: []bool{true, false}, Bytes: [][]byte{{1}, nil, {}},
-		Empty: struct{ X *int64 }{X: ptrTo(int64(3))}, Dates: map[parquetio.Date]parquetio.Date{1: 2},
+		Empty: struct{ X *int64 }{X: ptrTo(int64(3))}, Dates: map[value.Date]value.Date{1: 2},
 		Floats: map[float64]float32{1.5: 2.5}, Statuses: map[Status]Status{"a": "b"}, PtrMap: &map[string]int64{"x": 1},
-		PtrSlice: &[]int64{5}, TimePtr: &ts, DatePtr: ptrTo(parquetio.Date(19000)),
+		PtrSlice: &[]int64{5}, TimePtr: &ts, DatePtr: ptrTo(value.Date(19000)),
 		AnyTime: map[string][]map[string]*time.Time{"a": {{"b": &ts, "c": nil}, nil}},
 	}
-	return []Everything{full, {Base: Base{ID: 2}, D52: parquetio.MustParseDecimal("0.00")}}
+	return []Everything{full, {Base: Base{ID: 2}, D52: value.MustParseDecimal("0.00")}}
 }
 
 func TestTypedRoundTrip(t *testing.T) {
@@ -324,8 +324,8 @@ func TestTypedAgainstTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, t1), []parquetio.Row{{int32(1), parquetio.MustParseDecimal("5.00"),
-		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), parquetio.DateOf(when), float32(0.5), nil, "x"}})
+	assertRows(t, readAllRows(t, t1), []value.Row{{int32(1), value.MustParseDecimal("5.00"),
+		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), value.DateOf(when), float32(0.5), nil, "x"}})
 
 	type Extra struct {
 		ID    int32  `delta:"id"`
@@ -368,11 +368,11 @@ func TestTypedAgainstTable(t *testing.T) {
 		}, ErrInvalidArgument, "chan int"},
 		{"decimal scale", func() error {
 			type D struct {
-				ID     int32             `delta:"id"`
-				P      string            `delta:"p"`
-				Amount parquetio.Decimal `delta:"amount,decimal(10,3)"`
+				ID     int32         `delta:"id"`
+				P      string        `delta:"p"`
+				Amount value.Decimal `delta:"amount,decimal(10,3)"`
 			}
-			_, err := Append(ctx, t1, []D{{ID: 1, P: "x", Amount: parquetio.MustParseDecimal("1.005")}})
+			_, err := Append(ctx, t1, []D{{ID: 1, P: "x", Amount: value.MustParseDecimal("1.005")}})
 			return err
 		}, ErrInvalidArgument, `column "amount"`},
 	}
@@ -454,12 +454,12 @@ func TestTypedAgainstTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := make(parquetio.Row, len(t4.Schema().Fields))
+	row := make(value.Row, len(t4.Schema().Fields))
 	row[0] = int32(1000)
 	if _, err := d8(row); !errors.Is(err, ErrSchemaMismatch) {
 		t.Fatalf("overflow decode: %v", err)
 	}
-	if _, err := d8(parquetio.Row{1}); !errors.Is(err, ErrSchemaMismatch) {
+	if _, err := d8(value.Row{1}); !errors.Is(err, ErrSchemaMismatch) {
 		t.Fatalf("short row decode: %v", err)
 	}
 	row[0] = "not an int"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The columnar fast path of Append[T] and Overwrite[T]: when the table is
@@ -491,7 +492,7 @@ func (r *colReader) micros(p unsafe.Pointer, validate bool) (int64, error) {
 // days reads the time.Time or int32 field at p for a date column.
 func (r *colReader) days(p unsafe.Pointer) (int32, error) {
 	if r.src == srcTime {
-		return int32(parquetio.DateOf(*(*time.Time)(p))), nil
+		return int32(value.DateOf(*(*time.Time)(p))), nil
 	}
 	return *(*int32)(p), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Row types of TestTypedColumnarMatchesRowPath.
@@ -56,11 +57,11 @@ type colConversions struct {
 	OK    bool    `delta:"ok"`
 	Bin   string  `delta:"bin"` // binary column
 	TS    time.Time
-	NTZ   time.Time      `delta:"ntz,timestamp_ntz"`
-	Day   time.Time      `delta:"day,date"`
-	Date  parquetio.Date `delta:"date2"`
-	Micro int64          `delta:"micro,timestamp"`
-	Named Status         `delta:"named"`
+	NTZ   time.Time  `delta:"ntz,timestamp_ntz"`
+	Day   time.Time  `delta:"day,date"`
+	Date  value.Date `delta:"date2"`
+	Micro int64      `delta:"micro,timestamp"`
+	Named Status     `delta:"named"`
 }
 
 type colNested struct {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Update sets columns of the rows of t where the predicate is true (nil:
@@ -69,7 +69,7 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 	op.tx.ReadFiles(plan.partitionPredicate())
 	res := &DMLResult{}
 	rw := newRemover(t, op, useDV)
-	var updated []parquetio.Row
+	var updated []value.Row
 	var tracks []rowTrack
 	for _, tg := range targets {
 		for i, row := range tg.matchedRows {

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deltakit/deltakit/parquetio"
+	"github.com/deltakit/deltakit/value"
 )
 
 // refUpdate applies f to the rows match selects and renders all rows as
 // maintScan does.
-func refUpdate(rows []parquetio.Row, match func(parquetio.Row) bool, f func(parquetio.Row) parquetio.Row) []string {
+func refUpdate(rows []value.Row, match func(value.Row) bool, f func(value.Row) value.Row) []string {
 	var out []string
 	for _, r := range rows {
 		if match(r) {
@@ -32,23 +32,23 @@ func TestUpdate(t *testing.T) {
 		name  string
 		where Expr
 		set   map[string]Value
-		match func(parquetio.Row) bool
-		apply func(parquetio.Row) parquetio.Row
+		match func(value.Row) bool
+		apply func(value.Row) value.Row
 	}{
 		{"literal", Col("id").Lt(5), map[string]Value{"v": Lit(-1.5)},
-			func(r parquetio.Row) bool { return r[0].(int64) < 5 },
-			func(r parquetio.Row) parquetio.Row { r[2] = -1.5; return r }},
+			func(r value.Row) bool { return r[0].(int64) < 5 },
+			func(r value.Row) value.Row { r[2] = -1.5; return r }},
 		{"arithmetic on own column", Col("city").Eq("cph"), map[string]Value{"v": Times(Col("v"), 2), "id": Plus(Col("id"), 1000)},
-			func(r parquetio.Row) bool { return r[1] == "cph" },
-			func(r parquetio.Row) parquetio.Row { r[2] = r[2].(float64) * 2; r[0] = r[0].(int64) + 1000; return r }},
+			func(r value.Row) bool { return r[1] == "cph" },
+			func(r value.Row) value.Row { r[2] = r[2].(float64) * 2; r[0] = r[0].(int64) + 1000; return r }},
 		{"move partition", Col("id").Ge(50), map[string]Value{"city": Lit("ams")},
-			func(r parquetio.Row) bool { return r[0].(int64) >= 50 },
-			func(r parquetio.Row) parquetio.Row { r[1] = "ams"; return r }},
+			func(r value.Row) bool { return r[0].(int64) >= 50 },
+			func(r value.Row) value.Row { r[1] = "ams"; return r }},
 		{"set null, all rows", nil, map[string]Value{"v": Lit(nil)},
-			func(parquetio.Row) bool { return true },
-			func(r parquetio.Row) parquetio.Row { r[2] = nil; return r }},
+			func(value.Row) bool { return true },
+			func(r value.Row) value.Row { r[2] = nil; return r }},
 		{"no match", Col("id").Gt(1000), map[string]Value{"v": Lit(0.0)},
-			func(parquetio.Row) bool { return false }, nil},
+			func(value.Row) bool { return false }, nil},
 	}
 	for _, partitioned := range []bool{false, true} {
 		for _, dv := range []bool{false, true} {

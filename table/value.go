@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/deltakit/deltakit/expr"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Value is a value expression, the right-hand side of an Update's SET: a
@@ -38,7 +38,7 @@ func Div(a, b any) Value { return expr.Div(a, b) }
 type boundValue struct {
 	kind valueKind // kindInt or kindFloat64 for arithmetic results
 	typ  schema.Type
-	eval func(parquetio.Row) (any, error)
+	eval func(value.Row) (any, error)
 }
 
 // bindValue resolves v against sch for assignment to column target: the
@@ -53,12 +53,12 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bound
 			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
 		}
 		if target.kind == kindDate {
-			x = parquetio.Date(x.(int64))
+			x = value.Date(x.(int64))
 		}
 		if _, err := checkValue(target.typ, x); err != nil {
 			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
 		}
-		return &boundValue{kind: target.kind, typ: target.typ, eval: func(parquetio.Row) (any, error) { return x, nil }}, nil
+		return &boundValue{kind: target.kind, typ: target.typ, eval: func(value.Row) (any, error) { return x, nil }}, nil
 	}
 	b, err := bindValueExpr(sch, partCols, v)
 	if err != nil {
@@ -71,7 +71,7 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bound
 		return b, nil
 	}
 	if b.kind == kindInt && (target.kind == kindFloat32 || target.kind == kindFloat64) {
-		return &boundValue{kind: target.kind, typ: target.typ, eval: func(r parquetio.Row) (any, error) {
+		return &boundValue{kind: target.kind, typ: target.typ, eval: func(r value.Row) (any, error) {
 			x, err := b.eval(r)
 			if x == nil || err != nil {
 				return nil, err
@@ -92,20 +92,20 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 		return nil, invalidf("nil Value: use Lit(nil) for NULL")
 	case *expr.Literal:
 		if x.V == nil {
-			return &boundValue{eval: func(parquetio.Row) (any, error) { return nil, nil }}, nil
+			return &boundValue{eval: func(value.Row) (any, error) { return nil, nil }}, nil
 		}
 		typ, err := literalType(x.V)
 		if err != nil {
 			return nil, err
 		}
 		lit := x.V
-		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(parquetio.Row) (any, error) { return lit, nil }}, nil
+		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
 	case Column:
 		c, err := newBinder(sch, partCols, "none").column(x)
 		if err != nil {
 			return nil, err
 		}
-		return &boundValue{kind: c.kind, typ: c.typ, eval: func(r parquetio.Row) (any, error) { return c.value(r), nil }}, nil
+		return &boundValue{kind: c.kind, typ: c.typ, eval: func(r value.Row) (any, error) { return c.value(r), nil }}, nil
 	case *expr.Arith:
 		return bindArith(sch, partCols, x)
 	}
@@ -125,9 +125,9 @@ func literalType(v any) (schema.Type, error) {
 		return schema.Primitive(schema.String), nil
 	case []byte:
 		return schema.Primitive(schema.Binary), nil
-	case parquetio.Date:
+	case value.Date:
 		return schema.Primitive(schema.Date), nil
-	case parquetio.Decimal:
+	case value.Decimal:
 		return &schema.DecimalType{Precision: 38, Scale: int(d.Scale)}, nil
 	}
 	if _, ok := v.(interface{ UnixMicro() int64 }); ok {
@@ -161,7 +161,7 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		out.kind, out.typ = kindFloat64, schema.Primitive(schema.Double)
 	}
 	text := a.String()
-	out.eval = func(row parquetio.Row) (any, error) {
+	out.eval = func(row value.Row) (any, error) {
 		x, err := l.eval(row)
 		if err != nil || x == nil {
 			return nil, err

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestVerifyValues: Verify checks the values of the live files' add
@@ -44,8 +44,8 @@ func TestVerifyValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newScanFixture(t, sch, []string{"p", "d"}, nil, nil)
-			d := parquetio.Date(19000)
-			a := f.file("x", parquetio.Row{int64(1), int32(7), d}, parquetio.Row{int64(2), int32(7), d})
+			d := value.Date(19000)
+			a := f.file("x", value.Row{int64(1), int32(7), d}, value.Row{int64(2), int32(7), d})
 			tc.mutate(a)
 			f.commit(a)
 			rep, err := Verify(ctx, f.store)
@@ -78,8 +78,8 @@ func TestVerifyIncompleteMultiPartCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(schema.NewField("v", schema.Primitive(schema.Long), true))
 	f := newScanFixture(t, sch, nil, nil, nil)
-	f.commit(f.file("a", parquetio.Row{int64(1)}))
-	f.commit(f.file("b", parquetio.Row{int64(2)}))
+	f.commit(f.file("a", value.Row{int64(1)}))
+	f.commit(f.file("b", value.Row{int64(2)}))
 	snap, err := txlog.Load(ctx, f.store)
 	if err != nil {
 		t.Fatal(err)

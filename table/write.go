@@ -272,12 +272,12 @@ func (m writeMode) String() string {
 type prepared struct {
 	schema        *schema.StructType
 	schemaChanged bool
-	rows          []parquetio.Row
+	rows          []value.Row
 	typed         columnarRows // rows written column by column (typedwrite.go, arrowwrite.go); rows is nil then
 }
 
 // prepareRows aligns untyped rows with the table schema (after evolution).
-func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg writeConfig) (*prepared, error) {
+func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConfig) (*prepared, error) {
 	cur := t.Schema()
 	if cfg.rowSchema == nil {
 		return &prepared{schema: cur, rows: rows}, nil
@@ -290,7 +290,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg write
 	if proj == nil {
 		return &prepared{schema: target, schemaChanged: changed, rows: rows}, nil
 	}
-	out := make([]parquetio.Row, len(rows))
+	out := make([]value.Row, len(rows))
 	for i, r := range rows {
 		if i%cancelCheckRows == 0 && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -309,9 +309,9 @@ func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg write
 //
 // Each row holds one value per column of the table schema, in schema order
 // (or of the WithRowSchema schema), in the parquetio value model (see the
-// parquetio package: int64 for long, parquetio.Date for date, time.Time for
-// timestamps, parquetio.Decimal, parquetio.Row for structs, []any for
-// arrays, []parquetio.MapEntry for maps; nil for null).
+// parquetio package: int64 for long, value.Date for date, time.Time for
+// timestamps, value.Decimal, value.Row for structs, []any for
+// arrays, []value.MapEntry for maps; nil for null).
 //
 // Every row is validated before anything is written: a wrong row length, a
 // null in a NOT NULL column (at any depth), a Go type that does not fit its
@@ -328,7 +328,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []parquetio.Row, cfg write
 // changed the metadata or protocol (*txlog.ConflictError). Data files of a
 // commit that failed with a conflict are deleted (best effort). An empty
 // rows slice commits a version with no files.
-func (t *Table) AppendRows(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) (*Table, error) {
+func (t *Table) AppendRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
 	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
@@ -370,7 +370,7 @@ func opError(ctx context.Context, op, uri string, err error) error {
 // the commit; use AppendRows or DraftAppend). With WithStreamingUpdate in
 // Complete mode, an append-only table with live files is refused
 // (ErrAppendOnly) before any file is written.
-func (t *Table) WriteFiles(ctx context.Context, rows []parquetio.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+func (t *Table) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	cfg := newWriteConfig(opts)
 	if err := cfg.checkStream(); err != nil {
 		return nil, err
@@ -860,7 +860,7 @@ type partitionKeyer struct {
 // the key of its partition: the value of a single partition column, else
 // the values with their lengths. A null or empty value of a NOT NULL
 // partition column is an error.
-func (k *partitionKeyer) key(row parquetio.Row) (string, error) {
+func (k *partitionKeyer) key(row value.Row) (string, error) {
 	k.buf.Reset()
 	for c, j := range k.pIdx {
 		f := k.sch.Fields[j]
@@ -924,8 +924,8 @@ func (t *Table) writeGroups(ctx context.Context, p *prepared, cfg writeConfig, r
 
 // dataRows returns the rows idx of rows cut to their data columns dIdx,
 // with their sizes. It stops early when ctx is done (the caller checks).
-func dataRows(ctx context.Context, rows []parquetio.Row, sizes []int64, idx, dIdx []int) ([]parquetio.Row, []int64) {
-	out := make([]parquetio.Row, len(idx))
+func dataRows(ctx context.Context, rows []value.Row, sizes []int64, idx, dIdx []int) ([]value.Row, []int64) {
+	out := make([]value.Row, len(idx))
 	outSizes := make([]int64, len(idx))
 	var backing []any
 	k := len(dIdx)
@@ -1064,7 +1064,7 @@ type fileRows interface {
 
 // boxedRows is the fileRows of the row path: rows of the data columns.
 type boxedRows struct {
-	rows  []parquetio.Row
+	rows  []value.Row
 	sizes []int64
 }
 
@@ -1089,7 +1089,7 @@ func (b *boxedRows) write(ctx context.Context, pw *parquetio.Writer, start, end 
 
 // writeGroup writes one partition's rows (with their validation sizes)
 // as one or more files, as writeRows does.
-func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []parquetio.Row, sizes []int64) ([]*txlog.Add, error) {
+func (w *fileWriter) writeGroup(ctx context.Context, values map[string]string, rows []value.Row, sizes []int64) ([]*txlog.Add, error) {
 	return w.writeRows(ctx, values, &boxedRows{rows: rows, sizes: sizes}, -1)
 }
 

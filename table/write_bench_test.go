@@ -12,8 +12,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // benchFlight is a flights row for parquet-go's generic writer.
@@ -36,7 +36,7 @@ func benchFlightsSchema() *schema.StructType {
 }
 
 // benchFlightRows returns n deterministic flights as structs and as rows.
-func benchFlightRows(n int) ([]benchFlight, []parquetio.Row) {
+func benchFlightRows(n int) ([]benchFlight, []value.Row) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	airports := make([]string, 300)
 	for i := range airports {
@@ -44,7 +44,7 @@ func benchFlightRows(n int) ([]benchFlight, []parquetio.Row) {
 	}
 	start := time.Date(2006, 1, 1, 0, 0, 0, 0, time.UTC)
 	fs := make([]benchFlight, n)
-	rows := make([]parquetio.Row, n)
+	rows := make([]value.Row, n)
 	for i := range fs {
 		t := start.Add(time.Duration(i) * 30 * time.Second)
 		f := benchFlight{
@@ -55,7 +55,7 @@ func benchFlightRows(n int) ([]benchFlight, []parquetio.Row) {
 			Destination: airports[rng.IntN(len(airports))],
 		}
 		fs[i] = f
-		rows[i] = parquetio.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
+		rows[i] = value.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
 	}
 	return fs, rows
 }

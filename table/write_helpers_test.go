@@ -13,12 +13,13 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // readAllRows reads every live row of tbl straight from its data files with
 // parquetio (independent of the scan side), partition values filled in from
 // the log, rows in schema order, sorted by their fmt rendering.
-func readAllRows(t testing.TB, tbl *Table) []parquetio.Row {
+func readAllRows(t testing.TB, tbl *Table) []value.Row {
 	t.Helper()
 	ctx := context.Background()
 	sch := tbl.Schema()
@@ -29,7 +30,7 @@ func readAllRows(t testing.TB, tbl *Table) []parquetio.Row {
 			data.Fields = append(data.Fields, f)
 		}
 	}
-	var out []parquetio.Row
+	var out []value.Row
 	for _, add := range tbl.Snapshot().Files() {
 		key := txlog.DecodePath(add.Path)
 		n := 0
@@ -38,7 +39,7 @@ func readAllRows(t testing.TB, tbl *Table) []parquetio.Row {
 				t.Fatalf("read %s: %v", key, err)
 			}
 			n++
-			row := make(parquetio.Row, len(sch.Fields))
+			row := make(value.Row, len(sch.Fields))
 			di := 0
 			for i, f := range sch.Fields {
 				if slices.Contains(parts, f.Name) {
@@ -62,10 +63,10 @@ func readAllRows(t testing.TB, tbl *Table) []parquetio.Row {
 	return out
 }
 
-func sortRows(rows []parquetio.Row) {
+func sortRows(rows []value.Row) {
 	type keyed struct {
 		key string
-		row parquetio.Row
+		row value.Row
 	}
 	ks := make([]keyed, len(rows))
 	for i, r := range rows {
@@ -79,7 +80,7 @@ func sortRows(rows []parquetio.Row) {
 
 // renderRow renders a row canonically for comparisons: times in UTC with
 // nanoseconds, decimals in plain text, bytes as Go syntax.
-func renderRow(r parquetio.Row) string {
+func renderRow(r value.Row) string {
 	var b strings.Builder
 	for i, v := range r {
 		if i > 0 {
@@ -96,17 +97,17 @@ func renderValue(v any) string {
 		return "null"
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
-	case parquetio.Decimal:
+	case value.Decimal:
 		return "dec:" + x.String()
-	case parquetio.Date:
+	case value.Date:
 		return "date:" + x.String()
 	case []byte:
 		return fmt.Sprintf("bin:%x", x)
 	case string:
 		return fmt.Sprintf("%q", x)
-	case parquetio.Row:
+	case value.Row:
 		return "{" + renderRow(x) + "}"
-	case []parquetio.MapEntry:
+	case []value.MapEntry:
 		parts := make([]string, len(x))
 		for i, e := range x {
 			parts[i] = renderValue(e.Key) + ": " + renderValue(e.Value)
@@ -117,7 +118,7 @@ func renderValue(v any) string {
 }
 
 // assertRows compares two row sets after sorting both.
-func assertRows(t testing.TB, got, want []parquetio.Row) {
+func assertRows(t testing.TB, got, want []value.Row) {
 	t.Helper()
 	g := make([]string, len(got))
 	for i, r := range got {

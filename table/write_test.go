@@ -17,6 +17,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // allTypesSchema has a column of every primitive type plus nested ones.
@@ -43,19 +44,19 @@ func allTypesSchema() *schema.StructType {
 	)
 }
 
-func allTypesRows() []parquetio.Row {
+func allTypesRows() []value.Row {
 	ts := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
-	return []parquetio.Row{
+	return []value.Row{
 		{int64(1), int32(-7), int16(300), int8(-128), float32(1.5), 2.25, true, "héllo", []byte{0, 1, 0xff},
-			parquetio.DateOf(ts), ts, ts, parquetio.MustParseDecimal("-999.99"), parquetio.MustParseDecimal("1234567890123456.7890"),
-			parquetio.MustParseDecimal("1234567890123456789012345678.0123456789"),
-			parquetio.Row{int64(5), "five"}, []any{int64(1), nil, int64(3)},
-			[]parquetio.MapEntry{{Key: "a", Value: 1.0}, {Key: "b", Value: nil}}},
+			value.DateOf(ts), ts, ts, value.MustParseDecimal("-999.99"), value.MustParseDecimal("1234567890123456.7890"),
+			value.MustParseDecimal("1234567890123456789012345678.0123456789"),
+			value.Row{int64(5), "five"}, []any{int64(1), nil, int64(3)},
+			[]value.MapEntry{{Key: "a", Value: 1.0}, {Key: "b", Value: nil}}},
 		{int64(2), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil},
 		{int64(3), int32(math.MaxInt32), int16(math.MinInt16), int8(127), float32(math.Copysign(0, -1)), math.Inf(1), false, "", []byte{},
-			parquetio.Date(-1), time.Unix(0, 0).UTC(), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), parquetio.MustParseDecimal("0.01"),
-			parquetio.MustParseDecimal("-0.0001"), parquetio.MustParseDecimal("0E-10"[:1]),
-			parquetio.Row{nil, nil}, []any{}, []parquetio.MapEntry{}},
+			value.Date(-1), time.Unix(0, 0).UTC(), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), value.MustParseDecimal("0.01"),
+			value.MustParseDecimal("-0.0001"), value.MustParseDecimal("0E-10"[:1]),
+			value.Row{nil, nil}, []any{}, []value.MapEntry{}},
 	}
 }
 
@@ -78,7 +79,7 @@ func TestAppendRowsRoundTrip(t *testing.T) {
 	got := readAllRows(t, t2)
 	// Decimals read back with the column scale.
 	want := allTypesRows()
-	want[2][14] = parquetio.MustParseDecimal("0.0000000000")
+	want[2][14] = value.MustParseDecimal("0.0000000000")
 	assertRows(t, got, want)
 	assertRows(t, readAllRows(t, t1), allTypesRows()[:2])
 
@@ -143,9 +144,9 @@ func TestAppendEmptyAndOrder(t *testing.T) {
 		t.Fatalf("empty append: version %d files %d", t1.Version(), t1.Snapshot().NumFiles())
 	}
 	// Row order within a file is the input order.
-	rows := make([]parquetio.Row, 1000)
+	rows := make([]value.Row, 1000)
 	for i := range rows {
-		rows[i] = parquetio.Row{int64(1000 - i)}
+		rows[i] = value.Row{int64(1000 - i)}
 	}
 	t2, err := t1.AppendRows(ctx, rows)
 	if err != nil {
@@ -188,9 +189,9 @@ func TestPartitionedWritePaths(t *testing.T) {
 		{nil, int32(8), "p=__HIVE_DEFAULT_PARTITION__/n=8", map[string]any{"p": nil, "n": "8"}},
 		{"", nil, "p=__HIVE_DEFAULT_PARTITION__/n=__HIVE_DEFAULT_PARTITION__", map[string]any{"p": nil, "n": nil}},
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for i, c := range cases {
-		rows = append(rows, parquetio.Row{c.p, c.n, int64(i)})
+		rows = append(rows, value.Row{c.p, c.n, int64(i)})
 	}
 	t1, err := tbl.AppendRows(ctx, rows)
 	if err != nil {
@@ -231,9 +232,9 @@ func TestPartitionedWritePaths(t *testing.T) {
 		}
 	}
 	// Read back: "" reads as null, as the spec says.
-	want := make([]parquetio.Row, len(rows))
+	want := make([]value.Row, len(rows))
 	for i, r := range rows {
-		want[i] = parquetio.Row{r[0], r[1], r[2]}
+		want[i] = value.Row{r[0], r[1], r[2]}
 		if r[0] == "" {
 			want[i][0] = nil
 		}
@@ -264,11 +265,11 @@ func TestPartitionByDateAndTimestamp(t *testing.T) {
 	)
 	tbl := newMemTable(t, sch, WithPartitionColumns("day", "ts", "ntz", "dec", "flag"))
 	berlin := time.FixedZone("CET", 3600)
-	rows := []parquetio.Row{
-		{parquetio.DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)), time.Date(2024, 1, 2, 3, 4, 5, 123456000, berlin),
-			time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), parquetio.MustParseDecimal("12.3"), true, "a"},
-		{parquetio.Date(-719162), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC),
-			parquetio.MustParseDecimal("-0.01"), false, "b"},
+	rows := []value.Row{
+		{value.DateOf(time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)), time.Date(2024, 1, 2, 3, 4, 5, 123456000, berlin),
+			time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), value.MustParseDecimal("12.3"), true, "a"},
+		{value.Date(-719162), time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC),
+			value.MustParseDecimal("-0.01"), false, "b"},
 		{nil, nil, nil, nil, nil, "c"},
 	}
 	t1, err := tbl.AppendRows(ctx, rows)
@@ -278,8 +279,8 @@ func TestPartitionByDateAndTimestamp(t *testing.T) {
 	if n := t1.Snapshot().NumFiles(); n != 3 {
 		t.Fatalf("%d files, want 3", n)
 	}
-	want := []parquetio.Row{
-		{rows[0][0], rows[0][1].(time.Time).UTC(), rows[0][2], parquetio.MustParseDecimal("12.30"), true, "a"},
+	want := []value.Row{
+		{rows[0][0], rows[0][1].(time.Time).UTC(), rows[0][2], value.MustParseDecimal("12.30"), true, "a"},
 		{rows[1][0], rows[1][1], rows[1][2], rows[1][3], false, "b"},
 		rows[2],
 	}
@@ -303,9 +304,9 @@ func TestFileRolling(t *testing.T) {
 	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("s", prim(schema.String), true))
 	tbl := newMemTable(t, sch)
 	const n = 40000
-	rows := make([]parquetio.Row, n)
+	rows := make([]value.Row, n)
 	for i := range rows {
-		rows[i] = parquetio.Row{int64(i), fmt.Sprintf("value-%d-%x", i, i*7919)}
+		rows[i] = value.Row{int64(i), fmt.Sprintf("value-%d-%x", i, i*7919)}
 	}
 	const target = 64 << 10
 	t1, err := tbl.AppendRows(ctx, rows, WithTargetFileSize(target))
@@ -341,7 +342,7 @@ func TestSchemaEvolution(t *testing.T) {
 		field("st", schema.NewStruct(field("a", prim(schema.Long), true)), true),
 	)
 	tbl := newMemTable(t, sch)
-	t1, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "one", parquetio.Row{int64(10)}}})
+	t1, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "one", value.Row{int64(10)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestSchemaEvolution(t *testing.T) {
 		field("extra", prim(schema.TimestampNTZ), false),
 	)
 	ntz := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	newRows := []parquetio.Row{{nil, parquetio.Row{"bee", int64(20)}, int64(2), ntz}}
+	newRows := []value.Row{{nil, value.Row{"bee", int64(20)}, int64(2), ntz}}
 
 	_, err = t1.AppendRows(ctx, newRows, WithRowSchema(in))
 	if !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "WithSchemaEvolution") {
@@ -392,12 +393,12 @@ func TestSchemaEvolution(t *testing.T) {
 	if t2.Snapshot().Metadata().ID != t1.Snapshot().Metadata().ID {
 		t.Error("table id changed")
 	}
-	assertRows(t, readAllRows(t, t2), []parquetio.Row{
-		{int64(1), "one", parquetio.Row{int64(10), nil}, nil},
-		{int64(2), nil, parquetio.Row{int64(20), "bee"}, ntz},
+	assertRows(t, readAllRows(t, t2), []value.Row{
+		{int64(1), "one", value.Row{int64(10), nil}, nil},
+		{int64(2), nil, value.Row{int64(20), "bee"}, ntz},
 	})
 	// After evolution, plain appends in table order work.
-	t3, err := t2.AppendRows(ctx, []parquetio.Row{{int64(3), nil, nil, nil}})
+	t3, err := t2.AppendRows(ctx, []value.Row{{int64(3), nil, nil, nil}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,13 +407,13 @@ func TestSchemaEvolution(t *testing.T) {
 	}
 	// Type changes are refused even with evolution.
 	bad := schema.NewStruct(field("id", prim(schema.String), false), field("name", prim(schema.String), true))
-	if _, err := t3.AppendRows(ctx, []parquetio.Row{{"x", "y"}}, WithRowSchema(bad), WithSchemaEvolution()); !errors.Is(err, ErrSchemaMismatch) ||
+	if _, err := t3.AppendRows(ctx, []value.Row{{"x", "y"}}, WithRowSchema(bad), WithSchemaEvolution()); !errors.Is(err, ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), `"id"`) {
 		t.Fatalf("type change: %v", err)
 	}
 	// A missing NOT NULL column is refused.
 	missing := schema.NewStruct(field("name", prim(schema.String), true))
-	if _, err := t3.AppendRows(ctx, []parquetio.Row{{"x"}}, WithRowSchema(missing)); !errors.Is(err, ErrSchemaMismatch) ||
+	if _, err := t3.AppendRows(ctx, []value.Row{{"x"}}, WithRowSchema(missing)); !errors.Is(err, ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), `NOT NULL column "id"`) {
 		t.Fatalf("missing NOT NULL: %v", err)
 	}
@@ -428,16 +429,16 @@ func TestOverwrite(t *testing.T) {
 	sch := schema.NewStruct(field("p", prim(schema.String), true), field("v", prim(schema.Long), true))
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	tbl := newMemTable(t, sch, WithPartitionColumns("p"), WithClock(func() time.Time { return clock }))
-	t1, err := tbl.AppendRows(ctx, []parquetio.Row{{"a", int64(1)}, {"b", int64(2)}, {nil, int64(3)}})
+	t1, err := tbl.AppendRows(ctx, []value.Row{{"a", int64(1)}, {"b", int64(2)}, {nil, int64(3)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	old := t1.Snapshot().Files()
-	t2, err := t1.OverwriteRows(ctx, []parquetio.Row{{"c", int64(4)}})
+	t2, err := t1.OverwriteRows(ctx, []value.Row{{"c", int64(4)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, t2), []parquetio.Row{{"c", int64(4)}})
+	assertRows(t, readAllRows(t, t2), []value.Row{{"c", int64(4)}})
 	ci := t2.Snapshot().CommitInfo()
 	// Spark's WRITE metrics, also for an overwrite (the removes are not
 	// counted: DeltaOperationMetrics.WRITE).
@@ -487,20 +488,20 @@ func TestReplaceWhere(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("day", prim(schema.Date), true), field("region", prim(schema.String), true), field("v", prim(schema.Long), true))
 	tbl := newMemTable(t, sch, WithPartitionColumns("day", "region"))
-	d1 := parquetio.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	d1 := value.DateOf(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	d2 := d1 + 1
-	t1, err := tbl.AppendRows(ctx, []parquetio.Row{
+	t1, err := tbl.AppendRows(ctx, []value.Row{
 		{d1, "eu", int64(1)}, {d1, "us", int64(2)}, {d2, "eu", int64(3)}, {d2, nil, int64(4)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t2, err := t1.OverwriteRows(ctx, []parquetio.Row{{d1, "eu", int64(10)}, {d1, "eu", int64(11)}},
+	t2, err := t1.OverwriteRows(ctx, []value.Row{{d1, "eu", int64(10)}, {d1, "eu", int64(11)}},
 		WithReplaceWhere(And(Col("day").Eq(d1), Col("region").Eq("eu"))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, t2), []parquetio.Row{
+	assertRows(t, readAllRows(t, t2), []value.Row{
 		{d1, "eu", int64(10)}, {d1, "eu", int64(11)}, {d1, "us", int64(2)}, {d2, "eu", int64(3)}, {d2, nil, int64(4)},
 	})
 	ci := t2.Snapshot().CommitInfo()
@@ -508,25 +509,25 @@ func TestReplaceWhere(t *testing.T) {
 		t.Errorf("operationParameters %v", ci.OperationParameters)
 	}
 	// Null partitions can be replaced with IsNull.
-	t3, err := t2.OverwriteRows(ctx, []parquetio.Row{{d2, nil, int64(40)}}, WithReplaceWhere(Col("region").IsNull()))
+	t3, err := t2.OverwriteRows(ctx, []value.Row{{d2, nil, int64(40)}}, WithReplaceWhere(Col("region").IsNull()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, t3), []parquetio.Row{
+	assertRows(t, readAllRows(t, t3), []value.Row{
 		{d1, "eu", int64(10)}, {d1, "eu", int64(11)}, {d1, "us", int64(2)}, {d2, "eu", int64(3)}, {d2, nil, int64(40)},
 	})
 
 	before := dataKeys(t, t3.Store())
 	bad := []struct {
 		name string
-		rows []parquetio.Row
+		rows []value.Row
 		pred Expr
 		want string
 	}{
-		{"row outside predicate", []parquetio.Row{{d1, "eu", int64(1)}, {d2, "eu", int64(2)}}, Col("day").Eq(d1), "do not satisfy"},
-		{"data column", []parquetio.Row{{d1, "eu", int64(1)}}, Col("v").Gt(0), "not a partition column"},
-		{"unknown column", []parquetio.Row{{d1, "eu", int64(1)}}, Col("nope").Eq(1), "nope"},
-		{"bad literal", []parquetio.Row{{d1, "eu", int64(1)}}, Col("day").Eq(true), "does not fit"},
+		{"row outside predicate", []value.Row{{d1, "eu", int64(1)}, {d2, "eu", int64(2)}}, Col("day").Eq(d1), "do not satisfy"},
+		{"data column", []value.Row{{d1, "eu", int64(1)}}, Col("v").Gt(0), "not a partition column"},
+		{"unknown column", []value.Row{{d1, "eu", int64(1)}}, Col("nope").Eq(1), "nope"},
+		{"bad literal", []value.Row{{d1, "eu", int64(1)}}, Col("day").Eq(true), "does not fit"},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -554,7 +555,7 @@ func TestConcurrentReplaceWhereSamePartition(t *testing.T) {
 	for _, name := range []string{"same partition", "different partitions"} {
 		t.Run(name, func(t *testing.T) {
 			tbl := newMemTable(t, sch, WithPartitionColumns("p"))
-			base, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1), "old1"}, {int64(2), "old2"}})
+			base, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "old1"}, {int64(2), "old2"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -570,7 +571,7 @@ func TestConcurrentReplaceWhereSamePartition(t *testing.T) {
 				}
 				wg.Go(func() {
 					<-start
-					_, errs[w] = base.OverwriteRows(ctx, []parquetio.Row{{p, fmt.Sprintf("w%d", w)}}, WithReplaceWhere(Col("p").Eq(p)))
+					_, errs[w] = base.OverwriteRows(ctx, []value.Row{{p, fmt.Sprintf("w%d", w)}}, WithReplaceWhere(Col("p").Eq(p)))
 				})
 			}
 			close(start)
@@ -585,7 +586,7 @@ func TestConcurrentReplaceWhereSamePartition(t *testing.T) {
 						t.Fatalf("disjoint replaceWhere overwrites conflicted: %v", err)
 					}
 				}
-				assertRows(t, readAllRows(t, latest), []parquetio.Row{{int64(1), "w0"}, {int64(2), "w1"}})
+				assertRows(t, readAllRows(t, latest), []value.Row{{int64(1), "w0"}, {int64(2), "w1"}})
 				return
 			}
 			var wins, losses int
@@ -623,7 +624,7 @@ func TestConcurrentBlindAppends(t *testing.T) {
 	errs := make([]error, writers)
 	for w := range writers {
 		wg.Go(func() {
-			_, errs[w] = tbl.AppendRows(ctx, []parquetio.Row{{int64(w)}})
+			_, errs[w] = tbl.AppendRows(ctx, []value.Row{{int64(w)}})
 		})
 	}
 	wg.Wait()
@@ -652,34 +653,34 @@ func TestBadInput(t *testing.T) {
 		field("dec", &schema.DecimalType{Precision: 5, Scale: 2}, true),
 	)
 	tbl := newMemTable(t, sch, WithPartitionColumns("p"))
-	ok := parquetio.Row{int64(1), "a", nil, nil, nil, nil}
+	ok := value.Row{int64(1), "a", nil, nil, nil, nil}
 	cases := []struct {
 		name    string
-		bad     parquetio.Row
+		bad     value.Row
 		wantErr error
 		want    string
 	}{
-		{"short row", parquetio.Row{int64(1)}, ErrInvalidArgument, "row has 1 values"},
-		{"null in NOT NULL", parquetio.Row{nil, "a", nil, nil, nil, nil}, ErrInvalidArgument, `column "id"`},
-		{"wrong Go type", parquetio.Row{"1", "a", nil, nil, nil, nil}, ErrSchemaMismatch, `column "id"`},
-		{"out of range", parquetio.Row{int64(1), "a", 300, nil, nil, nil}, ErrInvalidArgument, `column "small"`},
-		{"nested NOT NULL", parquetio.Row{int64(1), "a", nil, parquetio.Row{nil}, nil, nil}, ErrInvalidArgument, `column "req"`},
-		{"struct arity", parquetio.Row{int64(1), "a", nil, parquetio.Row{"x", "y"}, nil, nil}, ErrInvalidArgument, "struct value has 2 fields"},
-		{"null element", parquetio.Row{int64(1), "a", nil, nil, []any{int64(1), nil}, nil}, ErrInvalidArgument, "element 1"},
-		{"decimal too wide", parquetio.Row{int64(1), "a", nil, nil, nil, parquetio.MustParseDecimal("1000.00")}, ErrInvalidArgument, `column "dec"`},
-		{"decimal scale", parquetio.Row{int64(1), "a", nil, nil, nil, parquetio.MustParseDecimal("1.001")}, ErrInvalidArgument, `column "dec"`},
-		{"null partition NOT NULL", parquetio.Row{int64(1), nil, nil, nil, nil, nil}, ErrInvalidArgument, `column "p"`},
-		{"empty partition NOT NULL", parquetio.Row{int64(1), "", nil, nil, nil, nil}, ErrInvalidArgument, `column "p"`},
-		{"partition wrong type", parquetio.Row{int64(1), 5, nil, nil, nil, nil}, ErrSchemaMismatch, `"p"`},
+		{"short row", value.Row{int64(1)}, ErrInvalidArgument, "row has 1 values"},
+		{"null in NOT NULL", value.Row{nil, "a", nil, nil, nil, nil}, ErrInvalidArgument, `column "id"`},
+		{"wrong Go type", value.Row{"1", "a", nil, nil, nil, nil}, ErrSchemaMismatch, `column "id"`},
+		{"out of range", value.Row{int64(1), "a", 300, nil, nil, nil}, ErrInvalidArgument, `column "small"`},
+		{"nested NOT NULL", value.Row{int64(1), "a", nil, value.Row{nil}, nil, nil}, ErrInvalidArgument, `column "req"`},
+		{"struct arity", value.Row{int64(1), "a", nil, value.Row{"x", "y"}, nil, nil}, ErrInvalidArgument, "struct value has 2 fields"},
+		{"null element", value.Row{int64(1), "a", nil, nil, []any{int64(1), nil}, nil}, ErrInvalidArgument, "element 1"},
+		{"decimal too wide", value.Row{int64(1), "a", nil, nil, nil, value.MustParseDecimal("1000.00")}, ErrInvalidArgument, `column "dec"`},
+		{"decimal scale", value.Row{int64(1), "a", nil, nil, nil, value.MustParseDecimal("1.001")}, ErrInvalidArgument, `column "dec"`},
+		{"null partition NOT NULL", value.Row{int64(1), nil, nil, nil, nil, nil}, ErrInvalidArgument, `column "p"`},
+		{"empty partition NOT NULL", value.Row{int64(1), "", nil, nil, nil, nil}, ErrInvalidArgument, `column "p"`},
+		{"partition wrong type", value.Row{int64(1), 5, nil, nil, nil, nil}, ErrSchemaMismatch, `"p"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, write := range []func([]parquetio.Row) error{
-				func(r []parquetio.Row) error { _, err := tbl.AppendRows(ctx, r); return err },
-				func(r []parquetio.Row) error { _, err := tbl.OverwriteRows(ctx, r); return err },
-				func(r []parquetio.Row) error { _, err := tbl.WriteFiles(ctx, r); return err },
+			for _, write := range []func([]value.Row) error{
+				func(r []value.Row) error { _, err := tbl.AppendRows(ctx, r); return err },
+				func(r []value.Row) error { _, err := tbl.OverwriteRows(ctx, r); return err },
+				func(r []value.Row) error { _, err := tbl.WriteFiles(ctx, r); return err },
 			} {
-				err := write([]parquetio.Row{ok, ok, c.bad})
+				err := write([]value.Row{ok, ok, c.bad})
 				var re *RowError
 				if !errors.As(err, &re) || re.Row != 2 || !errors.Is(err, c.wantErr) || !strings.Contains(err.Error(), c.want) {
 					t.Fatalf("err = %v; want *RowError for row 2 wrapping %v and naming %s", err, c.wantErr, c.want)
@@ -710,7 +711,7 @@ func TestWriteNeverPanics(t *testing.T) {
 	ctx := context.Background()
 	tbl := newMemTable(t, allTypesSchema())
 	weird := []any{nil, 1, int64(1), "s", []byte("b"), 1.5, float32(1), true, struct{}{}, map[string]int{}, []any{1},
-		parquetio.Row{}, []parquetio.MapEntry{{}}, time.Time{}, parquetio.Decimal{}, (*parquetio.Decimal)(nil), make(chan int), func() {}}
+		value.Row{}, []value.MapEntry{{}}, time.Time{}, value.Decimal{}, (*value.Decimal)(nil), make(chan int), func() {}}
 	for i := range len(allTypesSchema().Fields) {
 		for _, w := range weird {
 			row := slices_clone(allTypesRows()[0])
@@ -721,18 +722,18 @@ func TestWriteNeverPanics(t *testing.T) {
 						t.Fatalf("panic for column %d value %T: %v", i, w, p)
 					}
 				}()
-				_, _ = tbl.WriteFiles(ctx, []parquetio.Row{row})
+				_, _ = tbl.WriteFiles(ctx, []value.Row{row})
 			}()
 		}
 	}
 }
 
-func slices_clone(r parquetio.Row) parquetio.Row { return append(parquetio.Row(nil), r...) }
+func slices_clone(r value.Row) value.Row { return append(value.Row(nil), r...) }
 
 func TestWithTxn(t *testing.T) {
 	ctx := context.Background()
 	tbl := newMemTable(t, schema.NewStruct(field("v", prim(schema.Long), true)))
-	t1, err := tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}}, WithTxn("app", 5))
+	t1, err := tbl.AppendRows(ctx, []value.Row{{int64(1)}}, WithTxn("app", 5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,7 +746,7 @@ func TestWithTxn(t *testing.T) {
 	}
 	// Replaying the same or an older version writes nothing.
 	for _, v := range []int64{5, 4} {
-		t2, err := t1.AppendRows(ctx, []parquetio.Row{{int64(2)}}, WithTxn("app", v))
+		t2, err := t1.AppendRows(ctx, []value.Row{{int64(2)}}, WithTxn("app", v))
 		if err != nil || t2.Version() != t1.Version() {
 			t.Fatalf("replay of version %d: version %d err %v", v, t2.Version(), err)
 		}
@@ -755,13 +756,13 @@ func TestWithTxn(t *testing.T) {
 	}
 	// Two writers of the same appId from one snapshot: one fails with
 	// ErrConcurrentTransaction.
-	_, errA := t1.AppendRows(ctx, []parquetio.Row{{int64(3)}}, WithTxn("app", 6))
-	_, errB := t1.AppendRows(ctx, []parquetio.Row{{int64(4)}}, WithTxn("app", 7))
+	_, errA := t1.AppendRows(ctx, []value.Row{{int64(3)}}, WithTxn("app", 6))
+	_, errB := t1.AppendRows(ctx, []value.Row{{int64(4)}}, WithTxn("app", 7))
 	if errA != nil || !errors.Is(errB, txlog.ErrConcurrentTransaction) {
 		t.Fatalf("errA %v errB %v", errA, errB)
 	}
 	// Other appIds do not conflict.
-	if _, err := t1.AppendRows(ctx, []parquetio.Row{{int64(5)}}, WithTxn("other", 1)); err != nil {
+	if _, err := t1.AppendRows(ctx, []value.Row{{int64(5)}}, WithTxn("other", 1)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -770,7 +771,7 @@ func TestWriteFilesAppendFiles(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("p", prim(schema.Long), true), field("v", prim(schema.String), true))
 	tbl := newMemTable(t, sch, WithPartitionColumns("p"))
-	adds, err := tbl.WriteFiles(ctx, []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(1), "c"}})
+	adds, err := tbl.WriteFiles(ctx, []value.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(1), "c"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -794,9 +795,9 @@ func TestWriteFilesAppendFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, t1), []parquetio.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(1), "c"}})
+	assertRows(t, readAllRows(t, t1), []value.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(1), "c"}})
 	// AppendFiles commits WRITE with metrics.
-	more, err := t1.WriteFiles(ctx, []parquetio.Row{{int64(3), "d"}})
+	more, err := t1.WriteFiles(ctx, []value.Row{{int64(3), "d"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -830,9 +831,9 @@ func TestCheckpointAfterWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := newMemTable(t, sch, append([]Option{WithPartitionColumns("p"), WithProperties(map[string]string{"delta.checkpointInterval": "2"})}, tc.opts...)...)
 			cur := tbl
-			var want []parquetio.Row
+			var want []value.Row
 			for i := range 5 {
-				rows := []parquetio.Row{{fmt.Sprintf("p%d", i%2), int64(i)}, {nil, int64(100 + i)}}
+				rows := []value.Row{{fmt.Sprintf("p%d", i%2), int64(i)}, {nil, int64(100 + i)}}
 				want = append(want, rows...)
 				var err error
 				if cur, err = cur.AppendRows(ctx, rows); err != nil {
@@ -868,9 +869,9 @@ func TestWriteFailureCleansUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for p := range 6 {
-		rows = append(rows, parquetio.Row{int64(p), "x"})
+		rows = append(rows, value.Row{int64(p), "x"})
 	}
 	// The third data file's Put fails: no commit, and the files already
 	// written are deleted.

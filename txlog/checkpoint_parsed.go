@@ -11,9 +11,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog/internal/textpack"
+	"github.com/deltakit/deltakit/value"
 )
 
 // This file reads add.stats_parsed and add.partitionValues_parsed, the
@@ -331,7 +331,7 @@ func (l *parsedLeaf) text(v parquet.Value, partition bool) (string, bool) {
 		b := v.ByteArray()
 		return string(b), utf8.Valid(b)
 	case pkDate:
-		return parquetio.Date(intOf(v)).String(), true
+		return value.Date(intOf(v)).String(), true
 	case pkTimestamp, pkInt96:
 		us, ok := l.micros(v)
 		if !ok {
@@ -401,7 +401,7 @@ func (l *parsedLeaf) decimal(v parquet.Value) (string, bool) {
 	default:
 		return "", false
 	}
-	return parquetio.Decimal{Unscaled: u, Scale: l.scale}.String(), true
+	return value.Decimal{Unscaled: u, Scale: l.scale}.String(), true
 }
 
 func intOf(v parquet.Value) int64 {

@@ -11,9 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // compareArrowScript reads the Arrow IPC stream file argv[1] with pyarrow
@@ -109,17 +109,17 @@ func writeAllTypes(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	ts := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
-	var rows []parquetio.Row
+	var rows []value.Row
 	for k := range 50 {
 		part := any([]string{"a", "b"}[k%2])
 		if k%7 == 0 {
 			part = nil
 		}
-		rows = append(rows, parquetio.Row{int64(k), part, int32(k * 1000), int16(-k), int8(k), float32(k) / 4, float64(k) * 1.5,
-			k%3 == 0, []byte{byte(k), 0}, parquetio.Date(19000 + k), ts.Add(time.Duration(k) * time.Hour), ts.Add(-time.Duration(k) * time.Minute),
-			parquetio.MustParseDecimal("-12345678901234567890.123456"), parquetio.Row{int32(k), "y"},
-			[]any{int64(k), nil}, []parquetio.MapEntry{{Key: "k", Value: float64(k)}, {Key: "n", Value: nil}}})
-		rows = append(rows, parquetio.Row{int64(1000 + k), part, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
+		rows = append(rows, value.Row{int64(k), part, int32(k * 1000), int16(-k), int8(k), float32(k) / 4, float64(k) * 1.5,
+			k%3 == 0, []byte{byte(k), 0}, value.Date(19000 + k), ts.Add(time.Duration(k) * time.Hour), ts.Add(-time.Duration(k) * time.Minute),
+			value.MustParseDecimal("-12345678901234567890.123456"), value.Row{int32(k), "y"},
+			[]any{int64(k), nil}, []value.MapEntry{{Key: "k", Value: float64(k)}, {Key: "n", Value: nil}}})
+		rows = append(rows, value.Row{int64(1000 + k), part, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil})
 	}
 	if _, err := tbl.AppendRows(ctx, rows); err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // A fault-injecting store for tests: wrap any store with New, plan
@@ -31,7 +31,7 @@ func ExampleNew() {
 
 	faulty.Inject(faultstore.Fault{Op: faultstore.OpPutIfAbsent, KeyPrefix: txlog.CommitKey(1),
 		Nth: 1, Phase: faultstore.After, Kind: faultstore.DropReply})
-	tbl, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(1)}, {int64(2)}})
+	tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1)}, {int64(2)}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func ExampleNew() {
 
 	// A writer that dies: every call after the crash fails with ErrCrashed.
 	faulty.Inject(faultstore.Fault{Op: faultstore.OpPut, Nth: 1, Phase: faultstore.Before, Kind: faultstore.Crash})
-	_, err = tbl.AppendRows(ctx, []parquetio.Row{{int64(3)}})
+	_, err = tbl.AppendRows(ctx, []value.Row{{int64(3)}})
 	fmt.Println("crashed:", errors.Is(err, faultstore.ErrCrashed), faulty.Crashed())
 
 	// The table as another process sees it: the crashed append left nothing.

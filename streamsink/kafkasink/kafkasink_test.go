@@ -20,12 +20,12 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/streamsink"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/value"
 )
 
 // testIdle is the idle timeout of test ingesters that must see records: long
@@ -51,7 +51,7 @@ var eventSchema = schema.NewStruct(
 )
 
 // recordDecoder decodes the JSON value and records the partition and offset.
-func recordDecoder(rec *kgo.Record, sch *schema.StructType) (parquetio.Row, error) {
+func recordDecoder(rec *kgo.Record, sch *schema.StructType) (value.Row, error) {
 	row, err := JSONDecoder(rec, sch)
 	if err != nil {
 		return nil, err

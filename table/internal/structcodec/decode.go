@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // decFn stores parquetio value x into dst (settable). x is never nil: the
@@ -25,7 +25,7 @@ type decFn func(x any, dst reflect.Value) error
 // It is called once per scan, and the returned function per row; the
 // function is safe for concurrent use. Errors wrap ErrSchemaMismatch and
 // name the field.
-func RowDecoder[T any](sch *schema.StructType) (func(parquetio.Row) (T, error), error) {
+func RowDecoder[T any](sch *schema.StructType) (func(value.Row) (T, error), error) {
 	rt := reflect.TypeFor[T]()
 	ptr := rt.Kind() == reflect.Pointer
 	p, err := PlanOf(rt)
@@ -36,7 +36,7 @@ func RowDecoder[T any](sch *schema.StructType) (func(parquetio.Row) (T, error), 
 	if err != nil {
 		return nil, err
 	}
-	return func(row parquetio.Row) (T, error) {
+	return func(row value.Row) (T, error) {
 		var out T
 		var dst reflect.Value
 		if ptr {
@@ -89,7 +89,7 @@ func BindDecoder(p *Plan, src *schema.StructType, path string) (*Decoder, error)
 
 // Decode stores row into struct value dst (settable). A null leaves the
 // field's zero value. Errors name the column.
-func (d *Decoder) Decode(row parquetio.Row, dst reflect.Value) error {
+func (d *Decoder) Decode(row value.Row, dst reflect.Value) error {
 	if len(row) != d.width {
 		return fmt.Errorf("table: %w: row has %d values, schema has %d columns", ErrSchemaMismatch, len(row), d.width)
 	}
@@ -228,7 +228,7 @@ func decodeString(_ *Node, t schema.Type, _, _ string) (decFn, error) {
 			dst.SetString(s)
 		case []byte:
 			dst.SetString(string(s))
-		case parquetio.Decimal:
+		case value.Decimal:
 			dst.SetString(s.String())
 		default:
 			return badValue(x, dst)
@@ -262,7 +262,7 @@ func decodeTime(_ *Node, t schema.Type, _, _ string) (decFn, error) {
 		switch v := x.(type) {
 		case time.Time:
 			dst.Set(reflect.ValueOf(v))
-		case parquetio.Date:
+		case value.Date:
 			dst.Set(reflect.ValueOf(v.Time()))
 		default:
 			return badValue(x, dst)
@@ -291,10 +291,10 @@ func decodeDate(_ *Node, t schema.Type, _, _ string) (decFn, error) {
 	}
 	return func(x any, dst reflect.Value) error {
 		if t, ok := x.(time.Time); ok {
-			dst.SetInt(int64(parquetio.DateOf(t)))
+			dst.SetInt(int64(value.DateOf(t)))
 			return nil
 		}
-		d, ok := x.(parquetio.Date)
+		d, ok := x.(value.Date)
 		if !ok {
 			return badValue(x, dst)
 		}
@@ -308,7 +308,7 @@ func decodeDecimal(_ *Node, t schema.Type, _, _ string) (decFn, error) {
 		return nil, nil
 	}
 	return func(x any, dst reflect.Value) error {
-		v, ok := x.(parquetio.Decimal)
+		v, ok := x.(value.Decimal)
 		if !ok {
 			return badValue(x, dst)
 		}
@@ -327,7 +327,7 @@ func decodeStruct(n *Node, t schema.Type, col, _ string) (decFn, error) {
 		return nil, err
 	}
 	return func(x any, dst reflect.Value) error {
-		row, ok := x.(parquetio.Row)
+		row, ok := x.(value.Row)
 		if !ok {
 			return badValue(x, dst)
 		}
@@ -374,7 +374,7 @@ func decodeMap(n *Node, t schema.Type, col, goName string) (decFn, error) {
 	}
 	kt, vt := n.Key.Type, n.Elem.Type
 	return func(x any, dst reflect.Value) error {
-		entries, ok := x.([]parquetio.MapEntry)
+		entries, ok := x.([]value.MapEntry)
 		if !ok {
 			return badValue(x, dst)
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // encFn converts a Go value (of the node's type) to the parquetio value
@@ -82,9 +82,9 @@ func (e *Encoder) Indexes() [][]int { return e.index }
 
 // Encode converts struct value v into a Row (into dst when it has the right
 // length). Errors name the column.
-func (e *Encoder) Encode(v reflect.Value, dst parquetio.Row) (parquetio.Row, error) {
+func (e *Encoder) Encode(v reflect.Value, dst value.Row) (value.Row, error) {
 	if len(dst) != len(e.target.Fields) {
-		dst = make(parquetio.Row, len(e.target.Fields))
+		dst = make(value.Row, len(e.target.Fields))
 	}
 	for i, enc := range e.encs {
 		if enc == nil {
@@ -136,7 +136,7 @@ func encodePtr(n *Node, t schema.Type, col, goName string) (encFn, error) {
 // value, and to a decimal as an integral value.
 func encodeInt(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 	if _, ok := t.(*schema.DecimalType); ok {
-		return func(v reflect.Value) (any, error) { return parquetio.NewDecimal(v.Int(), 0), nil }, nil
+		return func(v reflect.Value) (any, error) { return value.NewDecimal(v.Int(), 0), nil }, nil
 	}
 	switch primName(t) {
 	case schema.Long:
@@ -223,14 +223,14 @@ func encodeTime(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 	case isTimestamp(t):
 		return func(v reflect.Value) (any, error) { return v.Interface().(time.Time), nil }, nil
 	case primName(t) == schema.Date:
-		return func(v reflect.Value) (any, error) { return parquetio.DateOf(v.Interface().(time.Time)), nil }, nil
+		return func(v reflect.Value) (any, error) { return value.DateOf(v.Interface().(time.Time)), nil }, nil
 	}
 	return nil, nil
 }
 
 func encodeDate(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 	if primName(t) == schema.Date {
-		return func(v reflect.Value) (any, error) { return parquetio.Date(v.Int()), nil }, nil
+		return func(v reflect.Value) (any, error) { return value.Date(v.Int()), nil }, nil
 	}
 	return nil, nil
 }
@@ -244,7 +244,7 @@ func encodeMicros(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 
 func encodeDecimal(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 	if isDecimal(t) {
-		return func(v reflect.Value) (any, error) { return v.Interface().(parquetio.Decimal), nil }, nil
+		return func(v reflect.Value) (any, error) { return v.Interface().(value.Decimal), nil }, nil
 	}
 	return nil, nil
 }
@@ -302,7 +302,7 @@ func encodeMap(n *Node, t schema.Type, col, goName string) (encFn, error) {
 		}
 		keys := v.MapKeys()
 		sortKeys(keys, keyKind)
-		out := make([]parquetio.MapEntry, len(keys))
+		out := make([]value.MapEntry, len(keys))
 		for i, k := range keys {
 			kx, err := ke(k)
 			if err != nil {
@@ -312,7 +312,7 @@ func encodeMap(n *Node, t schema.Type, col, goName string) (encFn, error) {
 			if err != nil {
 				return nil, fmt.Errorf("value of key %v: %w", k, err)
 			}
-			out[i] = parquetio.MapEntry{Key: kx, Value: vx}
+			out[i] = value.MapEntry{Key: kx, Value: vx}
 		}
 		return out, nil
 	}, nil

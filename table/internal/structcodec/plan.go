@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // plans caches planEntry per reflect.Type. Entries are immutable once
@@ -56,8 +56,8 @@ const (
 	String                  // string kinds
 	Bytes                   // []byte
 	Time                    // time.Time
-	Date                    // parquetio.Date
-	Decimal                 // parquetio.Decimal
+	Date                    // value.Date
+	Decimal                 // value.Decimal
 	Struct                  // a struct: Node.Struct
 	Slice                   // a slice: Node.Elem
 	Map                     // a map: Node.Key, Node.Elem
@@ -83,8 +83,8 @@ func (n *Node) canBeNull() bool {
 
 var (
 	timeType    = reflect.TypeFor[time.Time]()
-	dateType    = reflect.TypeFor[parquetio.Date]()
-	decimalType = reflect.TypeFor[parquetio.Decimal]()
+	dateType    = reflect.TypeFor[value.Date]()
+	decimalType = reflect.TypeFor[value.Decimal]()
 )
 
 // PlanOf returns the cached plan of struct type rt (or *struct). Errors

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 type inner struct {
@@ -22,8 +22,8 @@ type sample struct {
 	Ptr    *int32             `delta:"ptr"`
 	When   time.Time          `delta:"when,timestamp_ntz"`
 	Micros int64              `delta:"micros,timestamp"`
-	Day    parquetio.Date     `delta:"day"`
-	Price  parquetio.Decimal  `delta:"price,decimal(10,2)"`
+	Day    value.Date         `delta:"day"`
+	Price  value.Decimal      `delta:"price,decimal(10,2)"`
 	Tags   []*string          `delta:"tags"`
 	Scores map[string]*int64  `delta:"scores"`
 	Addr   *inner             `delta:"addr"`
@@ -115,14 +115,14 @@ func TestRoundTrip(t *testing.T) {
 	}
 	s, n := "a", int64(5)
 	in := sample{ID: 1, Small: -7, Ptr: new(int32), When: time.Date(2024, 3, 10, 1, 2, 3, 4000, time.UTC),
-		Micros: 1_700_000_000_123_456, Day: 19000, Price: parquetio.MustParseDecimal("12.34"),
+		Micros: 1_700_000_000_123_456, Day: 19000, Price: value.MustParseDecimal("12.34"),
 		Tags: []*string{&s, nil}, Scores: map[string]*int64{"n": &n, "nil": nil}, Addr: &inner{City: "x"},
 		Bin: []byte{0, 1}, Flags: map[bool]float32{true: 1.5, false: -1}, Nested: map[int8][]float64{3: {1}, -1: nil}}
 	row, err := enc.Encode(reflect.ValueOf(in), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := row[11].([]parquetio.MapEntry); got[0].Key != false || got[1].Key != true {
+	if got := row[11].([]value.MapEntry); got[0].Key != false || got[1].Key != true {
 		t.Errorf("bool map keys not sorted: %v", got)
 	}
 	out, err := dec(row)
@@ -133,7 +133,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", *out, in)
 	}
 	// All nulls: zero values, pointers nil.
-	nulls := make(parquetio.Row, len(sch.Fields))
+	nulls := make(value.Row, len(sch.Fields))
 	if out, err = dec(nulls); err != nil || !reflect.DeepEqual(*out, sample{}) {
 		t.Errorf("nulls: %+v %v", out, err)
 	}
@@ -158,8 +158,8 @@ func TestBindErrorsNameFieldAndColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := make(parquetio.Row, len(sch.Fields))
-	row[12] = []parquetio.MapEntry{{Key: int8(1), Value: []any{"x"}}}
+	row := make(value.Row, len(sch.Fields))
+	row[12] = []value.MapEntry{{Key: int8(1), Value: []any{"x"}}}
 	var out sample
 	err = d.Decode(row, reflect.ValueOf(&out).Elem())
 	if !errors.Is(err, ErrSchemaMismatch) || !strings.HasPrefix(err.Error(), `column "nested": value of key 1: element 0: table: schema mismatch: value x of Go type string`) {
