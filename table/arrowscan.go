@@ -147,7 +147,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			go func() {
 				defer wg.Done()
 				defer close(ch)
-				p.produceArrow(ctx, f, outSch, conc == 1 || len(p.files) == 1, workers, mem, ch)
+				p.produceArrow(ctx, f, outSch, (conc == 1 || len(p.files) == 1) && workers == 1, workers, mem, ch)
 			}()
 		}
 	}()

@@ -29,7 +29,7 @@ import (
 // workers × (arrowStripeBatches+1) batches per file.
 
 // arrowStripeBatches is the number of batches in a stripe.
-const arrowStripeBatches = 8
+const arrowStripeBatches = 16
 
 // arrowTuning holds the columnar path's sizes; zero values take the
 // defaults. Tests shrink them to exercise stripes on small tables.
