@@ -22,6 +22,7 @@ import (
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -219,151 +220,203 @@ func ArrowFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	}
 	dir := filepath.Join(env.TempDir, "p8")
 	defer os.RemoveAll(dir)
-	many, one := filepath.Join(dir, "many"), filepath.Join(dir, "one")
 	env.logf("P8: writing %d rows in %d files and in 1 file", cfg.ArrowRows, cfg.ArrowFiles)
 	fs, rows := GenerateFlights(0, cfg.ArrowRows)
-	tm, err := table.Create(ctx, many, FlightsSchema())
+	tabs, err := writeP8Tables(ctx, dir, cfg, rows)
 	if err != nil {
 		return fig, err
+	}
+	s, err := p8Scans(ctx, env, cfg, tabs)
+	if err != nil {
+		return fig, err
+	}
+	if err := s.report(fig, env, cfg); err != nil {
+		return fig, err
+	}
+	env.logf("P8: appends")
+	if err := p8Appends(ctx, fig, cfg, fs, rows); err != nil {
+		return fig, err
+	}
+	return fig, p8Memory(ctx, fig, env, cfg, dir)
+}
+
+// p8Tables are P8's scan tables: the rows in cfg.ArrowFiles files (many)
+// and in one file (one).
+type p8Tables struct {
+	many, one       *table.Table
+	manyDir, oneDir string
+}
+
+func writeP8Tables(ctx context.Context, dir string, cfg Config, rows []parquetio.Row) (*p8Tables, error) {
+	t := &p8Tables{manyDir: filepath.Join(dir, "many"), oneDir: filepath.Join(dir, "one")}
+	tm, err := table.Create(ctx, t.manyDir, FlightsSchema())
+	if err != nil {
+		return nil, err
 	}
 	per := (cfg.ArrowRows + cfg.ArrowFiles - 1) / cfg.ArrowFiles
 	for i := 0; i < len(rows); i += per {
 		if tm, err = tm.AppendRows(ctx, rows[i:min(i+per, len(rows))]); err != nil {
-			return fig, err
+			return nil, err
 		}
 	}
-	t1, err := table.Create(ctx, one, FlightsSchema())
+	t1, err := table.Create(ctx, t.oneDir, FlightsSchema())
 	if err != nil {
-		return fig, err
+		return nil, err
 	}
 	if t1, err = t1.AppendRows(ctx, rows); err != nil {
-		return fig, err
+		return nil, err
 	}
-	sel, err := table.ParsePredicate(arrowSelective, tm.Schema())
+	t.many, t.one = tm, t1
+	return t, nil
+}
+
+// p8Sample is the wall and CPU seconds of each repetition of one scan.
+type p8Sample struct{ wall, cpu []float64 }
+
+func (s *p8Sample) add(w, c float64) { s.wall, s.cpu = append(s.wall, w), append(s.cpu, c) }
+
+// med is the median wall and CPU seconds.
+func (s *p8Sample) med() (float64, float64) { return medianSeconds(s.wall), medianSeconds(s.cpu) }
+
+// p8ScanSamples are the scans' samples, interleaved per repetition.
+type p8ScanSamples struct {
+	arrowOne, arrowMany, rowsMany, asMany, selMany, rsOne, rsMany, rsSel p8Sample
+	st                                                                   table.ScanStats
+	selRows, rsSelRows                                                   int64
+}
+
+// p8Scans times the deltakit scans and (with a Python) delta-rs's,
+// interleaved, cfg.ArrowReps times each.
+func p8Scans(ctx context.Context, env *Env, cfg Config, t *p8Tables) (*p8ScanSamples, error) {
+	sel, err := table.ParsePredicate(arrowSelective, t.many.Schema())
 	if err != nil {
-		return fig, err
+		return nil, err
 	}
-	type sample struct{ wall, cpu []float64 }
-	add := func(s *sample, w, c float64) { s.wall, s.cpu = append(s.wall, w), append(s.cpu, c) }
-	var arrowOne, arrowMany, rowsMany, asMany, selMany, rsOne, rsMany, rsSel sample
-	var st table.ScanStats
-	var selRows, rsSelRows int64
-	for rep := 0; rep < cfg.ArrowReps; rep++ {
-		for _, c := range []struct {
-			s   *sample
-			tbl *table.Table
-		}{{&arrowOne, t1}, {&arrowMany, tm}} {
-			w, cpu, err := timed(func() error {
-				n, err := scanArrowRows(ctx, c.tbl)
-				if err == nil && n != int64(cfg.ArrowRows) {
-					err = fmt.Errorf("bench: ScanArrow read %d rows, want %d", n, cfg.ArrowRows)
-				}
-				return err
-			})
+	s := &p8ScanSamples{}
+	drain := func(seq func(yield func(struct{}, error) bool)) error {
+		for _, err := range seq {
 			if err != nil {
-				return fig, err
+				return err
 			}
-			add(c.s, w, cpu)
 		}
-		w, cpu, err := timed(func() error {
-			for _, err := range tm.Scan(ctx) {
-				if err != nil {
-					return err
-				}
+		return nil
+	}
+	for range cfg.ArrowReps {
+		runs := []struct {
+			s  *p8Sample
+			fn func() error
+		}{
+			{&s.arrowOne, func() error { return scanArrowAll(ctx, t.one, cfg.ArrowRows) }},
+			{&s.arrowMany, func() error { return scanArrowAll(ctx, t.many, cfg.ArrowRows) }},
+			{&s.rowsMany, func() error { return drain(ignoreValues(t.many.Scan(ctx))) }},
+			{&s.asMany, func() error { return drain(ignoreValues(table.ScanAs[Flight](ctx, t.many))) }},
+			{&s.selMany, func() error {
+				s.st = table.ScanStats{}
+				s.selRows, err = scanArrowRows(ctx, t.many, table.WithFilter(sel), table.WithScanStats(&s.st))
+				return err
+			}},
+		}
+		for _, r := range runs {
+			w, cpu, err := timed(r.fn)
+			if err != nil {
+				return nil, err
 			}
-			return nil
-		})
-		if err != nil {
-			return fig, err
+			r.s.add(w, cpu)
 		}
-		add(&rowsMany, w, cpu)
-		w, cpu, err = timed(func() error {
-			for _, err := range table.ScanAs[Flight](ctx, tm) {
-				if err != nil {
-					return err
-				}
+		if env.Python == "" {
+			continue
+		}
+		for _, c := range []struct {
+			s    *p8Sample
+			dir  string
+			args []string
+		}{{&s.rsOne, t.oneDir, []string{"full"}}, {&s.rsMany, t.manyDir, []string{"full"}}, {&s.rsSel, t.manyDir, []string{"sel", "150", "SFO"}}} {
+			w, cpu, n, err := runDeltaRSP8(ctx, env.Python, c.dir, c.args...)
+			if err != nil {
+				return nil, err
 			}
-			return nil
-		})
-		if err != nil {
-			return fig, err
-		}
-		add(&asMany, w, cpu)
-		w, cpu, err = timed(func() error {
-			st = table.ScanStats{}
-			selRows, err = scanArrowRows(ctx, tm, table.WithFilter(sel), table.WithScanStats(&st))
-			return err
-		})
-		if err != nil {
-			return fig, err
-		}
-		add(&selMany, w, cpu)
-		if env.Python != "" {
-			for _, c := range []struct {
-				s    *sample
-				dir  string
-				args []string
-			}{{&rsOne, one, []string{"full"}}, {&rsMany, many, []string{"full"}}, {&rsSel, many, []string{"sel", "150", "SFO"}}} {
-				w, cpu, n, err := runDeltaRSP8(ctx, env.Python, c.dir, c.args...)
-				if err != nil {
-					return fig, err
-				}
-				add(c.s, w, cpu)
-				if c.s == &rsSel {
-					rsSelRows = n
-				}
+			c.s.add(w, cpu)
+			if c.s == &s.rsSel {
+				s.rsSelRows = n
 			}
 		}
 	}
-	med := func(s sample) (float64, float64) { return medianSeconds(s.wall), medianSeconds(s.cpu) }
-	aw1, ac1 := med(arrowOne)
-	awm, acm := med(arrowMany)
+	return s, nil
+}
+
+// ignoreValues drops the values of a scan's sequence.
+func ignoreValues[V any](seq func(yield func(V, error) bool)) func(yield func(struct{}, error) bool) {
+	return func(yield func(struct{}, error) bool) {
+		for _, err := range seq {
+			if !yield(struct{}{}, err) {
+				return
+			}
+		}
+	}
+}
+
+// scanArrowAll scans tbl through ScanArrow and checks it read want rows.
+func scanArrowAll(ctx context.Context, tbl *table.Table, want int) error {
+	n, err := scanArrowRows(ctx, tbl)
+	if err == nil && n != int64(want) {
+		err = fmt.Errorf("bench: ScanArrow read %d rows, want %d", n, want)
+	}
+	return err
+}
+
+// report adds the scan figures (medians, ratios, goals) to fig.
+func (s *p8ScanSamples) report(fig *Figure, env *Env, cfg Config) error {
+	aw1, ac1 := s.arrowOne.med()
+	awm, acm := s.arrowMany.med()
 	fig.add("scanarrow_1file", aw1, "s")
 	fig.add("scanarrow_1file_cpu", ac1, "s")
 	fig.add("scanarrow_files", awm, "s")
 	fig.add("scanarrow_files_cpu", acm, "s")
-	rw, rc := med(rowsMany)
-	sw, sc := med(asMany)
+	rw, rc := s.rowsMany.med()
+	sw, sc := s.asMany.med()
 	fig.add("scan_rows_vs_scanarrow", rw/awm, "x")
 	fig.add("scan_rows_vs_scanarrow_cpu", rc/acm, "x")
 	fig.add("scanas_vs_scanarrow", sw/awm, "x")
 	fig.add("scanas_vs_scanarrow_cpu", sc/acm, "x")
-	selw, selc := med(selMany)
+	selw, selc := s.selMany.med()
 	fig.add("selective", selw, "s")
 	fig.add("selective_cpu", selc, "s")
-	fig.add("selective_rows", float64(selRows), "rows")
-	fig.add("selective_files_skipped", float64(st.FilesSkipped+st.FilesPruned), "files")
-	fig.add("selective_rowgroups_skipped", float64(st.RowGroupsSkipped), "row groups")
-	fig.add("selective_rows_late_skipped", float64(st.RowsLateSkipped), "rows")
+	fig.add("selective_rows", float64(s.selRows), "rows")
+	fig.add("selective_files_skipped", float64(s.st.FilesSkipped+s.st.FilesPruned), "files")
+	fig.add("selective_rowgroups_skipped", float64(s.st.RowGroupsSkipped), "row groups")
+	fig.add("selective_rows_late_skipped", float64(s.st.RowsLateSkipped), "rows")
 	if env.Python == "" {
 		fig.note("delta-rs side skipped: no Python venv with deltalake ($DELTAKIT_VENV or <repo>/.venv)")
-	} else {
-		if rsSelRows != selRows {
-			return fig, fmt.Errorf("bench: the selective scan gave %d rows, delta-rs %d", selRows, rsSelRows)
-		}
-		r1w, r1c := med(rsOne)
-		rmw, rmc := med(rsMany)
-		rsw, rsc := med(rsSel)
-		fig.goalFull(cfg, fig.add("scanarrow_1file_vs_deltars", aw1/r1w, "x"), "<=", 1.0)
-		fig.add("scanarrow_1file_vs_deltars_cpu", ac1/r1c, "x")
-		fig.goalFull(cfg, fig.add("scanarrow_files_vs_deltars", awm/rmw, "x"), "<=", 1.0)
-		fig.add("scanarrow_files_vs_deltars_cpu", acm/rmc, "x")
-		fig.goalFull(cfg, fig.add("selective_vs_deltars", selw/rsw, "x"), "<=", 1.0)
-		fig.add("selective_vs_deltars_cpu", selc/rsc, "x")
-		fig.note("delta-rs timed inside Python (perf_counter, process_time) per run, Go runs interleaved; _cpu ratios are process CPU time, all threads")
+		return nil
 	}
+	if s.rsSelRows != s.selRows {
+		return fmt.Errorf("bench: the selective scan gave %d rows, delta-rs %d", s.selRows, s.rsSelRows)
+	}
+	r1w, r1c := s.rsOne.med()
+	rmw, rmc := s.rsMany.med()
+	rsw, rsc := s.rsSel.med()
+	fig.goalFull(cfg, fig.add("scanarrow_1file_vs_deltars", aw1/r1w, "x"), "<=", 1.0)
+	fig.add("scanarrow_1file_vs_deltars_cpu", ac1/r1c, "x")
+	fig.goalFull(cfg, fig.add("scanarrow_files_vs_deltars", awm/rmw, "x"), "<=", 1.0)
+	fig.add("scanarrow_files_vs_deltars_cpu", acm/rmc, "x")
+	fig.goalFull(cfg, fig.add("selective_vs_deltars", selw/rsw, "x"), "<=", 1.0)
+	fig.add("selective_vs_deltars_cpu", selc/rsc, "x")
+	fig.note("delta-rs timed inside Python (perf_counter, process_time) per run, Go runs interleaved; _cpu ratios are process CPU time, all threads")
+	return nil
+}
 
-	// Append: the rows as Arrow batches, as rows, as structs to raw parquet-go.
-	env.logf("P8: appends")
+// p8Appends times the rows appended as Arrow batches, as rows, and as
+// structs to raw parquet-go.
+func p8Appends(ctx context.Context, fig *Figure, cfg Config, fs []Flight, rows []parquetio.Row) error {
 	var recs []arrow.RecordBatch
 	rb, err := arrowio.NewRecordBuilder(nil, FlightsSchema())
 	if err != nil {
-		return fig, err
+		return err
 	}
 	for i, r := range rows {
 		if err := rb.Append(r); err != nil {
 			rb.Release()
-			return fig, err
+			return err
 		}
 		if rb.Len() == 65536 || i == len(rows)-1 {
 			recs = append(recs, rb.NewRecordBatch())
@@ -375,10 +428,10 @@ func ArrowFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			r.Release()
 		}
 	}()
-	var apArrow, apRows, apRaw sample
-	for rep := 0; rep < cfg.ArrowReps; rep++ {
+	var apArrow, apRows, apRaw p8Sample
+	for range cfg.ArrowReps {
 		for _, c := range []struct {
-			s  *sample
+			s  *p8Sample
 			fn func(tbl *table.Table) error
 		}{
 			{&apArrow, func(tbl *table.Table) error {
@@ -402,69 +455,72 @@ func ArrowFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		} {
 			tbl, err := table.Create(ctx, "", FlightsSchema(), table.WithStore(objectstore.NewMem("p8")))
 			if err != nil {
-				return fig, err
+				return err
 			}
 			w, cpu, err := timed(func() error { return c.fn(tbl) })
 			if err != nil {
-				return fig, err
+				return err
 			}
-			add(c.s, w, cpu)
+			c.s.add(w, cpu)
 		}
 	}
-	aaw, aac := med(apArrow)
-	arw, arc := med(apRows)
-	raw, rac := med(apRaw)
+	aaw, aac := apArrow.med()
+	arw, arc := apRows.med()
+	raw, rac := apRaw.med()
 	fig.add("append_arrow", aaw, "s")
 	fig.add("append_arrow_cpu", aac, "s")
 	fig.add("append_arrow_vs_rows", aaw/arw, "x")
 	fig.add("append_arrow_vs_rows_cpu", aac/arc, "x")
 	fig.add("append_arrow_vs_parquet_go", aaw/raw, "x")
 	fig.add("append_arrow_vs_parquet_go_cpu", aac/rac, "x")
-	fs, rows = nil, nil
+	return nil
+}
 
-	// Memory: a large table scanned in a fresh process.
+// p8Memory scans a large table in a fresh process and reports its peak
+// RSS.
+func p8Memory(ctx context.Context, fig *Figure, env *Env, cfg Config, dir string) error {
 	if env.ArrowChild == nil {
 		fig.note("memory part skipped: no child command")
-		return fig, nil
+		return nil
 	}
 	if cfg.ArrowMemoryRows <= 0 || cfg.ArrowMemoryFiles <= 0 {
 		fig.note("memory part skipped: no sizes")
-		return fig, nil
+		return nil
 	}
 	env.logf("P8: writing the memory table: %d rows in %d files", cfg.ArrowMemoryRows, cfg.ArrowMemoryFiles)
 	wide := filepath.Join(dir, "wide")
 	size, err := writeWideTable(ctx, wide, cfg.ArrowMemoryRows, (cfg.ArrowMemoryRows+cfg.ArrowMemoryFiles-1)/cfg.ArrowMemoryFiles)
 	if err != nil {
-		return fig, err
+		return err
 	}
 	cmd := env.ArrowChild(ctx, wide)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return fig, fmt.Errorf("bench: arrow child: %w\n%s%s", err, stdout.String(), stderr.String())
+		return fmt.Errorf("bench: arrow child: %w\n%s%s", err, stdout.String(), stderr.String())
 	}
 	var r *arrowChildReport
-	sc2 := bufio.NewScanner(&stdout)
-	for sc2.Scan() {
-		if rest, ok := strings.CutPrefix(sc2.Text(), arrowLinePrefix); ok {
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), arrowLinePrefix); ok {
 			r = &arrowChildReport{}
 			if err := json.Unmarshal([]byte(rest), r); err != nil {
-				return fig, fmt.Errorf("bench: arrow child said %q: %w", rest, err)
+				return fmt.Errorf("bench: arrow child said %q: %w", rest, err)
 			}
 		}
 	}
 	if r == nil {
-		return fig, fmt.Errorf("bench: arrow child wrote no %q line:\n%s%s", arrowLinePrefix, stdout.String(), stderr.String())
+		return fmt.Errorf("bench: arrow child wrote no %q line:\n%s%s", arrowLinePrefix, stdout.String(), stderr.String())
 	}
 	if r.Rows != int64(cfg.ArrowMemoryRows) {
-		return fig, fmt.Errorf("bench: arrow child read %d rows, want %d", r.Rows, cfg.ArrowMemoryRows)
+		return fmt.Errorf("bench: arrow child read %d rows, want %d", r.Rows, cfg.ArrowMemoryRows)
 	}
 	fig.add("memory_table_bytes", float64(size), "bytes")
 	fig.add("memory_scan", r.Seconds, "s")
 	m := fig.add("memory_peak_rss", float64(r.PeakRSSKB)/1024, "MiB")
 	fig.goalFull(cfg, m, "<=", 512)
 	fig.add("memory_baseline_rss", float64(r.BaselineRSSKB)/1024, "MiB")
-	return fig, nil
+	return nil
 }
 
 // medianSeconds is the median of xs, in seconds.

@@ -45,7 +45,10 @@ const arrowBatchRows = 64 * 1024
 // arrowscan.go), deletion vectors and the row filter applied as a
 // selection mask, and row groups whose Parquet statistics rule the filter
 // out (integer, date and string columns) are not decoded
-// (ScanStats.RowGroupsSkipped). Otherwise, and for the files that reader
+// (ScanStats.RowGroupsSkipped). Files are decoded WithScanConcurrency at
+// a time and, when that leaves cores idle (a table of one large file), a
+// file is decoded by several goroutines in stripes of whole batches
+// (arrowstripe.go); the batches and their order are the same either way. Otherwise, and for the files that reader
 // does not map exactly (INT96 timestamps, case-insensitive column matches,
 // ...), rows come from Scan's row reader; ScanStats.FilesColumnar tells
 // which. Both give the same values.

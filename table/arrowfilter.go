@@ -156,194 +156,179 @@ func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 func evalCmp(a arrow.Array, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
 	switch a := a.(type) {
 	case *array.Dictionary:
-		// Each dictionary value is compared once; rows take their
-		// value's result.
-		dm := make([]bool, a.Dictionary().Len())
-		for i := range dm {
-			dm[i] = true
-		}
-		if !evalCmp(a.Dictionary(), k, op, lit, nanTrue, dm) {
-			return false
-		}
-		nulls := a.NullN() > 0
-		if idx, ok := a.Indices().(*array.Int32); ok {
-			for i, j := range idx.Int32Values() {
-				if active[i] && ((nulls && a.IsNull(i)) || j < 0 || int(j) >= len(dm) || !dm[j]) {
-					active[i] = false
-				}
-			}
-			return true
-		}
-		for i, on := range active {
-			if !on {
-				continue
-			}
-			if j := a.GetValueIndex(i); (nulls && a.IsNull(i)) || j < 0 || j >= len(dm) || !dm[j] {
-				active[i] = false
-			}
-		}
-		return true
+		return evalDictCmp(a, k, op, lit, nanTrue, active)
 	case *array.Int64:
-		if l, ok := lit.(int64); ok && (k == kindInt || k == kindDate) {
-			cmpOrdered(a, a.Int64Values(), op, l, active)
-			return true
-		}
+		return intCmp(a, a.Int64Values(), k == kindInt || k == kindDate, op, lit, active)
 	case *array.Int32:
-		if l, ok := lit.(int64); ok && k == kindInt {
-			cmpWidened(a, a.Int32Values(), op, l, active)
-			return true
-		}
+		return intCmp(a, a.Int32Values(), k == kindInt, op, lit, active)
 	case *array.Int16:
-		if l, ok := lit.(int64); ok && k == kindInt {
-			cmpWidened(a, a.Int16Values(), op, l, active)
-			return true
-		}
+		return intCmp(a, a.Int16Values(), k == kindInt, op, lit, active)
 	case *array.Int8:
-		if l, ok := lit.(int64); ok && k == kindInt {
-			cmpWidened(a, a.Int8Values(), op, l, active)
-			return true
-		}
+		return intCmp(a, a.Int8Values(), k == kindInt, op, lit, active)
 	case *array.Date32:
-		if l, ok := lit.(int64); ok && k == kindDate {
-			vals := a.Date32Values()
-			ints := make([]int64, len(vals))
-			for i, v := range vals {
-				ints[i] = int64(v)
-			}
-			cmpOrdered(a, ints, op, l, active)
-			return true
-		}
+		return intCmp(a, a.Date32Values(), k == kindDate, op, lit, active)
 	case *array.Float64:
-		if l, ok := lit.(float64); ok && (k == kindFloat64 || k == kindFloat32) {
-			cmpFloats(a, a.Float64Values(), op, l, nanTrue, active)
-			return true
-		}
+		return floatCmp(a, a.Float64Values(), k, op, lit, nanTrue, active)
 	case *array.Float32:
-		if l, ok := lit.(float64); ok && (k == kindFloat64 || k == kindFloat32) {
-			vals := a.Float32Values()
-			fs := make([]float64, len(vals))
-			for i, v := range vals {
-				fs[i] = float64(v)
-			}
-			cmpFloats(a, fs, op, l, nanTrue, active)
-			return true
-		}
+		return floatCmp(a, a.Float32Values(), k, op, lit, nanTrue, active)
 	case *array.String:
-		if l, ok := lit.(string); ok && k == kindString {
-			nulls := a.NullN() > 0
-			for i, on := range active {
-				if on && ((nulls && a.IsNull(i)) || !opHolds(op, strings.Compare(a.Value(i), l))) {
-					active[i] = false
-				}
-			}
-			return true
+		l, ok := lit.(string)
+		if ok && k == kindString {
+			cmpValues(a, a.Value, func(v string) int { return strings.Compare(v, l) }, op, active)
 		}
+		return ok && k == kindString
 	case *array.Binary:
-		if l, ok := lit.([]byte); ok && k == kindBinary {
-			nulls := a.NullN() > 0
-			for i, on := range active {
-				if on && ((nulls && a.IsNull(i)) || !opHolds(op, bytes.Compare(a.Value(i), l))) {
-					active[i] = false
-				}
-			}
-			return true
+		l, ok := lit.([]byte)
+		if ok && k == kindBinary {
+			cmpValues(a, a.Value, func(v []byte) int { return bytes.Compare(v, l) }, op, active)
 		}
+		return ok && k == kindBinary
 	case *array.Boolean:
-		if l, ok := lit.(bool); ok && k == kindBool {
-			nulls := a.NullN() > 0
-			for i, on := range active {
-				if !on {
-					continue
+		l, ok := lit.(bool)
+		if ok && k == kindBool {
+			cmpValues(a, a.Value, func(v bool) int {
+				switch {
+				case v == l:
+					return 0
+				case l:
+					return -1
 				}
-				if nulls && a.IsNull(i) {
-					active[i] = false
-					continue
-				}
-				c := 0
-				if v := a.Value(i); v != l {
-					c = 1
-					if l {
-						c = -1
-					}
-				}
-				if !opHolds(op, c) {
-					active[i] = false
-				}
-			}
-			return true
+				return 1
+			}, op, active)
 		}
+		return ok && k == kindBool
 	case *array.Timestamp:
-		tt, ok := a.DataType().(*arrow.TimestampType)
-		l, isTime := lit.(time.Time)
-		if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != kindTimestamp && k != kindTimestampNTZ) {
-			return false
-		}
-		// The literal in microseconds (floor) and whether it has a
-		// sub-microsecond remainder: then v = floor compares below it.
-		us := l.UnixMicro()
-		frac := l.Nanosecond()%1000 != 0
-		vals := a.TimestampValues()
-		nulls := a.NullN() > 0
-		for i, on := range active {
-			if !on {
-				continue
-			}
-			if nulls && a.IsNull(i) {
-				active[i] = false
-				continue
-			}
-			c := cmp.Compare(int64(vals[i]), us)
-			if c == 0 && frac {
-				c = -1
-			}
-			if !opHolds(op, c) {
-				active[i] = false
-			}
-		}
-		return true
+		return evalTimestampCmp(a, k, op, lit, active)
 	}
 	return false
 }
 
-func opHolds(op cmpOp, c int) bool { return op.Holds(c) }
-
-// cmpOrdered clears the active rows where "vals[i] op lit" is not true or
-// the value is null; one loop per operator.
-func cmpOrdered[T int64 | float64](a arrow.Array, vals []T, op cmpOp, lit T, active []bool) {
+// evalDictCmp is evalCmp on a dictionary array: each dictionary value is
+// compared once; rows take their value's result.
+func evalDictCmp(a *array.Dictionary, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
+	dm := make([]bool, a.Dictionary().Len())
+	for i := range dm {
+		dm[i] = true
+	}
+	if !evalCmp(a.Dictionary(), k, op, lit, nanTrue, dm) {
+		return false
+	}
 	nulls := a.NullN() > 0
-	var holds func(v T) bool
-	switch op {
-	case opEq:
-		holds = func(v T) bool { return v == lit }
-	case opNe:
-		holds = func(v T) bool { return v != lit }
-	case opLt:
-		holds = func(v T) bool { return v < lit }
-	case opLe:
-		holds = func(v T) bool { return v <= lit }
-	case opGt:
-		holds = func(v T) bool { return v > lit }
-	default:
-		holds = func(v T) bool { return v >= lit }
+	if idx, ok := a.Indices().(*array.Int32); ok {
+		for i, j := range idx.Int32Values() {
+			if active[i] && ((nulls && a.IsNull(i)) || j < 0 || int(j) >= len(dm) || !dm[j]) {
+				active[i] = false
+			}
+		}
+		return true
 	}
 	for i, on := range active {
-		if on && ((nulls && a.IsNull(i)) || !holds(vals[i])) {
+		if !on {
+			continue
+		}
+		if j := a.GetValueIndex(i); (nulls && a.IsNull(i)) || j < 0 || j >= len(dm) || !dm[j] {
+			active[i] = false
+		}
+	}
+	return true
+}
+
+// evalTimestampCmp is evalCmp on microsecond timestamps.
+func evalTimestampCmp(a *array.Timestamp, k valueKind, op cmpOp, lit any, active []bool) bool {
+	tt, ok := a.DataType().(*arrow.TimestampType)
+	l, isTime := lit.(time.Time)
+	if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != kindTimestamp && k != kindTimestampNTZ) {
+		return false
+	}
+	// The literal in microseconds (floor) and whether it has a
+	// sub-microsecond remainder: then v = floor compares below it.
+	us := l.UnixMicro()
+	frac := l.Nanosecond()%1000 != 0
+	cmpValues(a, func(i int) int64 { return int64(a.Value(i)) }, func(v int64) int {
+		c := cmp.Compare(v, us)
+		if c == 0 && frac {
+			c = -1
+		}
+		return c
+	}, op, active)
+	return true
+}
+
+// cmpValues clears the active rows of a that are null or where
+// opHolds(op, compare(value(i))) is false.
+func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op cmpOp, active []bool) {
+	nulls := a.NullN() > 0
+	for i, on := range active {
+		if on && ((nulls && a.IsNull(i)) || !opHolds(op, compare(value(i)))) {
 			active[i] = false
 		}
 	}
 }
 
-func cmpWidened[T int32 | int16 | int8](a arrow.Array, vals []T, op cmpOp, lit int64, active []bool) {
-	ints := make([]int64, len(vals))
-	for i, v := range vals {
-		ints[i] = int64(v)
+// intCmp applies "vals op lit" for an int64 literal when ok (the column's
+// kind takes integers), comparing the values widened to int64 in place:
+// no copy of the batch's values.
+func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool, op cmpOp, lit any, active []bool) bool {
+	l, isInt := lit.(int64)
+	if !ok || !isInt {
+		return false
 	}
-	cmpOrdered(a, ints, op, lit, active)
+	cmpOrdered(a, vals, op, l, active)
+	return true
+}
+
+// floatCmp is intCmp for floats (kinds float and double, a float64
+// literal).
+func floatCmp[T ~float32 | ~float64](a arrow.Array, vals []T, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
+	l, ok := lit.(float64)
+	if !ok || (k != kindFloat64 && k != kindFloat32) {
+		return false
+	}
+	cmpFloats(a, vals, op, l, nanTrue, active)
+	return true
+}
+
+func opHolds(op cmpOp, c int) bool { return op.Holds(c) }
+
+// cmpOrdered clears the active rows where "int64(vals[i]) op lit" is not
+// true or the value is null; one loop per operator, values widened in
+// place.
+func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op cmpOp, lit int64, active []bool) {
+	if a.NullN() > 0 {
+		for i, on := range active {
+			if on && a.IsNull(i) {
+				active[i] = false
+			}
+		}
+	}
+	switch op {
+	case opEq:
+		clearUnless(vals, active, func(v int64) bool { return v == lit })
+	case opNe:
+		clearUnless(vals, active, func(v int64) bool { return v != lit })
+	case opLt:
+		clearUnless(vals, active, func(v int64) bool { return v < lit })
+	case opLe:
+		clearUnless(vals, active, func(v int64) bool { return v <= lit })
+	case opGt:
+		clearUnless(vals, active, func(v int64) bool { return v > lit })
+	default:
+		clearUnless(vals, active, func(v int64) bool { return v >= lit })
+	}
+}
+
+// clearUnless clears active[i] where holds(int64(vals[i])) is false.
+func clearUnless[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, active []bool, holds func(int64) bool) {
+	for i, on := range active {
+		if on && !holds(int64(vals[i])) {
+			active[i] = false
+		}
+	}
 }
 
 // cmpFloats is cmpOrdered for floats: a NaN value or literal gives
 // nanTrue (see pred.nanTrue).
-func cmpFloats(a arrow.Array, vals []float64, op cmpOp, lit float64, nanTrue bool, active []bool) {
+func cmpFloats[T ~float32 | ~float64](a arrow.Array, vals []T, op cmpOp, lit float64, nanTrue bool, active []bool) {
 	if math.IsNaN(lit) {
 		for i, on := range active {
 			if on && (!nanTrue || a.IsNull(i)) {
@@ -361,7 +346,7 @@ func cmpFloats(a arrow.Array, vals []float64, op cmpOp, lit float64, nanTrue boo
 			active[i] = false
 			continue
 		}
-		v := vals[i]
+		v := float64(vals[i])
 		if math.IsNaN(v) {
 			active[i] = nanTrue
 			continue

@@ -2,10 +2,10 @@ package table
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -123,6 +123,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	budget := semaphore.NewWeighted(arrowInflightBytes)
 	weight := func(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
 	pending := make(chan chan arrowMsg, conc)
+	workers := p.stripeWorkers(conc)
 	mem := newPoolAllocator()
 	wg.Add(1)
 	go func() {
@@ -147,7 +148,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			go func() {
 				defer wg.Done()
 				defer close(ch)
-				p.produceArrow(ctx, f, outSch, conc == 1 || len(p.files) == 1, mem, ch)
+				p.produceArrow(ctx, f, outSch, (conc == 1 || len(p.files) == 1) && workers == 1, workers, mem, ch)
 			}()
 		}
 	}()
@@ -214,9 +215,22 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	return nil
 }
 
+// stripeWorkers is the number of goroutines decoding each file (see
+// arrowstripe.go): the cores the files read at once leave idle, 1 with
+// WithScanConcurrency(1).
+func (p *scanPlan) stripeWorkers(conc int) int {
+	if p.cfg.arrow.workers > 0 {
+		return p.cfg.arrow.workers
+	}
+	if conc <= 1 {
+		return 1
+	}
+	return max(1, runtime.GOMAXPROCS(0)/min(conc, len(p.files)))
+}
+
 // produceArrow reads file f into batches on ch, columnar when the file
 // allows it, else through the row reader.
-func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, mem memory.Allocator, ch chan<- arrowMsg) {
+func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, workers int, mem memory.Allocator, ch chan<- arrowMsg) {
 	send := func(m arrowMsg) bool {
 		select {
 		case ch <- m:
@@ -237,7 +251,7 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 		p.produceArrowRows(ctx, f, send)
 		return
 	}
-	counts, err := cf.read(ctx, p, f, outSch, func(rec arrow.RecordBatch) bool { return send(arrowMsg{rec: rec}) })
+	counts, err := cf.read(ctx, p, f, outSch, workers, func(rec arrow.RecordBatch) bool { return send(arrowMsg{rec: rec}) })
 	if ctx.Err() != nil && err == nil && !counts.done {
 		return
 	}
@@ -316,7 +330,7 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 	if err != nil {
 		return nil, nil
 	}
-	props := pqarrow.ArrowReadProperties{BatchSize: arrowBatchRows, Parallel: parallel, PreAllocBinaryData: true}
+	props := pqarrow.ArrowReadProperties{BatchSize: p.cfg.arrow.batchRows(), Parallel: parallel, PreAllocBinaryData: true}
 	// Strings of a small dictionary are decoded as dictionaries (indices
 	// into the chunk's dictionary page, no copy per value) and gathered
 	// into utf8 arrays in one pass (gatherStrings): faster than building
@@ -596,43 +610,88 @@ func (r *tailReaderAt) ReadAt(p []byte, off int64) (int, error) {
 type segment struct{ start, n int64 }
 
 // read decodes the file's selected row groups and emits its output
-// batches; the counts are those readFile keeps.
-func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (c fileCounts, err error) {
+// batches; the counts are those readFile keeps. With workers > 1 and a
+// stream of several stripes, stripes are decoded by that many goroutines
+// at once (readParallel), the batches emitted in the same order and with
+// the same boundaries as one goroutine gives.
+func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outSch *arrow.Schema, workers int, emit func(arrow.RecordBatch) bool) (c fileCounts, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
 		}
 	}()
-	var bm *roaring64.Bitmap
+	fr, err := cf.selectRowGroups(ctx, p, f, &c)
+	if err != nil {
+		return c, err
+	}
+	if fr.total == 0 {
+		c.done = true
+		return c, nil
+	}
+	if err := cf.planColumns(p, fr); err != nil {
+		return c, err
+	}
+	stripes := fr.stripes(p.cfg.arrow.batchRows(), p.cfg.arrow.stripeRows())
+	var u unitCounts
+	if workers > 1 && len(stripes) > 1 && cf.seekable(fr) {
+		u, err = cf.readParallel(ctx, p, f, fr, outSch, stripes, workers, emit)
+	} else {
+		u, err = cf.readSequential(ctx, p, f, fr, outSch, emit)
+	}
+	c.rows += u.rows
+	c.deleted += u.deleted
+	cf.lateSkipped += u.late
+	c.done = err == nil && u.done
+	return c, err
+}
+
+// fileRead is what the stripe readers of one file share: the selected
+// row groups and how the read columns are decoded.
+type fileRead struct {
+	bm    *roaring64.Bitmap // deletion vector; nil: none
+	rgs   []int             // selected row groups
+	segs  []segment         // their file rows
+	total int64             // rows of the selected row groups
+	// pos[i] is read column i's position in the decoded batch, -1: not in
+	// it (absent from the file, or late).
+	pos    []int
+	leaves []int // the decoded batch's leaves, sorted
+	// late[i]: read column i is decoded only for the rows the filter
+	// keeps (lateCols).
+	late   []bool
+	lateOn bool
+}
+
+// selectRowGroups loads the deletion vector and selects the row groups the
+// filter may match. Skipped row groups' rows still count as read (minus
+// their deleted rows) in c, as the row scan counts them.
+func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *scanFile, c *fileCounts) (*fileRead, error) {
+	fr := &fileRead{}
 	if dv := f.add.DeletionVector; dv != nil {
-		bm = f.dv
+		bm := f.dv
 		if bm == nil {
+			var err error
 			if bm, err = p.locs.loadDV(ctx, dv); err != nil {
-				return c, fmt.Errorf("deletion vector: %w", err)
+				return nil, fmt.Errorf("deletion vector: %w", err)
 			}
 		}
-		if bm.IsEmpty() {
-			bm = nil
+		if !bm.IsEmpty() {
+			fr.bm = bm
 		}
 	}
-	// Row groups: skip those whose statistics rule the filter out; their
-	// rows still count as read (minus their deleted rows), as the row scan
-	// counts them.
-	var rgs []int
-	var segs []segment
 	var start int64
 	for g := 0; g < cf.md.NumRowGroups(); g++ {
 		rg := cf.md.RowGroup(g)
 		n := rg.NumRows()
 		if n < 0 {
-			return c, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
+			return nil, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
 		}
 		if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, cf.rowGroupBounds(p, rg)) {
 			del := int64(0)
-			if bm != nil && n > 0 {
-				del = int64(bm.Rank(uint64(start + n - 1)))
+			if fr.bm != nil && n > 0 {
+				del = int64(fr.bm.Rank(uint64(start + n - 1)))
 				if start > 0 {
-					del -= int64(bm.Rank(uint64(start - 1)))
+					del -= int64(fr.bm.Rank(uint64(start - 1)))
 				}
 			}
 			c.rows += n - del
@@ -641,22 +700,26 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 			start += n
 			continue
 		}
-		rgs = append(rgs, g)
-		if k := len(segs) - 1; k >= 0 && segs[k].start+segs[k].n == start {
-			segs[k].n += n
+		fr.rgs = append(fr.rgs, g)
+		if k := len(fr.segs) - 1; k >= 0 && fr.segs[k].start+fr.segs[k].n == start {
+			fr.segs[k].n += n
 		} else {
-			segs = append(segs, segment{start, n})
+			fr.segs = append(fr.segs, segment{start, n})
 		}
 		start += n
+		fr.total += n
 	}
-	if len(rgs) == 0 {
-		c.done = true
-		return c, nil
+	if len(fr.rgs) == 0 {
+		fr.total = 0
 	}
-	// With a filter, the filter's columns are decoded first; the other
-	// columns (late) only for the rows the filter keeps in each batch,
-	// seeking past the rest (whole pages are skipped with the file's
-	// offset index).
+	return fr, nil
+}
+
+// planColumns decides how each read column is decoded. With a filter, the
+// filter's columns are decoded first; the other columns (late) only for
+// the rows the filter keeps in each batch, seeking past the rest (whole
+// pages are skipped with the file's offset index).
+func (cf *columnarFile) planColumns(p *scanPlan, fr *fileRead) error {
 	inFilter := make([]bool, len(cf.cols))
 	if p.pred != nil {
 		p.pred.columns(func(bc *boundCol) {
@@ -671,119 +734,52 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 	}
 	var nFilter, nOther int
 	for i, col := range cf.cols {
-		if col.leaf < 0 {
-			continue
-		}
-		if inFilter[i] {
+		switch {
+		case col.leaf < 0:
+		case inFilter[i]:
 			nFilter++
-		} else {
+		default:
 			nOther++
 		}
 	}
-	lateOn := nFilter > 0 && nOther > 0
-	var leaves, fields []int
-	pos := make([]int, len(cf.cols)) // position of read column i in the decoded batch
-	var lt *lateCols
-	if lateOn {
-		lt = &lateCols{cf: cf, rgs: rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols))}
-		defer lt.release()
-	}
+	fr.lateOn = nFilter > 0 && nOther > 0
+	fr.pos = make([]int, len(cf.cols))
+	fr.late = make([]bool, len(cf.cols))
+	var fields []int
 	for i, col := range cf.cols {
-		pos[i] = -1
+		fr.pos[i] = -1
 		if col.leaf < 0 {
 			continue
 		}
-		if lateOn && !inFilter[i] {
-			incl := map[int]bool{}
-			for _, l := range col.leaves {
-				incl[l] = true
-			}
-			r, err := cf.fr.GetFieldReader(ctx, col.field, incl, rgs)
-			if err != nil {
-				return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
-			}
-			lt.readers[i] = r
+		if fr.lateOn && !inFilter[i] {
+			fr.late[i] = true
 			continue
 		}
-		pos[i] = len(fields)
+		fr.pos[i] = len(fields)
 		fields = append(fields, col.field)
-		leaves = append(leaves, col.leaves...)
+		fr.leaves = append(fr.leaves, col.leaves...)
 	}
+	fr.leaves = sortedCopy(fr.leaves)
 	// pqarrow yields fields in file order: sort positions by field.
 	order := sortedOrder(fields)
-	for i := range pos {
-		if pos[i] >= 0 {
-			pos[i] = order[pos[i]]
+	for i := range fr.pos {
+		if fr.pos[i] >= 0 {
+			fr.pos[i] = order[fr.pos[i]]
 		}
 	}
-	var next func() (arrow.RecordBatch, error)
-	if len(leaves) == 0 {
-		var total int64
-		for _, s := range segs {
-			total += s.n
-		}
-		empty := arrow.NewSchema(nil, nil)
-		next = func() (arrow.RecordBatch, error) {
-			if total == 0 {
-				return nil, io.EOF
-			}
-			n := min(total, arrowBatchRows)
-			total -= n
-			return array.NewRecordBatch(empty, nil, n), nil
-		}
-	} else {
-		rr, err := cf.fr.GetRecordReader(ctx, sortedCopy(leaves), rgs)
-		if err != nil {
-			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
-		}
-		defer rr.Release()
-		next = func() (arrow.RecordBatch, error) {
-			if !rr.Next() {
-				if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-					return nil, err
-				}
-				return nil, io.EOF
-			}
-			rec := rr.RecordBatch()
-			rec.Retain()
-			return rec, nil
-		}
+	return nil
+}
+
+// readSequential reads the whole stream with one stripe reader.
+func (cf *columnarFile) readSequential(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (unitCounts, error) {
+	sr, err := cf.newStripeReader(ctx, p, f, fr, outSch)
+	if err != nil {
+		return unitCounts{}, err
 	}
-	consts := make([]arrow.Array, len(p.parts))
-	defer func() {
-		for _, a := range consts {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	var streamPos int64 // rows of the selected row groups decoded so far
-	for {
-		if err := ctx.Err(); err != nil {
-			return c, err
-		}
-		rec, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return c, fmt.Errorf("%w: %v", parquetio.ErrCorrupt, err)
-		}
-		out, err := cf.batch(ctx, p, f, rec, pos, consts, bm, segs, streamPos, &c, outSch, lt)
-		streamPos += rec.NumRows()
-		rec.Release()
-		if err != nil {
-			return c, err
-		}
-		if out == nil {
-			continue
-		}
-		if !emit(out) {
-			return c, nil
-		}
-	}
-	c.done = true
-	return c, nil
+	defer sr.close()
+	ok, err := sr.readStripe(ctx, stripe{0, fr.total}, emit)
+	sr.counts.done = ok && err == nil
+	return sr.counts, err
 }
 
 // lateCols reads a file's non-filter columns for the row ranges the
@@ -883,94 +879,26 @@ func fileRow(segs []segment, k int64) int64 {
 	return -1
 }
 
-// batch turns one decoded batch into an output batch (nil when no row is
-// left). With lt, rec holds the filter's columns only and the others are
+// batch turns one decoded batch, rows [streamPos, streamPos+n) of the
+// selected row groups, into an output batch (nil when no row is left).
+// With lateOn, rec holds the filter's columns only and the others are
 // fetched for the span of the rows the filter keeps.
-func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec arrow.RecordBatch, pos []int, consts []arrow.Array,
-	bm *roaring64.Bitmap, segs []segment, streamPos int64, c *fileCounts, outSch *arrow.Schema, lt *lateCols) (arrow.RecordBatch, error) {
+func (sr *stripeReader) batch(ctx context.Context, rec arrow.RecordBatch, streamPos int64) (arrow.RecordBatch, error) {
+	cf, p := sr.cf, sr.p
 	n := rec.NumRows()
-	// Read columns in the scan's types.
-	cols := make([]arrow.Array, len(cf.cols))
-	defer func() {
-		for _, a := range cols {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	// With a filter, dictionary-encoded strings stay dictionaries until
-	// the filter has run (it compares each dictionary value once), and are
-	// gathered for the kept rows only.
-	var later []bool
-	for i, col := range cf.cols {
-		if pos[i] >= 0 {
-			if _, dict := col.src.(*arrow.DictionaryType); dict && p.pred != nil {
-				if later == nil {
-					later = make([]bool, len(cf.cols))
-				}
-				later[i] = true
-				cols[i] = rec.Column(pos[i])
-				cols[i].Retain()
-				continue
-			}
-			a, err := convertArray(ctx, rec.Column(pos[i]), col.dst, cf.mem)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
-			}
-			cols[i] = a
-		} else if col.leaf < 0 {
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(n))
-		}
+	cols, later, err := sr.decodedColumns(ctx, rec)
+	defer releaseAll(cols)
+	if err != nil {
+		return nil, err
 	}
-	// Selection: deletion vector, then the row filter.
-	var keep []bool
-	kept := n
-	if bm != nil {
-		keep = make([]bool, n)
-		for k := range keep {
-			r := fileRow(segs, streamPos+int64(k))
-			if r >= 0 && bm.Contains(uint64(r)) {
-				kept--
-				continue
-			}
-			keep[k] = true
-		}
-		c.deleted += n - kept
-	}
-	c.rows += kept
-	if p.pred != nil {
-		if keep == nil {
-			keep = make([]bool, n)
-			for k := range keep {
-				keep[k] = true
-			}
-		}
-		af := &arrowFilter{
-			col: func(bc *boundCol) arrow.Array {
-				for i, top := range p.readTop {
-					if top == bc.top {
-						return cols[i]
-					}
-				}
-				return nil
-			},
-			part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
-		}
-		af.eval(p.pred, keep)
-		kept = 0
-		for _, k := range keep {
-			if k {
-				kept++
-			}
-		}
-	}
+	keep, kept := sr.selection(cols, n, streamPos)
 	if kept == 0 {
-		if lt != nil {
-			cf.lateSkipped += n
+		if sr.lt != nil {
+			sr.counts.late += n
 		}
 		return nil, nil
 	}
-	if lt != nil {
+	if sr.lt != nil {
 		// The span of kept rows: the late columns are decoded for it only.
 		first, last := int64(0), n-1
 		for !keep[first] {
@@ -980,7 +908,7 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			last--
 		}
 		m := last - first + 1
-		cf.lateSkipped += n - m
+		sr.counts.late += n - m
 		if m < n {
 			for i, a := range cols {
 				if a != nil {
@@ -991,7 +919,7 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			keep = keep[first : last+1]
 			n = m
 		}
-		if err := lt.fetch(ctx, p, streamPos+first, m, cols); err != nil {
+		if err := sr.lt.fetch(ctx, p, streamPos+first, m, cols); err != nil {
 			return nil, err
 		}
 	}
@@ -1005,23 +933,128 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			cols[i] = a
 		}
 	}
-	// Partition columns: constant arrays of the batch's length.
-	for i, pc := range p.parts {
-		if consts[i] == nil || int64(consts[i].Len()) < n {
-			if consts[i] != nil {
-				consts[i].Release()
+	out, err := sr.assemble(cols, n)
+	if err != nil || kept == n {
+		return out, err
+	}
+	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+	mb.AppendValues(keep, nil)
+	mask := mb.NewArray()
+	mb.Release()
+	defer mask.Release()
+	defer out.Release()
+	return compute.FilterRecordBatch(ctx, out, mask, compute.DefaultFilterOptions())
+}
+
+func releaseAll(as []arrow.Array) {
+	for _, a := range as {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// decodedColumns returns the batch's read columns in the scan's types
+// (nulls for a column the file lacks, nil for a late one). With a filter,
+// dictionary-encoded strings stay dictionaries until the filter has run
+// (it compares each dictionary value once), and are gathered for the kept
+// rows only: later marks them.
+func (sr *stripeReader) decodedColumns(ctx context.Context, rec arrow.RecordBatch) (cols []arrow.Array, later []bool, err error) {
+	cf, p := sr.cf, sr.p
+	cols = make([]arrow.Array, len(cf.cols))
+	for i, col := range cf.cols {
+		if pos := sr.fr.pos[i]; pos >= 0 {
+			if _, dict := col.src.(*arrow.DictionaryType); dict && p.pred != nil {
+				if later == nil {
+					later = make([]bool, len(cf.cols))
+				}
+				later[i] = true
+				cols[i] = rec.Column(pos)
+				cols[i].Retain()
+				continue
 			}
-			a, err := constantArray(pc.typ, f.part[i], int(max(n, arrowBatchRows)))
+			a, err := convertArray(ctx, rec.Column(pos), col.dst, cf.mem)
 			if err != nil {
+				return cols, nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+			}
+			cols[i] = a
+		} else if col.leaf < 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, col.dst, int(rec.NumRows()))
+		}
+	}
+	return cols, later, nil
+}
+
+// selection applies the deletion vector, then the row filter, to n rows
+// from streamPos: keep (nil: every row) and the kept count. It counts the
+// rows read and deleted.
+func (sr *stripeReader) selection(cols []arrow.Array, n, streamPos int64) (keep []bool, kept int64) {
+	p, f := sr.p, sr.f
+	kept = n
+	if bm := sr.fr.bm; bm != nil {
+		keep = make([]bool, n)
+		for k := range keep {
+			r := fileRow(sr.fr.segs, streamPos+int64(k))
+			if r >= 0 && bm.Contains(uint64(r)) {
+				kept--
+				continue
+			}
+			keep[k] = true
+		}
+		sr.counts.deleted += n - kept
+	}
+	sr.counts.rows += kept
+	if p.pred == nil {
+		return keep, kept
+	}
+	if keep == nil {
+		keep = make([]bool, n)
+		for k := range keep {
+			keep[k] = true
+		}
+	}
+	af := &arrowFilter{
+		col: func(bc *boundCol) arrow.Array {
+			for i, top := range p.readTop {
+				if top == bc.top {
+					return cols[i]
+				}
+			}
+			return nil
+		},
+		part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
+	}
+	af.eval(p.pred, keep)
+	kept = 0
+	for _, k := range keep {
+		if k {
+			kept++
+		}
+	}
+	return keep, kept
+}
+
+// assemble builds the output batch of n rows from the read columns and
+// the partition columns (constant arrays, kept across batches).
+func (sr *stripeReader) assemble(cols []arrow.Array, n int64) (arrow.RecordBatch, error) {
+	p, f := sr.p, sr.f
+	for i, pc := range p.parts {
+		if c := sr.consts[i]; c == nil || int64(c.Len()) < n {
+			if c != nil {
+				c.Release()
+			}
+			a, err := constantArray(pc.typ, f.part[i], int(max(n, int64(p.cfg.arrow.batchRows()))))
+			if err != nil {
+				sr.consts[i] = nil
 				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
 			}
-			consts[i] = a
+			sr.consts[i] = a
 		}
 	}
 	outCols := make([]arrow.Array, len(p.out))
 	for i, top := range p.out {
 		if s := p.partSlot[top]; s >= 0 {
-			outCols[i] = array.NewSlice(consts[s], 0, n)
+			outCols[i] = array.NewSlice(sr.consts[s], 0, n)
 			continue
 		}
 		for j, rt := range p.readTop {
@@ -1032,20 +1065,9 @@ func (cf *columnarFile) batch(ctx context.Context, p *scanPlan, f *scanFile, rec
 			}
 		}
 	}
-	out := array.NewRecordBatch(outSch, outCols, n)
-	for _, a := range outCols {
-		a.Release()
-	}
-	if kept == n {
-		return out, nil
-	}
-	mb := array.NewBooleanBuilder(memory.DefaultAllocator)
-	mb.AppendValues(keep, nil)
-	mask := mb.NewArray()
-	mb.Release()
-	defer mask.Release()
-	defer out.Release()
-	return compute.FilterRecordBatch(ctx, out, mask, compute.DefaultFilterOptions())
+	out := array.NewRecordBatch(sr.outSch, outCols, n)
+	releaseAll(outCols)
+	return out, nil
 }
 
 // constantArray returns an array of n copies of v (nil: null) of Delta

@@ -34,6 +34,9 @@ type scanConfig struct {
 	limit       int64
 	concurrency int
 	stats       *ScanStats
+	// arrow tunes ScanArrow's columnar path (tests set it; zero values
+	// are the defaults).
+	arrow arrowTuning
 }
 
 func newScanConfig(opts []ScanOption) scanConfig {
