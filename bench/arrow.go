@@ -22,9 +22,9 @@ import (
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/value"
 )
 
 // P8 measures the Arrow entry points on GenerateFlights' rows (in
@@ -247,7 +247,7 @@ type p8Tables struct {
 	manyDir, oneDir string
 }
 
-func writeP8Tables(ctx context.Context, dir string, cfg Config, rows []parquetio.Row) (*p8Tables, error) {
+func writeP8Tables(ctx context.Context, dir string, cfg Config, rows []value.Row) (*p8Tables, error) {
 	t := &p8Tables{manyDir: filepath.Join(dir, "many"), oneDir: filepath.Join(dir, "one")}
 	tm, err := table.Create(ctx, t.manyDir, FlightsSchema())
 	if err != nil {
@@ -407,7 +407,7 @@ func (s *p8ScanSamples) report(fig *Figure, env *Env, cfg Config) error {
 
 // p8Appends times the rows appended as Arrow batches, as rows, and as
 // structs to raw parquet-go.
-func p8Appends(ctx context.Context, fig *Figure, cfg Config, fs []Flight, rows []parquetio.Row) error {
+func p8Appends(ctx context.Context, fig *Figure, cfg Config, fs []Flight, rows []value.Row) error {
 	var recs []arrow.RecordBatch
 	rb, err := arrowio.NewRecordBuilder(nil, FlightsSchema())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func withArrowTuning(tu arrowTuning) ScanOption {
@@ -126,13 +127,13 @@ func stripeTable(t *testing.T) *Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []parquetio.Row
+	var rows []value.Row
 	for i := range 10000 {
 		var n any = int32(i % 13)
 		if i%5 == 0 {
 			n = nil
 		}
-		rows = append(rows, parquetio.Row{int64(i), fmt.Sprintf("s%d", i%17), n, parquetio.Date(i / 50)})
+		rows = append(rows, value.Row{int64(i), fmt.Sprintf("s%d", i%17), n, value.Date(i / 50)})
 	}
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithRowGroupRows(2500))); err != nil {
 		t.Fatal(err)
@@ -155,7 +156,7 @@ func TestScanArrowStripesFiltersAndSeeks(t *testing.T) {
 	}{
 		{"all", nil},
 		{"filter", []ScanOption{WithFilter(And(Col("n").Gt(int64(6)), Col("s").Eq("s3")))}},
-		{"date", []ScanOption{WithFilter(Col("day").Ge(parquetio.Date(120)))}},
+		{"date", []ScanOption{WithFilter(Col("day").Ge(value.Date(120)))}},
 		{"projection+limit", []ScanOption{WithColumns("day", "id"), WithLimit(4321)}},
 		{"count", []ScanOption{WithColumns()}},
 	}
