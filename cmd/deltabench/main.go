@@ -213,11 +213,9 @@ func startServices(ctx context.Context, env *bench.Env, ids []string, dir string
 	if slices.ContainsFunc(ids, needsS3) {
 		m, err := testenv.StartServer(ctx, dir)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
+			if notStarted(stderr, err, "scripts/install-minio.sh", "the MinIO figures are skipped") {
 				return stop, 1
 			}
-			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
 		} else {
 			closers = append(closers, m.Close)
 			env.S3 = m
@@ -226,11 +224,9 @@ func startServices(ctx context.Context, env *bench.Env, ids []string, dir string
 	if slices.Contains(ids, "P9") {
 		k, err := testenv.StartKafkaBroker(ctx, dir)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-kafka.sh)\n", err)
+			if notStarted(stderr, err, "scripts/install-kafka.sh", "P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it") {
 				return stop, 1
 			}
-			fmt.Fprintf(stderr, "deltabench: %v; P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it\n", err)
 		} else {
 			closers = append(closers, k.Close)
 			env.Kafka = k
@@ -257,6 +253,19 @@ func setChildren(env *bench.Env) {
 	env.KafkaChild = child(kafkaChildCmd)
 	env.ContentionChild = child(contentionChildCmd)
 	env.RSSChild = child(rssChildCmd)
+}
+
+// notStarted reports on stderr that a server (MinIO, Kafka) did not start
+// (err): with CI=true it says that this fails, as the install script
+// should have run, and returns true; otherwise it says what is skipped and
+// returns false.
+func notStarted(stderr io.Writer, err error, script, skipped string) (fail bool) {
+	if os.Getenv("CI") == "true" {
+		fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs %s)\n", err, script)
+		return true
+	}
+	fmt.Fprintf(stderr, "deltabench: %v; %s\n", err, skipped)
+	return false
 }
 
 // startCPUProfile starts a CPU profile written to file; stop ends it and
