@@ -30,19 +30,11 @@ type appendBench struct {
 }
 
 func newAppendBench(ctx context.Context, s3 *testenv.MinIO, n int) (*appendBench, error) {
-	prefix := uniquePrefix("p2")
-	store, err := s3.StoreAt(ctx, prefix+"/table")
+	stores, err := storesAt(ctx, s3, "p2", "table", "raw", "rows-table")
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s3.StoreAt(ctx, prefix+"/raw")
-	if err != nil {
-		return nil, err
-	}
-	rowsStore, err := s3.StoreAt(ctx, prefix+"/rows-table")
-	if err != nil {
-		return nil, err
-	}
+	store, raw, rowsStore := stores[0], stores[1], stores[2]
 	tbl, err := table.Create(ctx, "", FlightsSchema(), table.WithStore(store))
 	if err != nil {
 		return nil, err
@@ -122,8 +114,7 @@ func AppendFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"%d repetitions per side, rotating order, median counted: table.Append[Flight] (one file, snappy, stats, commit) vs "+
 			"parquet.NewGenericWriter[Flight] (snappy) + Put of the same []Flight; also table.AppendRows of the rows as []value.Row",
 			cfg.AppendRows, cfg.AppendReps)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	a, err := newAppendBench(ctx, env.S3, cfg.AppendRows)

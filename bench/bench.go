@@ -242,6 +242,16 @@ type Env struct {
 	Log io.Writer
 }
 
+// skipWithoutS3 marks fig skipped, and reports true, when e has no MinIO
+// server.
+func (e *Env) skipWithoutS3(fig *Figure) bool {
+	if e.S3 != nil {
+		return false
+	}
+	fig.Skipped = "no MinIO server"
+	return true
+}
+
 func (e *Env) logf(format string, args ...any) {
 	if e.Log != nil {
 		fmt.Fprintf(e.Log, format+"\n", args...)
@@ -325,6 +335,19 @@ func (m *Metric) goal(op string, limit float64) {
 		ok = m.Value >= limit
 	}
 	m.Met = &ok
+}
+
+// addPeakRSS adds the metric peak_rss of kb kB, in MiB, with the goal
+// "<= goalMiB" when the run is of the size the goal is set for (atSize);
+// otherwise a note says what the goal applies to (goalFor: "to a 2 GiB
+// file") and what this run did (ran: "writes 48 MiB"), without verdict.
+func (f *Figure) addPeakRSS(kb int64, goalMiB int, atSize bool, goalFor, ran string) {
+	peak := f.add("peak_rss", float64(kb)/1024, "MiB")
+	if atSize {
+		peak.goal("<=", float64(goalMiB))
+		return
+	}
+	f.note("peak_rss: goal <= %d MiB applies %s; this run %s, so no verdict", goalMiB, goalFor, ran)
 }
 
 func (f *Figure) note(format string, args ...any) {

@@ -22,6 +22,22 @@ func uniquePrefix(name string) string {
 	return fmt.Sprintf("%s-%d-%d", name, time.Now().UnixNano(), prefixSeq.Add(1))
 }
 
+// storesAt returns one S3 store (its own client) on s3 per sub, each at
+// sub below one fresh uniquePrefix(name): "p2" and {"table", "raw"} give
+// stores at p2-<unique>/table and p2-<unique>/raw.
+func storesAt(ctx context.Context, s3 *testenv.MinIO, name string, subs ...string) ([]*objectstore.S3, error) {
+	prefix := uniquePrefix(name)
+	stores := make([]*objectstore.S3, len(subs))
+	for i, sub := range subs {
+		st, err := s3.StoreAt(ctx, prefix+"/"+sub)
+		if err != nil {
+			return nil, err
+		}
+		stores[i] = st
+	}
+	return stores, nil
+}
+
 // commitBench is the state of P1: a table on S3 that grows by one one-file
 // blind append per commit step, and a second prefix where a bare
 // PutIfAbsent writes the bytes of deltakit's latest commit to fresh keys.
@@ -50,15 +66,11 @@ type commitBench struct {
 // background, commits hand due checkpoints to a txlog.Checkpointer that the
 // caller closes with closeCheckpointer.
 func newCommitBench(ctx context.Context, s3 *testenv.MinIO, files int, background bool, opts ...txlog.TxnOption) (*commitBench, error) {
-	prefix := uniquePrefix("p1")
-	store, err := s3.StoreAt(ctx, prefix+"/table")
+	stores, err := storesAt(ctx, s3, "p1", "table", "bare")
 	if err != nil {
 		return nil, err
 	}
-	bare, err := s3.StoreAt(ctx, prefix+"/bare")
-	if err != nil {
-		return nil, err
-	}
+	store, bare := stores[0], stores[1]
 	// Committed files are numbered from 10,000,000: no path of a generated
 	// table (commit version, file index) is ever reused.
 	c := &commitBench{rec: &recordingStore{Store: store}, bare: bare, opts: opts, files: 10_000_000, lastDue: -1}
@@ -294,8 +306,7 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"whose commits write their checkpoints synchronously (sync_*) and on a third written through table.CommitFiles "+
 			"in the table package's default configuration (default_*)",
 			cfg.CommitPairs, cfg.CommitWarmup)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	bg, err := newCommitBench(ctx, env.S3, 0, true)

@@ -150,8 +150,7 @@ func ContentionFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error
 			"txlog commit loop with default retries (lost races retried at once, a writer that won 4 in a row under contention yields 2-3 PUT round trips, "+
 			"unknown outcomes back off 5 ms..2 s with full jitter); log checked: contiguous, each txnId once",
 			cfg.ContentionWriters, cfg.ContentionCommits, kind)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	clients := max(slices.Max(cfg.ContentionWriters), 1)

@@ -134,19 +134,12 @@ func newDeleteBench(ctx context.Context, s3 *testenv.MinIO, rows, files int) (*d
 	if files < 1 || rows < files {
 		return nil, fmt.Errorf("bench: P7 needs at least one row per file (rows %d, files %d)", rows, files)
 	}
-	prefix := uniquePrefix("p7")
-	d := &deleteBench{}
-	for _, s := range []struct {
-		sub   string
-		store **countingStore
-	}{{"dv-table", &d.dvStore}, {"cow-table", &d.cowStore}, {"raw", &d.raw}} {
-		st, err := s3.StoreAt(ctx, prefix+"/"+s.sub)
-		if err != nil {
-			return nil, err
-		}
-		*s.store = &countingStore{Store: st}
+	stores, err := storesAt(ctx, s3, "p7", "dv-table", "cow-table", "raw")
+	if err != nil {
+		return nil, err
 	}
-	var err error
+	d := &deleteBench{dvStore: &countingStore{Store: stores[0]}, cowStore: &countingStore{Store: stores[1]},
+		raw: &countingStore{Store: stores[2]}}
 	d.dv, err = table.Create(ctx, "", FlightsSchema(), table.WithStore(d.dvStore),
 		table.WithProperties(map[string]string{txlog.PropEnableDeletionVectors: "true"}))
 	if err != nil {
@@ -313,8 +306,7 @@ func DeleteFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"on one without (copy-on-write), and the floor: GET each file, parquet.GenericReader[T], drop the rows, "+
 			"GenericWriter[T] (snappy) + PUT, T a struct of the files' exact schema; each deltakit table restored to its initial files after each delete (not timed)",
 			cfg.DeleteRows, cfg.DeleteFiles, deleteOrigin, cfg.DeleteReps)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	d, err := newDeleteBench(ctx, env.S3, cfg.DeleteRows, cfg.DeleteFiles)

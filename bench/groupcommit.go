@@ -90,8 +90,7 @@ func GroupCommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, erro
 			"to one shared *table.Table opened WithGroupCommit (grouped_*) and without it (concurrent_*), vs the same %d appends "+
 			"one after another (serial_*); %d repetitions per side in rotating order, median; every run checked to hold each row once",
 			cfg.GroupWriters, cfg.GroupRows, cfg.GroupWriters, cfg.GroupReps)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	flights, _ := GenerateFlights(0, cfg.GroupWriters*cfg.GroupRows)

@@ -46,10 +46,7 @@ type RSSJob struct {
 
 // rssReport is what an RSS child measured.
 type rssReport struct {
-	PeakRSSKB     int64   `json:"peak_rss_kb"`     // VmHWM at the end
-	BaselineRSSKB int64   `json:"baseline_rss_kb"` // VmRSS before the work
-	Seconds       float64 `json:"seconds"`         // wall time of the work
-	CPUSeconds    float64 `json:"cpu_seconds"`     // user+system CPU of the process during the work
+	childUsage
 	// TotalAllocBytes is what the Go heap allocated during the work.
 	TotalAllocBytes uint64 `json:"total_alloc_bytes"`
 	// HeapSysBytes is the heap memory obtained from the OS at the end.
@@ -69,33 +66,26 @@ func RSSChild(ctx context.Context, job string, w io.Writer) error {
 	if err := json.Unmarshal([]byte(job), &j); err != nil {
 		return fmt.Errorf("bench: rss child job %q: %w", job, err)
 	}
-	before, err := procStatus()
-	if err != nil {
-		return err
-	}
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0, t0 := cpuTime(), time.Now()
 	var r *rssReport
-	switch j.Kind {
-	case "upload":
-		r, err = uploadJob(ctx, j)
-	case "optimize":
-		r, err = optimizeJob(ctx, j)
-	default:
-		err = fmt.Errorf("bench: rss child: unknown job kind %q", j.Kind)
-	}
+	usage, err := measureChild(func() (err error) {
+		switch j.Kind {
+		case "upload":
+			r, err = uploadJob(ctx, j)
+		case "optimize":
+			r, err = optimizeJob(ctx, j)
+		default:
+			err = fmt.Errorf("bench: rss child: unknown job kind %q", j.Kind)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	r.Seconds, r.CPUSeconds = time.Since(t0).Seconds(), (cpuTime() - cpu0).Seconds()
-	after, err := procStatus()
-	if err != nil {
-		return err
-	}
+	r.childUsage = usage
 	var m1 runtime.MemStats
 	runtime.ReadMemStats(&m1)
-	r.PeakRSSKB, r.BaselineRSSKB = procKB(after, "VmHWM"), procKB(before, "VmRSS")
 	r.TotalAllocBytes, r.HeapSysBytes = m1.TotalAlloc-m0.TotalAlloc, m1.HeapSys
 	return writeChildLine(w, rssLinePrefix, r)
 }
@@ -228,8 +218,7 @@ func UploadFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		Setup: fmt.Sprintf("MinIO; a child process writes one Parquet file of %s (rows of a long and 1,000 random characters) "+
 			"through parquetio.CreateFile (S3 multipart upload, %d MiB parts, %d in flight) and commits it with AppendFiles; VmHWM of /proc/self/status",
 			humanBytes(cfg.UploadBytes), objectstore.DefaultS3PartSize>>20, objectstore.DefaultS3InFlight)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	if env.RSSChild == nil {
@@ -252,12 +241,7 @@ func UploadFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if err != nil {
 		return fig, err
 	}
-	peak := fig.add("peak_rss", float64(r.PeakRSSKB)/1024, "MiB")
-	if cfg.UploadBytes >= uploadGoalBytes {
-		peak.goal("<=", uploadGoalRSSMiB)
-	} else {
-		fig.note("peak_rss: goal <= %d MiB applies to a 2 GiB file; this run writes %s, so no verdict", uploadGoalRSSMiB, humanBytes(cfg.UploadBytes))
-	}
+	fig.addPeakRSS(r.PeakRSSKB, uploadGoalRSSMiB, cfg.UploadBytes >= uploadGoalBytes, "to a 2 GiB file", "writes "+humanBytes(cfg.UploadBytes))
 	addRSSMetrics(fig, r)
 	// Remove the data file: MinIO's disk is shared with the other figures.
 	if nt, err := table.Open(ctx, "", table.WithStore(store)); err == nil {
@@ -312,12 +296,8 @@ func OptimizeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) 
 	if err != nil {
 		return fig, err
 	}
-	peak := fig.add("peak_rss", float64(r.PeakRSSKB)/1024, "MiB")
-	if cfg.OptimizeBytes >= optimizeGoalBytes {
-		peak.goal("<=", optimizeGoalRSSMiB)
-	} else {
-		fig.note("peak_rss: goal <= %d MiB applies to 1 GiB of files; this run compacts %s, so no verdict", optimizeGoalRSSMiB, humanBytes(cfg.OptimizeBytes))
-	}
+	fig.addPeakRSS(r.PeakRSSKB, optimizeGoalRSSMiB, cfg.OptimizeBytes >= optimizeGoalBytes,
+		"to 1 GiB of files", "compacts "+humanBytes(cfg.OptimizeBytes))
 	addRSSMetrics(fig, r)
 	fig.add("files_in", float64(r.FilesIn), "count")
 	fig.add("files_out", float64(r.FilesOut), "count")

@@ -33,15 +33,11 @@ type streamBench struct {
 }
 
 func newStreamBench(ctx context.Context, s3 *testenv.MinIO, rowsPerEpoch int) (*streamBench, error) {
-	prefix := uniquePrefix("p6")
-	store, err := s3.StoreAt(ctx, prefix+"/table")
+	stores, err := storesAt(ctx, s3, "p6", "table", "floor")
 	if err != nil {
 		return nil, err
 	}
-	floor, err := s3.StoreAt(ctx, prefix+"/floor")
-	if err != nil {
-		return nil, err
-	}
+	store, floor := stores[0], stores[1]
 	s := &streamBench{rec: &recordingStore{Store: store}, floor: floor}
 	tbl, err := table.Create(ctx, "", FlightsSchema(), table.WithStore(s.rec))
 	if err != nil {
@@ -126,8 +122,7 @@ func StreamFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"interleaved with the floor (parquet-go file + Put, same commit bytes + PutIfAbsent); then %d skipped epochs "+
 			"(already committed) interleaved with a bare LIST of the log after the latest commit",
 			cfg.StreamEpochs, cfg.StreamRows, cfg.StreamSkipped)}
-	if env.S3 == nil {
-		fig.Skipped = "no MinIO server"
+	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
 	s, err := newStreamBench(ctx, env.S3, cfg.StreamRows)

@@ -1,6 +1,9 @@
 package objectstore
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // checkKey rejects keys that cannot name an object under a store root: empty
 // keys, keys with a leading slash, and keys with empty, "." or ".." segments.
@@ -32,4 +35,14 @@ func cutRange(data []byte, r Range) ([]byte, error) {
 	out := make([]byte, end-r.Offset)
 	copy(out, data[r.Offset:end])
 	return out, nil
+}
+
+// checkCall is the check every call on one key makes before any I/O: the
+// key is valid (ErrInvalidKey otherwise) and ctx is not done (its error
+// otherwise).
+func checkCall(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	return ctx.Err()
 }

@@ -62,10 +62,7 @@ func (l *Local) path(key string) string {
 
 // Get implements Store.
 func (l *Local) Get(ctx context.Context, key string, r Range) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, l.err("get", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, l.err("get", key, err)
 	}
 	if r.Offset < 0 {
@@ -109,10 +106,7 @@ func (l *Local) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 }
 
 func (l *Local) put(ctx context.Context, op, key string, data []byte, ifAbsent bool) error {
-	if err := checkKey(key); err != nil {
-		return l.err(op, key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return l.err(op, key, err)
 	}
 	final := l.path(key)
@@ -273,10 +267,7 @@ func (l *Local) walk(ctx context.Context, base, prefix, startAfter string) ([]Ob
 
 // Stat implements Store.
 func (l *Local) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := checkKey(key); err != nil {
-		return ObjectInfo{}, l.err("stat", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return ObjectInfo{}, l.err("stat", key, err)
 	}
 	st, err := os.Stat(l.path(key))
@@ -291,10 +282,7 @@ func (l *Local) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 
 // Delete implements Store. Empty parent directories are left in place.
 func (l *Local) Delete(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
-		return l.err("delete", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return l.err("delete", key, err)
 	}
 	if err := os.Remove(l.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -14,10 +14,7 @@ import (
 // the key, as Put does, so the object appears whole or not at all. Abort,
 // a failed Write and a cancelled ctx remove the temporary file.
 func (l *Local) Upload(ctx context.Context, key string) (Upload, error) {
-	if err := checkKey(key); err != nil {
-		return nil, l.err("upload", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, l.err("upload", key, err)
 	}
 	final := l.path(key)
@@ -29,18 +26,18 @@ func (l *Local) Upload(ctx context.Context, key string) (Upload, error) {
 	if err != nil {
 		return nil, l.putErr("upload", key, err)
 	}
-	return &localUpload{l: l, ctx: ctx, key: key, final: final, f: tmp}, nil
+	return &localUpload{uploadState: uploadState{ctx: ctx}, l: l, key: key, final: final, f: tmp}, nil
 }
 
 type localUpload struct {
+	uploadState
 	l     *Local
-	ctx   context.Context
 	key   string
 	final string
 	f     *os.File // nil once closed and removed, or renamed
-	err   error    // the first failure
-	done  bool     // committed or aborted
 }
+
+func (u *localUpload) closedErr() error { return u.l.err("upload", u.key, ErrUploadClosed) }
 
 // fail records err, removes the temporary file and returns the error.
 func (u *localUpload) fail(err error) error {
@@ -60,14 +57,8 @@ func (u *localUpload) discard() {
 }
 
 func (u *localUpload) Write(p []byte) (int, error) {
-	switch {
-	case u.done:
-		return 0, u.l.err("upload", u.key, ErrUploadClosed)
-	case u.err != nil:
-		return 0, u.err
-	}
-	if err := u.ctx.Err(); err != nil {
-		return 0, u.fail(err)
+	if err := u.enter(u, false); err != nil {
+		return 0, err
 	}
 	n, err := u.f.Write(p)
 	if err != nil {
@@ -77,16 +68,8 @@ func (u *localUpload) Write(p []byte) (int, error) {
 }
 
 func (u *localUpload) Commit(ctx context.Context) error {
-	switch {
-	case u.done:
-		return u.l.err("upload", u.key, ErrUploadClosed)
-	case u.err != nil:
-		u.done = true
-		return u.err
-	}
-	u.done = true
-	if err := u.ctx.Err(); err != nil {
-		return u.fail(err)
+	if err := u.enter(u, true); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return u.fail(err)

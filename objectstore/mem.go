@@ -41,10 +41,7 @@ func (m *Mem) err(op, key string, err error) error {
 
 // Get implements Store.
 func (m *Mem) Get(ctx context.Context, key string, r Range) ([]byte, error) {
-	if err := checkKey(key); err != nil {
-		return nil, m.err("get", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, m.err("get", key, err)
 	}
 	m.mu.RLock()
@@ -71,10 +68,7 @@ func (m *Mem) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 }
 
 func (m *Mem) put(ctx context.Context, op, key string, data []byte, ifAbsent bool) error {
-	if err := checkKey(key); err != nil {
-		return m.err(op, key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return m.err(op, key, err)
 	}
 	m.mu.Lock()
@@ -125,10 +119,7 @@ func (m *Mem) List(ctx context.Context, prefix, startAfter string) iter.Seq2[Obj
 
 // Stat implements Store.
 func (m *Mem) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := checkKey(key); err != nil {
-		return ObjectInfo{}, m.err("stat", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return ObjectInfo{}, m.err("stat", key, err)
 	}
 	m.mu.RLock()
@@ -142,10 +133,7 @@ func (m *Mem) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 
 // Delete implements Store.
 func (m *Mem) Delete(ctx context.Context, key string) error {
-	if err := checkKey(key); err != nil {
-		return m.err("delete", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return m.err("delete", key, err)
 	}
 	m.mu.Lock()
@@ -177,11 +165,8 @@ func (m *Mem) SetModTime(key string, t time.Time) error {
 // Upload implements Uploader: the object is collected in memory and stored
 // by Commit, as Put stores it.
 func (m *Mem) Upload(ctx context.Context, key string) (Upload, error) {
-	if err := checkKey(key); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, m.err("upload", key, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, m.err("upload", key, err)
-	}
-	return &bufferedUpload{ctx: ctx, key: key, uri: m.URI(), put: m.Put}, nil
+	return &bufferedUpload{uploadState: uploadState{ctx: ctx}, key: key, uri: m.URI(), put: m.Put}, nil
 }

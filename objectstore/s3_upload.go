@@ -48,10 +48,7 @@ func WithUploadParts(partSize int64, inFlight int) S3Option {
 // left open; only a process that dies mid-upload leaves one, for the
 // bucket's lifecycle rule (AbortIncompleteMultipartUpload) to remove.
 func (s *S3) Upload(ctx context.Context, key string) (Upload, error) {
-	if err := checkKey(key); err != nil {
-		return nil, s.err("upload", key, err)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, s.err("upload", key, err)
 	}
 	uctx, cancel := context.WithCancel(ctx)

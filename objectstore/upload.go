@@ -55,13 +55,10 @@ func StartUpload(ctx context.Context, s Store, key string) (Upload, error) {
 	if u, ok := s.(Uploader); ok {
 		return u.Upload(ctx, key)
 	}
-	if err := checkKey(key); err != nil {
+	if err := checkCall(ctx, key); err != nil {
 		return nil, &KeyError{Op: "upload", Store: s.URI(), Key: key, Err: err}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, &KeyError{Op: "upload", Store: s.URI(), Key: key, Err: err}
-	}
-	return &bufferedUpload{ctx: ctx, key: key, uri: s.URI(), put: s.Put}, nil
+	return &bufferedUpload{uploadState: uploadState{ctx: ctx}, key: key, uri: s.URI(), put: s.Put}, nil
 }
 
 // PutStream copies r to key in s through StartUpload and commits it; it
@@ -90,13 +87,49 @@ func PutStream(ctx context.Context, s Store, key string, r io.Reader) (int64, er
 // bufferedUpload collects the object in memory and stores it with one put
 // on Commit. Mem uses it with its own put; StartUpload with Store.Put.
 type bufferedUpload struct {
-	ctx  context.Context
-	key  string
-	uri  string
-	put  func(ctx context.Context, key string, data []byte) error
-	buf  bytes.Buffer
-	err  error // the first failure
-	done bool  // committed or aborted
+	uploadState
+	key string
+	uri string
+	put func(ctx context.Context, key string, data []byte) error
+	buf bytes.Buffer
+}
+
+// uploadState is the life cycle the uploads of this package share: the
+// first failure sticks, nothing is accepted after Commit or Abort, and a
+// cancelled start ctx fails every later call.
+type uploadState struct {
+	ctx  context.Context // the ctx the upload was started with
+	err  error           // the first failure
+	done bool            // committed or aborted
+}
+
+// uploadOps is what uploadState.enter asks of an upload: the error of a
+// call after Commit or Abort, and how it records a failure.
+type uploadOps interface {
+	closedErr() error
+	fail(err error) error
+}
+
+// enter begins a Write (commit false) or a Commit (commit true) of u: it
+// returns u.closedErr() after Commit or Abort, the first failure if there
+// was one, u.fail of the start ctx's error if it is done, else nil. A
+// Commit marks the upload done whatever it returns.
+func (s *uploadState) enter(u uploadOps, commit bool) error {
+	if s.done {
+		return u.closedErr()
+	}
+	s.done = commit
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.ctx.Err(); err != nil {
+		return u.fail(err)
+	}
+	return nil
+}
+
+func (u *bufferedUpload) closedErr() error {
+	return &KeyError{Op: "upload", Store: u.uri, Key: u.key, Err: ErrUploadClosed}
 }
 
 func (u *bufferedUpload) fail(err error) error {
@@ -108,29 +141,15 @@ func (u *bufferedUpload) fail(err error) error {
 }
 
 func (u *bufferedUpload) Write(p []byte) (int, error) {
-	switch {
-	case u.done:
-		return 0, &KeyError{Op: "upload", Store: u.uri, Key: u.key, Err: ErrUploadClosed}
-	case u.err != nil:
-		return 0, u.err
-	}
-	if err := u.ctx.Err(); err != nil {
-		return 0, u.fail(err)
+	if err := u.enter(u, false); err != nil {
+		return 0, err
 	}
 	return u.buf.Write(p)
 }
 
 func (u *bufferedUpload) Commit(ctx context.Context) error {
-	switch {
-	case u.done:
-		return &KeyError{Op: "upload", Store: u.uri, Key: u.key, Err: ErrUploadClosed}
-	case u.err != nil:
-		u.done = true
-		return u.err
-	}
-	u.done = true
-	if err := u.ctx.Err(); err != nil {
-		return u.fail(err)
+	if err := u.enter(u, true); err != nil {
+		return err
 	}
 	data := u.buf.Bytes()
 	u.buf = bytes.Buffer{}

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,12 +52,7 @@ type Kafka struct {
 	// first metadata answer (formatting the storage not included).
 	StartTime time.Duration
 
-	dir       string
-	cmd       *exec.Cmd
-	exited    chan struct{}
-	log       *syncBuffer
-	closeOnce sync.Once
-	closeErr  error
+	process
 }
 
 // StartKafka starts a broker as StartKafkaBroker does, under t's temporary
@@ -73,14 +67,7 @@ func StartKafka(t testing.TB) *Kafka {
 	if err != nil {
 		KafkaUnavailable(t, err)
 	}
-	t.Cleanup(func() {
-		if err := k.Close(); err != nil {
-			t.Errorf("testenv: stop Kafka: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("testenv: Kafka broker output:\n%s", k.Output())
-		}
-	})
+	kafkaKind.closeAtEnd(t, k)
 	return k
 }
 
@@ -91,18 +78,11 @@ func StartKafka(t testing.TB) *Kafka {
 // failed.
 func KafkaUnavailable(t testing.TB, err error) {
 	t.Helper()
-	var se *startError
-	if !errors.As(err, &se) || !se.unavailable {
+	se := unavailableError(err)
+	if se == nil {
 		t.Fatal(err)
 	}
-	output := ""
-	if se.output != "" {
-		output = "\nbroker output:\n" + se.output
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("testenv: %s (CI=true, so this fails instead of skipping; scripts/test.sh runs scripts/install-kafka.sh)%s", se.msg, output)
-	}
-	t.Skipf("testenv: %s; run scripts/install-kafka.sh to enable the Kafka broker tests%s", se.msg, output)
+	kafkaKind.skipUnavailable(t, se.msg, se.output)
 }
 
 // StartKafkaBroker formats a fresh KRaft log directory under tmpDir (which
@@ -123,44 +103,18 @@ func StartKafkaBroker(ctx context.Context, tmpDir string) (*Kafka, error) {
 	if err != nil {
 		return nil, &startError{unavailable: true, msg: err.Error()}
 	}
-	var k *Kafka
-	// A free port can be taken between finding and binding it; try again then.
-	for range 3 {
-		k, err = startKafka(ctx, java, lib, tmpDir)
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-	}
-	if err != nil {
-		output := ""
-		if k != nil {
-			output = k.log.String()
-		}
-		return nil, &startError{unavailable: true, msg: fmt.Sprintf("Kafka broker (%s) did not start: %v", lib, err), output: output}
-	}
-	return k, nil
+	return startRetried(ctx, fmt.Sprintf("Kafka broker (%s)", lib), func() (*Kafka, error) {
+		return startKafka(ctx, java, lib, tmpDir)
+	})
 }
 
 // Brokers returns the seed brokers for a Kafka client: the one listener.
 func (k *Kafka) Brokers() []string { return []string{k.Addr} }
 
-// Output returns what the broker has written to stdout and stderr so far.
-func (k *Kafka) Output() string { return k.log.String() }
-
 // Close stops the broker (SIGTERM, then SIGKILL after 20 s) and removes its
 // log directory. Calls after the first return the first call's result.
 func (k *Kafka) Close() error {
-	k.closeOnce.Do(func() {
-		_ = k.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-k.exited:
-		case <-time.After(20 * time.Second):
-			_ = k.cmd.Process.Kill()
-			<-k.exited
-		}
-		k.closeErr = os.RemoveAll(k.dir)
-	})
-	return k.closeErr
+	return k.close(20 * time.Second)
 }
 
 // CreateTopic creates topic with the given number of partitions
@@ -270,12 +224,8 @@ func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Kafka{
-		Addr:   fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		dir:    dir,
-		exited: make(chan struct{}),
-		log:    &syncBuffer{},
-	}
+	k := &Kafka{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	k.init(dir)
 	controller := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	props := strings.Join([]string{
 		"process.roles=broker,controller",
@@ -313,21 +263,14 @@ func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
 		os.RemoveAll(dir)
 		return k, fmt.Errorf("format the log directory: %v", err)
 	}
-	k.cmd = exec.Command(java, append(slicesClone(kafkaJVMFlags), "-cp", cp, "kafka.Kafka", conf)...)
-	k.cmd.Dir = dir
-	k.cmd.Stdout, k.cmd.Stderr = k.log, k.log
-	setDeathSignal(k.cmd)
+	cmd := exec.Command(java, append(slicesClone(kafkaJVMFlags), "-cp", cp, "kafka.Kafka", conf)...)
+	cmd.Dir = dir
+	setDeathSignal(cmd)
 	began := time.Now()
-	if err := k.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+	if err := k.run(cmd); err != nil {
 		return k, err
 	}
-	var waitErr error // set before exited is closed
-	go func() {
-		waitErr = k.cmd.Wait()
-		close(k.exited)
-	}()
-	if err := k.waitReady(ctx, &waitErr); err != nil {
+	if err := k.waitReady(ctx); err != nil {
 		k.Close()
 		return k, err
 	}
@@ -337,7 +280,7 @@ func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
 
 // waitReady waits for the listener to accept connections and then for a
 // metadata request that lists the broker.
-func (k *Kafka) waitReady(ctx context.Context, waitErr *error) error {
+func (k *Kafka) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, kafkaStartTimeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -368,7 +311,7 @@ func (k *Kafka) waitReady(ctx context.Context, waitErr *error) error {
 		}
 		select {
 		case <-k.exited:
-			return fmt.Errorf("broker exited: %v", *waitErr)
+			return fmt.Errorf("broker exited: %v", k.waitErr)
 		case <-ctx.Done():
 			return fmt.Errorf("not ready after %v: %w", kafkaStartTimeout, ctx.Err())
 		case <-tick.C:

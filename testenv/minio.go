@@ -3,7 +3,6 @@ package testenv
 import (
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -19,37 +18,17 @@ func StartMinIO(t testing.TB) *MinIO {
 	t.Helper()
 	m, err := StartServer(t.Context(), t.TempDir()) // TempDir is removed after Close: cleanups run last-in first-out
 	if err != nil {
-		var se *startError
-		if errors.As(err, &se) && se.unavailable {
-			unavailable(t, se.msg, se.output)
+		if se := unavailableError(err); se != nil {
+			minioKind.skipUnavailable(t, se.msg, se.output)
 		}
-		if se != nil {
+		var se *startError
+		if errors.As(err, &se) {
 			t.Fatalf("testenv: %s\n%s", se.msg, se.output)
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("testenv: stop MinIO: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("testenv: MinIO server output:\n%s", m.Output())
-		}
-	})
+	minioKind.closeAtEnd(t, m)
 	return m
-}
-
-// unavailable ends t because MinIO cannot run: a failure in CI, a skip
-// elsewhere. output is the server's, if it ran.
-func unavailable(t testing.TB, why, output string) {
-	t.Helper()
-	if output != "" {
-		output = "\nserver output:\n" + output
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("testenv: %s (CI=true, so this fails instead of skipping; scripts/test.sh runs scripts/install-minio.sh)%s", why, output)
-	}
-	t.Skipf("testenv: %s; run scripts/install-minio.sh to enable the S3 tests%s", why, output)
 }
 
 // NewStore returns an S3 store on this server under a prefix no other

@@ -45,12 +45,7 @@ type MinIO struct {
 
 	stores atomic.Int64 // prefixes handed out by NewStore
 
-	dir       string        // the server's files: HOME, certs and data
-	cmd       *exec.Cmd     // the server process
-	exited    chan struct{} // closed when the process has exited
-	log       *syncBuffer   // the server's output
-	closeOnce sync.Once
-	closeErr  error
+	process // its dir holds the server's files: HOME, certs and data
 }
 
 // StartServer starts a MinIO server on 127.0.0.1 with a fresh data directory
@@ -67,20 +62,9 @@ func StartServer(ctx context.Context, tmpDir string) (*MinIO, error) {
 	if err != nil {
 		return nil, &startError{unavailable: true, msg: err.Error()}
 	}
-	var m *MinIO
-	// A free port can be taken between finding and binding it; try again then.
-	for range 3 {
-		m, err = start(ctx, bin, tmpDir)
-		if err == nil {
-			break
-		}
-	}
+	m, err := startRetried(ctx, "MinIO server "+bin, func() (*MinIO, error) { return start(ctx, bin, tmpDir) })
 	if err != nil {
-		output := ""
-		if m != nil {
-			output = m.log.String()
-		}
-		return nil, &startError{unavailable: true, msg: fmt.Sprintf("MinIO server %s did not start: %v", bin, err), output: output}
+		return nil, err
 	}
 	if err := m.makeBucket(ctx); err != nil {
 		m.Close()
@@ -89,33 +73,10 @@ func StartServer(ctx context.Context, tmpDir string) (*MinIO, error) {
 	return m, nil
 }
 
-// startError is why StartServer failed.
-type startError struct {
-	unavailable bool   // no server could run: no binary, or it did not start
-	msg         string // what failed
-	output      string // the server's output, if it ran
-}
-
-func (e *startError) Error() string {
-	if e.output == "" {
-		return "testenv: " + e.msg
-	}
-	return "testenv: " + e.msg + "\nserver output:\n" + e.output
-}
-
 // Close stops the server and removes its data directory. Calls after the
 // first return the first call's result.
 func (m *MinIO) Close() error {
-	m.closeOnce.Do(func() {
-		m.stop()
-		m.closeErr = os.RemoveAll(m.dir)
-	})
-	return m.closeErr
-}
-
-// Output returns what the server has written to stdout and stderr so far.
-func (m *MinIO) Output() string {
-	return m.log.String()
+	return m.close(10 * time.Second)
 }
 
 // S3Options returns the options that point objectstore.NewS3 (or
@@ -185,49 +146,29 @@ func start(ctx context.Context, bin, tmpDir string) (*MinIO, error) {
 		SecretKey: "deltakit-secret-key",
 		Bucket:    "deltakit-test",
 		Region:    "us-east-1",
-		dir:       dir,
-		exited:    make(chan struct{}),
-		log:       &syncBuffer{},
 	}
-	m.cmd = exec.Command(bin, "server",
+	m.init(dir)
+	cmd := exec.Command(bin, "server",
 		"--address", addr,
 		"--console-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		"--certs-dir", filepath.Join(dir, "certs"),
 		"--quiet",
 		filepath.Join(dir, "data"))
-	m.cmd.Env = append(os.Environ(),
+	cmd.Env = append(os.Environ(),
 		"HOME="+dir, // keep MinIO's ~/.minio out of the real home
 		"MINIO_ROOT_USER="+m.AccessKey,
 		"MINIO_ROOT_PASSWORD="+m.SecretKey,
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
-	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-	if err := m.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+	if err := m.run(cmd); err != nil {
 		return m, err
 	}
-	var waitErr error // set before exited is closed
-	go func() {
-		waitErr = m.cmd.Wait()
-		close(m.exited)
-	}()
-	if err := waitReady(ctx, m.Endpoint, m.exited, &waitErr); err != nil {
+	if err := waitReady(ctx, m.Endpoint, m.exited, &m.waitErr); err != nil {
 		m.Close()
 		return m, err
 	}
 	return m, nil
-}
-
-// stop interrupts the server and waits for it to exit, killing it after 10 s.
-func (m *MinIO) stop() {
-	_ = m.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-m.exited:
-	case <-time.After(10 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.exited
-	}
 }
 
 // waitReady polls MinIO's readiness probe until it answers 200, the server

@@ -55,44 +55,48 @@ const contentionChildCmd = "__p4-child"
 // rssChildCmd is the hidden subcommand that runs an R1/R2 child process.
 const rssChildCmd = "__rss-child"
 
+// childBody is the body of a hidden child subcommand: it runs with the
+// subcommand's one argument and writes its figures to stdout.
+type childBody struct {
+	run func(ctx context.Context, arg string) error
+	// untilInterrupt makes SIGINT cancel ctx (the child then ends cleanly)
+	// instead of killing the process.
+	untilInterrupt bool
+}
+
+// childBodies are the hidden subcommands, by name.
+var childBodies = map[string]childBody{
+	rssChildCmd:    {run: func(ctx context.Context, job string) error { return bench.RSSChild(ctx, job, os.Stdout) }},
+	memoryChildCmd: {run: func(ctx context.Context, dir string) error { return bench.MemoryChild(ctx, dir, os.Stdout) }},
+	contentionChildCmd: {run: func(ctx context.Context, job string) error {
+		return bench.ContentionChild(ctx, job, os.Stdin, os.Stdout)
+	}},
+	arrowChildCmd: {run: func(ctx context.Context, dir string) error { return bench.ArrowScanChild(ctx, dir, os.Stdout) }},
+	kafkaChildCmd: {run: func(ctx context.Context, job string) error { return bench.KafkaChild(ctx, job, os.Stdout) },
+		untilInterrupt: true},
+}
+
+// runChild runs the child subcommand body with arg and exits: 0, or 1 with
+// the error on stderr.
+func runChild(body childBody, arg string) {
+	ctx, stop := context.Background(), func() {}
+	if body.untilInterrupt {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
+	}
+	err := body.run(ctx, arg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "deltabench:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == rssChildCmd {
-		if err := bench.RSSChild(context.Background(), os.Args[2], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "deltabench:", err)
-			os.Exit(1)
+	if len(os.Args) == 3 {
+		if body, ok := childBodies[os.Args[1]]; ok {
+			runChild(body, os.Args[2])
 		}
-		return
-	}
-	if len(os.Args) == 3 && os.Args[1] == memoryChildCmd {
-		if err := bench.MemoryChild(context.Background(), os.Args[2], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "deltabench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) == 3 && os.Args[1] == contentionChildCmd {
-		if err := bench.ContentionChild(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "deltabench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) == 3 && os.Args[1] == arrowChildCmd {
-		if err := bench.ArrowScanChild(context.Background(), os.Args[2], os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "deltabench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) == 3 && os.Args[1] == kafkaChildCmd {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		err := bench.KafkaChild(ctx, os.Args[2], os.Stdout)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "deltabench:", err)
-			os.Exit(1)
-		}
-		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -209,11 +213,9 @@ func startServices(ctx context.Context, env *bench.Env, ids []string, dir string
 	if slices.ContainsFunc(ids, needsS3) {
 		m, err := testenv.StartServer(ctx, dir)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-minio.sh)\n", err)
+			if notStarted(stderr, err, "scripts/install-minio.sh", "the MinIO figures are skipped") {
 				return stop, 1
 			}
-			fmt.Fprintf(stderr, "deltabench: %v; the MinIO figures are skipped\n", err)
 		} else {
 			closers = append(closers, m.Close)
 			env.S3 = m
@@ -222,11 +224,9 @@ func startServices(ctx context.Context, env *bench.Env, ids []string, dir string
 	if slices.Contains(ids, "P9") {
 		k, err := testenv.StartKafkaBroker(ctx, dir)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs scripts/install-kafka.sh)\n", err)
+			if notStarted(stderr, err, "scripts/install-kafka.sh", "P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it") {
 				return stop, 1
 			}
-			fmt.Fprintf(stderr, "deltabench: %v; P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it\n", err)
 		} else {
 			closers = append(closers, k.Close)
 			env.Kafka = k
@@ -245,21 +245,27 @@ func setChildren(env *bench.Env) {
 	if err != nil {
 		return
 	}
-	env.MemoryChild = func(ctx context.Context, dir string) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, memoryChildCmd, dir)
+	child := func(name string) func(ctx context.Context, arg string) *exec.Cmd {
+		return func(ctx context.Context, arg string) *exec.Cmd { return exec.CommandContext(ctx, exe, name, arg) }
 	}
-	env.ArrowChild = func(ctx context.Context, dir string) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, arrowChildCmd, dir)
+	env.MemoryChild = child(memoryChildCmd)
+	env.ArrowChild = child(arrowChildCmd)
+	env.KafkaChild = child(kafkaChildCmd)
+	env.ContentionChild = child(contentionChildCmd)
+	env.RSSChild = child(rssChildCmd)
+}
+
+// notStarted reports on stderr that a server (MinIO, Kafka) did not start
+// (err): with CI=true it says that this fails, as the install script
+// should have run, and returns true; otherwise it says what is skipped and
+// returns false.
+func notStarted(stderr io.Writer, err error, script, skipped string) (fail bool) {
+	if os.Getenv("CI") == "true" {
+		fmt.Fprintf(stderr, "deltabench: %v (CI=true, so this fails; scripts/test.sh runs %s)\n", err, script)
+		return true
 	}
-	env.KafkaChild = func(ctx context.Context, job string) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, kafkaChildCmd, job)
-	}
-	env.ContentionChild = func(ctx context.Context, job string) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, contentionChildCmd, job)
-	}
-	env.RSSChild = func(ctx context.Context, job string) *exec.Cmd {
-		return exec.CommandContext(ctx, exe, rssChildCmd, job)
-	}
+	fmt.Fprintf(stderr, "deltabench: %v; %s\n", err, skipped)
+	return false
 }
 
 // startCPUProfile starts a CPU profile written to file; stop ends it and
