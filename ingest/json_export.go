@@ -25,8 +25,19 @@ func JSONRow(sch *schema.StructType, data []byte) (value.Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("ingest: %s is not a JSON object", truncate(jsonText(v), 64))
 	}
-	row := make(value.Row, len(sch.Fields))
-	for i, f := range sch.Fields {
+	row, col, err := objectRow(sch.Fields, o)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: column %s: %w", col, err)
+	}
+	return row, nil
+}
+
+// objectRow converts the top-level fields of o into a row aligned with
+// fields: each by its name, exact first, then case-insensitive; an absent
+// field is null. On an error it returns the name of the column that failed.
+func objectRow(fields []*schema.StructField, o *object) (value.Row, string, error) {
+	row := make(value.Row, len(fields))
+	for i, f := range fields {
 		x, ok := o.vals[f.Name]
 		if !ok {
 			for _, k := range o.keys {
@@ -36,11 +47,12 @@ func JSONRow(sch *schema.StructType, data []byte) (value.Row, error) {
 				}
 			}
 		}
+		var err error
 		if row[i], err = convertJSON(f.Type, x); err != nil {
-			return nil, fmt.Errorf("ingest: column %s: %w", f.Name, err)
+			return nil, f.Name, err
 		}
 	}
-	return row, nil
+	return row, "", nil
 }
 
 func truncate(s string, n int) string {

@@ -84,13 +84,7 @@ func (s *Source) openParquet() error {
 }
 
 func (s *Source) parquetRows(ctx context.Context, path string, skip int64) iter.Seq2[value.Row, error] {
-	return func(yield func(value.Row, error) bool) {
-		f, err := os.Open(path)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer f.Close()
+	return fileRows(path, func(f *os.File, yield func(value.Row, error) bool) {
 		st, err := f.Stat()
 		if err != nil {
 			yield(nil, err)
@@ -100,16 +94,22 @@ func (s *Source) parquetRows(ctx context.Context, path string, skip int64) iter.
 		if skip > 0 {
 			opts = append(opts, parquetio.WithSkipRows(func(i int64) bool { return i < skip }))
 		}
-		pf, err := parquetio.OpenReaderAt(f, st.Size(), path, s.schema, opts...)
+		parquetio.ReadReaderAt(ctx, f, st.Size(), path, s.schema, opts...)(yield)
+	})
+}
+
+// fileRows is the rows rows yields from the file at path, which is opened
+// when an iteration starts (an error opening it is yielded) and closed when
+// the iteration ends.
+func fileRows(path string, rows func(f *os.File, yield func(value.Row, error) bool)) iter.Seq2[value.Row, error] {
+	return func(yield func(value.Row, error) bool) {
+		f, err := os.Open(path)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for row, err := range pf.Rows(ctx) {
-			if !yield(row, err) || err != nil {
-				return
-			}
-		}
+		defer f.Close()
+		rows(f, yield)
 	}
 }
 

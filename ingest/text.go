@@ -286,13 +286,7 @@ func (s *Source) openCSV(ctx context.Context) error {
 }
 
 func (s *Source) csvRows(ctx context.Context, path string) iter.Seq2[value.Row, error] {
-	return func(yield func(value.Row, error) bool) {
-		f, err := os.Open(path)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer f.Close()
+	return fileRows(path, func(f *os.File, yield func(value.Row, error) bool) {
 		r := s.csvReader(f, path)
 		if _, err := csvHeader(r, path); err != nil {
 			yield(nil, err)
@@ -326,7 +320,7 @@ func (s *Source) csvRows(ctx context.Context, path string) iter.Seq2[value.Row, 
 				return
 			}
 		}
-	}
+	})
 }
 
 // ---- NDJSON ----
@@ -597,22 +591,9 @@ func (s *Source) ndjsonRows(ctx context.Context, path string) iter.Seq2[value.Ro
 		stop := errors.New("stop")
 		fields := s.schema.Fields
 		err := eachLine(ctx, path, func(line int, o *object) error {
-			row := make(value.Row, len(fields))
-			for i, f := range fields {
-				v, ok := o.vals[f.Name]
-				if !ok {
-					for _, k := range o.keys {
-						if strings.EqualFold(k, f.Name) {
-							v = o.vals[k]
-							break
-						}
-					}
-				}
-				x, err := convertJSON(f.Type, v)
-				if err != nil {
-					return fmt.Errorf("%s:%d: column %s: %w", path, line, f.Name, err)
-				}
-				row[i] = x
+			row, col, err := objectRow(fields, o)
+			if err != nil {
+				return fmt.Errorf("%s:%d: column %s: %w", path, line, col, err)
 			}
 			if !yield(row, nil) {
 				return stop

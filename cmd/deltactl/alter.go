@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -94,47 +95,25 @@ a feature deltakit cannot write is refused by name, and nothing is committed.`,
 		Example: "  deltactl alter rename-column ./t delay delay_minutes",
 		Args:    exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			nt, err := table.RenameColumn(cmd.Context(), t, args[1], args[2])
-			if err != nil {
-				return err
-			}
-			return a.out().Alter(alterView(nt, table.RenameColumnOperation))
+			return a.commitAlter(cmd.Context(), args[0], alterView, table.RenameColumnOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
+				return table.RenameColumn(ctx, t, args[1], args[2])
+			})
 		},
 	}, &cobra.Command{
 		Use:     "drop-column <table> <column>...",
 		Short:   "Drop columns (DROP COLUMNS)",
 		Example: "  deltactl alter drop-column ./t notes",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usagef("give the table and at least one column")
-			}
-			return nil
-		},
+		Args:    tableAndSome("column"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			nt, err := table.DropColumn(cmd.Context(), t, args[1:]...)
-			if err != nil {
-				return err
-			}
-			return a.out().Alter(alterView(nt, table.DropColumnsOperation))
+			return a.commitAlter(cmd.Context(), args[0], alterView, table.DropColumnsOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
+				return table.DropColumn(ctx, t, args[1:]...)
+			})
 		},
 	}, &cobra.Command{
 		Use:     "set-properties <table> <key=value>...",
 		Short:   "Set table properties (SET TBLPROPERTIES)",
 		Example: "  deltactl alter set-properties ./t delta.enableChangeDataFeed=true delta.checkpointInterval=20",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usagef("give the table and at least one key=value")
-			}
-			return nil
-		},
+		Args:    tableAndSome("key=value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			props := map[string]string{}
 			for _, kv := range args[1:] {
@@ -147,27 +126,16 @@ a feature deltakit cannot write is refused by name, and nothing is committed.`,
 				}
 				props[k] = v
 			}
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			nt, err := table.SetProperties(cmd.Context(), t, props)
-			if err != nil {
-				return err
-			}
-			return a.out().Alter(propertiesView(nt, table.SetPropertiesOperation))
+			return a.commitAlter(cmd.Context(), args[0], propertiesView, table.SetPropertiesOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
+				return table.SetProperties(ctx, t, props)
+			})
 		},
 	})
 	unset := &cobra.Command{
 		Use:     "unset-properties <table> <key>...",
 		Short:   "Unset table properties (UNSET TBLPROPERTIES)",
 		Example: "  deltactl alter unset-properties ./t delta.checkpointInterval",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usagef("give the table and at least one key")
-			}
-			return nil
-		},
+		Args:    tableAndSome("key"),
 	}
 	ifExists := unset.Flags().Bool("if-exists", false, "a key the table does not have is no error (UNSET TBLPROPERTIES IF EXISTS)")
 	unset.RunE = func(cmd *cobra.Command, args []string) error {
@@ -176,16 +144,35 @@ a feature deltakit cannot write is refused by name, and nothing is committed.`,
 				return usagef("property key %q: want a key without a value", k)
 			}
 		}
-		t, err := a.openTable(cmd.Context(), args[0])
-		if err != nil {
-			return err
-		}
-		nt, err := table.UnsetProperties(cmd.Context(), t, *ifExists, args[1:]...)
-		if err != nil {
-			return err
-		}
-		return a.out().Alter(propertiesView(nt, table.UnsetPropertiesOperation))
+		return a.commitAlter(cmd.Context(), args[0], propertiesView, table.UnsetPropertiesOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
+			return table.UnsetProperties(ctx, t, *ifExists, args[1:]...)
+		})
 	}
 	cmd.AddCommand(unset)
 	return cmd
+}
+
+// tableAndSome accepts the table and at least one more argument (what
+// names it in the usage error).
+func tableAndSome(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < 2 {
+			return usagef("give the table and at least one %s", what)
+		}
+		return nil
+	}
+}
+
+// commitAlter opens the table at uri, commits change on it and prints
+// view of the table after it under the operation name op.
+func (a *app) commitAlter(ctx context.Context, uri string, view func(*table.Table, string) *AlterView, op string, change func(context.Context, *table.Table) (*table.Table, error)) error {
+	t, err := a.openTable(ctx, uri)
+	if err != nil {
+		return err
+	}
+	nt, err := change(ctx, t)
+	if err != nil {
+		return err
+	}
+	return a.out().Alter(view(nt, op))
 }

@@ -24,7 +24,6 @@ func (tt *timeTravel) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&tt.timestamp, "timestamp", "", "show the latest version committed at or before this time (RFC 3339, \"2006-01-02 15:04:05\" or \"2006-01-02\", UTC unless a zone is given)")
 }
 
-// options returns the table options selecting the version.
 // open opens the table at uri at the version or time the flags of cmd
 // name (the latest when neither is set).
 func (tt *timeTravel) open(a *app, cmd *cobra.Command, uri string) (*table.Table, error) {
@@ -35,6 +34,23 @@ func (tt *timeTravel) open(a *app, cmd *cobra.Command, uri string) (*table.Table
 	return a.openTable(cmd.Context(), uri, opts...)
 }
 
+// atVersion gives cmd the --version and --timestamp flags and a RunE that
+// opens the table its first argument names at the version they select and
+// runs show on it.
+func (a *app) atVersion(cmd *cobra.Command, show func(cmd *cobra.Command, t *table.Table) error) *cobra.Command {
+	var tt timeTravel
+	tt.register(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		t, err := tt.open(a, cmd, args[0])
+		if err != nil {
+			return err
+		}
+		return show(cmd, t)
+	}
+	return cmd
+}
+
+// options returns the table options selecting the version.
 func (tt *timeTravel) options(cmd *cobra.Command) ([]table.Option, error) {
 	if cmd.Flags().Changed("version") && tt.timestamp != "" {
 		return nil, usagef("--version and --timestamp exclude each other")
@@ -173,8 +189,7 @@ func commitNotFound(ctx context.Context, store table.Store, ver int64, notExist 
 }
 
 func newSnapshotCmd(a *app) *cobra.Command {
-	var tt timeTravel
-	cmd := &cobra.Command{
+	return a.atVersion(&cobra.Command{
 		Use:   "snapshot <table>",
 		Short: "Describe the table at one version",
 		Long: `snapshot describes the table at its latest version (or --version N, or
@@ -183,24 +198,14 @@ description, schema, partition columns, properties, and the number of live
 files, their bytes and rows (from the files' stats).`,
 		Example: "  deltactl snapshot ./demo-data/flights\n  deltactl snapshot ./demo-data/flights --version 3 -o json",
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tt.open(a, cmd, args[0])
-			if err != nil {
-				return err
-			}
-			return a.out().Snapshot(snapshotView(t.URI(), t.Snapshot()))
-		},
-	}
-	tt.register(cmd)
-	return cmd
+	}, func(cmd *cobra.Command, t *table.Table) error {
+		return a.out().Snapshot(snapshotView(t.URI(), t.Snapshot()))
+	})
 }
 
 func newFilesCmd(a *app) *cobra.Command {
-	var (
-		tt    timeTravel
-		where string
-	)
-	cmd := &cobra.Command{
+	var where string
+	cmd := a.atVersion(&cobra.Command{
 		Use:   "files <table>",
 		Short: "List the live data files with partition values, size, rows and min/max",
 		Long: `files lists the live data files of the table (latest version, or --version
@@ -209,76 +214,54 @@ statistics per column. With --where, only the files a scan with that filter
 would read (after partition pruning and stats-based skipping).`,
 		Example: "  deltactl files ./demo-data/weather --where \"weather = 'sun'\"",
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tt.open(a, cmd, args[0])
+	}, func(cmd *cobra.Command, t *table.Table) error {
+		var sopts []table.ScanOption
+		if where != "" {
+			e, err := parseWhere(where, t.Schema())
 			if err != nil {
-				return err
+				return usagef("--where: %v", err)
 			}
-			var sopts []table.ScanOption
-			if where != "" {
-				e, err := parseWhere(where, t.Schema())
-				if err != nil {
-					return usagef("--where: %v", err)
-				}
-				sopts = append(sopts, table.WithFilter(e))
-			}
-			files, err := t.Files(cmd.Context(), sopts...)
-			if err != nil {
-				return err
-			}
-			v := &FilesView{Table: t.URI(), Version: t.Version(), Files: []FileView{}}
-			for _, f := range files {
-				v.Files = append(v.Files, fileView(f, t.PartitionColumns()))
-			}
-			return a.out().Files(v)
-		},
-	}
-	tt.register(cmd)
+			sopts = append(sopts, table.WithFilter(e))
+		}
+		files, err := t.Files(cmd.Context(), sopts...)
+		if err != nil {
+			return err
+		}
+		v := &FilesView{Table: t.URI(), Version: t.Version(), Files: []FileView{}}
+		for _, f := range files {
+			v.Files = append(v.Files, fileView(f, t.PartitionColumns()))
+		}
+		return a.out().Files(v)
+	})
 	cmd.Flags().StringVar(&where, "where", "", "only files that may hold rows matching this filter (see 'deltactl cat --help')")
 	return cmd
 }
 
 func newSchemaCmd(a *app) *cobra.Command {
-	var tt timeTravel
-	cmd := &cobra.Command{
+	return a.atVersion(&cobra.Command{
 		Use:   "schema <table>",
 		Short: "Print the table schema",
 		Long: `schema prints the table schema as a tree (as Spark's printSchema), or with
 -o json the top-level fields and the Delta schema JSON.`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tt.open(a, cmd, args[0])
-			if err != nil {
-				return err
-			}
-			st := t.Schema()
-			raw, err := schema.Marshal(st)
-			if err != nil {
-				return err
-			}
-			return a.out().Schema(&SchemaView{Table: t.URI(), Version: t.Version(), Fields: fieldViews(st), Schema: json.RawMessage(raw), st: st})
-		},
-	}
-	tt.register(cmd)
-	return cmd
+	}, func(cmd *cobra.Command, t *table.Table) error {
+		st := t.Schema()
+		raw, err := schema.Marshal(st)
+		if err != nil {
+			return err
+		}
+		return a.out().Schema(&SchemaView{Table: t.URI(), Version: t.Version(), Fields: fieldViews(st), Schema: json.RawMessage(raw), st: st})
+	})
 }
 
 func newTxnCmd(a *app) *cobra.Command {
-	var tt timeTravel
-	cmd := &cobra.Command{
+	return a.atVersion(&cobra.Command{
 		Use:   "txn <table>",
 		Short: "List the application transaction ids (txn actions) and their versions",
 		Long: `txn lists the table's txn actions: for each application id (a streaming
 query id) the latest version (epoch) it committed and when.`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := tt.open(a, cmd, args[0])
-			if err != nil {
-				return err
-			}
-			return a.out().Txns(txnsView(t.URI(), t.Snapshot()))
-		},
-	}
-	tt.register(cmd)
-	return cmd
+	}, func(cmd *cobra.Command, t *table.Table) error {
+		return a.out().Txns(txnsView(t.URI(), t.Snapshot()))
+	})
 }

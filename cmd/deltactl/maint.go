@@ -23,16 +23,12 @@ func newCheckpointCmd(a *app) *cobra.Command {
 (_delta_log/<version>.checkpoint.parquet) and updates _last_checkpoint, so
 that readers replay from it instead of every commit.`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: a.onTable(func(cmd *cobra.Command, t *table.Table) error {
 			if err := t.Checkpoint(cmd.Context()); err != nil {
 				return err
 			}
 			return a.out().Checkpoint(&CheckpointView{Table: t.URI(), Version: t.Version(), Path: table.CheckpointKey(t.Version())})
-		},
+		}),
 	}
 }
 
@@ -196,18 +192,9 @@ when the check itself failed (no table, an I/O error).`,
 					if v == nil {
 						return err
 					}
-					if err := a.out().ExactlyOnce(v); err != nil {
-						return err
-					}
-					return errVerifyFailed
+					return verdict(a.out().ExactlyOnce(v), false)
 				}
-				if err := a.out().ExactlyOnce(exactlyOnceView(store.URI(), rep)); err != nil {
-					return err
-				}
-				if !rep.OK() {
-					return errVerifyFailed
-				}
-				return nil
+				return verdict(a.out().ExactlyOnce(exactlyOnceView(store.URI(), rep)), rep.OK())
 			}
 			bar := a.lateProgress("verify", "")
 			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(bar.setInt))
@@ -215,17 +202,23 @@ when the check itself failed (no table, an I/O error).`,
 			if err != nil {
 				return err
 			}
-			if err := a.out().Verify(verifyView(store.URI(), rep)); err != nil {
-				return err
-			}
-			if !rep.OK() {
-				return errVerifyFailed
-			}
-			return nil
+			return verdict(a.out().Verify(verifyView(store.URI(), rep)), rep.OK())
 		},
 	}
 	cmd.Flags().BoolVar(&exactlyOnce, "exactly-once", false, "check the epochs of streaming queries instead")
 	return cmd
+}
+
+// verdict is verify's result once its report is printed (printErr the
+// printing's error): errVerifyFailed when the report is not ok.
+func verdict(printErr error, ok bool) error {
+	if printErr != nil {
+		return printErr
+	}
+	if !ok {
+		return errVerifyFailed
+	}
+	return nil
 }
 
 func newCleanupCmd(a *app) *cobra.Command {
@@ -239,18 +232,14 @@ delta.logRetentionDuration (30 days when unset) below the newest checkpoint
 that keeps every later version reconstructable. Data files are not touched
 (see vacuum).`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: a.onTable(func(cmd *cobra.Command, t *table.Table) error {
 			res, err := t.CleanupLog(cmd.Context(), table.WithCleanupDryRun(dryRun))
 			if err != nil {
 				return err
 			}
 			deleted := append([]string{}, res.Deleted...)
 			return a.out().Cleanup(&CleanupView{Table: t.URI(), DryRun: dryRun, KeepFrom: res.KeepFrom, Deleted: deleted})
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted; delete nothing")
 	return cmd

@@ -265,6 +265,18 @@ func (a *app) openTable(ctx context.Context, uri string, opts ...table.Option) (
 	return table.Open(ctx, uri, a.tableOptions(opts...)...)
 }
 
+// onTable is a RunE that opens the table its first argument names with the
+// global flags and runs fn on it.
+func (a *app) onTable(fn func(cmd *cobra.Command, t *table.Table) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		t, err := a.openTable(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return fn(cmd, t)
+	}
+}
+
 // createTable creates the table at uri with the global flags.
 func (a *app) createTable(ctx context.Context, uri string, sch *schema.StructType, opts ...table.Option) (*table.Table, error) {
 	return table.Create(ctx, uri, sch, a.tableOptions(opts...)...)

@@ -70,13 +70,19 @@ func historyView(uri string, entries []table.HistoryEntry, oldest int64) *Histor
 		if !e.CommitInfoTimestamp.IsZero() {
 			h.CommitInfoTimestamp = fmtTime(e.CommitInfoTimestamp)
 		}
-		if e.ReadVersion >= 0 {
-			rv := e.ReadVersion
-			h.ReadVersion = &rv
-		}
+		h.ReadVersion = knownVersion(e.ReadVersion)
 		v.Commits = append(v.Commits, h)
 	}
 	return v
+}
+
+// knownVersion is v as a JSON version field: nil (null) when v is -1 (or
+// any negative value: no version).
+func knownVersion(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
 }
 
 func nonNilMap(m map[string]any) map[string]any {
@@ -454,12 +460,7 @@ func verifyView(uri string, r *table.VerifyReport) *VerifyView {
 		Commits: r.Commits, Checkpoints: r.Checkpoints, CheckpointsUnchecked: r.CheckpointsUnchecked,
 		Files: r.Files, Bytes: r.Bytes, Problems: []VerifyProblemView{}}
 	for _, p := range r.Problems {
-		pv := VerifyProblemView{Kind: string(p.Kind), Path: p.Path, Detail: p.Detail}
-		if p.Version >= 0 {
-			ver := p.Version
-			pv.Version = &ver
-		}
-		v.Problems = append(v.Problems, pv)
+		v.Problems = append(v.Problems, VerifyProblemView{Kind: string(p.Kind), Version: knownVersion(p.Version), Path: p.Path, Detail: p.Detail})
 	}
 	return v
 }
@@ -540,11 +541,7 @@ func exactlyOnceLogProblem(uri string, err error) *ExactlyOnceView {
 	var ce *table.CorruptLogError
 	switch {
 	case errors.As(err, &ce):
-		pv.Path = ce.File
-		if ce.Version >= 0 {
-			ver := ce.Version
-			pv.Version = &ver
-		}
+		pv.Path, pv.Version = ce.File, knownVersion(ce.Version)
 		switch {
 		case errors.Is(err, table.ErrLogGap):
 			kind = table.ProblemLogGap

@@ -341,11 +341,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		if b == nil {
 			continue
 		}
-		st.Batches++
-		maps.Copy(st.Offsets, b.Offsets)
-		if in.cfg.onBatch != nil {
-			in.cfg.onBatch(*b)
-		}
+		in.batchDone(st, b)
 		epoch++
 	}
 	st.Stopped = StopMaxBatches

@@ -495,15 +495,21 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		if err != nil {
 			return in.finish(st, err)
 		}
-		st.Batches++
-		maps.Copy(st.Offsets, b.Offsets)
-		if in.cfg.onBatch != nil {
-			in.cfg.onBatch(*b)
-		}
+		in.batchDone(st, b)
 		epoch++
 	}
 	st.Stopped = StopMaxBatches
 	return in.finish(st, nil)
+}
+
+// batchDone counts the committed batch b in st and reports it to the
+// WithBatchHook function.
+func (in *Ingester) batchDone(st *Stats, b *Batch) {
+	st.Batches++
+	maps.Copy(st.Offsets, b.Offsets)
+	if in.cfg.onBatch != nil {
+		in.cfg.onBatch(*b)
+	}
 }
 
 func (in *Ingester) finish(st *Stats, err error) (*Stats, error) {
