@@ -127,11 +127,9 @@ func (b *Bounds) cmpMayMatch(op Op, lit any) bool {
 }
 
 // belowMin reports whether no value can satisfy "v <= lit" (orEqual) or
-// "v < lit": min > lit, or min >= lit.
+// "v < lit": min > lit, or min >= lit. An unknown (nil) min compares as
+// not ok.
 func (b *Bounds) belowMin(lit any, orEqual bool) bool {
-	if b.Min == nil {
-		return false
-	}
 	c, ok := Compare(b.Kind, b.Min, lit)
 	if !ok {
 		return false
@@ -142,11 +140,9 @@ func (b *Bounds) belowMin(lit any, orEqual bool) bool {
 	return c >= 0
 }
 
-// maxMayReach reports whether some value may be >= lit (orEqual) or > lit.
+// maxMayReach reports whether some value may be >= lit (orEqual) or > lit;
+// an unknown (nil) max compares as not ok.
 func (b *Bounds) maxMayReach(lit any, orEqual bool) bool {
-	if b.Max == nil {
-		return true
-	}
 	c, ok := Compare(b.Kind, b.Max, lit)
 	if !ok {
 		return true
