@@ -189,29 +189,24 @@ func deltaStruct(fields []arrow.Field, path string) (*schema.StructType, error) 
 	return out, nil
 }
 
+// arrowPrimitives are the Delta primitive types of the Arrow types that
+// carry no parameter that matters (timestamps and decimals are switched on
+// in deltaTypeAt).
+var arrowPrimitives = map[arrow.Type]string{
+	arrow.INT64: schema.Long, arrow.INT32: schema.Integer, arrow.INT16: schema.Short, arrow.INT8: schema.Byte,
+	arrow.FLOAT32: schema.Float, arrow.FLOAT64: schema.Double, arrow.BOOL: schema.Boolean,
+	arrow.STRING: schema.String, arrow.LARGE_STRING: schema.String, arrow.STRING_VIEW: schema.String,
+	arrow.BINARY: schema.Binary, arrow.LARGE_BINARY: schema.Binary, arrow.BINARY_VIEW: schema.Binary,
+	arrow.FIXED_SIZE_BINARY: schema.Binary, arrow.DATE32: schema.Date, arrow.DATE64: schema.Date,
+	arrow.NULL: schema.Void,
+}
+
 func deltaTypeAt(t arrow.DataType, path string) (schema.Type, error) {
 	p := schema.Primitive
+	if name, ok := arrowPrimitives[t.ID()]; ok {
+		return p(name), nil
+	}
 	switch x := t.(type) {
-	case *arrow.Int64Type:
-		return p(schema.Long), nil
-	case *arrow.Int32Type:
-		return p(schema.Integer), nil
-	case *arrow.Int16Type:
-		return p(schema.Short), nil
-	case *arrow.Int8Type:
-		return p(schema.Byte), nil
-	case *arrow.Float32Type:
-		return p(schema.Float), nil
-	case *arrow.Float64Type:
-		return p(schema.Double), nil
-	case *arrow.BooleanType:
-		return p(schema.Boolean), nil
-	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
-		return p(schema.String), nil
-	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
-		return p(schema.Binary), nil
-	case *arrow.Date32Type, *arrow.Date64Type:
-		return p(schema.Date), nil
 	case *arrow.TimestampType:
 		if x.TimeZone == "" {
 			return p(schema.TimestampNTZ), nil

@@ -207,3 +207,28 @@ func TestAppendErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestValueInputOnlyTypes reads the input-only string and binary layouts
+// as string and a copied []byte.
+func TestValueInputOnlyTypes(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	ls := array.NewLargeStringBuilder(mem)
+	ls.Append("large")
+	sv := array.NewStringViewBuilder(mem)
+	sv.Append("view")
+	bv := array.NewBinaryViewBuilder(mem)
+	bv.Append([]byte{7, 8})
+	fb := array.NewFixedSizeBinaryBuilder(mem, &arrow.FixedSizeBinaryType{ByteWidth: 2})
+	fb.Append([]byte{9, 10})
+	for _, c := range []struct {
+		arr  arrow.Array
+		want any
+	}{
+		{ls.NewArray(), "large"}, {sv.NewArray(), "view"}, {bv.NewArray(), []byte{7, 8}}, {fb.NewArray(), []byte{9, 10}},
+	} {
+		got, err := Value(c.arr, 0)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Value(%s) = %#v, %v; want %#v", c.arr.DataType(), got, err, c.want)
+		}
+	}
+}

@@ -132,8 +132,7 @@ func valueAppender(b array.Builder, t schema.Type, path string) (appendFunc, err
 // for other builders). Each takes the canonical Go type only, long also int
 // and int32.
 func numberAppender(b array.Builder, t schema.Type, path string) appendFunc {
-	switch bb := b.(type) {
-	case *array.Int64Builder:
+	if bb, ok := b.(*array.Int64Builder); ok {
 		return func(v any) error {
 			switch n := v.(type) {
 			case int64:
@@ -147,62 +146,37 @@ func numberAppender(b array.Builder, t schema.Type, path string) appendFunc {
 			}
 			return nil
 		}
-	case *array.Int32Builder:
-		return func(v any) error {
-			n, ok := v.(int32)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
-		}
-	case *array.Int16Builder:
-		return func(v any) error {
-			n, ok := v.(int16)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
-		}
-	case *array.Int8Builder:
-		return func(v any) error {
-			n, ok := v.(int8)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
-		}
-	case *array.Float32Builder:
-		return func(v any) error {
-			n, ok := v.(float32)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
-		}
-	case *array.Float64Builder:
-		return func(v any) error {
-			n, ok := v.(float64)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
-		}
-	case *array.BooleanBuilder:
-		return func(v any) error {
-			n, ok := v.(bool)
-			if !ok {
-				return badValue(path, t, v)
-			}
-			bb.Append(n)
-			return nil
+	}
+	for _, exact := range exactAppenders {
+		if fn := exact(b, t, path); fn != nil {
+			return fn
 		}
 	}
 	return nil
+}
+
+// exactAppenders are the appenders of the builders that take one Go type:
+// int32, int16, int8, float32, float64 and bool.
+var exactAppenders = []func(array.Builder, schema.Type, string) appendFunc{
+	exactAppender[int32], exactAppender[int16], exactAppender[int8],
+	exactAppender[float32], exactAppender[float64], exactAppender[bool],
+}
+
+// exactAppender appends values of Go type T to a builder whose Append takes
+// a T, and refuses any other value; nil when b's Append takes no T.
+func exactAppender[T any](b array.Builder, t schema.Type, path string) appendFunc {
+	bb, ok := b.(interface{ Append(T) })
+	if !ok {
+		return nil
+	}
+	return func(v any) error {
+		n, ok := v.(T)
+		if !ok {
+			return badValue(path, t, v)
+		}
+		bb.Append(n)
+		return nil
+	}
 }
 
 // otherAppender appends to the string, binary, date and timestamp builders
@@ -210,29 +184,9 @@ func numberAppender(b array.Builder, t schema.Type, path string) appendFunc {
 func otherAppender(b array.Builder, t schema.Type, path string) appendFunc {
 	switch bb := b.(type) {
 	case *array.StringBuilder:
-		return func(v any) error {
-			switch s := v.(type) {
-			case string:
-				bb.Append(s)
-			case []byte:
-				bb.BinaryBuilder.Append(s)
-			default:
-				return badValue(path, t, v)
-			}
-			return nil
-		}
+		return bytesAppender(bb.BinaryBuilder, t, path)
 	case *array.BinaryBuilder:
-		return func(v any) error {
-			switch s := v.(type) {
-			case []byte:
-				bb.Append(s)
-			case string:
-				bb.AppendString(s)
-			default:
-				return badValue(path, t, v)
-			}
-			return nil
-		}
+		return bytesAppender(bb, t, path)
 	case *array.Date32Builder:
 		return func(v any) error {
 			switch d := v.(type) {
@@ -260,6 +214,22 @@ func otherAppender(b array.Builder, t schema.Type, path string) appendFunc {
 		}
 	}
 	return nil
+}
+
+// bytesAppender appends strings and byte slices to a string or binary
+// column (a StringBuilder appends through its BinaryBuilder).
+func bytesAppender(bb *array.BinaryBuilder, t schema.Type, path string) appendFunc {
+	return func(v any) error {
+		switch s := v.(type) {
+		case string:
+			bb.AppendString(s)
+		case []byte:
+			bb.Append(s)
+		default:
+			return badValue(path, t, v)
+		}
+		return nil
+	}
 }
 
 func decimalAppender(bb *array.Decimal128Builder, x *schema.DecimalType, path string) appendFunc {

@@ -24,34 +24,12 @@ func Value(arr arrow.Array, i int) (any, error) {
 	switch a := arr.(type) {
 	case *array.Null:
 		return nil, nil
-	case *array.Int64:
-		return a.Value(i), nil
-	case *array.Int32:
-		return a.Value(i), nil
-	case *array.Int16:
-		return a.Value(i), nil
-	case *array.Int8:
-		return a.Value(i), nil
-	case *array.Float32:
-		return a.Value(i), nil
-	case *array.Float64:
-		return a.Value(i), nil
-	case *array.Boolean:
-		return a.Value(i), nil
-	case *array.String:
-		return a.Value(i), nil
-	case *array.LargeString:
-		return a.Value(i), nil
-	case *array.StringView:
-		return a.Value(i), nil
-	case *array.Binary:
-		return append([]byte{}, a.Value(i)...), nil
-	case *array.LargeBinary:
-		return append([]byte{}, a.Value(i)...), nil
-	case *array.BinaryView:
-		return append([]byte{}, a.Value(i)...), nil
-	case *array.FixedSizeBinary:
-		return append([]byte{}, a.Value(i)...), nil
+	case *array.Int64, *array.Int32, *array.Int16, *array.Int8, *array.Float32, *array.Float64,
+		*array.Boolean, *array.String, *array.LargeString, *array.StringView:
+		// the Go value of the element type (int64 ... bool, string)
+		return a.(interface{ ValueAsAny(int) any }).ValueAsAny(i), nil
+	case *array.Binary, *array.LargeBinary, *array.BinaryView, *array.FixedSizeBinary:
+		return append([]byte{}, a.(interface{ Value(int) []byte }).Value(i)...), nil
 	case *array.Date32:
 		return value.Date(a.Value(i)), nil
 	case *array.Date64:

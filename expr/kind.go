@@ -122,21 +122,13 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 			}
 			return int64(value.DateOf(d)), nil
 		}
-	case KindTimestamp:
+	case KindTimestamp, KindTimestampNTZ:
 		switch x := v.(type) {
 		case time.Time:
-			return x.UTC(), nil
-		case string:
-			ts, err := parseTimestamp(x)
-			if err != nil {
-				return nil, bad()
+			if k == KindTimestampNTZ {
+				return WallClockUTC(x), nil
 			}
-			return ts, nil
-		}
-	case KindTimestampNTZ:
-		switch x := v.(type) {
-		case time.Time:
-			return WallClockUTC(x), nil
+			return x.UTC(), nil
 		case string:
 			ts, err := parseTimestamp(x)
 			if err != nil {
@@ -269,42 +261,12 @@ func NumberAsFloat(v any) float64 {
 	return float64(n)
 }
 
-// Int64 returns a Go integer (int, int8 ... int64, uint8 ... uint64) as an
-// int64; false for other values and for a uint64 beyond MaxInt64.
-func Int64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint64:
-		if n <= math.MaxInt64 {
-			return int64(n), true
-		}
-	}
-	return 0, false
-}
+// Int64 returns a Go integer (int, int8 ... int64, uint, uint8 ... uint64)
+// as an int64; false for other values and for an unsigned value beyond
+// MaxInt64. It is value.ToInt64: value is the one place for Delta-type
+// conversions.
+func Int64(v any) (int64, bool) { return value.ToInt64(v) }
 
 // Float64 returns a Go float (float32, float64) as a float64; false for
-// other values.
-func Float64(v any) (float64, bool) {
-	switch f := v.(type) {
-	case float32:
-		return float64(f), true
-	case float64:
-		return f, true
-	}
-	return 0, false
-}
+// other values. It is value.ToFloat64.
+func Float64(v any) (float64, bool) { return value.ToFloat64(v) }

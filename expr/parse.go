@@ -280,33 +280,20 @@ func (p *parser) expect(kind tokKind, what string) (token, error) {
 	return t, nil
 }
 
-func (p *parser) or() (Expr, error) {
-	e, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	kids := []Expr{e}
-	for p.keyword("OR") {
-		e, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		kids = append(kids, e)
-	}
-	if len(kids) == 1 {
-		return kids[0], nil
-	}
-	return Or(kids...), nil
-}
+func (p *parser) or() (Expr, error) { return p.chain("OR", p.and, Or) }
 
-func (p *parser) and() (Expr, error) {
-	e, err := p.not()
+func (p *parser) and() (Expr, error) { return p.chain("AND", p.not, And) }
+
+// chain parses operands (next) separated by keyword, combining two or more
+// with combine: "a OR b OR c" is Or(a, b, c).
+func (p *parser) chain(keyword string, next func() (Expr, error), combine func(...Expr) Expr) (Expr, error) {
+	e, err := next()
 	if err != nil {
 		return nil, err
 	}
 	kids := []Expr{e}
-	for p.keyword("AND") {
-		e, err := p.not()
+	for p.keyword(keyword) {
+		e, err := next()
 		if err != nil {
 			return nil, err
 		}
@@ -315,7 +302,7 @@ func (p *parser) and() (Expr, error) {
 	if len(kids) == 1 {
 		return kids[0], nil
 	}
-	return And(kids...), nil
+	return combine(kids...), nil
 }
 
 func (p *parser) not() (Expr, error) {

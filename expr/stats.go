@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -127,11 +128,9 @@ func (b *Bounds) cmpMayMatch(op Op, lit any) bool {
 }
 
 // belowMin reports whether no value can satisfy "v <= lit" (orEqual) or
-// "v < lit": min > lit, or min >= lit.
+// "v < lit": min > lit, or min >= lit. An unknown (nil) min compares as
+// not ok.
 func (b *Bounds) belowMin(lit any, orEqual bool) bool {
-	if b.Min == nil {
-		return false
-	}
 	c, ok := Compare(b.Kind, b.Min, lit)
 	if !ok {
 		return false
@@ -142,11 +141,9 @@ func (b *Bounds) belowMin(lit any, orEqual bool) bool {
 	return c >= 0
 }
 
-// maxMayReach reports whether some value may be >= lit (orEqual) or > lit.
+// maxMayReach reports whether some value may be >= lit (orEqual) or > lit;
+// an unknown (nil) max compares as not ok.
 func (b *Bounds) maxMayReach(lit any, orEqual bool) bool {
-	if b.Max == nil {
-		return true
-	}
 	c, ok := Compare(b.Kind, b.Max, lit)
 	if !ok {
 		return true
@@ -241,13 +238,12 @@ func (fs *Stats) Bounds(k Kind, path []string) *Bounds {
 	return b
 }
 
-// statTimeLayouts are the forms timestamps take in stats: ISO-8601 with a
-// zone (timestamp) or without (timestamp_ntz), with any fraction.
-var statTimeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
+// statTypes are the Delta types whose codec parses the stats literals of a
+// kind in StatValue (the integer kinds all read as a long).
+var statTypes = map[Kind]schema.Type{
+	KindInt: schema.Primitive(schema.Long), KindString: schema.Primitive(schema.String),
+	KindDate: schema.Primitive(schema.Date), KindTimestamp: schema.Primitive(schema.Timestamp),
+	KindTimestampNTZ: schema.Primitive(schema.TimestampNTZ),
 }
 
 // StatValue converts a minValues/maxValues value of add.stats (as
@@ -255,14 +251,28 @@ var statTimeLayouts = []string{
 // the canonical form of kind k (spec "Per-file Statistics"), or nil when it
 // cannot be used (absent, malformed, NaN). Timestamps are widened by widen
 // (-1 ms for a min, +1 ms for a max) since stats keep milliseconds only.
+//
+// Integers, strings, dates and timestamps are parsed by
+// value.Codec.ParseStats. Floats, booleans and decimals keep their own
+// rules here, which ParseStats does not share: Spark's "inf"/"-inf" spellings
+// are accepted and NaN gives no bound; ParseStats refuses booleans (Delta
+// keeps no boolean min/max, but older writers do); a decimal kind carries no
+// precision, and Java's exponent form ("0E-10") must parse.
 func StatValue(k Kind, v any, widen time.Duration) any {
-	switch k {
-	case KindInt:
-		if n, ok := v.(json.Number); ok {
-			if x, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-				return x
-			}
+	if t, ok := statTypes[k]; ok {
+		x, err := value.CodecOf(t).ParseStats(v)
+		if err != nil {
+			return nil
 		}
+		switch x := x.(type) {
+		case value.Date:
+			return int64(x)
+		case time.Time:
+			return x.Add(widen)
+		}
+		return x
+	}
+	switch k {
 	case KindFloat32, KindFloat64:
 		var f float64
 		switch x := v.(type) {
@@ -293,26 +303,6 @@ func StatValue(k Kind, v any, widen time.Duration) any {
 	case KindBool:
 		if b, ok := v.(bool); ok {
 			return b
-		}
-	case KindString:
-		if s, ok := v.(string); ok {
-			return s
-		}
-	case KindDate:
-		if s, ok := v.(string); ok {
-			if d, err := time.Parse(time.DateOnly, s); err == nil {
-				return int64(value.DateOf(d))
-			}
-		}
-	case KindTimestamp, KindTimestampNTZ:
-		s, ok := v.(string)
-		if !ok {
-			return nil
-		}
-		for _, layout := range statTimeLayouts {
-			if ts, err := time.Parse(layout, s); err == nil {
-				return ts.UTC().Add(widen)
-			}
 		}
 	case KindDecimal:
 		if n, ok := v.(json.Number); ok {

@@ -1,8 +1,10 @@
 package expr_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"testing"
 	"time"
 
@@ -164,4 +166,51 @@ func same(a, b any) bool {
 		return ok && x.Cmp(y) == 0 && x.Scale == y.Scale
 	}
 	return a == b
+}
+
+func TestStatValue(t *testing.T) {
+	ms := time.Millisecond
+	ts := time.Date(2024, 3, 1, 12, 30, 0, 123_000_000, time.UTC)
+	for _, c := range []struct {
+		k     expr.Kind
+		v     any
+		widen time.Duration
+		want  any
+	}{
+		{expr.KindInt, json.Number("-42"), 0, int64(-42)},
+		{expr.KindInt, json.Number("1.5"), 0, nil},
+		{expr.KindInt, json.Number("9223372036854775808"), 0, nil},
+		{expr.KindInt, "7", 0, nil},
+		{expr.KindString, "héllo", 0, "héllo"},
+		{expr.KindString, json.Number("3"), 0, nil},
+		{expr.KindDate, "2024-03-01", 0, int64(19783)},
+		{expr.KindDate, "2024-13-01", 0, nil},
+		{expr.KindTimestamp, "2024-03-01T12:30:00.123Z", -ms, ts.Add(-ms)},
+		{expr.KindTimestamp, "2024-03-01T13:30:00.123+01:00", ms, ts.Add(ms)},
+		{expr.KindTimestampNTZ, "2024-03-01T12:30:00.123", 0, ts},
+		{expr.KindTimestamp, json.Number("1"), 0, nil},
+		{expr.KindFloat64, json.Number("2.5"), 0, 2.5},
+		{expr.KindFloat64, "-inf", 0, math.Inf(-1)},
+		{expr.KindFloat64, "NaN", 0, nil},
+		{expr.KindFloat32, json.Number("0.1"), 0, float64(float32(0.1))},
+		{expr.KindBool, true, 0, true},
+		{expr.KindDecimal, json.Number("1.5E-3"), 0, value.Decimal{Unscaled: big.NewInt(15), Scale: 4}},
+	} {
+		got := expr.StatValue(c.k, c.v, c.widen)
+		if d, ok := got.(value.Decimal); ok {
+			if w, ok := c.want.(value.Decimal); !ok || d.Cmp(w) != 0 || d.Scale != w.Scale {
+				t.Errorf("StatValue(%v, %#v) = %v, want %v", c.k, c.v, got, c.want)
+			}
+			continue
+		}
+		if tm, ok := got.(time.Time); ok {
+			if w, ok := c.want.(time.Time); !ok || !tm.Equal(w) {
+				t.Errorf("StatValue(%v, %#v) = %v, want %v", c.k, c.v, got, c.want)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("StatValue(%v, %#v) = %#v, want %#v", c.k, c.v, got, c.want)
+		}
+	}
 }

@@ -172,6 +172,24 @@ func (f *StructField) FieldID() (int64, bool) {
 	return 0, false
 }
 
+// WalkFields calls fn for every struct field of t at any depth (inside
+// structs, array elements, map keys and values), a field before the fields
+// nested in its type.
+func WalkFields(t Type, fn func(*StructField)) {
+	switch t := t.(type) {
+	case *StructType:
+		for _, f := range t.Fields {
+			fn(f)
+			WalkFields(f.Type, fn)
+		}
+	case *ArrayType:
+		WalkFields(t.ElementType, fn)
+	case *MapType:
+		WalkFields(t.KeyType, fn)
+		WalkFields(t.ValueType, fn)
+	}
+}
+
 // Primitive returns the primitive type with this name; it panics on an
 // unknown name and is meant for literals in code. Use Parse for input.
 func Primitive(name string) *PrimitiveType {

@@ -69,3 +69,21 @@ func TestParseErrors(t *testing.T) {
 		t.Errorf("duplicate nested field: err = %v, want it to name s.x", err)
 	}
 }
+
+func TestWalkFields(t *testing.T) {
+	inner := NewStruct(NewField("x", Primitive(Long), true))
+	root := NewStruct(
+		NewField("a", Primitive(Integer), true),
+		NewField("s", inner, true),
+		NewField("arr", &ArrayType{ElementType: NewStruct(NewField("e", Primitive(String), true)), ContainsNull: true}, true),
+		NewField("m", &MapType{KeyType: NewStruct(NewField("k", Primitive(String), true)),
+			ValueType: NewStruct(NewField("v", Primitive(Double), true)), ValueContainsNull: true}, true),
+	)
+	var got []string
+	WalkFields(root, func(f *StructField) { got = append(got, f.Name) })
+	want := []string{"a", "s", "x", "arr", "e", "m", "k", "v"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("WalkFields visited %v, want %v", got, want)
+	}
+	WalkFields(Primitive(Long), func(f *StructField) { t.Errorf("visited %s in a primitive", f.Name) })
+}

@@ -143,20 +143,7 @@ func withoutMapping(f *schema.StructField) *schema.StructField {
 }
 
 // walkFields calls fn for every struct field of t, at any depth.
-func walkFields(t schema.Type, fn func(*schema.StructField)) {
-	switch t := t.(type) {
-	case *schema.StructType:
-		for _, f := range t.Fields {
-			fn(f)
-			walkFields(f.Type, fn)
-		}
-	case *schema.ArrayType:
-		walkFields(t.ElementType, fn)
-	case *schema.MapType:
-		walkFields(t.KeyType, fn)
-		walkFields(t.ValueType, fn)
-	}
-}
+func walkFields(t schema.Type, fn func(*schema.StructField)) { schema.WalkFields(t, fn) }
 
 // mapFields returns t with every struct field, at any depth, replaced by
 // fn's result (children first); t itself when nothing changed.

@@ -289,6 +289,15 @@ func statsJSON(buf []byte, vals []parsedVal) []byte {
 // jsonLiteral returns v as a stats JSON literal; ok is false for values
 // JSON stats do not hold (NaN, infinities, invalid UTF-8, out-of-range
 // times).
+//
+// It formats (it parses no stats literal) and keeps its own switch over
+// parsedKind, on parquet.Value, instead of value.Codec.FormatStats: the
+// checkpoint decoder calls it for every stats_parsed leaf of every file,
+// and going through the value model (a Go value, FormatStats, then JSON)
+// measured 212-334 ns and 4 allocations for a long against 97-179 ns and 1
+// here, and 7-8 allocations (176 B) against 2 (56 B) for a timestamp
+// (2 shared cores, -count 2). The literals are the same: Spark's forms, as
+// FormatStats writes them.
 func (l *parsedLeaf) jsonLiteral(v parquet.Value) (string, bool) {
 	switch l.kind {
 	case pkInt:

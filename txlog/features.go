@@ -370,20 +370,11 @@ func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error 
 // collectFieldMetadataKeys records every metadata key of every field, at any
 // nesting depth.
 func collectFieldMetadataKeys(t schema.Type, keys map[string]bool) {
-	switch t := t.(type) {
-	case *schema.StructType:
-		for _, f := range t.Fields {
-			for k := range f.Metadata {
-				keys[k] = true
-			}
-			collectFieldMetadataKeys(f.Type, keys)
+	schema.WalkFields(t, func(f *schema.StructField) {
+		for k := range f.Metadata {
+			keys[k] = true
 		}
-	case *schema.ArrayType:
-		collectFieldMetadataKeys(t.ElementType, keys)
-	case *schema.MapType:
-		collectFieldMetadataKeys(t.KeyType, keys)
-		collectFieldMetadataKeys(t.ValueType, keys)
-	}
+	})
 }
 
 // readerWriterFeatures are the features that readers must support too: at

@@ -7,6 +7,18 @@ import (
 	"time"
 )
 
+// intervalUnits are the units ParseInterval accepts, singular.
+var intervalUnits = map[string]time.Duration{
+	"nanosecond":  time.Nanosecond,
+	"microsecond": time.Microsecond,
+	"millisecond": time.Millisecond,
+	"second":      time.Second,
+	"minute":      time.Minute,
+	"hour":        time.Hour,
+	"day":         24 * time.Hour,
+	"week":        7 * 24 * time.Hour,
+}
+
 // ParseInterval parses a Delta interval table property such as
 // "interval 1 week", "interval 30 days", "interval 2 days 12 hours" or
 // "7 days" (the "interval" keyword is optional, as in Spark's
@@ -28,25 +40,8 @@ func ParseInterval(s string) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("txlog: invalid interval %q: %v", s, err)
 		}
-		var unit time.Duration
-		switch strings.TrimSuffix(fields[i+1], "s") {
-		case "nanosecond":
-			unit = time.Nanosecond
-		case "microsecond":
-			unit = time.Microsecond
-		case "millisecond":
-			unit = time.Millisecond
-		case "second":
-			unit = time.Second
-		case "minute":
-			unit = time.Minute
-		case "hour":
-			unit = time.Hour
-		case "day":
-			unit = 24 * time.Hour
-		case "week":
-			unit = 7 * 24 * time.Hour
-		default:
+		unit, ok := intervalUnits[strings.TrimSuffix(fields[i+1], "s")]
+		if !ok {
 			return 0, fmt.Errorf("txlog: invalid interval %q: unit %q", s, fields[i+1])
 		}
 		total += time.Duration(n) * unit

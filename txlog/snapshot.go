@@ -562,25 +562,27 @@ func (s *Snapshot) Tombstones() []*Remove {
 // durationProp reads an interval table property, or def when unset or
 // unparseable.
 func (s *Snapshot) durationProp(key string, def time.Duration) time.Duration {
+	if d, ok := s.intervalProp(key); ok {
+		return d
+	}
+	return def
+}
+
+// intervalProp reads an interval table property; false when unset or
+// unparseable.
+func (s *Snapshot) intervalProp(key string) (time.Duration, bool) {
 	v, ok := s.metadata.Configuration[key]
 	if !ok {
-		return def
+		return 0, false
 	}
 	d, err := ParseInterval(v)
-	if err != nil {
-		return def
-	}
-	return d
+	return d, err == nil
 }
 
 // txnLive reports whether txn survives delta.setTransactionRetentionDuration.
 func (s *Snapshot) txnLive(t *Txn) bool {
-	v, ok := s.metadata.Configuration[PropSetTransactionRetentionDuration]
+	d, ok := s.intervalProp(PropSetTransactionRetentionDuration)
 	if !ok {
-		return true
-	}
-	d, err := ParseInterval(v)
-	if err != nil {
 		return true
 	}
 	cutoff := s.opts.now().Add(-d).UnixMilli()

@@ -134,26 +134,11 @@ func CheckerOf(t schema.Type) func(v any) (int64, error) {
 			return c.Check(v)
 		}
 	case kInteger:
-		return func(v any) (int64, error) {
-			if _, ok := v.(int32); ok {
-				return 4, nil
-			}
-			return c.Check(v)
-		}
+		return checkFirst[int32](c, 4)
 	case kDouble:
-		return func(v any) (int64, error) {
-			if _, ok := v.(float64); ok {
-				return 8, nil
-			}
-			return c.Check(v)
-		}
+		return checkFirst[float64](c, 8)
 	case kBoolean:
-		return func(v any) (int64, error) {
-			if _, ok := v.(bool); ok {
-				return 1, nil
-			}
-			return c.Check(v)
-		}
+		return checkFirst[bool](c, 1)
 	case kString:
 		return func(v any) (int64, error) {
 			if s, ok := v.(string); ok {
@@ -170,4 +155,15 @@ func CheckerOf(t schema.Type) func(v any) (int64, error) {
 		}
 	}
 	return c.Check
+}
+
+// checkFirst returns a checker that accepts a T as size bytes without
+// more ado and leaves any other value to c.Check.
+func checkFirst[T any](c *codec, size int64) func(v any) (int64, error) {
+	return func(v any) (int64, error) {
+		if _, ok := v.(T); ok {
+			return size, nil
+		}
+		return c.Check(v)
+	}
 }

@@ -565,16 +565,7 @@ func (b *Seg[T, R]) Add(v *T) {
 		if r.skel == skelRaw {
 			r.stats, n = b.arena.putString(a.Stats)
 		} else {
-			// item: uvarint(len(rest)), rest = uvarint(len(stats)), literals
-			var pre, pre2 [binary.MaxVarintLen64]byte
-			w := binary.PutUvarint(pre[:], uint64(len(a.Stats)))
-			rest := w + len(b.lit)
-			w2 := binary.PutUvarint(pre2[:], uint64(rest))
-			ref, dst := b.arena.alloc(w2 + rest)
-			copy(dst, pre2[:w2])
-			copy(dst[w2:], pre[:w])
-			copy(dst[w2+w:], b.lit)
-			r.stats, n = ref, len(dst)
+			r.stats, n = b.putLiterals(len(a.Stats))
 		}
 		b.live += n
 	}
@@ -589,6 +580,21 @@ func (b *Seg[T, R]) Add(v *T) {
 		r.rare = uint32(len(b.rares) - 1)
 	}
 	b.recs = append(b.recs, r)
+}
+
+// putLiterals stores the packed form of a text of textLen bytes whose
+// literals are in b.lit: uvarint(len(rest)), rest = uvarint(textLen),
+// literals. It returns the item and the bytes used.
+func (b *Seg[T, R]) putLiterals(textLen int) (itemRef, int) {
+	var pre, pre2 [binary.MaxVarintLen64]byte
+	w := binary.PutUvarint(pre[:], uint64(textLen))
+	rest := w + len(b.lit)
+	w2 := binary.PutUvarint(pre2[:], uint64(rest))
+	ref, dst := b.arena.alloc(w2 + rest)
+	copy(dst, pre2[:w2])
+	copy(dst[w2:], pre[:w])
+	copy(dst[w2+w:], b.lit)
+	return ref, len(dst)
 }
 
 // putPath stores path, packed when it has a hex run and a known or new
@@ -608,16 +614,8 @@ func (b *Seg[T, R]) putPath(path string) (itemRef, uint16, int) {
 			known = true
 		}
 		if known {
-			// item: uvarint(len(rest)), rest = uvarint(len(path)), literals
-			var pre, pre2 [binary.MaxVarintLen64]byte
-			w := binary.PutUvarint(pre[:], uint64(len(path)))
-			rest := w + len(b.lit)
-			w2 := binary.PutUvarint(pre2[:], uint64(rest))
-			ref, dst := b.arena.alloc(w2 + rest)
-			copy(dst, pre2[:w2])
-			copy(dst[w2:], pre[:w])
-			copy(dst[w2+w:], b.lit)
-			return ref, id, len(dst)
+			ref, n := b.putLiterals(len(path))
+			return ref, id, n
 		}
 	}
 	ref, n := b.arena.putString(path)
