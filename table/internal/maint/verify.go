@@ -574,21 +574,12 @@ func compareStates(cp, js *replayState, now time.Time) []string {
 		}
 		jsTxns[id] = t.Version
 	}
-	cpTxns := map[string]int64{}
-	for id, t := range cp.txns {
-		cpTxns[id] = t.Version
-	}
+	cpTxns := project(cp.txns, func(t *txlog.Txn) int64 { return t.Version })
 	if !maps.Equal(cpTxns, jsTxns) {
 		diffs = append(diffs, fmt.Sprintf("txns differ: checkpoint %s, commits %s", txnString(cpTxns), txnString(jsTxns)))
 	}
-	cpDom := map[string]string{}
-	for d, m := range cp.domains {
-		cpDom[d] = m.Configuration
-	}
-	jsDom := map[string]string{}
-	for d, m := range js.domains {
-		jsDom[d] = m.Configuration
-	}
+	config := func(m *txlog.DomainMetadata) string { return m.Configuration }
+	cpDom, jsDom := project(cp.domains, config), project(js.domains, config)
 	if !maps.Equal(cpDom, jsDom) {
 		diffs = append(diffs, fmt.Sprintf("domain metadata differs: checkpoint has %d domain(s), commits %d", len(cpDom), len(jsDom)))
 	}
@@ -1155,4 +1146,13 @@ func (q *queryTrack) finish() *QueryEpochs {
 		next = r.To + 1
 	}
 	return &out
+}
+
+// project maps every value of m through f.
+func project[K comparable, V, W any](m map[K]V, f func(V) W) map[K]W {
+	out := make(map[K]W, len(m))
+	for k, v := range m {
+		out[k] = f(v)
+	}
+	return out
 }
