@@ -66,13 +66,16 @@ func fixFooter(tail []byte, tailOff int64, flbaPaths [][]string) ([]byte, error)
 	out := make([]byte, 0, n)
 	out = append(out, tail[:idxOff-tailOff]...)
 	index := tail[idxOff-tailOff : start]
-	// section returns the bytes of the index at [off, off+length) of the file.
-	section := func(what string, off int64, length int32) ([]byte, error) {
-		rel := off - idxOff
+	// move appends the bytes of the index at [*off, *off+length) of the
+	// file to out and sets *off to where they now are.
+	move := func(what string, off *int64, length int32) error {
+		rel := *off - idxOff
 		if rel < 0 || length < 0 || rel > int64(len(index)) || int64(length) > int64(len(index))-rel {
-			return nil, fmt.Errorf("parquetio: own %s at [%d,+%d) outside the page index at [%d,+%d)", what, off, length, idxOff, len(index))
+			return fmt.Errorf("parquetio: own %s at [%d,+%d) outside the page index at [%d,+%d)", what, *off, length, idxOff, len(index))
 		}
-		return index[rel : rel+int64(length)], nil
+		*off = tailOff + int64(len(out))
+		out = append(out, index[rel:rel+int64(length)]...)
+		return nil
 	}
 	isFLBA := func(cc *format.ColumnChunk) bool {
 		path := []string(cc.MetaData.PathInSchema)
@@ -94,12 +97,9 @@ func fixFooter(tail []byte, tailOff int64, flbaPaths [][]string) ([]byte, error)
 				cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
 				continue
 			}
-			b, err := section("column index", cc.ColumnIndexOffset, cc.ColumnIndexLength)
-			if err != nil {
+			if err := move("column index", &cc.ColumnIndexOffset, cc.ColumnIndexLength); err != nil {
 				return nil, err
 			}
-			cc.ColumnIndexOffset = tailOff + int64(len(out))
-			out = append(out, b...)
 		}
 	}
 	for i := range md.RowGroups {
@@ -108,12 +108,9 @@ func fixFooter(tail []byte, tailOff int64, flbaPaths [][]string) ([]byte, error)
 			if cc.OffsetIndexOffset == 0 {
 				continue
 			}
-			b, err := section("offset index", cc.OffsetIndexOffset, cc.OffsetIndexLength)
-			if err != nil {
+			if err := move("offset index", &cc.OffsetIndexOffset, cc.OffsetIndexLength); err != nil {
 				return nil, err
 			}
-			cc.OffsetIndexOffset = tailOff + int64(len(out))
-			out = append(out, b...)
 		}
 	}
 	footer, err := thrift.Marshal(&thrift.CompactProtocol{}, &md)

@@ -333,19 +333,29 @@ func (r *rowReader) next(discard bool) (row value.Row, err error) {
 		}
 		row, r.backing = r.backing[:n:n], r.backing[n:]
 	}
-	for i, n := range r.plan.fields {
-		if n == nil {
-			continue
-		}
-		v, err := r.read(n, discard)
-		if err != nil {
-			return nil, err
-		}
-		if !discard {
-			row[i] = v
-		}
+	if err := r.readFields(r.plan.fields, row, discard); err != nil {
+		return nil, err
 	}
 	return row, nil
+}
+
+// readFields reads the value of each field of a row or struct into out
+// (nil with discard, which only consumes the fields' entries); a nil
+// field, absent from the file, is skipped.
+func (r *rowReader) readFields(fields []*asmNode, out value.Row, discard bool) error {
+	for i, f := range fields {
+		if f == nil {
+			continue
+		}
+		v, err := r.read(f, discard)
+		if err != nil {
+			return err
+		}
+		if !discard {
+			out[i] = v
+		}
+	}
+	return nil
 }
 
 // finish checks that every column chunk was used up by the row group's rows.
@@ -425,17 +435,8 @@ func (r *rowReader) read(n *asmNode, discard bool) (any, error) {
 		if !discard {
 			out = make(value.Row, len(n.fields))
 		}
-		for i, f := range n.fields {
-			if f == nil {
-				continue
-			}
-			x, err := r.read(f, discard)
-			if err != nil {
-				return nil, err
-			}
-			if !discard {
-				out[i] = x
-			}
+		if err := r.readFields(n.fields, out, discard); err != nil {
+			return nil, err
 		}
 		for _, e := range n.extra {
 			if _, err := r.read(e, true); err != nil {

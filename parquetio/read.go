@@ -229,8 +229,14 @@ func (f *File) IndexedRows(ctx context.Context) iter.Seq2[value.IndexedRow, erro
 // ReadFile opens the file at key in store and yields its rows as readSchema;
 // see Open and File.Rows. Errors (also from opening) are yielded once.
 func ReadFile(ctx context.Context, store objectstore.Store, key string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[value.Row, error] {
+	return openRows(ctx, func() (*File, error) { return Open(ctx, store, key, readSchema, opts...) })
+}
+
+// openRows yields the rows of the file open opens (ReadFile, ReadReaderAt):
+// its error, or each row until the first error.
+func openRows(ctx context.Context, open func() (*File, error)) iter.Seq2[value.Row, error] {
 	return func(yield func(value.Row, error) bool) {
-		f, err := Open(ctx, store, key, readSchema, opts...)
+		f, err := open()
 		if err != nil {
 			yield(nil, err)
 			return
@@ -246,18 +252,7 @@ func ReadFile(ctx context.Context, store objectstore.Store, key string, readSche
 // ReadReaderAt is ReadFile for a file held as an io.ReaderAt of size bytes;
 // name is used in errors only.
 func ReadReaderAt(ctx context.Context, r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) iter.Seq2[value.Row, error] {
-	return func(yield func(value.Row, error) bool) {
-		f, err := OpenReaderAt(r, size, name, readSchema, opts...)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for row, err := range f.Rows(ctx) {
-			if !yield(row, err) || err != nil {
-				return
-			}
-		}
-	}
+	return openRows(ctx, func() (*File, error) { return OpenReaderAt(r, size, name, readSchema, opts...) })
 }
 
 // storeReaderAt serves the footer from the prefetched tail and anything else
@@ -272,17 +267,19 @@ type storeReaderAt struct {
 
 func (s *storeReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= s.tailOff && off-s.tailOff <= int64(len(s.tail)) {
-		n := copy(p, s.tail[off-s.tailOff:])
-		if n < len(p) {
-			return n, io.EOF
-		}
-		return n, nil
+		return readFrom(p, s.tail[off-s.tailOff:])
 	}
 	b, err := s.store.Get(s.ctx, s.key, objectstore.Range{Offset: off, Length: int64(len(p))})
 	if err != nil {
 		return 0, err
 	}
-	n := copy(p, b)
+	return readFrom(p, b)
+}
+
+// readFrom is io.ReaderAt's result of a read into p of the bytes src that
+// the file holds from the offset on: io.EOF when they do not fill p.
+func readFrom(p, src []byte) (int, error) {
+	n := copy(p, src)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -301,11 +298,7 @@ type spanReaderAt struct{ spans []span }
 func (s *spanReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	for _, sp := range s.spans {
 		if off >= sp.off && off < sp.off+int64(len(sp.data)) {
-			n := copy(p, sp.data[off-sp.off:])
-			if n < len(p) {
-				return n, io.EOF
-			}
-			return n, nil
+			return readFrom(p, sp.data[off-sp.off:])
 		}
 	}
 	return 0, fmt.Errorf("%w: read at offset %d outside the fetched column chunks", ErrCorrupt, off)

@@ -333,16 +333,9 @@ func (c *ChangeFeed) file(ctx context.Context, path string, pv map[string]string
 	p := c.plan
 	dec := txlog.DecodePath(path)
 	a := &txlog.Add{Path: path, PartitionValues: pv, DeletionVector: dv}
-	f := &scanFile{add: a, path: dec}
-	if len(p.parts) > 0 {
-		f.part = make([]any, len(p.parts))
-		for i, pc := range p.parts {
-			v, err := partitionValue(a, pc)
-			if err != nil {
-				return nil, fmt.Errorf("file %s: %w", dec, err)
-			}
-			f.part[i] = v
-		}
+	f, err := p.newScanFile(a, dec)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", dec, err)
 	}
 	if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, nil) {
 		return nil, nil

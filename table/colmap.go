@@ -364,11 +364,7 @@ func (t *Table) alterColumns(ctx context.Context, name, verb string,
 	m.SchemaString = s
 	op.metadata = m
 	op.params = params
-	nt, _, err := t.commitOperation(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	return nt, nil
+	return t.commitTable(ctx, op)
 }
 
 // resolvePath resolves a dotted column path (names compared as Spark does:

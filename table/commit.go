@@ -119,6 +119,15 @@ func (op *operation) elapsedMs() string {
 	return strconv.FormatInt(time.Since(op.start).Milliseconds(), 10)
 }
 
+// commitTable is commitOperation for callers that need only the new table.
+func (t *Table) commitTable(ctx context.Context, op *operation) (*Table, error) {
+	nt, _, err := t.commitOperation(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return nt, nil
+}
+
 // commitOperation commits op as the next table version: its new metaData
 // and protocol, its txns, removes and adds, and commitInfo with its
 // operation name, parameters and metrics. The protocol's write-side rules

@@ -64,21 +64,14 @@ func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Ta
 		return nil, nil, err
 	}
 	if op.skip {
-		return t, &DMLResult{Version: t.Version()}, nil
+		return t.noDML(nil)
 	}
-	useDV, cdf := t.deletionVectorsEnabled(), t.cdfEnabled()
-	plan, targets, err := t.dmlScan(ctx, where, dmlRead{keptRows: !useDV, changeData: cdf})
-	if err != nil {
-		return nil, nil, fmt.Errorf("table: delete from %s: %w", t.URI(), err)
+	cdf := t.cdfEnabled()
+	targets, rw, scanMs, err := t.dmlTargets(ctx, op, where, dmlRead{changeData: cdf}, "delete from")
+	if err != nil || len(targets) == 0 {
+		return t.noDML(err)
 	}
-	scanMs := time.Since(op.start).Milliseconds()
-	if len(targets) == 0 {
-		t.cfg.logger.Debug("table: delete matched no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", exprString(where))
-		return t, &DMLResult{Version: t.Version()}, nil
-	}
-	op.tx.ReadFiles(plan.partitionPredicate())
 	res := &DMLResult{}
-	rw := newRemover(t, op, useDV)
 	rw.reserve(targets)
 	for _, tg := range targets {
 		res.DeletedRows += rw.remove(tg)
@@ -87,6 +80,38 @@ func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Ta
 		}
 	}
 	return t.finishDML(ctx, op, rw, where, cfg, res, scanMs, "numDeletedRows", res.DeletedRows)
+}
+
+// dmlTargets is how DELETE and UPDATE find their rows: it scans for the
+// rows where matches (as r says; keptRows is set here, for the
+// copy-on-write rewrite when the table has no deletion vectors) and, when
+// some match, records the partitions read in op's transaction and returns
+// the remover of the touched files with the scan's duration. No targets
+// (and no error) when no row matches: nothing is to be committed (logged).
+// errVerb names the operation in errors ("delete from", "update").
+func (t *Table) dmlTargets(ctx context.Context, op *operation, where Expr, r dmlRead, errVerb string) ([]*dmlTarget, *remover, int64, error) {
+	useDV := t.deletionVectorsEnabled()
+	r.keptRows = !useDV
+	plan, targets, err := t.dmlScan(ctx, where, r)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("table: %s %s: %w", errVerb, t.URI(), err)
+	}
+	scanMs := time.Since(op.start).Milliseconds()
+	if len(targets) == 0 {
+		t.cfg.logger.Debug("table: "+strings.ToLower(op.name)+" matched no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", exprString(where))
+		return nil, nil, scanMs, nil
+	}
+	op.tx.ReadFiles(plan.partitionPredicate())
+	return targets, newRemover(t, op, useDV), scanMs, nil
+}
+
+// noDML is the result of a DELETE or UPDATE that commits nothing: err, or
+// (err nil) t unchanged at its version.
+func (t *Table) noDML(err error) (*Table, *DMLResult, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, &DMLResult{Version: t.Version()}, nil
 }
 
 // finishDML writes what rw collected, fills res and commits op with the

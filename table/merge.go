@@ -1,9 +1,7 @@
 package table
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 
@@ -45,13 +43,9 @@ func MergeStructs[T any](rows []T) (*MergeSource, error) {
 		return nil, err
 	}
 	sch := info.schema(false)
-	enc, err := bindStructEncoder(info, sch, "")
+	out, err := encodeStructs(info, sch, reflect.ValueOf(rows), "table: merge source: ")
 	if err != nil {
 		return nil, err
-	}
-	out, err := encodeRows(context.Background(), reflect.ValueOf(rows), enc)
-	if err != nil {
-		return nil, fmt.Errorf("table: merge source: %w", err)
 	}
 	return &MergeSource{schema: sch, rows: out}, nil
 }
@@ -179,6 +173,12 @@ func (m *MergeBuilder) WhenNotMatchedBySource() *NotMatchedBySourceClause {
 	return &NotMatchedBySourceClause{m: m}
 }
 
+// add appends a clause to list (m's matched, notMatched or bySource).
+func (m *MergeBuilder) add(list *[]mergeClause, action mergeAction, cond Expr, set map[string]Value) *MergeBuilder {
+	*list = append(*list, mergeClause{action: action, cond: cond, set: set})
+	return m
+}
+
 // If adds a condition (on target and source columns) to the clause.
 func (c *MatchedClause) If(cond Expr) *MatchedClause { c.cond = cond; return c }
 
@@ -186,8 +186,7 @@ func (c *MatchedClause) If(cond Expr) *MatchedClause { c.cond = cond; return c }
 // "target." optional) to its values, which may refer to target and source
 // columns (Target, Source), literals and arithmetic, as Update's SET does.
 func (c *MatchedClause) Update(set map[string]Value) *MergeBuilder {
-	c.m.matched = append(c.m.matched, mergeClause{action: actUpdate, cond: c.cond, set: set})
-	return c.m
+	return c.m.add(&c.m.matched, actUpdate, c.cond, set)
 }
 
 // UpdateAll sets every target column to the source column of the same
@@ -195,14 +194,12 @@ func (c *MatchedClause) Update(set map[string]Value) *MergeBuilder {
 // every target column; with it, source columns the target lacks are added
 // to the table and target columns the source lacks keep their values.
 func (c *MatchedClause) UpdateAll() *MergeBuilder {
-	c.m.matched = append(c.m.matched, mergeClause{action: actUpdateAll, cond: c.cond})
-	return c.m
+	return c.m.add(&c.m.matched, actUpdateAll, c.cond, nil)
 }
 
 // Delete deletes the matched target row.
 func (c *MatchedClause) Delete() *MergeBuilder {
-	c.m.matched = append(c.m.matched, mergeClause{action: actDelete, cond: c.cond})
-	return c.m
+	return c.m.add(&c.m.matched, actDelete, c.cond, nil)
 }
 
 // If adds a condition (on source columns) to the clause.
@@ -211,16 +208,14 @@ func (c *NotMatchedClause) If(cond Expr) *NotMatchedClause { c.cond = cond; retu
 // Insert inserts a target row whose columns named by values' keys get its
 // values (on source columns, literals, arithmetic); other columns are null.
 func (c *NotMatchedClause) Insert(values map[string]Value) *MergeBuilder {
-	c.m.notMatched = append(c.m.notMatched, mergeClause{action: actInsert, cond: c.cond, set: values})
-	return c.m
+	return c.m.add(&c.m.notMatched, actInsert, c.cond, values)
 }
 
 // InsertAll inserts the source row as a target row, columns matched by
 // name (INSERT *); source columns and schema evolution as for UpdateAll
 // (target columns the source lacks are null with WithSchemaEvolution).
 func (c *NotMatchedClause) InsertAll() *MergeBuilder {
-	c.m.notMatched = append(c.m.notMatched, mergeClause{action: actInsertAll, cond: c.cond})
-	return c.m
+	return c.m.add(&c.m.notMatched, actInsertAll, c.cond, nil)
 }
 
 // If adds a condition (on target columns) to the clause.
@@ -229,14 +224,12 @@ func (c *NotMatchedBySourceClause) If(cond Expr) *NotMatchedBySourceClause { c.c
 // Update sets target columns of the unmatched target row (values on target
 // columns, literals, arithmetic).
 func (c *NotMatchedBySourceClause) Update(set map[string]Value) *MergeBuilder {
-	c.m.bySource = append(c.m.bySource, mergeClause{action: actUpdate, cond: c.cond, set: set})
-	return c.m
+	return c.m.add(&c.m.bySource, actUpdate, c.cond, set)
 }
 
 // Delete deletes the unmatched target row.
 func (c *NotMatchedBySourceClause) Delete() *MergeBuilder {
-	c.m.bySource = append(c.m.bySource, mergeClause{action: actDelete, cond: c.cond})
-	return c.m
+	return c.m.add(&c.m.bySource, actDelete, c.cond, nil)
 }
 
 // MergeResult reports what a Merge did: the DMLResult counts

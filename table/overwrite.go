@@ -99,10 +99,5 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 // WithSchemaEvolution, never replaced). Overwriting a table with
 // delta.appendOnly=true returns ErrAppendOnly.
 func (t *Table) OverwriteRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
-	cfg := newWriteConfig(opts)
-	p, err := t.prepareRows(ctx, rows, cfg)
-	if err != nil {
-		return nil, opError(ctx, modeOverwrite.op(), t.URI(), err)
-	}
-	return t.writeCommit(ctx, modeOverwrite, p, cfg)
+	return t.writeRows(ctx, modeOverwrite, rows, opts)
 }

@@ -154,9 +154,5 @@ func (t *Table) alterProperties(ctx context.Context, name, verb string, conf, pa
 		op.protocol = p
 	}
 	op.params = params
-	nt, _, err := t.commitOperation(ctx, op)
-	if err != nil {
-		return nil, err
-	}
-	return nt, nil
+	return t.commitTable(ctx, op)
 }

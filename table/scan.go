@@ -294,6 +294,23 @@ func partitionValue(a *txlog.Add, c partCol) (any, error) {
 	return v, nil
 }
 
+// newScanFile is the scan file of a (path: a.Path decoded) with the values
+// of the plan's partition columns parsed.
+func (p *scanPlan) newScanFile(a *txlog.Add, path string) (*scanFile, error) {
+	f := &scanFile{add: a, path: path}
+	if len(p.parts) > 0 {
+		f.part = make([]any, len(p.parts))
+		for i, c := range p.parts {
+			v, err := partitionValue(a, c)
+			if err != nil {
+				return nil, err
+			}
+			f.part[i] = v
+		}
+	}
+	return f, nil
+}
+
 // selectFiles prunes and skips the snapshot's files with the filter and
 // locates the files left. Files are in the snapshot's order (by path).
 func (p *scanPlan) selectFiles(ctx context.Context) error {
@@ -308,16 +325,9 @@ func (p *scanPlan) selectFiles(ctx context.Context) error {
 	p.locs = locs
 	for a := range p.t.snap.AllFiles() {
 		path := txlog.DecodePath(a.Path)
-		f := &scanFile{add: a, path: path}
-		if len(p.parts) > 0 {
-			f.part = make([]any, len(p.parts))
-			for i, c := range p.parts {
-				v, err := partitionValue(a, c)
-				if err != nil {
-					return p.errorf(path, err)
-				}
-				f.part[i] = v
-			}
+		f, err := p.newScanFile(a, path)
+		if err != nil {
+			return p.errorf(path, err)
 		}
 		if p.pred != nil {
 			partFn := func(c *boundCol) any { return f.part[p.partSlot[c.top]] }

@@ -28,13 +28,21 @@ func RowsOf[T any](sch *schema.StructType, rows []T) ([]value.Row, error) {
 	if _, _, err := mergeSchemas(sch, info.schema(true), false); err != nil {
 		return nil, err
 	}
+	return encodeStructs(info, sch, reflect.ValueOf(rows), "table: ")
+}
+
+// encodeStructs converts rows (a slice of info's struct type or pointers
+// to it) into Rows aligned with sch: RowsOf and MergeStructs. An error of
+// binding the fields to sch is returned as is, one of converting a row
+// after prefix.
+func encodeStructs(info *typeInfo, sch *schema.StructType, rows reflect.Value, prefix string) ([]value.Row, error) {
 	enc, err := bindStructEncoder(info, sch, "")
 	if err != nil {
 		return nil, err
 	}
-	out, err := encodeRows(context.Background(), reflect.ValueOf(rows), enc)
+	out, err := encodeRows(context.Background(), rows, enc)
 	if err != nil {
-		return nil, fmt.Errorf("table: %w", err)
+		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
 	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/deltakit/deltakit/value"
 )
@@ -54,21 +53,14 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 	}
 	slices.SortFunc(sets, func(a, b setClause) int { return a.top - b.top })
 	if op.skip {
-		return t, &DMLResult{Version: t.Version()}, nil
+		return t.noDML(nil)
 	}
-	useDV, cdf := t.deletionVectorsEnabled(), t.cdfEnabled()
-	plan, targets, err := t.dmlScan(ctx, where, dmlRead{matchedRows: true, keptRows: !useDV, readWhole: true})
-	if err != nil {
-		return nil, nil, fmt.Errorf("table: update %s: %w", t.URI(), err)
+	cdf := t.cdfEnabled()
+	targets, rw, scanMs, err := t.dmlTargets(ctx, op, where, dmlRead{matchedRows: true, readWhole: true}, "update")
+	if err != nil || len(targets) == 0 {
+		return t.noDML(err)
 	}
-	scanMs := time.Since(op.start).Milliseconds()
-	if len(targets) == 0 {
-		t.cfg.logger.Debug("table: update matched no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", exprString(where))
-		return t, &DMLResult{Version: t.Version()}, nil
-	}
-	op.tx.ReadFiles(plan.partitionPredicate())
 	res := &DMLResult{}
-	rw := newRemover(t, op, useDV)
 	var updated []value.Row
 	var tracks []rowTrack
 	for _, tg := range targets {

@@ -329,12 +329,18 @@ func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConf
 // commit that failed with a conflict are deleted (best effort). An empty
 // rows slice commits a version with no files.
 func (t *Table) AppendRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
+	return t.writeRows(ctx, modeAppend, rows, opts)
+}
+
+// writeRows is AppendRows and OverwriteRows: validate rows, then write and
+// commit them in mode.
+func (t *Table) writeRows(ctx context.Context, mode writeMode, rows []value.Row, opts []WriteOption) (*Table, error) {
 	cfg := newWriteConfig(opts)
 	p, err := t.prepareRows(ctx, rows, cfg)
 	if err != nil {
-		return nil, opError(ctx, modeAppend.op(), t.URI(), err)
+		return nil, opError(ctx, mode.op(), t.URI(), err)
 	}
-	return t.writeCommit(ctx, modeAppend, p, cfg)
+	return t.writeCommit(ctx, mode, p, cfg)
 }
 
 // cancelCheckRows is how many rows the loops over a batch (validation,

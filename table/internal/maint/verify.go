@@ -431,6 +431,35 @@ func (st *replayState) apply(actions []txlog.Action) {
 	}
 }
 
+// advance replays the commits after st's version up to version c onto st;
+// false when one of them is missing (st is then part-way).
+func (st *replayState) advance(commits map[int64][]txlog.Action, c int64) bool {
+	for v := st.version + 1; v <= c; v++ {
+		actions, ok := commits[v]
+		if !ok {
+			return false
+		}
+		st.apply(actions)
+		st.version = v
+	}
+	return true
+}
+
+// loadCheckpoint loads the snapshot at checkpoint version c. When it
+// cannot, it reports a ProblemCheckpoint ("what: reason") and returns a nil
+// snapshot, with ctx's error instead when ctx is done.
+func loadCheckpoint(ctx context.Context, store objectstore.Store, ls *logScan, c int64, cfg verifyConfig, rep *VerifyReport, what string) (*txlog.Snapshot, error) {
+	snap, err := txlog.Load(ctx, store, txlog.AtVersion(c), txlog.WithClock(cfg.now))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "%s: %v", what, err)
+		return nil, nil
+	}
+	return snap, nil
+}
+
 // verifyCheckpoints compares each checkpoint with the replay of the JSON
 // commits up to its version.
 func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan, commits map[int64][]txlog.Action, cfg verifyConfig, rep *VerifyReport) error {
@@ -446,46 +475,30 @@ func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan
 		if c > rep.LastCommit {
 			break // reported as a gap
 		}
-		if st == nil {
-			// Commits before the first checkpoint were cleaned up: it cannot be
-			// checked, but later checkpoints can, starting from it.
+		// start: commits before the first checkpoint were cleaned up, or one
+		// is missing; c cannot be checked, but later checkpoints can,
+		// starting from it.
+		start, what := st == nil, "cannot read the checkpoint"
+		if start {
 			rep.CheckpointsUnchecked++
 			if c < first-1 {
 				continue
 			}
-			snap, err := txlog.Load(ctx, store, txlog.AtVersion(c), txlog.WithClock(cfg.now))
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot load the checkpoint: %v", err)
-				continue
-			}
-			st = stateOfSnapshot(snap)
-			continue
-		}
-		// Advance the replay to c.
-		complete := true
-		for v := st.version + 1; v <= c; v++ {
-			actions, ok := commits[v]
-			if !ok {
-				complete = false
-				break
-			}
-			st.apply(actions)
-			st.version = v
-		}
-		if !complete {
+			what = "cannot load the checkpoint"
+		} else if !st.advance(commits, c) {
 			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot compare the checkpoint: a commit before it is missing or unreadable")
 			st = nil
 			continue
 		}
-		snap, err := txlog.Load(ctx, store, txlog.AtVersion(c), txlog.WithClock(cfg.now))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		snap, err := loadCheckpoint(ctx, store, ls, c, cfg, rep, what)
+		if snap == nil {
+			if err != nil {
+				return err
 			}
-			rep.add(ProblemCheckpoint, c, ls.checkpointPath(c), "cannot read the checkpoint: %v", err)
+			continue
+		}
+		if start {
+			st = stateOfSnapshot(snap)
 			continue
 		}
 		if sk := snap.SkippedCheckpoints(); len(sk) > 0 && sk[len(sk)-1].Version == c {
@@ -561,21 +574,12 @@ func compareStates(cp, js *replayState, now time.Time) []string {
 		}
 		jsTxns[id] = t.Version
 	}
-	cpTxns := map[string]int64{}
-	for id, t := range cp.txns {
-		cpTxns[id] = t.Version
-	}
+	cpTxns := project(cp.txns, func(t *txlog.Txn) int64 { return t.Version })
 	if !maps.Equal(cpTxns, jsTxns) {
 		diffs = append(diffs, fmt.Sprintf("txns differ: checkpoint %s, commits %s", txnString(cpTxns), txnString(jsTxns)))
 	}
-	cpDom := map[string]string{}
-	for d, m := range cp.domains {
-		cpDom[d] = m.Configuration
-	}
-	jsDom := map[string]string{}
-	for d, m := range js.domains {
-		jsDom[d] = m.Configuration
-	}
+	config := func(m *txlog.DomainMetadata) string { return m.Configuration }
+	cpDom, jsDom := project(cp.domains, config), project(js.domains, config)
 	if !maps.Equal(cpDom, jsDom) {
 		diffs = append(diffs, fmt.Sprintf("domain metadata differs: checkpoint has %d domain(s), commits %d", len(cpDom), len(jsDom)))
 	}
@@ -1142,4 +1146,13 @@ func (q *queryTrack) finish() *QueryEpochs {
 		next = r.To + 1
 	}
 	return &out
+}
+
+// project maps every value of m through f.
+func project[K comparable, V, W any](m map[K]V, f func(V) W) map[K]W {
+	out := make(map[K]W, len(m))
+	for k, v := range m {
+		out[k] = f(v)
+	}
+	return out
 }

@@ -364,12 +364,8 @@ func decodeSlice(n *Node, t schema.Type, col, goName string) (decFn, error) {
 }
 
 func decodeMap(n *Node, t schema.Type, col, goName string) (decFn, error) {
-	mt, ok := t.(*schema.MapType)
-	if !ok {
-		return nil, nil
-	}
-	kd, vd, err := bindEntry(n, mt, col, goName, bindDecoder)
-	if err != nil {
+	kd, vd, ok, err := bindEntry(n, t, col, goName, bindDecoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	kt, vt := n.Key.Type, n.Elem.Type

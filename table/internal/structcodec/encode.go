@@ -287,12 +287,8 @@ func encodeSlice(n *Node, t schema.Type, col, goName string) (encFn, error) {
 }
 
 func encodeMap(n *Node, t schema.Type, col, goName string) (encFn, error) {
-	mt, ok := t.(*schema.MapType)
-	if !ok {
-		return nil, nil
-	}
-	ke, ve, err := bindEntry(n, mt, col, goName, bindEncoder)
-	if err != nil {
+	ke, ve, ok, err := bindEntry(n, t, col, goName, bindEncoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	keyKind := n.Key.Kind
@@ -345,11 +341,16 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// bindEntry binds the key and the value of map node n to map type mt with
-// bind (bindEncoder or bindDecoder).
-func bindEntry[F any](n *Node, mt *schema.MapType, col, goName string, bind func(*Node, schema.Type, string, string) (F, error)) (key, value F, err error) {
+// bindEntry binds the key and the value of map node n to t with bind
+// (bindEncoder or bindDecoder): encodeMap and decodeMap. ok is false (and
+// nothing bound) when t is not a map type.
+func bindEntry[F any](n *Node, t schema.Type, col, goName string, bind func(*Node, schema.Type, string, string) (F, error)) (key, value F, ok bool, err error) {
+	mt, ok := t.(*schema.MapType)
+	if !ok {
+		return key, value, false, nil
+	}
 	if key, err = bind(n.Key, mt.KeyType, col+".key", goName+"[key]"); err == nil {
 		value, err = bind(n.Elem, mt.ValueType, col+".value", goName+"[value]")
 	}
-	return key, value, err
+	return key, value, true, err
 }
