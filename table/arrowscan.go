@@ -308,7 +308,8 @@ type colFile struct {
 type columnarFile struct {
 	fr   *pqarrow.FileReader
 	md   *metadata.FileMetaData
-	mem  memory.Allocator // of the batches' arrays: Go's, never the page pool (see poolAllocator)
+	mem  memory.Allocator // of the arrays deltakit builds (gathered strings): Go's
+	pool *poolAllocator   // pqarrow's and the page reader's; nil: Go's
 	cols []colFile        // by p.read index
 	// rgSkipped counts the row groups the filter skipped.
 	rgSkipped int
@@ -344,7 +345,7 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 			props.SetReadDict(c, true)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, props, mem)
 	if err != nil {
 		return nil, nil
 	}
@@ -354,7 +355,8 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 	}
 	md := rdr.MetaData()
 	root := md.Schema.Root()
-	cf := &columnarFile{fr: fr, md: md, mem: memory.DefaultAllocator, cols: make([]colFile, len(p.read.Fields))}
+	pool, _ := mem.(*poolAllocator)
+	cf := &columnarFile{fr: fr, md: md, mem: memory.DefaultAllocator, pool: pool, cols: make([]colFile, len(p.read.Fields))}
 	for i, fld := range p.read.Fields {
 		dst, err := arrowio.Type(fld.Type)
 		if err != nil {
@@ -1063,6 +1065,11 @@ func (sr *stripeReader) assemble(cols []arrow.Array, n int64) (arrow.RecordBatch
 				cols[j].Retain()
 				break
 			}
+		}
+	}
+	if pool := sr.cf.pool; pool != nil {
+		for _, c := range outCols {
+			pool.pinOutput(c.Data())
 		}
 	}
 	out := array.NewRecordBatch(sr.outSch, outCols, n)
