@@ -141,7 +141,6 @@ func TestScanArrowStringsOutliveBatches(t *testing.T) {
 		}
 		rows = rows[n/2:]
 	}
-	rows = rows[:0]
 	for _, tc := range []struct {
 		name string
 		opts []ScanOption
