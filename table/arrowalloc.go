@@ -5,27 +5,42 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // poolAllocator is the memory.Allocator of one columnar scan's Parquet
-// page reading (parquet.ReaderProperties: compressed and decompressed page
-// buffers): buffers of 4 KiB and more come in power-of-two size classes
-// and go back to a per-class pool when the page reader frees them, so the
-// next page, column or file reuses memory that is already mapped and in
-// cache instead of allocating and zeroing fresh heap.
+// reading: the page reader's compressed and decompressed page buffers
+// (parquet.ReaderProperties) and pqarrow's own buffers (FileReader: value
+// and level buffers, validity bitmaps, dictionary index builders, and the
+// arrays they become). Buffers of 4 KiB and more come in power-of-two size
+// classes and go back to a per-class pool when freed (a buffer outgrown by
+// a record reader, a dictionary array once gathered into strings, a batch
+// the caller released), so the next batch, column or file reuses memory
+// that is already mapped and in cache instead of allocating and zeroing
+// fresh heap and collecting it later.
 //
-// It is never the allocator of the batches' arrays (pqarrow's FileReader,
-// gatherStrings): arrow-go's String.Value returns strings that alias the
-// array's bytes, and callers (arrowio.Rows among them) keep such strings
-// after the batch is released; recycled memory would change them
-// (TestScanArrowCorpus caught exactly that when the arrays came from the
-// pool). Page bytes are always copied into the arrays by the decoders.
+// Variable-length data that reaches the caller is never recycled:
+// arrow-go's String.Value (and Binary.Value) return strings and slices
+// that alias the array's bytes, and callers (arrowio.Rows among them) keep
+// such strings after the batch is released; recycled memory would change
+// them (TestScanArrowCorpus caught exactly that when the arrays came from
+// the pool unpinned). pinOutput marks those buffers before a batch is
+// emitted, and Free leaves a marked buffer to the garbage collector.
+// Fixed-width values are read by copy (Int64.Value etc.), so their
+// buffers go back to the pool when the caller releases the batch, as with
+// any arrow-go allocator that reuses memory (memory.Mallocator); a caller
+// that never calls Release leaves them to the garbage collector.
 //
 // Memory is Go heap throughout: sync.Pool drops idle buffers at GC. Like
-// memory.GoAllocator it returns zeroed memory, 64-byte aligned.
+// memory.GoAllocator (and Mallocator, whose calloc arrow-go's builders
+// rely on for their bitmaps) it returns zeroed memory, 64-byte aligned.
 type poolAllocator struct {
 	pools [poolClasses]sync.Pool
+	// pinned holds the addresses (uintptr: no reference that would keep
+	// the memory alive) of buffers Free must not pool.
+	pinned sync.Map
 }
 
 const (
@@ -89,10 +104,13 @@ func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
 	return nb
 }
 
-// Free gives b's memory back to its class's pool.
+// Free gives b's memory back to its class's pool, unless it is pinned.
 func (a *poolAllocator) Free(b []byte) {
 	c := cap(b)
 	if c < 1<<poolMinShift || c&(c-1) != 0 || !aligned(b) {
+		return
+	}
+	if _, pinned := a.pinned.LoadAndDelete(uintptr(unsafe.Pointer(unsafe.SliceData(b)))); pinned {
 		return
 	}
 	k := poolClass(c)
@@ -101,6 +119,45 @@ func (a *poolAllocator) Free(b []byte) {
 	}
 	b = b[:c]
 	a.pools[k].Put(&b)
+}
+
+// pin marks buf's memory as never to be pooled again (a stale address
+// of a buffer that came from elsewhere costs one map entry and at worst
+// keeps a later buffer at the same address out of the pool).
+func (a *poolAllocator) pin(buf *memory.Buffer) {
+	if buf == nil || buf.Cap() < 1<<poolMinShift {
+		return
+	}
+	a.pinned.Store(uintptr(unsafe.Pointer(unsafe.SliceData(buf.Buf()))), struct{}{})
+}
+
+// pinOutput pins the variable-length data buffers of d and its children
+// and dictionary: the bytes String.Value and Binary.Value alias.
+func (a *poolAllocator) pinOutput(d arrow.ArrayData) {
+	if d == nil {
+		return
+	}
+	if ad, ok := d.(*array.Data); ok && ad == nil {
+		return
+	}
+	switch d.DataType().ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		if bufs := d.Buffers(); len(bufs) > 2 {
+			a.pin(bufs[2])
+		}
+	case arrow.FIXED_SIZE_BINARY:
+		if bufs := d.Buffers(); len(bufs) > 1 {
+			a.pin(bufs[1])
+		}
+	case arrow.STRING_VIEW, arrow.BINARY_VIEW:
+		for _, b := range d.Buffers()[min(2, len(d.Buffers())):] {
+			a.pin(b)
+		}
+	}
+	for _, c := range d.Children() {
+		a.pinOutput(c)
+	}
+	a.pinOutput(d.Dictionary())
 }
 
 // goAlloc is memory.GoAllocator's Allocate: zeroed, 64-byte aligned, its

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -308,7 +309,8 @@ type colFile struct {
 type columnarFile struct {
 	fr   *pqarrow.FileReader
 	md   *metadata.FileMetaData
-	mem  memory.Allocator // of the batches' arrays: Go's, never the page pool (see poolAllocator)
+	mem  memory.Allocator // pqarrow's, the page reader's and gathered strings' offsets
+	pool *poolAllocator   // mem when it pools (pinOutput before a batch is emitted)
 	cols []colFile        // by p.read index
 	// rgSkipped counts the row groups the filter skipped.
 	rgSkipped int
@@ -344,7 +346,7 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 			props.SetReadDict(c, true)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, props, mem)
 	if err != nil {
 		return nil, nil
 	}
@@ -354,7 +356,8 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 	}
 	md := rdr.MetaData()
 	root := md.Schema.Root()
-	cf := &columnarFile{fr: fr, md: md, mem: memory.DefaultAllocator, cols: make([]colFile, len(p.read.Fields))}
+	pool, _ := mem.(*poolAllocator)
+	cf := &columnarFile{fr: fr, md: md, mem: mem, pool: pool, cols: make([]colFile, len(p.read.Fields))}
 	for i, fld := range p.read.Fields {
 		dst, err := arrowio.Type(fld.Type)
 		if err != nil {
@@ -1065,6 +1068,11 @@ func (sr *stripeReader) assemble(cols []arrow.Array, n int64) (arrow.RecordBatch
 			}
 		}
 	}
+	if pool := sr.cf.pool; pool != nil {
+		for _, c := range outCols {
+			pool.pinOutput(c.Data())
+		}
+	}
 	out := array.NewRecordBatch(sr.outSch, outCols, n)
 	releaseAll(outCols)
 	return out, nil
@@ -1204,7 +1212,12 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 }
 
 // gatherStrings materialises a dictionary<int, utf8> array as utf8, its
-// offsets and bytes allocated from mem (nil: Go's allocator).
+// offsets allocated from mem (nil: Go's allocator) and its bytes from Go's
+// heap, never from a pool: String.Value aliases them.
+//
+// Dictionary values of at most 8 bytes (airport codes, enum-like columns)
+// are copied as one unaligned 8-byte store each instead of a memmove call
+// per value; the data buffer has 8 bytes of slack past its length for it.
 func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
 	dict, ok := d.Dictionary().(*array.String)
 	if !ok {
@@ -1219,6 +1232,21 @@ func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, erro
 	var dictBytes []byte // offsets are into the whole data buffer
 	if b := dict.Data().Buffers()[2]; b != nil {
 		dictBytes = b.Bytes()
+	}
+	// Each dictionary value's length, and its bytes as one little-endian
+	// word when it has at most 8 (short[j]).
+	lens := make([]int32, nd)
+	words := make([]uint64, nd)
+	short := make([]bool, nd)
+	for j := range nd {
+		v := dictBytes[dictOffs[j]:dictOffs[j+1]]
+		lens[j] = int32(len(v))
+		if len(v) <= 8 {
+			var w [8]byte
+			copy(w[:], v)
+			words[j] = binary.LittleEndian.Uint64(w[:])
+			short[j] = true
+		}
 	}
 	// The indices as one typed slice (pqarrow's are int32); other index
 	// types through GetValueIndex.
@@ -1242,26 +1270,31 @@ func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, erro
 		if j < 0 || j >= nd {
 			return nil, fmt.Errorf("%w: dictionary index %d of %d", parquetio.ErrCorrupt, j, nd)
 		}
-		total += int(dictOffs[j+1] - dictOffs[j])
+		total += int(lens[j])
 	}
 	if total > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: %d bytes of strings in one batch", parquetio.ErrCorrupt, total)
 	}
 	offBuf := memory.NewResizableBuffer(mem)
 	offBuf.Resize(arrow.Int32Traits.BytesRequired(n + 1))
-	dataBuf := memory.NewResizableBuffer(mem)
-	dataBuf.Resize(total)
+	buf := make([]byte, total+8)
+	dataBuf := memory.NewBufferBytes(buf[:total])
 	offsets := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
-	data := dataBuf.Bytes()
 	var pos int32
 	offsets[0] = 0
 	for i := range n {
 		if !hasNulls || !d.IsNull(i) {
 			j := index(i)
-			pos += int32(copy(data[pos:], dictBytes[dictOffs[j]:dictOffs[j+1]]))
+			if short[j] {
+				binary.LittleEndian.PutUint64(buf[pos:], words[j])
+			} else {
+				copy(buf[pos:], dictBytes[dictOffs[j]:dictOffs[j+1]])
+			}
+			pos += lens[j]
 		}
 		offsets[i+1] = pos
 	}
+	clear(buf[total:]) // the slack the last short value's word wrote
 	var validity *memory.Buffer
 	if hasNulls {
 		validity = d.Data().Buffers()[0]
@@ -1274,7 +1307,6 @@ func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, erro
 	}
 	ad := array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{validity, offBuf, dataBuf}, nil, d.NullN(), 0)
 	offBuf.Release()
-	dataBuf.Release()
 	defer ad.Release()
 	return array.NewStringData(ad), nil
 }
