@@ -206,6 +206,10 @@ type Writer struct {
 	// dictFlushBytes.
 	dictCols  []bool
 	dictBytes []int64
+	// batchBytes[c] is the bytes of the byte-array values of column c in
+	// the batch being written, when writeColumn counted them (-1: count
+	// them from the values).
+	batchBytes []int64
 
 	numRows int64
 	size    int64 // bytes passed to the underlying io.Writer, counted at Close
@@ -282,6 +286,10 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 	}
 	wr.dictCols = dictionaryColumns(plan.root, plan.numCols)
 	wr.dictBytes = make([]int64, plan.numCols)
+	wr.batchBytes = make([]int64, plan.numCols)
+	for c := range wr.batchBytes {
+		wr.batchBytes[c] = -1
+	}
 	return wr, nil
 }
 
@@ -345,7 +353,7 @@ func (w *Writer) Write(rows []value.Row) (err error) {
 		for c := range w.cols {
 			w.cols[c] = w.cols[c][:0]
 		}
-		size, bad, err := w.plan.shredBatch(chunk, w.rowCols, w.cols)
+		size, bad, err := w.plan.shredBatch(chunk, w.rowCols, w.cols, w.batchBytes)
 		if err != nil {
 			return fmt.Errorf("row %d: %w", w.numRows+int64(bad), err)
 		}
@@ -397,9 +405,13 @@ func (w *Writer) writeValues(n int, size int64) error {
 			return fmt.Errorf("parquetio: write column %d: %w", c, err)
 		}
 		if w.dictCols[c] {
-			for _, v := range vals {
-				if v.Kind() == parquet.ByteArray {
-					w.dictBytes[c] += int64(len(v.ByteArray()))
+			if b := w.batchBytes[c]; b >= 0 {
+				w.dictBytes[c] += b
+			} else {
+				for _, v := range vals {
+					if v.Kind() == parquet.ByteArray {
+						w.dictBytes[c] += int64(len(v.ByteArray()))
+					}
 				}
 			}
 			if w.dictBytes[c] >= dictFlushBytes {
@@ -411,6 +423,7 @@ func (w *Writer) writeValues(n int, size int64) error {
 				w.dictBytes[c] = 0
 			}
 		}
+		w.batchBytes[c] = -1
 		clear(vals) // drop references to the caller's byte slices
 	}
 	w.numRows += int64(n)

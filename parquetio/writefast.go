@@ -56,7 +56,7 @@ func fastKindOf(t schema.Type) fastKind {
 // whole batch is validated. It returns the approximate size of the values
 // in bytes, or the first invalid row (in row order, then field order, as
 // shredding row by row would find it) and its error.
-func (p *writePlan) shredBatch(rows []value.Row, rowCols []Column, cols [][]parquet.Value) (size int64, bad int, err error) {
+func (p *writePlan) shredBatch(rows []value.Row, rowCols []Column, cols [][]parquet.Value, batchBytes []int64) (size int64, bad int, err error) {
 	limit := len(rows) // rows at or after limit are not shredded: an earlier row failed
 	for i, row := range rows {
 		if len(row) != len(p.fields) {
@@ -91,7 +91,7 @@ func (p *writePlan) shredBatch(rows []value.Row, rowCols []Column, cols [][]parq
 	}
 	for j, f := range p.fields {
 		if f.fast != fastNone && !p.rowShred {
-			s, bad, err := f.writeColumn(&rowCols[j], 0, len(rows), cols)
+			s, bad, err := f.writeColumn(&rowCols[j], 0, len(rows), cols, batchBytes)
 			if err != nil {
 				return 0, bad, err
 			}
