@@ -193,7 +193,7 @@ func (op Op) Holds(c int) bool {
 }
 
 // Comparison is "Col Op Value" (Column.Eq, Lt, ...). Value is a Go value
-// of the parquetio value model or a Column.
+// of the value model (package value) or a Column.
 type Comparison struct {
 	Col   Column
 	Op    Op
@@ -285,7 +285,7 @@ func (e *Negation) String() string {
 	return "NOT " + e.Term.String()
 }
 
-// FormatLiteral renders a value of the parquetio value model (or a Column)
+// FormatLiteral renders a value of the value model (package value) (or a Column)
 // in the text form: 'text' (a quote doubled), X'00ff', DATE '2024-01-02', TIMESTAMP
 // '2024-01-02T03:04:05Z', 12.34, NULL for nil.
 func FormatLiteral(v any) string {

@@ -61,7 +61,7 @@ func KindOf(t schema.Type) Kind {
 	return KindUnsupported
 }
 
-// Convert converts a literal (the parquetio value model, see Column.Eq) to
+// Convert converts a literal (the value model (package value), see Column.Eq) to
 // the canonical form of kind k for column name of type typ (both for
 // messages). A value that does not fit, nil, or a column of
 // KindUnsupported is an error wrapping ErrInvalidArgument.
@@ -251,7 +251,7 @@ func CompareTrue(k Kind, v any, op Op, lit any, nanTrue bool) bool {
 // of these kinds compare with each other).
 func (k Kind) IsNumber() bool { return k == KindInt || k == KindFloat32 || k == KindFloat64 }
 
-// NumberAsFloat returns a number of the parquetio value model (any Go
+// NumberAsFloat returns a number of the value model (package value) (any Go
 // integer or float) as a float64; 0 for anything else.
 func NumberAsFloat(v any) float64 {
 	if f, ok := Float64(v); ok {

@@ -14,7 +14,7 @@ type Value interface {
 	isValue()
 }
 
-// Lit returns the literal v, in the parquetio value model (see Column.Eq);
+// Lit returns the literal v, in the value model (package value) (see Column.Eq);
 // Lit(nil) is the SQL NULL.
 func Lit(v any) Value { return &Literal{V: v} }
 

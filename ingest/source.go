@@ -2,7 +2,7 @@
 // Delta table, with the Delta schema inferred from the files: from the
 // Parquet footer (TIMESTAMP with isAdjustedToUTC=false becomes
 // timestamp_ntz), or by sniffing every value of a CSV or NDJSON file. Rows
-// come in the parquetio value model, ready for table.WriteFiles or the
+// come in the value model (package value), ready for table.WriteFiles or the
 // streaming sink.
 //
 // It is the library side of "deltactl ingest"; it knows nothing of the

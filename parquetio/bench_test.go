@@ -3,7 +3,6 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Flight is the row of the flights sample (vega-datasets flights-3m.parquet,

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // columnsSchema has a field of every type WriteColumns takes.

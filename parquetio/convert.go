@@ -3,7 +3,6 @@ package parquetio
 import (
 	"errors"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // leafConv turns one non-null Parquet value into the Go value of a Delta type.

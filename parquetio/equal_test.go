@@ -3,9 +3,10 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math"
 	"time"
+
+	"github.com/deltakit/deltakit/value"
 )
 
 // valuesEqual compares two values of the value model: decimals by value and

@@ -2,7 +2,6 @@ package parquetio
 
 import (
 	"bytes"
-	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // annotated gives a group node the logical type of another node (LIST or

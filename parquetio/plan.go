@@ -2,12 +2,12 @@ package parquetio
 
 import (
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // The reader assembles nested values from the flat (value, repetition level,

@@ -1,12 +1,12 @@
 package parquetio
 
 import (
-	"github.com/deltakit/deltakit/value"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestReadPolarsFlights reads flights-3m.parquet of the npm package

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"io"
 	"iter"
 	"runtime/debug"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // ReadOption configures Open, OpenReaderAt, ReadFile and ReadReaderAt.

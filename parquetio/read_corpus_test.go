@@ -2,7 +2,6 @@ package parquetio
 
 import (
 	"context"
-	"github.com/deltakit/deltakit/value"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func dec(s string) value.Decimal { return value.MustParseDecimal(s) }

@@ -1,13 +1,13 @@
 package parquetio
 
 import (
-	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func statsJSON(t *testing.T, sch *schema.StructType, rows []value.Row, opts ...WriteOption) string {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"io"
 	"reflect"
 	"runtime/debug"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // Compression names a Parquet page compression codec.

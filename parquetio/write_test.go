@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 func prim(name string) schema.Type { return schema.Primitive(name) }

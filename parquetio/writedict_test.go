@@ -3,7 +3,6 @@ package parquetio
 import (
 	"bytes"
 	"context"
-	"github.com/deltakit/deltakit/value"
 	"math/rand/v2"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // TestWriteDictionaryBounded: a dictionary-encoded string column of

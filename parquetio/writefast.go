@@ -2,7 +2,6 @@ package parquetio
 
 import (
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"strings"
 	"time"
 	"unsafe"
@@ -10,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // fastKind is the Column slice of a top-level primitive field (see

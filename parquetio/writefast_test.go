@@ -3,12 +3,12 @@ package parquetio
 import (
 	"bytes"
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // withRowShred turns the typed column loops off: every value goes through

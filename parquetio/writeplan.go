@@ -2,7 +2,6 @@ package parquetio
 
 import (
 	"fmt"
-	"github.com/deltakit/deltakit/value"
 	"math"
 	"math/big"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
 )
 
 // writePlan is the Parquet schema of a Delta schema plus what shredding rows
@@ -508,14 +508,13 @@ func decimalEncoder(t *schema.DecimalType, flba int) leafEncoder {
 			if d, err = value.ParseDecimal(v); err != nil {
 				return parquet.Value{}, 0, invalid(v, want)
 			}
-		case int64:
-			d = value.NewDecimal(v, 0)
-		case int:
-			d = value.NewDecimal(int64(v), 0)
-		case int32:
-			d = value.NewDecimal(int64(v), 0)
 		default:
-			return parquet.Value{}, 0, invalid(v, want)
+			// Go integers as value.Check accepts them (value.ToInt64).
+			n, ok := value.ToInt64(v)
+			if !ok {
+				return parquet.Value{}, 0, invalid(v, want)
+			}
+			d = value.NewDecimal(n, 0)
 		}
 		r, ok := d.Rescale(scale)
 		if !ok {

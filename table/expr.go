@@ -24,7 +24,7 @@ import (
 // true, so a row whose column is null matches neither Col(c).Eq(v) nor
 // Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
 //
-// Values are given in the parquetio value model and converted by the
+// Values are given in the value model (package value) and converted by the
 // column's type when the scan starts (see expr.Column.Eq). A value that
 // does not fit the column type, an unknown column, or a comparison on a
 // struct, array or map column makes the scan fail with ErrInvalidArgument.

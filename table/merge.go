@@ -27,7 +27,7 @@ type MergeSource struct {
 }
 
 // MergeRows returns a MERGE source of untyped rows, each holding one value
-// per field of sch in schema order, in the parquetio value model (as
+// per field of sch in schema order, in the value model (package value) (as
 // AppendRows takes them). The rows are not copied and must not change
 // until the MERGE returns.
 func MergeRows(sch *schema.StructType, rows []value.Row) *MergeSource {

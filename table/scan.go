@@ -622,7 +622,7 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // and filtered row by row, so the scan yields exactly the matching rows.
 //
 // Rows hold the table's columns in schema order, or the WithColumns
-// projection in its order, in the parquetio value model; each row is newly
+// projection in its order, in the value model (package value); each row is newly
 // allocated and belongs to the caller. Partition columns take their values
 // from add.partitionValues (never from directory names). Under column
 // mapping (modes name and id), data columns are found by physical name or

@@ -15,7 +15,7 @@ import (
 // (arithmetic with a null operand is null); shorthand for expr.Value.
 type Value = expr.Value
 
-// Lit returns the literal v, in the parquetio value model (see Expr);
+// Lit returns the literal v, in the value model (package value) (see Expr);
 // Lit(nil) is the SQL NULL. Shorthand for expr.Lit.
 func Lit(v any) Value { return expr.Lit(v) }
 

@@ -308,7 +308,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConf
 // version (t itself stays valid at its version).
 //
 // Each row holds one value per column of the table schema, in schema order
-// (or of the WithRowSchema schema), in the parquetio value model (see the
+// (or of the WithRowSchema schema), in the value model (package value) (see the
 // parquetio package: int64 for long, value.Date for date, time.Time for
 // timestamps, value.Decimal, value.Row for structs, []any for
 // arrays, []value.MapEntry for maps; nil for null).

@@ -1,7 +1,7 @@
 // Package structcodec is table's reflection codec between Go structs and
 // Delta rows: it derives a Delta schema from a struct type (the `delta` tag
 // rules documented on table.SchemaOf), binds that plan to a table schema,
-// and converts struct values to rows in the parquetio value model
+// and converts struct values to rows in the value model (package value)
 // (Encoder) and back (Decoder).
 //
 // The work is split in three steps so that rows pay for none of the
