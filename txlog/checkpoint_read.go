@@ -572,7 +572,7 @@ func (a *rowAsm) packAdd() {
 		a.fail("%w", err)
 		return
 	}
-	a.seg.Add(&add)
+	packInto(a.seg, &add)
 }
 
 // unsafeString returns b's bytes as a string without copying: b must not

@@ -33,6 +33,17 @@ type (
 func newPackBuilder() *packBuilder { return fileset.NewBuilder(&addCodec) }
 func newPackSeg(n int) *packSeg    { return fileset.NewSeg(&addCodec, n) }
 
+// packInto packs a into seg. It calls splitAdd and addKey directly (not
+// through addCodec's function values, as seg.Add does), so that a, the
+// checkpoint reader's scratch add, stays on the caller's stack: through
+// the codec every add of a checkpoint was moved to the heap (about 100
+// bytes per file of garbage while the checkpoint loads, +60 MiB of peak
+// RSS at 1,000,000 files).
+func packInto(seg *packSeg, a *Add) {
+	f, r, hasRare := splitAdd(a)
+	seg.Pack(&f, r, hasRare, addKey(a))
+}
+
 // addSetOf returns the set of live files packed by pb.
 func addSetOf(pb *packBuilder) fileSet[Add] { return fileSet[Add]{fileset.FromPacked(pb.Finish())} }
 

@@ -211,3 +211,45 @@ func TestAllFiles(t *testing.T) {
 		t.Errorf("reloaded from the checkpoint at %d: files differ", again.CheckpointVersion())
 	}
 }
+
+// TestCheckpointPackedAllocs checks that packing a checkpoint's adds does
+// not allocate each add: the reader's scratch add must stay on its stack
+// (through fileset.Codec's function values it moved to the heap, about 100
+// bytes of garbage per file and +60 MiB of peak RSS for P5's 1,000,000
+// files).
+func TestCheckpointPackedAllocs(t *testing.T) {
+	const n = 20_000
+	actions := []Action{{Protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{Metadata: &Metadata{ID: "t", Format: Format{Provider: "parquet"}, SchemaString: `{"type":"struct","fields":[]}`, PartitionColumns: []string{"d"}}}}
+	for i := range n {
+		actions = append(actions, Action{Add: &Add{Path: fmt.Sprintf("d=%d/part-%05d-1a2b3c4d-0000-0000-0000-000000000000.c000.snappy.parquet", i%3, i),
+			PartitionValues: map[string]string{"d": fmt.Sprint(i % 3)}, Size: int64(i), ModificationTime: 1_700_000_000_000, DataChange: true,
+			Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"id":%d},"maxValues":{"id":%d},"nullCount":{"id":0}}`, i, i, i+9)}})
+	}
+	snap, err := advance(nil, nil, []versionedActions{{version: 0, actions: actions}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := EncodeCheckpoint(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files int
+	allocs := testing.AllocsPerRun(3, func() {
+		pb := newPackBuilder()
+		if err := readCheckpointParquet("cp", 0, data, true, func(*Action) {}, pb); err != nil {
+			t.Fatal(err)
+		}
+		set := addSetOf(pb)
+		files = set.len()
+	})
+	if files != n {
+		t.Fatalf("packed %d files, want %d", files, n)
+	}
+	// What is left is per page and per row group (Parquet decoding,
+	// packed chunks), 0.14 per file here; one more per file
+	// when the scratch add escapes.
+	if perFile := allocs / n; perFile > 0.5 {
+		t.Errorf("%.0f allocations for %d files (%.2f per file), want at most 0.5 per file", allocs, n, perFile)
+	}
+}

@@ -527,9 +527,22 @@ func (b *Seg[T, R]) pvID(m map[string]string) uint32 {
 	return id
 }
 
-// add packs a. a's strings may be scratch memory: they are copied.
+// Add packs v. v's strings may be scratch memory: they are copied. v
+// escapes to the heap (the codec's functions are called through function
+// values): a caller packing many files from one scratch value calls the
+// codec's functions itself and hands their results to Pack.
 func (b *Seg[T, R]) Add(v *T) {
 	a, fields, hasRare := b.codec.Split(v)
+	b.Pack(&a, fields, hasRare, b.codec.Key(v))
+}
+
+// Pack packs the file that the codec's Split took apart into a, fields
+// and hasRare, of key k. a's and k's strings may be scratch memory: they
+// are copied. Neither a nor anything that a caller allocated on its stack
+// escapes, so a caller that calls its codec's functions directly (not
+// through the Codec's function values) packs a file without allocating
+// it.
+func (b *Seg[T, R]) Pack(a *Fields, fields R, hasRare bool, k Key) {
 	r := fileRec{size: a.Size, modTime: a.ModificationTime, dataChange: a.DataChange, pv: b.pvID(a.PartitionValues)}
 	var n int
 	r.path, r.pskel, n = b.putPath(a.Path)
@@ -569,7 +582,6 @@ func (b *Seg[T, R]) Add(v *T) {
 		}
 		b.live += n
 	}
-	k := b.codec.Key(v)
 	if hasRare || k.Path != a.Path || k.DV != "" {
 		x := &rare[R]{fields: fields}
 		if k.Path != a.Path || k.DV != "" {
