@@ -98,6 +98,21 @@ type arrowMsg struct {
 	err       error
 }
 
+// sendBatch sends m on ch unless ctx ends first; then rec, the batch m
+// carries (nil for none), is released, as no receiver will. It reports
+// whether m was sent.
+func sendBatch[M any](ctx context.Context, ch chan<- M, m M, rec arrow.RecordBatch) bool {
+	select {
+	case ch <- m:
+		return true
+	case <-ctx.Done():
+		if rec != nil {
+			rec.Release()
+		}
+		return false
+	}
+}
+
 // arrowBatches sends the plan's batches to send, files in order, up to
 // WithLimit's rows, keeping ScanStats as the row scan keeps them.
 func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send func(arrow.RecordBatch) bool) error {
@@ -232,17 +247,7 @@ func (p *scanPlan) stripeWorkers(conc int) int {
 // produceArrow reads file f into batches on ch, columnar when the file
 // allows it, else through the row reader.
 func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, workers int, mem memory.Allocator, ch chan<- arrowMsg) {
-	send := func(m arrowMsg) bool {
-		select {
-		case ch <- m:
-			return true
-		case <-ctx.Done():
-			if m.rec != nil {
-				m.rec.Release()
-			}
-			return false
-		}
-	}
+	send := func(m arrowMsg) bool { return sendBatch(ctx, ch, m, m.rec) }
 	cf, err := p.openColumnar(ctx, f, parallel, mem)
 	if err != nil {
 		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})

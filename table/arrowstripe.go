@@ -286,17 +286,7 @@ func (cf *columnarFile) readParallel(ctx context.Context, p *scanPlan, f *scanFi
 // an end message; it returns its counts.
 func (cf *columnarFile) stripeWorker(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema,
 	stripes []stripe, w, workers int, ch chan<- stripeMsg) unitCounts {
-	send := func(m stripeMsg) bool {
-		select {
-		case ch <- m:
-			return true
-		case <-ctx.Done():
-			if m.rec != nil {
-				m.rec.Release()
-			}
-			return false
-		}
-	}
+	send := func(m stripeMsg) bool { return sendBatch(ctx, ch, m, m.rec) }
 	sr, err := cf.newStripeReader(ctx, p, f, fr, outSch)
 	if err != nil {
 		send(stripeMsg{err: err})
