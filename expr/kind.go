@@ -74,14 +74,14 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 	}
 	switch k {
 	case KindInt:
-		if n, ok := Int64(v); ok {
+		if n, ok := value.ToInt64(v); ok {
 			return n, nil
 		}
 	case KindFloat32, KindFloat64:
-		f, ok := Float64(v)
+		f, ok := value.ToFloat64(v)
 		if !ok {
 			var n int64
-			if n, ok = Int64(v); ok {
+			if n, ok = value.ToInt64(v); ok {
 				f = float64(n)
 			}
 		}
@@ -147,7 +147,7 @@ func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 			}
 			return d, nil
 		default:
-			if n, ok := Int64(v); ok {
+			if n, ok := value.ToInt64(v); ok {
 				return value.NewDecimal(n, 0), nil
 			}
 		}
@@ -171,13 +171,13 @@ func WallClockUTC(t time.Time) time.Time {
 func Compare(k Kind, v, lit any) (c int, ok bool) {
 	switch k {
 	case KindInt:
-		a, ok := Int64(v)
+		a, ok := value.ToInt64(v)
 		if !ok {
 			return 0, false
 		}
 		return cmp.Compare(a, lit.(int64)), true
 	case KindFloat32, KindFloat64:
-		a, ok := Float64(v)
+		a, ok := value.ToFloat64(v)
 		b := lit.(float64)
 		if !ok || math.IsNaN(a) || math.IsNaN(b) {
 			return 0, false
@@ -254,19 +254,9 @@ func (k Kind) IsNumber() bool { return k == KindInt || k == KindFloat32 || k == 
 // NumberAsFloat returns a number of the value model (package value) (any Go
 // integer or float) as a float64; 0 for anything else.
 func NumberAsFloat(v any) float64 {
-	if f, ok := Float64(v); ok {
+	if f, ok := value.ToFloat64(v); ok {
 		return f
 	}
-	n, _ := Int64(v)
+	n, _ := value.ToInt64(v)
 	return float64(n)
 }
-
-// Int64 returns a Go integer (int, int8 ... int64, uint, uint8 ... uint64)
-// as an int64; false for other values and for an unsigned value beyond
-// MaxInt64. It is value.ToInt64: value is the one place for Delta-type
-// conversions.
-func Int64(v any) (int64, bool) { return value.ToInt64(v) }
-
-// Float64 returns a Go float (float32, float64) as a float64; false for
-// other values. It is value.ToFloat64.
-func Float64(v any) (float64, bool) { return value.ToFloat64(v) }

@@ -160,10 +160,10 @@ func interopValue(t schema.Type, v any) any {
 	case *schema.PrimitiveType:
 		switch t.Name {
 		case schema.Long, schema.Integer, schema.Short, schema.Byte:
-			n, _ := toInt64(v)
+			n, _ := value.ToInt64(v)
 			return strconv.FormatInt(n, 10)
 		case schema.Float, schema.Double:
-			f, _ := toFloat64(v)
+			f, _ := value.ToFloat64(v)
 			switch {
 			case math.IsNaN(f):
 				return "NaN"

@@ -157,9 +157,3 @@ func encodeAddPath(rel string) string {
 	}
 	return strings.Join(segs, "/")
 }
-
-// toInt64 returns a Go integer as an int64 (value.ToInt64).
-func toInt64(v any) (int64, bool) { return value.ToInt64(v) }
-
-// toFloat64 returns a Go float as a float64 (value.ToFloat64).
-func toFloat64(v any) (float64, bool) { return value.ToFloat64(v) }

@@ -76,7 +76,7 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bound
 			if x == nil || err != nil {
 				return nil, err
 			}
-			n, _ := toInt64(x)
+			n, _ := value.ToInt64(x)
 			return float64(n), nil
 		}}, nil
 	}
@@ -185,8 +185,8 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 			}
 			return f / g, nil
 		}
-		m, _ := toInt64(x)
-		n, _ := toInt64(y)
+		m, _ := value.ToInt64(x)
+		n, _ := value.ToInt64(y)
 		var res int64
 		ok := true
 		switch a.Op {
