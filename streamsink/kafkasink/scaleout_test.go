@@ -176,9 +176,27 @@ func testScaleOut(t *testing.T, c cluster) {
 	procs["m1"].wait(syscall.SIGKILL)
 	t.Logf("m1 killed after %v, having committed partitions %v", time.Since(start).Round(time.Millisecond), m1parts)
 	procs["m4"] = startIngestProcess(t, "m4", job("m4", 0))
-	for range 10 {
-		p.produceRounds(ctx, 1)
-		time.Sleep(50 * time.Millisecond)
+	// Keep producing until m4 got partitions in the rebalance and
+	// committed a batch, and another member committed one of m1's
+	// partitions: a broker under load may take seconds to rebalance, and
+	// records produced before that are all taken by m2 and m3.
+	moved := func() bool {
+		for part := range m1parts {
+			if procs["m2"].partitions()[part] || procs["m3"].partitions()[part] || procs["m4"].partitions()[part] {
+				return true
+			}
+		}
+		return false
+	}
+	deadline = time.After(60 * time.Second)
+	for rounds := 0; rounds < 10 || len(procs["m4"].partitions()) == 0 || !moved(); rounds++ {
+		select {
+		case <-deadline:
+			t.Fatalf("60 s after m4 joined: m4 committed partitions %v, m1's partitions %v moved: %v; outputs: m2 %q, m3 %q, m4 %q, m4 stderr:\n%s",
+				procs["m4"].partitions(), m1parts, moved(), procs["m2"].output(), procs["m3"].output(), procs["m4"].output(), procs["m4"].stderr.String())
+		case <-time.After(100 * time.Millisecond):
+			p.produceRounds(ctx, 1)
+		}
 	}
 	// Wait until the table holds every committed record.
 	for {
@@ -204,11 +222,7 @@ func testScaleOut(t *testing.T, c cluster) {
 	if len(procs["m4"].partitions()) == 0 {
 		t.Errorf("m4 committed no batch: it got no partition in the rebalance; output %q", procs["m4"].output())
 	}
-	moved := false
-	for part := range m1parts {
-		moved = moved || procs["m2"].partitions()[part] || procs["m3"].partitions()[part] || procs["m4"].partitions()[part]
-	}
-	if !moved {
+	if !moved() {
 		t.Errorf("no partition of m1 (%v) was committed by another member after its kill", m1parts)
 	}
 }
