@@ -18,8 +18,9 @@ import (
 //go:generate go run ./internal/ckgen
 
 // The checkpoint row types (checkpointRow, checkpointRowV1, rowAdd, ...),
-// the conversions between actions and rows (checkpointRowOf,
-// checkpointRow.action), the reader's per-field setters (plainFields,
+// the conversion from actions to rows (checkpointRowOf; its inverse
+// checkpointRow.action, which only tests use, goes to
+// checkpoint_rows_back_test.go), the reader's per-field setters (plainFields,
 // mapFields, listFields) and the add fields packed file sets keep aside
 // are generated into checkpoint_rows.go from one field table,
 // internal/ckgen/fields.go (spec "Checkpoint Schema"). The same columns are
@@ -29,28 +30,12 @@ import (
 // partitionValues_parsed are read where the JSON forms are absent) and
 // written to classic checkpoints (WriteCheckpoint).
 
-// dvFromRow converts a checkpoint DV struct.
-func dvFromRow(d *rowDV) *DeletionVectorDescriptor {
-	if d == nil || d.StorageType == "" {
-		return nil
-	}
-	return &DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
-		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-}
-
 func dvToRow(d *DeletionVectorDescriptor) *rowDV {
 	if d == nil {
 		return nil
 	}
 	return &rowDV{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
 		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
-}
-
-func derefString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func ptrString(s string) *string {
@@ -66,14 +51,6 @@ func nonNilList(l []string) []string {
 		return []string{}
 	}
 	return l
-}
-
-// nonNilMap returns m, or an empty map for nil.
-func nonNilMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
 }
 
 // readCheckpoint reads every action of checkpoint cp (all parts, and the
@@ -250,8 +227,7 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 		write = func(rows []checkpointRow) error {
 			v1 = v1[:0]
 			for _, row := range rows {
-				v1 = append(v1, checkpointRowV1{Txn: row.Txn, Add: row.Add, Remove: row.Remove, MetaData: row.MetaData,
-					Protocol: row.Protocol, DomainMetadata: row.DomainMetadata})
+				v1 = append(v1, row.checkpointRowV1)
 			}
 			_, err := w.Write(v1)
 			return err

@@ -10,14 +10,10 @@ import (
 
 // checkpointRow is one row of a checkpoint or sidecar Parquet file (spec
 // "Checkpoint Schema"); exactly one of its columns is non-null. Tests
-// write checkpoints of every kind with it.
+// write checkpoints of every kind with it. Its first columns are those of
+// checkpointRowV1 (parquet-go flattens the embedded struct).
 type checkpointRow struct {
-	Txn                *rowTxn                `parquet:"txn,optional"`
-	Add                *rowAdd                `parquet:"add,optional"`
-	Remove             *rowRemove             `parquet:"remove,optional"`
-	MetaData           *rowMetaData           `parquet:"metaData,optional"`
-	Protocol           *rowProtocol           `parquet:"protocol,optional"`
-	DomainMetadata     *rowDomainMetadata     `parquet:"domainMetadata,optional"`
+	checkpointRowV1
 	CheckpointMetadata *rowCheckpointMetadata `parquet:"checkpointMetadata,optional"`
 	Sidecar            *rowSidecar            `parquet:"sidecar,optional"`
 }
@@ -128,112 +124,36 @@ type rowSidecar struct {
 
 // checkpointRowOf converts an action to a checkpoint row; ok is false for
 // actions that checkpoints do not hold (commitInfo, cdc).
-func checkpointRowOf(a *Action) (checkpointRow, bool) {
+func checkpointRowOf(a *Action) (r checkpointRow, ok bool) {
 	switch {
 	case a.Txn != nil:
 		x := a.Txn
-		return checkpointRow{Txn: &rowTxn{AppID: x.AppID, Version: x.Version, LastUpdated: x.LastUpdated}}, true
+		r.Txn = &rowTxn{AppID: x.AppID, Version: x.Version, LastUpdated: x.LastUpdated}
 	case a.Add != nil:
 		x := a.Add
-		return checkpointRow{Add: &rowAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size, ModificationTime: x.ModificationTime, DataChange: x.DataChange, Stats: ptrString(x.Stats), Tags: x.Tags, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID, DefaultRowCommitVersion: x.DefaultRowCommitVersion, ClusteringProvider: ptrString(x.ClusteringProvider)}}, true
+		r.Add = &rowAdd{Path: x.Path, PartitionValues: x.PartitionValues, Size: x.Size, ModificationTime: x.ModificationTime, DataChange: x.DataChange, Stats: ptrString(x.Stats), Tags: x.Tags, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID, DefaultRowCommitVersion: x.DefaultRowCommitVersion, ClusteringProvider: ptrString(x.ClusteringProvider)}
 	case a.Remove != nil:
 		x := a.Remove
-		return checkpointRow{Remove: &rowRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp, DataChange: x.DataChange, ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues, Size: x.Size, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID, DefaultRowCommitVersion: x.DefaultRowCommitVersion}}, true
+		r.Remove = &rowRemove{Path: x.Path, DeletionTimestamp: x.DeletionTimestamp, DataChange: x.DataChange, ExtendedFileMetadata: x.ExtendedFileMetadata, PartitionValues: x.PartitionValues, Size: x.Size, DeletionVector: dvToRow(x.DeletionVector), BaseRowID: x.BaseRowID, DefaultRowCommitVersion: x.DefaultRowCommitVersion}
 	case a.Metadata != nil:
 		x := a.Metadata
-		return checkpointRow{MetaData: &rowMetaData{ID: x.ID, Name: ptrString(x.Name), Description: ptrString(x.Description), Format: &rowFormat{Provider: x.Format.Provider, Options: x.Format.Options}, SchemaString: x.SchemaString, PartitionColumns: nonNilList(x.PartitionColumns), Configuration: x.Configuration, CreatedTime: x.CreatedTime}}, true
+		r.MetaData = &rowMetaData{ID: x.ID, Name: ptrString(x.Name), Description: ptrString(x.Description), Format: &rowFormat{Provider: x.Format.Provider, Options: x.Format.Options}, SchemaString: x.SchemaString, PartitionColumns: nonNilList(x.PartitionColumns), Configuration: x.Configuration, CreatedTime: x.CreatedTime}
 	case a.Protocol != nil:
 		x := a.Protocol
-		return checkpointRow{Protocol: &rowProtocol{MinReaderVersion: x.MinReaderVersion, MinWriterVersion: x.MinWriterVersion, ReaderFeatures: x.ReaderFeatures, WriterFeatures: x.WriterFeatures}}, true
+		r.Protocol = &rowProtocol{MinReaderVersion: x.MinReaderVersion, MinWriterVersion: x.MinWriterVersion, ReaderFeatures: x.ReaderFeatures, WriterFeatures: x.WriterFeatures}
 	case a.DomainMetadata != nil:
 		x := a.DomainMetadata
-		return checkpointRow{DomainMetadata: &rowDomainMetadata{Domain: x.Domain, Configuration: x.Configuration, Removed: x.Removed}}, true
+		r.DomainMetadata = &rowDomainMetadata{Domain: x.Domain, Configuration: x.Configuration, Removed: x.Removed}
 	case a.CheckpointMetadata != nil:
 		x := a.CheckpointMetadata
-		return checkpointRow{CheckpointMetadata: &rowCheckpointMetadata{Version: x.Version, Tags: x.Tags}}, true
+		r.CheckpointMetadata = &rowCheckpointMetadata{Version: x.Version, Tags: x.Tags}
 	case a.Sidecar != nil:
 		x := a.Sidecar
-		return checkpointRow{Sidecar: &rowSidecar{Path: x.Path, SizeInBytes: x.SizeInBytes, ModificationTime: x.ModificationTime, Tags: x.Tags}}, true
+		r.Sidecar = &rowSidecar{Path: x.Path, SizeInBytes: x.SizeInBytes, ModificationTime: x.ModificationTime, Tags: x.Tags}
+	default:
+		return r, false
 	}
-	return checkpointRow{}, false
-}
-
-// action converts the row to its action; ok is false for a row with no
-// column set.
-func (r *checkpointRow) action() (Action, bool) {
-	switch {
-	case r.Txn != nil:
-		x, y := r.Txn, &Txn{}
-		y.AppID = x.AppID
-		y.Version = x.Version
-		y.LastUpdated = x.LastUpdated
-		return Action{Txn: y}, true
-	case r.Add != nil:
-		x, y := r.Add, &Add{}
-		y.Path = x.Path
-		y.PartitionValues = x.PartitionValues
-		y.Size = x.Size
-		y.ModificationTime = x.ModificationTime
-		y.DataChange = x.DataChange
-		y.Stats = derefString(x.Stats)
-		y.Tags = x.Tags
-		y.DeletionVector = dvFromRow(x.DeletionVector)
-		y.BaseRowID = x.BaseRowID
-		y.DefaultRowCommitVersion = x.DefaultRowCommitVersion
-		y.ClusteringProvider = derefString(x.ClusteringProvider)
-		return Action{Add: y}, true
-	case r.Remove != nil:
-		x, y := r.Remove, &Remove{}
-		y.Path = x.Path
-		y.DeletionTimestamp = x.DeletionTimestamp
-		y.DataChange = x.DataChange
-		y.ExtendedFileMetadata = x.ExtendedFileMetadata
-		y.PartitionValues = x.PartitionValues
-		y.Size = x.Size
-		y.DeletionVector = dvFromRow(x.DeletionVector)
-		y.BaseRowID = x.BaseRowID
-		y.DefaultRowCommitVersion = x.DefaultRowCommitVersion
-		return Action{Remove: y}, true
-	case r.MetaData != nil:
-		x, y := r.MetaData, &Metadata{}
-		y.ID = x.ID
-		y.Name = derefString(x.Name)
-		y.Description = derefString(x.Description)
-		if x.Format != nil {
-			y.Format = Format{Provider: x.Format.Provider, Options: x.Format.Options}
-		}
-		y.SchemaString = x.SchemaString
-		y.PartitionColumns = nonNilList(x.PartitionColumns)
-		y.Configuration = nonNilMap(x.Configuration)
-		y.CreatedTime = x.CreatedTime
-		return Action{Metadata: y}, true
-	case r.Protocol != nil:
-		x, y := r.Protocol, &Protocol{}
-		y.MinReaderVersion = x.MinReaderVersion
-		y.MinWriterVersion = x.MinWriterVersion
-		y.ReaderFeatures = x.ReaderFeatures
-		y.WriterFeatures = x.WriterFeatures
-		return Action{Protocol: y}, true
-	case r.DomainMetadata != nil:
-		x, y := r.DomainMetadata, &DomainMetadata{}
-		y.Domain = x.Domain
-		y.Configuration = x.Configuration
-		y.Removed = x.Removed
-		return Action{DomainMetadata: y}, true
-	case r.CheckpointMetadata != nil:
-		x, y := r.CheckpointMetadata, &CheckpointMetadata{}
-		y.Version = x.Version
-		y.Tags = x.Tags
-		return Action{CheckpointMetadata: y}, true
-	case r.Sidecar != nil:
-		x, y := r.Sidecar, &Sidecar{}
-		y.Path = x.Path
-		y.SizeInBytes = x.SizeInBytes
-		y.ModificationTime = x.ModificationTime
-		y.Tags = x.Tags
-		return Action{Sidecar: y}, true
-	}
-	return Action{}, false
+	return r, true
 }
 
 // plainFields are the setters of the leaf columns directly under an

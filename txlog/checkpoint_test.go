@@ -316,3 +316,29 @@ func TestCheckpointRowConversion(t *testing.T) {
 		t.Error("commitInfo has a checkpoint row")
 	}
 }
+
+// The helpers of checkpointRow.action (checkpoint_rows_back_test.go).
+
+// dvFromRow converts a checkpoint DV struct.
+func dvFromRow(d *rowDV) *DeletionVectorDescriptor {
+	if d == nil || d.StorageType == "" {
+		return nil
+	}
+	return &DeletionVectorDescriptor{StorageType: d.StorageType, PathOrInlineDv: d.PathOrInlineDv,
+		Offset: d.Offset, SizeInBytes: d.SizeInBytes, Cardinality: d.Cardinality}
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nonNilMap returns m, or an empty map for nil.
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}

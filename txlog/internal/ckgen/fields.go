@@ -1,5 +1,7 @@
 package main
 
+import "slices"
+
 // The checkpoint field table (spec "Checkpoint Schema"): one entry per
 // column WriteCheckpoint writes and the checkpoint reader knows. Adding a
 // field to an action's checkpoint column is one entry here (next to the
@@ -67,7 +69,7 @@ var actions = []action{
 			{name: "lastUpdated", goName: "LastUpdated", kind: optI64},
 		}},
 	{goType: "Add", actionField: "Add", rowField: "Add", rowType: "rowAdd", column: "add", top: "colAdd", asm: "add", v1: true,
-		doc: "is the add column. Stats is the JSON statistics string\n// (delta.checkpoint.writeStatsAsJson).", fields: []field{
+		doc: "is the add column. Stats is the JSON statistics string\n// (delta.checkpoint.writeStatsAsJson).", fields: slices.Concat([]field{
 			{name: "path", goName: "Path", kind: str, read: "a.addPath = valueBytes(a, v)", packed: true},
 			{name: "partitionValues", goName: "PartitionValues", kind: strMap, slot: "mapAddPartitionValues", packed: true},
 			{name: "size", goName: "Size", kind: i64, packed: true},
@@ -75,23 +77,18 @@ var actions = []action{
 			{name: "dataChange", goName: "DataChange", kind: boolean, packed: true},
 			{name: "stats", goName: "Stats", kind: optStr, read: "a.addStats = valueBytes(a, v)", packed: true},
 			{name: "tags", goName: "Tags", kind: optStrMap, slot: "mapAddTags"},
-			{name: "deletionVector", goName: "DeletionVector", kind: dv},
-			{name: "baseRowId", goName: "BaseRowID", kind: optI64},
-			{name: "defaultRowCommitVersion", goName: "DefaultRowCommitVersion", kind: optI64},
+		}, dvAndRowTracking, []field{
 			{name: "clusteringProvider", goName: "ClusteringProvider", kind: optStr},
-		}},
+		})},
 	{goType: "Remove", actionField: "Remove", rowField: "Remove", rowType: "rowRemove", column: "remove", top: "colRemove", asm: "remove", v1: true,
-		doc: "is the remove column (no stats or tags in checkpoints).", fields: []field{
+		doc: "is the remove column (no stats or tags in checkpoints).", fields: slices.Concat([]field{
 			{name: "path", goName: "Path", kind: str},
 			{name: "deletionTimestamp", goName: "DeletionTimestamp", kind: optI64},
 			{name: "dataChange", goName: "DataChange", kind: boolean},
 			{name: "extendedFileMetadata", goName: "ExtendedFileMetadata", kind: optBool},
 			{name: "partitionValues", goName: "PartitionValues", kind: optStrMap, slot: "mapRemovePartitionValues"},
 			{name: "size", goName: "Size", kind: optI64},
-			{name: "deletionVector", goName: "DeletionVector", kind: dv},
-			{name: "baseRowId", goName: "BaseRowID", kind: optI64},
-			{name: "defaultRowCommitVersion", goName: "DefaultRowCommitVersion", kind: optI64},
-		}},
+		}, dvAndRowTracking)},
 	{goType: "Metadata", actionField: "Metadata", rowField: "MetaData", rowType: "rowMetaData", column: "metaData", top: "colMetaData", asm: "meta", v1: true,
 		doc: "is the metaData column.", fields: []field{
 			{name: "id", goName: "ID", kind: str},
@@ -128,6 +125,16 @@ var actions = []action{
 			{name: "modificationTime", goName: "ModificationTime", kind: i64},
 			{name: "tags", goName: "Tags", kind: optStrMap, slot: "mapSidecarTags"},
 		}},
+}
+
+// dvAndRowTracking are the last fields that add and remove share, in the
+// same order: the deletion vector (spec "Deletion Vectors") and the row
+// tracking fields (spec "Row Tracking"). Add has clusteringProvider after
+// them.
+var dvAndRowTracking = []field{
+	{name: "deletionVector", goName: "DeletionVector", kind: dv},
+	{name: "baseRowId", goName: "BaseRowID", kind: optI64},
+	{name: "defaultRowCommitVersion", goName: "DefaultRowCommitVersion", kind: optI64},
 }
 
 // dvFields are the fields of the deletionVector struct inside add and
