@@ -89,13 +89,11 @@ func wideSchema() *schema.StructType {
 }
 
 // wideFlight is a Flight with wideSchema's payload.
+// table.Append promotes the embedded Flight's fields, in order, before
+// Payload.
 type wideFlight struct {
-	Date        int64  `parquet:"date,optional,timestamp(microsecond)" delta:"date,timestamp_ntz"`
-	Delay       int64  `parquet:"delay,optional" delta:"delay"`
-	Distance    int64  `parquet:"distance,optional" delta:"distance"`
-	Origin      string `parquet:"origin,optional,dict" delta:"origin"`
-	Destination string `parquet:"destination,optional,dict" delta:"destination"`
-	Payload     string `parquet:"payload,optional" delta:"payload"`
+	Flight
+	Payload string `parquet:"payload,optional" delta:"payload"`
 }
 
 // writeWideTable creates the memory table at dir: rows rows in files of
@@ -119,7 +117,7 @@ func writeWideTable(ctx context.Context, dir string, rows, perFile int) (int64, 
 					buf[j+k] = byte(v >> (8 * k))
 				}
 			}
-			ws[i] = wideFlight{f.Date, f.Delay, f.Distance, f.Origin, f.Destination, hex.EncodeToString(buf)}
+			ws[i] = wideFlight{Flight: f, Payload: hex.EncodeToString(buf)}
 		}
 		if tbl, err = table.Append(ctx, tbl, ws); err != nil {
 			return 0, err
