@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -48,12 +46,9 @@ const arrowLinePrefix = "deltabench-arrow: "
 
 // arrowChildReport is what ArrowScanChild measures.
 type arrowChildReport struct {
-	Rows          int64   `json:"rows"`
-	Batches       int64   `json:"batches"`
-	Seconds       float64 `json:"seconds"`
-	CPUSeconds    float64 `json:"cpu_seconds"`
-	BaselineRSSKB int64   `json:"baseline_rss_kb"`
-	PeakRSSKB     int64   `json:"peak_rss_kb"`
+	childUsage
+	Rows    int64 `json:"rows"`
+	Batches int64 `json:"batches"`
 }
 
 // ArrowScanChild is the body of P8's memory child: it scans the table at
@@ -61,41 +56,29 @@ type arrowChildReport struct {
 // one line "deltabench-arrow: {json}" to w with the rows and the process's
 // peak resident set (VmHWM).
 func ArrowScanChild(ctx context.Context, dir string, w io.Writer) error {
-	before, err := procStatus()
-	if err != nil {
-		return err
-	}
-	t0, c0 := time.Now(), cpuTime()
-	tbl, err := table.Open(ctx, dir)
-	if err != nil {
-		return err
-	}
-	rr, err := table.ScanArrow(ctx, tbl)
-	if err != nil {
-		return err
-	}
 	var r arrowChildReport
-	for rr.Next() {
-		r.Rows += rr.RecordBatch().NumRows()
-		r.Batches++
-	}
-	err = rr.Err()
-	rr.Release()
+	usage, err := measureChild(func() error {
+		tbl, err := table.Open(ctx, dir)
+		if err != nil {
+			return err
+		}
+		rr, err := table.ScanArrow(ctx, tbl)
+		if err != nil {
+			return err
+		}
+		for rr.Next() {
+			r.Rows += rr.RecordBatch().NumRows()
+			r.Batches++
+		}
+		err = rr.Err()
+		rr.Release()
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	r.Seconds, r.CPUSeconds = time.Since(t0).Seconds(), (cpuTime() - c0).Seconds()
-	after, err := procStatus()
-	if err != nil {
-		return err
-	}
-	r.BaselineRSSKB, r.PeakRSSKB = procKB(before, "VmRSS"), procKB(after, "VmHWM")
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s%s\n", arrowLinePrefix, b)
-	return err
+	r.childUsage = usage
+	return writeChildLine(w, arrowLinePrefix, r)
 }
 
 // wideSchema is the memory table's: the flights columns and a payload of
@@ -106,13 +89,11 @@ func wideSchema() *schema.StructType {
 }
 
 // wideFlight is a Flight with wideSchema's payload.
+// table.Append promotes the embedded Flight's fields, in order, before
+// Payload.
 type wideFlight struct {
-	Date        int64  `parquet:"date,optional,timestamp(microsecond)" delta:"date,timestamp_ntz"`
-	Delay       int64  `parquet:"delay,optional" delta:"delay"`
-	Distance    int64  `parquet:"distance,optional" delta:"distance"`
-	Origin      string `parquet:"origin,optional,dict" delta:"origin"`
-	Destination string `parquet:"destination,optional,dict" delta:"destination"`
-	Payload     string `parquet:"payload,optional" delta:"payload"`
+	Flight
+	Payload string `parquet:"payload,optional" delta:"payload"`
 }
 
 // writeWideTable creates the memory table at dir: rows rows in files of
@@ -136,7 +117,7 @@ func writeWideTable(ctx context.Context, dir string, rows, perFile int) (int64, 
 					buf[j+k] = byte(v >> (8 * k))
 				}
 			}
-			ws[i] = wideFlight{f.Date, f.Delay, f.Distance, f.Origin, f.Destination, hex.EncodeToString(buf)}
+			ws[i] = wideFlight{Flight: f, Payload: hex.EncodeToString(buf)}
 		}
 		if tbl, err = table.Append(ctx, tbl, ws); err != nil {
 			return 0, err
@@ -493,24 +474,9 @@ func p8Memory(ctx context.Context, fig *Figure, env *Env, cfg Config, dir string
 	if err != nil {
 		return err
 	}
-	cmd := env.ArrowChild(ctx, wide)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("bench: arrow child: %w\n%s%s", err, stdout.String(), stderr.String())
-	}
-	var r *arrowChildReport
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), arrowLinePrefix); ok {
-			r = &arrowChildReport{}
-			if err := json.Unmarshal([]byte(rest), r); err != nil {
-				return fmt.Errorf("bench: arrow child said %q: %w", rest, err)
-			}
-		}
-	}
-	if r == nil {
-		return fmt.Errorf("bench: arrow child wrote no %q line:\n%s%s", arrowLinePrefix, stdout.String(), stderr.String())
+	var r arrowChildReport
+	if err := runChild(env.ArrowChild(ctx, wide), "arrow child", "arrow child", arrowLinePrefix, &r); err != nil {
+		return err
 	}
 	if r.Rows != int64(cfg.ArrowMemoryRows) {
 		return fmt.Errorf("bench: arrow child read %d rows, want %d", r.Rows, cfg.ArrowMemoryRows)

@@ -65,6 +65,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/testenv"
 )
 
@@ -250,6 +251,31 @@ func (e *Env) skipWithoutS3(fig *Figure) bool {
 	}
 	fig.Skipped = "no MinIO server"
 	return true
+}
+
+// skipWithoutChild marks fig skipped, and reports true, when child (one of
+// e's child-process commands) is nil.
+func skipWithoutChild(fig *Figure, child func(ctx context.Context, arg string) *exec.Cmd) bool {
+	if child != nil {
+		return false
+	}
+	fig.Skipped = "no way to start a child process"
+	return true
+}
+
+// tempLocalStore makes a fresh directory named prefix* under e.TempDir
+// and a local store rooted there; the caller removes dir.
+func (e *Env) tempLocalStore(prefix string) (dir string, store *objectstore.Local, err error) {
+	dir, err = os.MkdirTemp(e.TempDir, prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	store, err = objectstore.NewLocal(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, store, nil
 }
 
 func (e *Env) logf(format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -240,6 +241,48 @@ type commitSeries struct {
 	due     int             // measured commits with a checkpoint due
 }
 
+// addSeries adds to f one metric of s per name, named prefix+name, in
+// order, and returns them. A name is "<stem>_p<NN>" (quantile NN/100) with
+// stem commit or deltakit_commit (the commits, ms), bare_put (the PUTs,
+// ms), background_checkpoint (the checkpoint waits, ms) or ratio (commit
+// over PUT at that quantile, x); "ratio_p<NN>_no_checkpoint" leaves out
+// the commits with a checkpoint due.
+func (f *Figure) addSeries(prefix string, s commitSeries, names ...string) ([]*Metric, error) {
+	out := make([]*Metric, 0, len(names))
+	for _, name := range names {
+		base, noCheckpoint := strings.CutSuffix(name, "_no_checkpoint")
+		i := strings.LastIndex(base, "_p")
+		if i < 0 {
+			return nil, fmt.Errorf("bench: metric %q: want <stem>_p<NN>", name)
+		}
+		stem := base[:i]
+		pct, err := strconv.Atoi(base[i+2:])
+		if err != nil || pct <= 0 || pct >= 100 || (noCheckpoint && stem != "ratio") {
+			return nil, fmt.Errorf("bench: metric %q: want <stem>_p<NN> (1 <= NN <= 99, _no_checkpoint after ratio only)", name)
+		}
+		commits := s.commits
+		if noCheckpoint {
+			commits = s.plain
+		}
+		qq := float64(pct) / 100
+		var m *Metric
+		switch stem {
+		case "commit", "deltakit_commit":
+			m = f.add(prefix+name, ms(quantile(commits, qq)), "ms")
+		case "bare_put":
+			m = f.add(prefix+name, ms(quantile(s.puts, qq)), "ms")
+		case "background_checkpoint":
+			m = f.add(prefix+name, ms(quantile(s.cpWait, qq)), "ms")
+		case "ratio":
+			m = f.add(prefix+name, ratio(quantile(commits, qq), quantile(s.puts, qq)), "x")
+		default:
+			return nil, fmt.Errorf("bench: metric %q: unknown series %q", name, stem)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // pairs runs warmup+n rounds; in each, every bench commits (timed), waits
 // for its background checkpoint when one was queued and paced is set
 // (untimed: the bare PUT that follows is a floor with no checkpoint running
@@ -344,42 +387,35 @@ func CommitFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		return fig, err
 	}
 	b, s, u, d := res[0], res[1], unpaced[0], res[2]
-	fig.add("default_commit_p50", ms(quantile(d.commits, 0.5)), "ms")
-	fig.add("default_bare_put_p50", ms(quantile(d.puts, 0.5)), "ms")
-	fig.add("default_commit_p99", ms(quantile(d.commits, 0.99)), "ms")
-	fig.add("default_bare_put_p99", ms(quantile(d.puts, 0.99)), "ms")
-	fig.goalFull(cfg, fig.add("default_ratio_p50", ratio(quantile(d.commits, 0.5), quantile(d.puts, 0.5)), "x"), "<=", 1.05)
-	fig.goalFull(cfg, fig.add("default_ratio_p99", ratio(quantile(d.commits, 0.99), quantile(d.puts, 0.99)), "x"), "<=", 1.15)
+	m, err := fig.addSeries("default_", d, "commit_p50", "bare_put_p50", "commit_p99", "bare_put_p99", "ratio_p50", "ratio_p99")
+	if err != nil {
+		return fig, err
+	}
+	fig.goalFull(cfg, m[4], "<=", 1.05)
+	fig.goalFull(cfg, m[5], "<=", 1.15)
 	fig.add("default_checkpoints_written", float64(defWritten), "count")
 	fig.note("default_*: a third table in the same rounds, written through the table package in its default configuration "+
 		"(table.Open with only WithStore, then Table.CommitFiles of one add: the due checkpoints go to the table's own background "+
 		"checkpointer, %d written, the last at version %d; Table.Close waits for them); the bare PUT after a checkpoint commit "+
 		"waits for it untimed, as for the txlog.Checkpointer table", defWritten, def.lastDue)
-	for _, q := range []struct {
-		name string
-		q    float64
-	}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}} {
-		fig.add("deltakit_commit_"+q.name, ms(quantile(b.commits, q.q)), "ms")
-		fig.add("bare_put_"+q.name, ms(quantile(b.puts, q.q)), "ms")
+	if m, err = fig.addSeries("", b, "deltakit_commit_p50", "bare_put_p50", "deltakit_commit_p90", "bare_put_p90",
+		"deltakit_commit_p99", "bare_put_p99", "ratio_p50", "ratio_p99"); err != nil {
+		return fig, err
 	}
-	fig.goalFull(cfg, fig.add("ratio_p50", ratio(quantile(b.commits, 0.5), quantile(b.puts, 0.5)), "x"), "<=", 1.15)
-	fig.goalFull(cfg, fig.add("ratio_p99", ratio(quantile(b.commits, 0.99), quantile(b.puts, 0.99)), "x"), "<=", 1.15)
+	fig.goalFull(cfg, m[6], "<=", 1.15)
+	fig.goalFull(cfg, m[7], "<=", 1.15)
 	fig.add("checkpoint_commits", float64(b.due), "count")
 	fig.add("background_checkpoints_written", float64(written), "count")
-	fig.add("background_checkpoint_p50", ms(quantile(b.cpWait, 0.5)), "ms")
+	if _, err := fig.addSeries("", b, "background_checkpoint_p50"); err != nil {
+		return fig, err
+	}
 	fig.add("last_checkpoint_version", float64(bg.lastDue), "version")
-	fig.add("unpaced_commit_p50", ms(quantile(u.commits, 0.5)), "ms")
-	fig.add("unpaced_bare_put_p50", ms(quantile(u.puts, 0.5)), "ms")
-	fig.add("unpaced_commit_p99", ms(quantile(u.commits, 0.99)), "ms")
-	fig.add("unpaced_bare_put_p99", ms(quantile(u.puts, 0.99)), "ms")
-	fig.add("unpaced_ratio_p50", ratio(quantile(u.commits, 0.5), quantile(u.puts, 0.5)), "x")
-	fig.add("unpaced_ratio_p99", ratio(quantile(u.commits, 0.99), quantile(u.puts, 0.99)), "x")
-	fig.add("sync_commit_p50", ms(quantile(s.commits, 0.5)), "ms")
-	fig.add("sync_commit_p99", ms(quantile(s.commits, 0.99)), "ms")
-	fig.add("sync_bare_put_p99", ms(quantile(s.puts, 0.99)), "ms")
-	fig.add("sync_ratio_p50", ratio(quantile(s.commits, 0.5), quantile(s.puts, 0.5)), "x")
-	fig.add("sync_ratio_p99", ratio(quantile(s.commits, 0.99), quantile(s.puts, 0.99)), "x")
-	fig.add("sync_ratio_p99_no_checkpoint", ratio(quantile(s.plain, 0.99), quantile(s.puts, 0.99)), "x")
+	if _, err := fig.addSeries("unpaced_", u, "commit_p50", "bare_put_p50", "commit_p99", "bare_put_p99", "ratio_p50", "ratio_p99"); err != nil {
+		return fig, err
+	}
+	if _, err := fig.addSeries("sync_", s, "commit_p50", "commit_p99", "bare_put_p99", "ratio_p50", "ratio_p99", "ratio_p99_no_checkpoint"); err != nil {
+		return fig, err
+	}
 	fig.add("commit_bytes", float64(len(bg.rec.lastPutIfAbsent())), "B")
 	fig.note("every 10th commit has a checkpoint due (delta.checkpointInterval default): %d of %d measured commits; "+
 		"the measured commits queue it on a txlog.Checkpointer, which wrote %d checkpoints in the background "+
@@ -430,14 +466,13 @@ func commitLargeTable(ctx context.Context, env *Env, cfg Config, fig *Figure) er
 		return err
 	}
 	s := res[0]
-	fig.add("large_deltakit_commit_p50", ms(quantile(b.commits, 0.5)), "ms")
-	fig.add("large_bare_put_p50", ms(quantile(b.puts, 0.5)), "ms")
-	fig.add("large_deltakit_commit_p99", ms(quantile(b.commits, 0.99)), "ms")
-	fig.add("large_ratio_p50", ratio(quantile(b.commits, 0.5), quantile(b.puts, 0.5)), "x")
-	fig.add("large_ratio_p99", ratio(quantile(b.commits, 0.99), quantile(b.puts, 0.99)), "x")
-	fig.add("large_background_checkpoint_p50", ms(quantile(b.cpWait, 0.5)), "ms")
-	fig.add("large_sync_commit_p99", ms(quantile(s.commits, 0.99)), "ms")
-	fig.add("large_sync_ratio_p99_no_checkpoint", ratio(quantile(s.plain, 0.99), quantile(s.puts, 0.99)), "x")
+	if _, err := fig.addSeries("large_", b, "deltakit_commit_p50", "bare_put_p50", "deltakit_commit_p99",
+		"ratio_p50", "ratio_p99", "background_checkpoint_p50"); err != nil {
+		return err
+	}
+	if _, err := fig.addSeries("large_sync_", s, "commit_p99", "ratio_p99_no_checkpoint"); err != nil {
+		return err
+	}
 	fig.note("large_*: the same pairs (%d) on a table that already holds %d live files (generated, with a checkpoint); "+
 		"%d checkpoints of all its files were written in the background; then %d pairs on the same table with synchronous checkpoints "+
 		"(large_sync_*, %d of them checkpoint commits)",

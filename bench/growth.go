@@ -32,8 +32,7 @@ func GrowthFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"of %v live files: open time and VmHWM of a child process loading the latest snapshot; commit p50 of %d one-file blind appends "+
 			"on 1,000 and %s files, interleaved (no checkpoint inside the commit); Snapshot.Update after k commits of 10 files, k in %v, on the %s-file table (median of %d)",
 			cfg.GrowthFiles, cfg.GrowthCommits, groupDigits(cfg.GrowthCommitFiles), cfg.GrowthRefresh, groupDigits(cfg.GrowthCommitFiles), growthRefreshReps)}
-	if env.MemoryChild == nil {
-		fig.Skipped = "no way to start a child process"
+	if skipWithoutChild(fig, env.MemoryChild) {
 		return fig, nil
 	}
 	if len(cfg.GrowthFiles) == 0 || len(cfg.GrowthRefresh) == 0 || cfg.GrowthCommitFiles <= 0 {
@@ -113,11 +112,7 @@ func newGrowthTable(ctx context.Context, env *Env, files int) (*growthTable, err
 	const perCommit = 10_000
 	commits := max(1, files/perCommit)
 	spec := TableSpec{Commits: int64(commits), FilesPerCommit: files / commits, CheckpointAt: int64(commits)}
-	dir, err := os.MkdirTemp(env.TempDir, "g1-table-")
-	if err != nil {
-		return nil, err
-	}
-	store, err := objectstore.NewLocal(dir)
+	dir, store, err := env.tempLocalStore("g1-table-")
 	if err != nil {
 		return nil, err
 	}

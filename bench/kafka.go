@@ -586,15 +586,11 @@ type kafkaIngestRun struct {
 
 func kafkaIngestSide(ctx context.Context, env *Env, cfg Config, prod *kafkaProducer, n int) (kafkaIngestRun, error) {
 	var res kafkaIngestRun
-	dir, err := os.MkdirTemp(env.TempDir, fmt.Sprintf("p9-table-%dm-", n))
+	dir, store, err := env.tempLocalStore(fmt.Sprintf("p9-table-%dm-", n))
 	if err != nil {
 		return res, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := objectstore.NewLocal(dir)
-	if err != nil {
-		return res, err
-	}
 	if _, err := table.Create(ctx, "", kafkaSchema(), table.WithStore(store)); err != nil {
 		return res, err
 	}
@@ -756,8 +752,7 @@ func KafkaFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	case env.Kafka == nil:
 		fig.Skipped = "no Kafka broker (scripts/install-kafka.sh)"
 		return fig, nil
-	case env.KafkaChild == nil:
-		fig.Skipped = "no way to start a child process"
+	case skipWithoutChild(fig, env.KafkaChild):
 		return fig, nil
 	}
 	topic := uniquePrefix("p9")

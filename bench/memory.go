@@ -134,19 +134,14 @@ func MemoryFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig := &Figure{ID: "P5", Title: "memory: peak RSS holding a snapshot",
 		Setup: fmt.Sprintf("local filesystem; a child process loads the latest snapshot of a table of %d live files with stats "+
 			"from its classic checkpoint and holds it; VmHWM from /proc/self/status", files)}
-	if env.MemoryChild == nil {
-		fig.Skipped = "no way to start a child process"
+	if skipWithoutChild(fig, env.MemoryChild) {
 		return fig, nil
 	}
-	dir, err := os.MkdirTemp(env.TempDir, "p5-table-")
+	dir, store, err := env.tempLocalStore("p5-table-")
 	if err != nil {
 		return fig, err
 	}
 	defer os.RemoveAll(dir)
-	store, err := objectstore.NewLocal(dir)
-	if err != nil {
-		return fig, err
-	}
 	t0 := time.Now()
 	if err := GenerateTable(ctx, store, spec); err != nil {
 		return fig, err

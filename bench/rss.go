@@ -221,8 +221,7 @@ func UploadFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if env.skipWithoutS3(fig) {
 		return fig, nil
 	}
-	if env.RSSChild == nil {
-		fig.Skipped = "no way to start a child process"
+	if skipWithoutChild(fig, env.RSSChild) {
 		return fig, nil
 	}
 	s3 := env.S3
@@ -276,8 +275,7 @@ func OptimizeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) 
 		Setup: fmt.Sprintf("local filesystem; a table of %s in files of ~%s (rows of a long and 1,000 random characters); "+
 			"a child process opens it and runs Table.Optimize (128 MiB target); VmHWM of /proc/self/status",
 			humanBytes(cfg.OptimizeBytes), humanBytes(fileBytes))}
-	if env.RSSChild == nil {
-		fig.Skipped = "no way to start a child process"
+	if skipWithoutChild(fig, env.RSSChild) {
 		return fig, nil
 	}
 	dir, err := os.MkdirTemp(env.TempDir, "r2-table-")

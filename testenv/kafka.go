@@ -216,16 +216,13 @@ func clusterID() string {
 // it. On failure the broker is stopped and its directory removed; the
 // returned *Kafka (nil if the broker never ran) still holds its output.
 func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
-	ports, err := freePorts(2)
+	k := &Kafka{}
+	ports, err := k.init(tmpDir, "kafka-")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tmpDir, "kafka-")
-	if err != nil {
-		return nil, err
-	}
-	k := &Kafka{Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])}
-	k.init(dir)
+	dir := k.dir
+	k.Addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	controller := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	props := strings.Join([]string{
 		"process.roles=broker,controller",

@@ -24,9 +24,20 @@ type process struct {
 	closeErr  error
 }
 
-// init readies p for a server whose files are in dir.
-func (p *process) init(dir string) {
+// init finds two free ports for the server (its listener and a second
+// one: MinIO's console, Kafka's controller) and readies p for a server
+// whose files are in a new directory named prefix* under tmpDir (p.dir).
+func (p *process) init(tmpDir, prefix string) (ports []int, err error) {
+	ports, err = freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tmpDir, prefix)
+	if err != nil {
+		return nil, err
+	}
 	p.dir, p.exited, p.log = dir, make(chan struct{}), &syncBuffer{}
+	return ports, nil
 }
 
 // run starts cmd with its output going to p's log and watches for its exit.

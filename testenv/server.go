@@ -131,23 +131,19 @@ func minioBinary() (string, error) {
 // directory removed; the returned *MinIO (nil if the server never ran)
 // still holds its output for the message.
 func start(ctx context.Context, bin, tmpDir string) (*MinIO, error) {
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(tmpDir, "minio-")
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	m := &MinIO{
-		Endpoint:  "http://" + addr,
 		AccessKey: "deltakit",
 		SecretKey: "deltakit-secret-key",
 		Bucket:    "deltakit-test",
 		Region:    "us-east-1",
 	}
-	m.init(dir)
+	ports, err := m.init(tmpDir, "minio-")
+	if err != nil {
+		return nil, err
+	}
+	dir := m.dir
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	m.Endpoint = "http://" + addr
 	cmd := exec.Command(bin, "server",
 		"--address", addr,
 		"--console-address", fmt.Sprintf("127.0.0.1:%d", ports[1]),

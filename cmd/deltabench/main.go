@@ -211,28 +211,22 @@ func startServices(ctx context.Context, env *bench.Env, ids []string, dir string
 		}
 	}
 	if slices.ContainsFunc(ids, needsS3) {
-		m, err := testenv.StartServer(ctx, dir)
-		if err != nil {
-			if notStarted(stderr, err, "scripts/install-minio.sh", "the MinIO figures are skipped") {
-				return stop, 1
-			}
-		} else {
-			closers = append(closers, m.Close)
-			env.S3 = m
+		m, fail := startOne(ctx, dir, stderr, &closers, testenv.StartServer,
+			"scripts/install-minio.sh", "the MinIO figures are skipped")
+		if fail {
+			return stop, 1
 		}
+		env.S3 = m
 	}
 	if slices.Contains(ids, "P9") {
-		k, err := testenv.StartKafkaBroker(ctx, dir)
-		if err != nil {
-			if notStarted(stderr, err, "scripts/install-kafka.sh", "P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it") {
-				return stop, 1
-			}
-		} else {
-			closers = append(closers, k.Close)
-			env.Kafka = k
-			if !quiet {
-				fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
-			}
+		k, fail := startOne(ctx, dir, stderr, &closers, testenv.StartKafkaBroker,
+			"scripts/install-kafka.sh", "P9 (Kafka) is skipped: run scripts/install-kafka.sh to measure it")
+		if fail {
+			return stop, 1
+		}
+		env.Kafka = k
+		if k != nil && !quiet {
+			fmt.Fprintf(stderr, "deltabench: Kafka broker at %s started in %v\n", k.Addr, k.StartTime.Round(time.Millisecond))
 		}
 	}
 	return stop, 0
@@ -253,6 +247,20 @@ func setChildren(env *bench.Env) {
 	env.KafkaChild = child(kafkaChildCmd)
 	env.ContentionChild = child(contentionChildCmd)
 	env.RSSChild = child(rssChildCmd)
+}
+
+// startOne starts one server (start in dir) and adds its Close to
+// closers. A server that does not start is reported by notStarted (script,
+// skipped) and s is the zero S (nil); fail is notStarted's answer.
+func startOne[S interface{ Close() error }](ctx context.Context, dir string, stderr io.Writer, closers *[]func() error,
+	start func(context.Context, string) (S, error), script, skipped string) (s S, fail bool) {
+	s, err := start(ctx, dir)
+	if err != nil {
+		var zero S
+		return zero, notStarted(stderr, err, script, skipped)
+	}
+	*closers = append(*closers, s.Close)
+	return s, false
 }
 
 // notStarted reports on stderr that a server (MinIO, Kafka) did not start

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,55 @@ func TestHelpExitsZero(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"--no-such-flag"}, &out, &errOut); code != 2 {
 		t.Errorf("a bad flag: exit %d, want 2", code)
+	}
+}
+
+type fakeServer struct{ closed *int }
+
+func (f *fakeServer) Close() error { *f.closed++; return nil }
+
+// TestStartOne checks that a started server's Close is kept for stop and
+// that one that does not start is reported, skipped (nil) outside CI and
+// fails under CI=true.
+func TestStartOne(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ci       string
+		startErr error
+		wantFail bool
+		wantOut  string
+	}{
+		{"started", "", nil, false, ""},
+		{"skipped", "", errors.New("no minio"), false, "deltabench: no minio; the X figures are skipped\n"},
+		{"ci", "true", errors.New("no minio"), true, "deltabench: no minio (CI=true, so this fails; scripts/test.sh runs install.sh)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			closed := 0
+			var gotDir string
+			start := func(_ context.Context, dir string) (*fakeServer, error) {
+				gotDir = dir
+				if tc.startErr != nil {
+					return nil, tc.startErr
+				}
+				return &fakeServer{closed: &closed}, nil
+			}
+			var stderr bytes.Buffer
+			var closers []func() error
+			s, fail := startOne(t.Context(), "/tmp/d", &stderr, &closers, start, "install.sh", "the X figures are skipped")
+			if gotDir != "/tmp/d" || fail != tc.wantFail || stderr.String() != tc.wantOut {
+				t.Fatalf("dir %q fail %v stderr %q; want /tmp/d, %v, %q", gotDir, fail, stderr.String(), tc.wantFail, tc.wantOut)
+			}
+			started := tc.startErr == nil
+			if (s != nil) != started || (len(closers) == 1) != started || len(closers) > 1 {
+				t.Fatalf("server %v, %d closers; want started=%v", s, len(closers), started)
+			}
+			for _, c := range closers {
+				c()
+			}
+			if closed != len(closers) {
+				t.Fatalf("closed %d times, want %d", closed, len(closers))
+			}
+		})
 	}
 }

@@ -131,12 +131,8 @@ func newLogCmd(a *app) *cobra.Command {
 given) as pretty-printed JSON, one action per object, in file order.`,
 		Example: "  deltactl log ./demo-data/flights --version 0",
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: a.onStore(func(cmd *cobra.Command, store table.Store) error {
 			ctx := cmd.Context()
-			store, err := a.openStore(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			latest := !cmd.Flags().Changed("version")
 			if latest {
 				snap, err := table.LoadSnapshot(ctx, store, -1)
@@ -170,7 +166,7 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 				v.Actions = append(v.Actions, raw)
 			}
 			return a.out().Log(v)
-		},
+		}),
 	}
 	cmd.Flags().Int64Var(&ver, "version", 0, "commit version (default: the latest)")
 	return cmd

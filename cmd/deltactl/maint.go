@@ -177,12 +177,8 @@ Exit code 0 when the table is clean, 3 when a problem was found (with
 when the check itself failed (no table, an I/O error).`,
 		Example: "  deltactl verify ./demo-data/flights\n  deltactl verify --exactly-once ./demo-data/flights -o json",
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: a.onStore(func(cmd *cobra.Command, store table.Store) error {
 			ctx := cmd.Context()
-			store, err := a.openStore(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			if exactlyOnce {
 				rep, err := table.VerifyExactlyOnce(ctx, store)
 				if err != nil {
@@ -203,7 +199,7 @@ when the check itself failed (no table, an I/O error).`,
 				return err
 			}
 			return verdict(a.out().Verify(verifyView(store.URI(), rep)), rep.OK())
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&exactlyOnce, "exactly-once", false, "check the epochs of streaming queries instead")
 	return cmd

@@ -277,6 +277,18 @@ func (a *app) onTable(fn func(cmd *cobra.Command, t *table.Table) error) func(*c
 	}
 }
 
+// onStore is onTable for the commands that read the log itself: fn gets
+// the store of the table at args[0], which need not load as a table.
+func (a *app) onStore(fn func(cmd *cobra.Command, store table.Store) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		store, err := a.openStore(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return fn(cmd, store)
+	}
+}
+
 // createTable creates the table at uri with the global flags.
 func (a *app) createTable(ctx context.Context, uri string, sch *schema.StructType, opts ...table.Option) (*table.Table, error) {
 	return table.Create(ctx, uri, sch, a.tableOptions(opts...)...)
