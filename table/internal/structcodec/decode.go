@@ -284,12 +284,8 @@ var decodeDecimal = scalarDecoder(isDecimal, func(x any, dst reflect.Value) bool
 })
 
 func decodeStruct(n *Node, t schema.Type, col, _ string) (decFn, error) {
-	st, ok := t.(*schema.StructType)
-	if !ok {
-		return nil, nil
-	}
-	sd, err := BindDecoder(n.Struct, st, col)
-	if err != nil {
+	sd, ok, err := bindStruct(n, t, col, BindDecoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	return func(x any, dst reflect.Value) error {
@@ -302,12 +298,8 @@ func decodeStruct(n *Node, t schema.Type, col, _ string) (decFn, error) {
 }
 
 func decodeSlice(n *Node, t schema.Type, col, goName string) (decFn, error) {
-	at, ok := t.(*schema.ArrayType)
-	if !ok {
-		return nil, nil
-	}
-	ed, err := bindDecoder(n.Elem, at.ElementType, col+".element", goName+"[]")
-	if err != nil {
+	ed, ok, err := bindElement(n, t, col, goName, bindDecoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	return func(x any, dst reflect.Value) error {
