@@ -49,69 +49,50 @@ func makeConv(t schema.Type, p *pnode) (leafConv, error) {
 	bad := func() (leafConv, error) {
 		return nil, fmt.Errorf("cannot read physical type %s (%s) as %s", phys, annotation(p), pt.Name)
 	}
-	switch pt.Name {
-	case schema.Boolean:
-		if phys == format.Boolean {
-			return func(v *parquet.Value) (any, error) { return v.Boolean(), nil }, nil
-		}
-	case schema.Byte:
-		if phys == format.Int32 {
-			return func(v *parquet.Value) (any, error) { return int8(v.Int32()), nil }, nil
-		}
-	case schema.Short:
-		if phys == format.Int32 {
-			return func(v *parquet.Value) (any, error) { return int16(v.Int32()), nil }, nil
-		}
-	case schema.Integer:
-		if phys == format.Int32 {
-			return func(v *parquet.Value) (any, error) { return v.Int32(), nil }, nil
-		}
-	case schema.Long:
-		switch phys {
-		case format.Int64:
-			return func(v *parquet.Value) (any, error) { return v.Int64(), nil }, nil
-		case format.Int32:
-			if isUnsignedInt(p) {
-				return func(v *parquet.Value) (any, error) { return int64(uint32(v.Int32())), nil }, nil
-			}
-			return func(v *parquet.Value) (any, error) { return int64(v.Int32()), nil }, nil
-		}
-	case schema.Float:
-		if phys == format.Float {
-			return func(v *parquet.Value) (any, error) { return v.Float(), nil }, nil
-		}
-	case schema.Double:
-		switch phys {
-		case format.Double:
-			return func(v *parquet.Value) (any, error) { return v.Double(), nil }, nil
-		case format.Float:
-			return func(v *parquet.Value) (any, error) { return float64(v.Float()), nil }, nil
-		case format.Int32:
-			return func(v *parquet.Value) (any, error) { return float64(v.Int32()), nil }, nil
-		case format.Int64:
-			return func(v *parquet.Value) (any, error) { return float64(v.Int64()), nil }, nil
-		}
-	case schema.String:
-		if phys == format.ByteArray || phys == format.FixedLenByteArray {
-			c := &stringInterner{}
-			return func(v *parquet.Value) (any, error) { return c.intern(v.ByteArray()), nil }, nil
-		}
-	case schema.Binary:
-		if phys == format.ByteArray || phys == format.FixedLenByteArray {
-			return func(v *parquet.Value) (any, error) {
-				return append([]byte{}, v.ByteArray()...), nil
-			}, nil
-		}
-	case schema.Date:
-		if phys == format.Int32 {
-			return func(v *parquet.Value) (any, error) { return value.Date(v.Int32()), nil }, nil
-		}
-	case schema.Timestamp, schema.TimestampNTZ:
+	switch {
+	case pt.Name == schema.Long && phys == format.Int32 && isUnsignedInt(p):
+		return func(v *parquet.Value) (any, error) { return int64(uint32(v.Int32())), nil }, nil
+	case pt.Name == schema.String && (phys == format.ByteArray || phys == format.FixedLenByteArray):
+		c := &stringInterner{}
+		return func(v *parquet.Value) (any, error) { return c.intern(v.ByteArray()), nil }, nil
+	case pt.Name == schema.Timestamp || pt.Name == schema.TimestampNTZ:
 		return timestampConv(p, bad)
-	case schema.Variant:
+	case pt.Name == schema.Variant:
 		return nil, errors.New("the variant type is not supported")
 	}
+	if c, ok := plainConvs[convKey{pt.Name, phys}]; ok {
+		return c, nil
+	}
 	return bad()
+}
+
+// convKey is a Delta primitive type name and the physical type of a file
+// column read as it.
+type convKey struct {
+	delta string
+	phys  format.Type
+}
+
+func binaryConv(v *parquet.Value) (any, error) { return append([]byte{}, v.ByteArray()...), nil }
+
+// plainConvs are the conversions that depend on the Delta type and the
+// physical type alone (makeConv handles those that depend on the column's
+// annotation or keep state).
+var plainConvs = map[convKey]leafConv{
+	{schema.Boolean, format.Boolean}:          func(v *parquet.Value) (any, error) { return v.Boolean(), nil },
+	{schema.Byte, format.Int32}:               func(v *parquet.Value) (any, error) { return int8(v.Int32()), nil },
+	{schema.Short, format.Int32}:              func(v *parquet.Value) (any, error) { return int16(v.Int32()), nil },
+	{schema.Integer, format.Int32}:            func(v *parquet.Value) (any, error) { return v.Int32(), nil },
+	{schema.Long, format.Int64}:               func(v *parquet.Value) (any, error) { return v.Int64(), nil },
+	{schema.Long, format.Int32}:               func(v *parquet.Value) (any, error) { return int64(v.Int32()), nil },
+	{schema.Float, format.Float}:              func(v *parquet.Value) (any, error) { return v.Float(), nil },
+	{schema.Double, format.Double}:            func(v *parquet.Value) (any, error) { return v.Double(), nil },
+	{schema.Double, format.Float}:             func(v *parquet.Value) (any, error) { return float64(v.Float()), nil },
+	{schema.Double, format.Int32}:             func(v *parquet.Value) (any, error) { return float64(v.Int32()), nil },
+	{schema.Double, format.Int64}:             func(v *parquet.Value) (any, error) { return float64(v.Int64()), nil },
+	{schema.Binary, format.ByteArray}:         binaryConv,
+	{schema.Binary, format.FixedLenByteArray}: binaryConv,
+	{schema.Date, format.Int32}:               func(v *parquet.Value) (any, error) { return value.Date(v.Int32()), nil },
 }
 
 // annotation describes p's logical or converted type for messages.

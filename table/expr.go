@@ -10,6 +10,16 @@ import (
 	"github.com/deltakit/deltakit/value"
 )
 
+// The expression language (types, text form, parser, kinds, comparison,
+// stats reasoning) is package expr; this file keeps only its binding to a
+// snapshot (pred, boundCol, binder), because that binding is Delta table
+// semantics, not language: column mapping physical names, partition
+// columns and their partitionValues keys, and the field metadata (type
+// widening, collations) that makes a column's stats unusable. Its result
+// is read field by field by table's evaluators (scan.go, skipping.go,
+// dml*.go, merge*.go, changes.go, the Arrow filter), so moving it out would
+// turn those internals into another package's exported API.
+
 // Expr is a boolean predicate over a table's columns, for WithFilter and
 // the DML conditions; shorthand for expr.Expr (see package expr for the
 // text form and the NULL semantics). Build one from Col and its comparison

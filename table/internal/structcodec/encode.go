@@ -250,24 +250,16 @@ func encodeDecimal(_ *Node, t schema.Type, _, _ string) (encFn, error) {
 }
 
 func encodeStruct(n *Node, t schema.Type, col, _ string) (encFn, error) {
-	st, ok := t.(*schema.StructType)
-	if !ok {
-		return nil, nil
-	}
-	se, err := BindEncoder(n.Struct, st, col)
-	if err != nil {
+	se, ok, err := bindStruct(n, t, col, BindEncoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	return func(v reflect.Value) (any, error) { return se.Encode(v, nil) }, nil
 }
 
 func encodeSlice(n *Node, t schema.Type, col, goName string) (encFn, error) {
-	at, ok := t.(*schema.ArrayType)
-	if !ok {
-		return nil, nil
-	}
-	ee, err := bindEncoder(n.Elem, at.ElementType, col+".element", goName+"[]")
-	if err != nil {
+	ee, ok, err := bindElement(n, t, col, goName, bindEncoder)
+	if !ok || err != nil {
 		return nil, err
 	}
 	return func(v reflect.Value) (any, error) {
@@ -339,6 +331,30 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// bindStruct binds the plan of struct node n to t with bind (BindEncoder
+// or BindDecoder): encodeStruct and decodeStruct. ok is false (and nothing
+// bound) when t is not a struct type.
+func bindStruct[C any](n *Node, t schema.Type, col string, bind func(*Plan, *schema.StructType, string) (C, error)) (c C, ok bool, err error) {
+	st, ok := t.(*schema.StructType)
+	if !ok {
+		return c, false, nil
+	}
+	c, err = bind(n.Struct, st, col)
+	return c, true, err
+}
+
+// bindElement binds the element of slice node n to t with bind
+// (bindEncoder or bindDecoder): encodeSlice and decodeSlice. ok is false
+// (and nothing bound) when t is not an array type.
+func bindElement[F any](n *Node, t schema.Type, col, goName string, bind func(*Node, schema.Type, string, string) (F, error)) (elem F, ok bool, err error) {
+	at, ok := t.(*schema.ArrayType)
+	if !ok {
+		return elem, false, nil
+	}
+	elem, err = bind(n.Elem, at.ElementType, col+".element", goName+"[]")
+	return elem, true, err
 }
 
 // bindEntry binds the key and the value of map node n to t with bind
