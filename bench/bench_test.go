@@ -613,7 +613,7 @@ func TestMergeSourceAndDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.close()
+	defer m.close(ctx)
 	src, err := mergeSource(m.rows, m.perDate, []int{1, 3}, 100)
 	if err != nil {
 		t.Fatal(err)

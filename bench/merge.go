@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
@@ -260,6 +261,14 @@ func newMergeBench(ctx context.Context, tmp string, rows, dates int) (*mergeBenc
 	if n := m.cow.Snapshot().NumFiles(); n != dates {
 		return nil, fmt.Errorf("bench: P11 table has %d files, want %d", n, dates)
 	}
+	// The last Append may have made a checkpoint due that the tables'
+	// background checkpointers are still writing: copyTable lists the log
+	// once and reads _last_checkpoint last, so a copy taken meanwhile can
+	// hold a hint naming a checkpoint it lacks (delta-rs then refuses the
+	// table: "Had a _last_checkpoint hint but didn't find any checkpoints").
+	if err := m.closeTables(ctx); err != nil {
+		return nil, err
+	}
 	m.rsDir = filepath.Join(dir, "deltars")
 	if err := copyTable(filepath.Join(dir, "deltakit-cow"), m.rsDir); err != nil {
 		return nil, err
@@ -268,11 +277,24 @@ func newMergeBench(ctx context.Context, tmp string, rows, dates int) (*mergeBenc
 	return m, nil
 }
 
-func (m *mergeBench) close() error { return os.RemoveAll(m.dir) }
+// closeTables waits for the checkpoints the deltakit tables write in the
+// background (table.Table.Close).
+func (m *mergeBench) closeTables(ctx context.Context) error {
+	return errors.Join(m.dv.Close(ctx), m.cow.Close(ctx))
+}
+
+// close waits for the background checkpoints (the restores after each
+// MERGE make some due) and removes the tables.
+func (m *mergeBench) close(ctx context.Context) error {
+	return errors.Join(m.closeTables(ctx), os.RemoveAll(m.dir))
+}
 
 // copyTable copies the table at src to dst: the log's files are copied
 // (a writer may replace _last_checkpoint), data files hard-linked (never
-// written again), copied when links fail.
+// written again), copied when links fail. No writer (nor background
+// checkpointer) may be writing src: the log is listed once and
+// _last_checkpoint, last in the listing, could otherwise name a
+// checkpoint written after the listing, absent from the copy.
 func copyTable(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -503,7 +525,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	if err != nil {
 		return fig, err
 	}
-	defer m.close()
+	defer m.close(ctx)
 	fig.add("generate_table", m.generated, "s")
 	fig.add("table_bytes", m.generateBytes, "B")
 	env.logf("P11: tables generated in %.1f s (%s bytes per copy)", m.generated, groupDigits(int(m.generateBytes)))
