@@ -74,6 +74,7 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 		return err
 	}
 	defer w.recoverInto(&err, "write columns")
+	defer w.dropValues()
 	if n < 0 {
 		return fmt.Errorf("%w: %d rows", ErrInvalidValue, n)
 	}

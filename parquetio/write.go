@@ -343,6 +343,7 @@ func (w *Writer) Write(rows []value.Row) (err error) {
 		return err
 	}
 	defer w.recoverInto(&err, "write")
+	defer w.dropValues()
 	if w.rowCols == nil {
 		w.rowCols = make([]Column, len(w.plan.fields))
 	}
@@ -365,6 +366,16 @@ func (w *Writer) Write(rows []value.Row) (err error) {
 		clear(w.rowCols[j].String) // drop references to the caller's strings
 	}
 	return nil
+}
+
+// dropValues clears the value slices of every column, once a Write or
+// WriteColumns call has handed its batches over: they point into the
+// caller's byte slices and strings. (Each batch overwrites every slot it
+// uses, so the batches in between need no clearing.)
+func (w *Writer) dropValues() {
+	for c := range w.cols {
+		clear(w.cols[c][:cap(w.cols[c])])
+	}
 }
 
 // begin returns the error a Write or WriteColumns call must return
@@ -424,7 +435,6 @@ func (w *Writer) writeValues(n int, size int64) error {
 			}
 		}
 		w.batchBytes[c] = -1
-		clear(vals) // drop references to the caller's byte slices
 	}
 	w.numRows += int64(n)
 	w.rgRows += int64(n)
