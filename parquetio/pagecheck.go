@@ -128,21 +128,33 @@ func checkDecodedSize(ra io.ReaderAt, codec format.CompressionCodec, dataOff int
 // otherwise make them allocate gigabytes. Returns an error wrapping
 // ErrCorrupt that names the row group and column chunk.
 func CheckPages(pf *parquet.File, ra io.ReaderAt) error {
+	for g := range pf.Metadata().RowGroups {
+		if err := CheckRowGroupPages(pf, g, ra); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRowGroupPages is CheckPages for row group g (0-based, in range)
+// alone: ra need hold only that row group's column chunks, at their file
+// offsets. A reader that fetches a file row group by row group checks each
+// one before decoding it.
+func CheckRowGroupPages(pf *parquet.File, g int, ra io.ReaderAt) error {
 	size := pf.Size()
-	for g, rg := range pf.Metadata().RowGroups {
-		for c := range rg.Columns {
-			md := &rg.Columns[c].MetaData
-			off := md.DataPageOffset
-			if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < off {
-				off = md.DictionaryPageOffset
-			}
-			length := md.TotalCompressedSize
-			if off < 0 || length < 0 || off > size || length > size-off {
-				return fmt.Errorf("%w: column chunk %d of row group %d at [%d,+%d) outside the file of %d bytes", ErrCorrupt, c, g, off, length, size)
-			}
-			if err := checkChunkPages(ra, off, length, md.Codec); err != nil {
-				return fmt.Errorf("row group %d column chunk %d: %w", g, c, err)
-			}
+	rg := &pf.Metadata().RowGroups[g]
+	for c := range rg.Columns {
+		md := &rg.Columns[c].MetaData
+		off := md.DataPageOffset
+		if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < off {
+			off = md.DictionaryPageOffset
+		}
+		length := md.TotalCompressedSize
+		if off < 0 || length < 0 || off > size || length > size-off {
+			return fmt.Errorf("%w: column chunk %d of row group %d at [%d,+%d) outside the file of %d bytes", ErrCorrupt, c, g, off, length, size)
+		}
+		if err := checkChunkPages(ra, off, length, md.Codec); err != nil {
+			return fmt.Errorf("row group %d column chunk %d: %w", g, c, err)
 		}
 	}
 	return nil

@@ -74,6 +74,22 @@ func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointR
 		fn(a)
 	}
 	for _, f := range cp.files {
+		if !f.json && f.size > rangedCheckpointBytes {
+			src, err := newRangedSource(ctx, store, f.key, f.size)
+			if err != nil {
+				if errors.Is(err, objectstore.ErrNotExist) {
+					return corrupt(f.key, cp.version, err, "missing checkpoint file")
+				}
+				return fmt.Errorf("txlog: reading checkpoint %s: %w", f.key, err)
+			}
+			if err := readCheckpointParquetAt(f.key, cp.version, src, f.size, src, true, collect, pb); err != nil {
+				if serr := src.failure(); serr != nil {
+					return fmt.Errorf("txlog: reading checkpoint %s: %w", f.key, serr)
+				}
+				return err
+			}
+			continue
+		}
 		data, err := store.Get(ctx, f.key, objectstore.FullObject)
 		if err != nil {
 			if errors.Is(err, objectstore.ErrNotExist) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -594,12 +595,19 @@ func unsafeString(b []byte) string {
 // unexpected type, and for any Parquet decoding failure (including a panic
 // inside the Parquet library), it returns a *CorruptLogError.
 func readCheckpointParquet(file string, version int64, data []byte, topLevel bool, fn func(*Action), pb *packBuilder) (err error) {
+	return readCheckpointParquetAt(file, version, bytes.NewReader(data), int64(len(data)), nil, topLevel, fn, pb)
+}
+
+// readCheckpointParquetAt is readCheckpointParquet for a file of size bytes
+// read through ra; with src set (ra is src), src fetches and checks the row
+// groups one at a time as they are decoded.
+func readCheckpointParquetAt(file string, version int64, ra io.ReaderAt, size int64, src *rangedSource, topLevel bool, fn func(*Action), pb *packBuilder) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = corrupt(file, version, fmt.Errorf("%v", r), "cannot decode checkpoint Parquet")
 		}
 	}()
-	pf, plans, err := openCheckpointParquet(file, version, data, topLevel)
+	pf, plans, err := openCheckpointParquet(file, version, ra, size, src, topLevel)
 	if err != nil {
 		return err
 	}
@@ -613,7 +621,7 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 		// The footer's row count is untrusted: the room reserved is also
 		// bounded by the file's size (real checkpoints take far more
 		// than 16 bytes per add row).
-		pb.Grow(int(min(pf.NumRows(), int64(len(data)/16))))
+		pb.Grow(int(min(pf.NumRows(), size/16)))
 	}
 	if workers := min(len(groups), runtime.GOMAXPROCS(0)); workers > 1 {
 		err = decodeRowGroupsParallel(groups, plans, fn, pb, workers)
@@ -626,19 +634,27 @@ func readCheckpointParquet(file string, version int64, data []byte, topLevel boo
 	return nil
 }
 
-// openCheckpointParquet opens the checkpoint or sidecar Parquet file in data
-// and plans the decoding of its columns; errors are *CorruptLogError.
-func openCheckpointParquet(file string, version int64, data []byte, topLevel bool) (*parquet.File, []columnPlan, error) {
-	if err := checkParquetFrame(data); err != nil {
+// openCheckpointParquet opens the checkpoint or sidecar Parquet file of
+// size bytes that ra reads (src, when set, is ra reading in ranges) and
+// plans the decoding of its columns; errors are *CorruptLogError.
+func openCheckpointParquet(file string, version int64, ra io.ReaderAt, size int64, src *rangedSource, topLevel bool) (*parquet.File, []columnPlan, error) {
+	if err := checkParquetFrame(ra, size); err != nil {
 		return nil, nil, corrupt(file, version, err, "not a Parquet file")
 	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	pf, err := parquet.OpenFile(ra, size)
 	if err != nil {
 		return nil, nil, corrupt(file, version, err, "not a Parquet file")
 	}
 	// A damaged page header must not make the decoder allocate gigabytes
-	// (a fatal out-of-memory error cannot be recovered).
-	if err := parquetio.CheckPages(pf, bytes.NewReader(data)); err != nil {
+	// (a fatal out-of-memory error cannot be recovered): the pages are
+	// checked before any is decoded, here, or row group by row group as
+	// src fetches them.
+	if src != nil {
+		err = src.bind(pf)
+	} else {
+		err = parquetio.CheckPages(pf, ra)
+	}
+	if err != nil {
 		return nil, nil, corrupt(file, version, err, "damaged checkpoint Parquet")
 	}
 	schema := pf.Schema()
@@ -765,17 +781,24 @@ func decodeRowGroupsParallel(groups []parquet.RowGroup, plans []columnPlan, fn f
 // ends and a footer length that fits in the file. parquet-go allocates the
 // footer's claimed length before it compares it with the file size, so a
 // few garbage bytes ending in "PAR1" could make it allocate gigabytes.
-func checkParquetFrame(data []byte) error {
+func checkParquetFrame(ra io.ReaderAt, n int64) error {
 	const magic = "PAR1"
-	n := len(data)
 	if n < 12 {
 		return fmt.Errorf("%d bytes is too short for a Parquet file", n)
 	}
-	if string(data[:4]) != magic || string(data[n-4:]) != magic {
+	var head [4]byte
+	var tail [8]byte
+	if _, err := ra.ReadAt(head[:], 0); err != nil {
+		return err
+	}
+	if _, err := ra.ReadAt(tail[:], n-8); err != nil {
+		return err
+	}
+	if string(head[:]) != magic || string(tail[4:]) != magic {
 		return fmt.Errorf("no Parquet magic bytes %q at the start and end", magic)
 	}
-	footer := int64(binary.LittleEndian.Uint32(data[n-8 : n-4]))
-	if footer == 0 || footer > int64(n-12) {
+	footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footer == 0 || footer > n-12 {
 		return fmt.Errorf("footer length %d does not fit in a file of %d bytes", footer, n)
 	}
 	return nil
