@@ -47,6 +47,10 @@
 //	                rows in 100 files, keys of 5 dates and of every date:
 //	                table.Merge with deletion vectors and copy-on-write vs
 //	                delta-rs's DeltaTable.merge, on the local filesystem
+//	P12 ingest      issue 17's "P7 ingest": deltactl ingest of the demo's
+//	                flights-3m.parquet into a local table as epochs vs
+//	                raw parquet-go reading and writing the rows once, and
+//	                in one commit vs delta-rs's write_deltalake
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -70,7 +74,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "R1", "R2", "G1"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "R1", "R2", "G1"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -149,6 +153,12 @@ type Config struct {
 	MergeNarrowDates int
 	MergeReps        int
 
+	// P12: rows of flights-3m.parquet ingested (0: all), rows per epoch of
+	// the streaming side, repetitions per side (the median counts).
+	IngestRows      int
+	IngestEpochRows int
+	IngestReps      int
+
 	// R1: bytes of the one data file streamed to MinIO.
 	UploadBytes int64
 	// R2: bytes of small files optimized, and the size of each.
@@ -180,6 +190,7 @@ func QuickConfig() Config {
 		KafkaLatencyRecords: 500, KafkaLatencyRate: 1_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
 		MergeRows: 200_000, MergeDates: 20, MergeKeys: 1_000, MergeNarrowDates: 5, MergeReps: 1,
+		IngestRows: 300_000, IngestEpochRows: 10_000, IngestReps: 1,
 		UploadBytes: 48 << 20, OptimizeBytes: 32 << 20, OptimizeFileBytes: 1 << 20,
 		GrowthFiles: []int{10_000, 100_000}, GrowthCommitFiles: 100_000, GrowthCommits: 20, GrowthRefresh: []int{1, 10, 100},
 	}
@@ -205,6 +216,7 @@ func FullConfig() Config {
 		KafkaLatencyRecords: 20_000, KafkaLatencyRate: 2_000,
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
 		MergeRows: 10_000_000, MergeDates: 100, MergeKeys: 10_000, MergeNarrowDates: 5, MergeReps: 1,
+		IngestRows: 0, IngestEpochRows: 100_000, IngestReps: 3,
 		UploadBytes: 2 << 30, OptimizeBytes: 1 << 30, OptimizeFileBytes: 2 << 20,
 		GrowthFiles: []int{100_000, 1_000_000, 3_000_000}, GrowthCommitFiles: 1_000_000, GrowthCommits: 50, GrowthRefresh: []int{1, 10, 100},
 	}
@@ -239,6 +251,9 @@ type Env struct {
 	// RSSChild returns the command that runs RSSChild with job in a fresh
 	// process (R1, R2); nil skips them.
 	RSSChild func(ctx context.Context, job string) *exec.Cmd
+	// Deltactl is the deltactl binary P12 runs; "" builds one from this
+	// module with go build (P12 is skipped when that fails).
+	Deltactl string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -405,6 +420,7 @@ func figureFuncs() map[string]figureFunc {
 		"P9":  KafkaFigure,
 		"P10": GroupCommitFigure,
 		"P11": MergeFigure,
+		"P12": IngestFigure,
 		"R1":  UploadFigure,
 		"R2":  OptimizeFigure,
 		"G1":  GrowthFigure,

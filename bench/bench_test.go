@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/deltakit/deltakit/ingest"
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/testenv"
 )
 
@@ -115,6 +116,7 @@ func TestFigures(t *testing.T) {
 		KafkaRecords: 600, KafkaRecordBytes: 1024, KafkaPartitions: 6, KafkaMembers: []int{1, 2},
 		KafkaLatencyRecords: 60, KafkaLatencyRate: 200,
 		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
+	cfg.IngestRows, cfg.IngestEpochRows, cfg.IngestReps = tinyIngest()
 	cfg.MergeRows, cfg.MergeDates, cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeReps = tinyMerge()
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
@@ -130,6 +132,7 @@ func TestFigures(t *testing.T) {
 		"P7": {"ratio_dv", "ratio_cow", "ratio_dv_cpu", "ratio_cow_cpu", "dv_delete", "cow_delete", "floor_delete",
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
 		"P8":  {"scanarrow_1file", "scanarrow_files", "scan_rows_vs_scanarrow", "selective", "append_arrow", "append_arrow_vs_rows", "append_arrow_vs_parquet_go"},
+		"P12": ingestMetrics(env.Python != ""),
 		"P10": {"serial_wall", "serial_versions", "grouped_wall", "grouped_versions", "grouped_wall_ratio", "concurrent_wall"},
 		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
 			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},
@@ -148,7 +151,8 @@ func TestFigures(t *testing.T) {
 		// R1 and R2 measure a child process's peak RSS and G1 needs growth
 		// sizes: this test env has neither (deltabench --quick runs them).
 		rssOrGrowth := f.ID == "R1" || f.ID == "R2" || f.ID == "G1"
-		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P11") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) && !rssOrGrowth {
+		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P11") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) && !rssOrGrowth &&
+			!(f.ID == "P12" && (FlightsParquet() == "" || env.Python == "")) {
 			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
 		}
 	}
@@ -205,6 +209,62 @@ func TestFigures(t *testing.T) {
 	for _, k := range []string{"schema", "date", "mode", "machine", "figures", "seconds"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("report JSON lacks %q: %s", k, data)
+		}
+	}
+}
+
+// tinyIngest returns P12's test sizes: rows of flights-3m.parquet, rows
+// per epoch, repetitions.
+func tinyIngest() (rows, epochRows, reps int) { return 20_000, 1_000, 1 }
+
+// ingestMetrics returns the metrics P12 must have (positive), those of the
+// delta-rs side too when deltars.
+func ingestMetrics(deltars bool) []string {
+	m := []string{"ratio_epochs", "ratio_epochs_cpu", "floor", "floor_cpu", "epochs", "epochs_cpu", "epochs_rss",
+		"one_commit", "one_commit_cpu", "one_commit_rss", "rows", "epoch_count", "floor_files", "epochs_files", "one_commit_files"}
+	if deltars {
+		m = append(m, "deltars", "deltars_cpu", "deltars_rss", "deltars_files", "ratio_one_commit_vs_deltars", "ratio_one_commit_vs_deltars_cpu")
+	}
+	return m
+}
+
+// TestIngestFigure runs P12 alone at tiny sizes (no MinIO needed) when the
+// demo's flights-3m.parquet is there: each side's table must hold the
+// slice's rows (Run fails otherwise), the streaming side one version per
+// epoch.
+func TestIngestFigure(t *testing.T) {
+	if FlightsParquet() == "" {
+		testsupport.Absent(t, "P12 needs flights-3m.parquet ($DELTAKIT_FLIGHTS_PARQUET; scripts/fetch-demo-data.sh)")
+	}
+	env := &Env{TempDir: t.TempDir()}
+	if wd, err := os.Getwd(); err == nil {
+		env.Python = FindPython(wd)
+	}
+	var cfg Config
+	cfg.Mode = "test"
+	cfg.IngestRows, cfg.IngestEpochRows, cfg.IngestReps = tinyIngest()
+	rep, err := Run(t.Context(), env, cfg, []string{"P12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Figures) != 1 {
+		t.Fatalf("figures %+v", rep.Figures)
+	}
+	f := rep.Figures[0]
+	for _, name := range ingestMetrics(env.Python != "") {
+		if m := f.Metric(name); m == nil || m.Value <= 0 {
+			t.Errorf("P12: metric %s = %+v", name, m)
+		}
+	}
+	rows, epochRows, _ := tinyIngest()
+	for name, want := range map[string]float64{"rows": float64(rows), "epoch_count": float64(rows / epochRows), "floor_files": 1} {
+		if m := f.Metric(name); m == nil || m.Value != want {
+			t.Errorf("P12: %s = %+v, want %v", name, m, want)
+		}
+	}
+	for _, m := range f.Metrics {
+		if m.Met != nil {
+			t.Errorf("P12: %s has a verdict in test mode: %+v", m.Name, m)
 		}
 	}
 }

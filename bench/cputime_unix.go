@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"os"
 	"syscall"
 	"time"
 )
@@ -15,4 +16,13 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// maxRSSKB returns the peak resident set in KiB of the ended child process
+// ps (ru_maxrss), 0 when the system does not say.
+func maxRSSKB(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return int64(ru.Maxrss)
+	}
+	return 0
 }

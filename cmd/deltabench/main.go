@@ -6,14 +6,17 @@
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
 // streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit, P11
-// MERGE, R1 upload RSS, R2 optimize RSS, G1 growth) are described in
+// MERGE, P12 ingest, R1 upload RSS, R2 optimize RSS, G1 growth) are described in
 // package bench and BENCHMARKS.md. A MinIO server
 // (scripts/install-minio.sh) is started for P1, P2, P4, P6, P7 and P10, a
 // Kafka broker (scripts/install-kafka.sh) for P9
 // (skipped without the install; with CI=true that fails); the
 // delta-rs side of P3 needs the venv of scripts/install-interop.sh
 // ($DELTAKIT_VENV or <repo>/.venv) and is skipped without it, as is the
-// delta-rs side of P11. --quick uses
+// delta-rs sides of P11 and P12. P12 ingests the demo's flights-3m.parquet
+// ($DELTAKIT_FLIGHTS_PARQUET or ~/.cache/deltakit/demo, from
+// scripts/fetch-demo-data.sh; skipped without it, failed with CI=true)
+// with a deltactl it builds with go build. --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
 // those of the issue.
 //
