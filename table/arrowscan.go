@@ -516,7 +516,13 @@ func openParquet(ra io.ReaderAt, size int64, mem memory.Allocator) (rdr *file.Re
 	// Column chunks are read through a buffer of columnBuffer bytes
 	// rather than whole: a row group's chunks can be hundreds of MB, and
 	// a scan has several files open at once.
-	props := parquet.NewReaderProperties(mem)
+	// The page reader's buffers are overwritten whole before they are
+	// read: from the pool unzeroed (rawAllocator).
+	pageMem := mem
+	if pool, ok := mem.(*poolAllocator); ok {
+		pageMem = rawAllocator{pool}
+	}
+	props := parquet.NewReaderProperties(pageMem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = columnBuffer
 	return file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
