@@ -569,7 +569,10 @@ func isSignedInt(t arrow.DataType) bool {
 }
 
 // tailReaderAt serves the last bytes of an object (the footer) from one
-// prefetched range and everything else with ranged Gets.
+// prefetched range and everything else with ranged Gets. An object of at
+// most wholeObject bytes is read whole by that one Get: a small file's
+// footer and column chunks then cost one request (one open and read on a
+// local store) instead of one per chunk.
 type tailReaderAt struct {
 	ctx     context.Context
 	store   objectstore.Store
@@ -581,10 +584,20 @@ type tailReaderAt struct {
 	err     error
 }
 
-const tailPrefetch = 64 << 10
+const (
+	tailPrefetch = 64 << 10
+	// wholeObject is the largest object tailReaderAt reads whole, in
+	// bytes: at DefaultScanConcurrency files at once, at most 16 MiB more
+	// than the column buffers (columnBuffer) those files hold anyway.
+	wholeObject = 4 << 20
+)
 
 func newTailReaderAt(ctx context.Context, store objectstore.Store, key string, size int64) *tailReaderAt {
-	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: max(size-tailPrefetch, 0)}
+	off := max(size-tailPrefetch, 0)
+	if size <= wholeObject {
+		off = 0
+	}
+	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: off}
 }
 
 func (r *tailReaderAt) ReadAt(p []byte, off int64) (int, error) {
