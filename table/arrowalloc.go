@@ -68,14 +68,19 @@ func aligned(b []byte) bool {
 }
 
 // Allocate returns size zeroed bytes.
-func (a *poolAllocator) Allocate(size int) []byte {
+func (a *poolAllocator) Allocate(size int) []byte { return a.alloc(size, true) }
+
+// alloc returns size bytes, zeroed if zero is set (fresh memory always is).
+func (a *poolAllocator) alloc(size int, zero bool) []byte {
 	c := poolClass(size)
 	if c < 0 {
 		return goAlloc(size)
 	}
 	if v := a.pools[c].Get(); v != nil {
 		b := (*v.(*[]byte))[:size]
-		clear(b)
+		if zero {
+			clear(b)
+		}
 		return b
 	}
 	b := make([]byte, 1<<(c+poolMinShift))
@@ -89,16 +94,18 @@ func (a *poolAllocator) Allocate(size int) []byte {
 
 // Reallocate returns b resized to size bytes, its first min(len(b), size)
 // bytes kept and the rest zeroed.
-func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
+func (a *poolAllocator) Reallocate(size int, b []byte) []byte { return a.realloc(size, b, true) }
+
+func (a *poolAllocator) realloc(size int, b []byte, zero bool) []byte {
 	if cap(b) >= size {
 		old := len(b)
 		b = b[:size]
-		if size > old {
+		if zero && size > old {
 			clear(b[old:])
 		}
 		return b
 	}
-	nb := a.Allocate(size)
+	nb := a.alloc(size, zero)
 	copy(nb, b)
 	a.Free(b)
 	return nb
@@ -160,6 +167,23 @@ func (a *poolAllocator) pinOutput(d arrow.ArrayData) {
 	a.pinOutput(d.Dictionary())
 }
 
+// rawAllocator is a poolAllocator's pools without the zeroing: the
+// allocator of the page reader (parquet.ReaderProperties), whose buffers
+// (compressed pages read from the file, pages decompressed into, the
+// dictionary page) are overwritten whole before they are read, the
+// reader checking the lengths read and decompressed. Zeroing them cost
+// about an eighth of the memory a 30-file scan cleared. Its buffers go
+// back to the same pools; poolAllocator zeroes what it hands out whatever
+// it held before.
+type rawAllocator struct{ *poolAllocator }
+
+// Allocate returns size bytes of unspecified content.
+func (r rawAllocator) Allocate(size int) []byte { return r.alloc(size, false) }
+
+// Reallocate returns b resized to size bytes, its first min(len(b), size)
+// bytes kept and the rest of unspecified content.
+func (r rawAllocator) Reallocate(size int, b []byte) []byte { return r.realloc(size, b, false) }
+
 // goAlloc is memory.GoAllocator's Allocate: zeroed, 64-byte aligned, its
 // capacity exactly size (so Free never pools it unless it is a class size).
 func goAlloc(size int) []byte {
@@ -169,4 +193,7 @@ func goAlloc(size int) []byte {
 	return buf[shift : size+shift : size+shift]
 }
 
-var _ memory.Allocator = (*poolAllocator)(nil)
+var (
+	_ memory.Allocator = (*poolAllocator)(nil)
+	_ memory.Allocator = rawAllocator{}
+)

@@ -56,6 +56,54 @@ func TestPoolAllocatorZeroedAligned(t *testing.T) {
 	}
 }
 
+// TestRawAllocatorSharesPools: the page reader's rawAllocator takes
+// buffers from the same pools without zeroing them (checked when the pool
+// hands back the buffer just freed, as sync.Pool does on one goroutine
+// without a GC in between), keeps a prefix on Reallocate, and the zeroing
+// allocator still zeroes what rawAllocator dirtied and freed.
+func TestRawAllocatorSharesPools(t *testing.T) {
+	a := newPoolAllocator()
+	r := rawAllocator{a}
+	const size = 1 << 16
+	b := a.Allocate(size)
+	for i := range b {
+		b[i] = 0xab
+	}
+	addr := unsafe.SliceData(b)
+	a.Free(b)
+	c := r.Allocate(size)
+	if len(c) != size || uintptr(unsafe.Pointer(unsafe.SliceData(c)))%64 != 0 {
+		t.Fatalf("raw Allocate(%d): len %d, aligned %v", size, len(c), aligned(c))
+	}
+	if unsafe.SliceData(c) == addr && c[size-1] != 0xab {
+		t.Errorf("raw Allocate zeroed a pooled buffer (last byte %#x)", c[size-1])
+	}
+	for i := range c {
+		c[i] = byte(i)
+	}
+	d := r.Reallocate(3*size, c)
+	if len(d) != 3*size {
+		t.Fatalf("raw Reallocate: len %d", len(d))
+	}
+	for i := range size {
+		if d[i] != byte(i) {
+			t.Fatalf("raw Reallocate: kept byte %d is %d, want %d", i, d[i], byte(i))
+		}
+	}
+	for i := range d {
+		d[i] = 0xcd
+	}
+	r.Free(d)
+	for _, n := range []int{size, 3 * size} {
+		z := a.Allocate(n)
+		for i, v := range z {
+			if v != 0 {
+				t.Fatalf("Allocate(%d) after raw use: byte %d is %#x", n, i, v)
+			}
+		}
+	}
+}
+
 // TestGatherStrings: dictionary strings with nulls, a sliced array and
 // an out-of-range index.
 func TestGatherStrings(t *testing.T) {

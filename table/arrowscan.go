@@ -516,7 +516,13 @@ func openParquet(ra io.ReaderAt, size int64, mem memory.Allocator) (rdr *file.Re
 	// Column chunks are read through a buffer of columnBuffer bytes
 	// rather than whole: a row group's chunks can be hundreds of MB, and
 	// a scan has several files open at once.
-	props := parquet.NewReaderProperties(mem)
+	// The page reader's buffers are overwritten whole before they are
+	// read: from the pool unzeroed (rawAllocator).
+	pageMem := mem
+	if pool, ok := mem.(*poolAllocator); ok {
+		pageMem = rawAllocator{pool}
+	}
+	props := parquet.NewReaderProperties(pageMem)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = columnBuffer
 	return file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
@@ -563,7 +569,10 @@ func isSignedInt(t arrow.DataType) bool {
 }
 
 // tailReaderAt serves the last bytes of an object (the footer) from one
-// prefetched range and everything else with ranged Gets.
+// prefetched range and everything else with ranged Gets. An object of at
+// most wholeObject bytes is read whole by that one Get: a small file's
+// footer and column chunks then cost one request (one open and read on a
+// local store) instead of one per chunk.
 type tailReaderAt struct {
 	ctx     context.Context
 	store   objectstore.Store
@@ -575,10 +584,20 @@ type tailReaderAt struct {
 	err     error
 }
 
-const tailPrefetch = 64 << 10
+const (
+	tailPrefetch = 64 << 10
+	// wholeObject is the largest object tailReaderAt reads whole, in
+	// bytes: at DefaultScanConcurrency files at once, at most 16 MiB more
+	// than the column buffers (columnBuffer) those files hold anyway.
+	wholeObject = 4 << 20
+)
 
 func newTailReaderAt(ctx context.Context, store objectstore.Store, key string, size int64) *tailReaderAt {
-	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: max(size-tailPrefetch, 0)}
+	off := max(size-tailPrefetch, 0)
+	if size <= wholeObject {
+		off = 0
+	}
+	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: off}
 }
 
 func (r *tailReaderAt) ReadAt(p []byte, off int64) (int, error) {

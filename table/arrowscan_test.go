@@ -1,12 +1,16 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
@@ -223,5 +227,53 @@ func TestScanArrowNestedColumnar(t *testing.T) {
 				t.Errorf("stats %+v: want the file read column by column", ss)
 			}
 		})
+	}
+}
+
+// countingStore counts a store's Gets.
+type countingStore struct {
+	objectstore.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) Get(ctx context.Context, key string, r objectstore.Range) ([]byte, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, key, r)
+}
+
+// TestTailReaderAtWholeSmallObject: an object of at most wholeObject bytes
+// is read by one Get whatever ranges are read of it (footer, chunks); a
+// larger one's chunks are ranged Gets besides the tail's; the bytes are
+// the object's either way, and reads past the end say io.EOF.
+func TestTailReaderAtWholeSmallObject(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		size     int
+		wantGets int64
+	}{{1000, 1}, {wholeObject, 1}, {wholeObject + 1, 3}} {
+		st := &countingStore{Store: objectstore.NewMem("t")}
+		data := make([]byte, tc.size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		if err := st.Put(ctx, "f", data); err != nil {
+			t.Fatal(err)
+		}
+		ra := newTailReaderAt(ctx, st, "f", int64(tc.size))
+		for _, r := range []struct{ off, n int }{{tc.size - 8, 8}, {0, 100}, {tc.size / 2, 50}, {tc.size - 200, 100}} {
+			p := make([]byte, r.n)
+			if n, err := ra.ReadAt(p, int64(r.off)); n != r.n || err != nil {
+				t.Fatalf("size %d: ReadAt(%d, %d) = %d, %v", tc.size, r.off, r.n, n, err)
+			}
+			if !bytes.Equal(p, data[r.off:r.off+r.n]) {
+				t.Fatalf("size %d: ReadAt(%d, %d): wrong bytes", tc.size, r.off, r.n)
+			}
+		}
+		if n, err := ra.ReadAt(make([]byte, 10), int64(tc.size-4)); n != 4 || err != io.EOF {
+			t.Errorf("size %d: ReadAt past the end = %d, %v; want 4, EOF", tc.size, n, err)
+		}
+		if got := st.gets.Load(); got != tc.wantGets {
+			t.Errorf("size %d: %d Gets, want %d", tc.size, got, tc.wantGets)
+		}
 	}
 }
