@@ -83,6 +83,7 @@ type writeConfig struct {
 	stringPrefix   int
 	tightBounds    bool
 	createdBy      string
+	tempDir        string
 	rowShred       bool // tests: shred every field value by value (no Columns, see shredBatch)
 }
 
@@ -179,6 +180,15 @@ func WithTightBounds(on bool) WriteOption {
 	return func(c *writeConfig) { c.tightBounds = on }
 }
 
+// WithTempDir sets the directory of the temporary files in which a
+// Writer whose row groups may exceed 16 MiB keeps the encoded pages of
+// the row group it is writing past its first 16 MiB (default "":
+// os.TempDir()). The files are removed when their row group is written,
+// and at Close or FileWriter.Abort.
+func WithTempDir(dir string) WriteOption {
+	return func(c *writeConfig) { c.tempDir = dir }
+}
+
 // WithCreatedBy sets the application named in the footer's created_by
 // ("<app> version <v>").
 func WithCreatedBy(app string) WriteOption {
@@ -196,7 +206,10 @@ type Writer struct {
 	plan *writePlan
 	pw   *parquet.Writer
 	out  *tailWriter
-	cols [][]parquet.Value
+	// pages holds the page buffers of large row groups (pagespill.go);
+	// nil: parquet-go's heap pool.
+	pages *spillPool
+	cols  [][]parquet.Value
 	// rowCols are the Columns Write shreds the top-level primitive fields
 	// of its rows into (see shredBatch).
 	rowCols []Column
@@ -271,6 +284,11 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 	for _, p := range plan.flbaDecimalPaths {
 		popts = append(popts, parquet.SkipPageStatistics(p...))
 	}
+	var pages *spillPool
+	if cfg.rowGroupBytes > pageHeapBudget { // see pagespill.go
+		pages = newSpillPool(cfg.tempDir)
+		popts = append(popts, parquet.ColumnPageBuffers(pages))
+	}
 	pcfg, err := parquet.NewWriterConfig(popts...)
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: new writer: %w", err)
@@ -281,6 +299,7 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 		plan:  plan,
 		pw:    newParquetWriter(out, pcfg),
 		out:   out,
+		pages: pages,
 		cols:  make([][]parquet.Value, plan.numCols),
 		stats: plan.stats,
 	}
@@ -460,11 +479,13 @@ func (w *Writer) fileSize() int64 { return max(w.size, w.out.n) }
 
 // Close writes the last row group and the footer and returns the file's
 // Delta stats. It does not close the underlying io.Writer. Calling Close
-// again returns the same result.
+// again returns the same result. Close also after an error: it removes
+// the Writer's temporary files (WithTempDir).
 func (w *Writer) Close() (st *Stats, err error) {
 	if w.closed {
 		return w.result, w.err
 	}
+	defer w.releasePages()
 	if w.err != nil {
 		return nil, w.err
 	}
@@ -499,6 +520,14 @@ func (w *Writer) Close() (st *Stats, err error) {
 	w.size = w.out.n + int64(len(tail))
 	w.result = w.stats.finish(w.numRows, w.cfg.tightBounds)
 	return w.result, nil
+}
+
+// releasePages closes and removes the temporary files of page buffers
+// parquet-go still holds (after an error, or an abort).
+func (w *Writer) releasePages() {
+	if w.pages != nil {
+		w.pages.release()
+	}
 }
 
 // tailWriter passes bytes on until capture is set, then keeps them; n
@@ -608,6 +637,7 @@ func (f *FileWriter) Close(ctx context.Context) (*WrittenFile, error) {
 // Abort discards the file: nothing is stored under its key. Abort after
 // Close does nothing, so `defer fw.Abort()` cleans up on every error path.
 func (f *FileWriter) Abort() {
+	f.w.releasePages()
 	_ = f.up.Abort(context.WithoutCancel(f.ctx))
 }
 
