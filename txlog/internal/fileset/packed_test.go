@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -340,5 +341,68 @@ func TestPackedRawOverflowMerge(t *testing.T) {
 				t.Errorf("file %d: got %+v, %v; want %s", i, got, ok, adds[i].Path)
 			}
 		}
+	}
+}
+
+// TestBuilderInPlace: the row-group segments of a reserved file write
+// their records into the builder's array, filled concurrently and appended
+// in order, and the level holds every add once; a segment with more adds
+// than rows (a damaged file), or a file whose row counts do not fit the
+// limit, still gives every add without touching the others' windows.
+func TestBuilderInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rows    []int64 // rows of each row group
+		adds    []int   // adds packed into each group's segment
+		limit   int64
+		inPlace bool // the level's records are the reserved array
+	}{
+		{"windows with gaps", []int64{10, 7, 12, 5}, []int{6, 0, 12, 3}, 100, true},
+		{"windows exactly full", []int64{4, 4}, []int{4, 4}, 8, true},
+		{"segment outgrows its window", []int64{3, 6, 6}, []int{5, 6, 2}, 100, false},
+		{"rows over the limit", []int64{10, 10}, []int{10, 10}, 15, false},
+		{"negative rows", []int64{4, -1, 4}, []int{4, 0, 4}, 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := NewBuilder(&testCodec)
+			pre := &file{Path: "0000-pre.parquet", Size: 1, PartitionValues: EmptyPartitionValues}
+			pb.Add(pre) // a single add before the file: it comes first
+			pb.Reserve(tc.rows, tc.limit)
+			segs := make([]*Seg[file, fileRare], len(tc.rows))
+			all := []*file{pre}
+			var wg sync.WaitGroup
+			for g := range tc.rows {
+				var in []*file
+				for i := range tc.adds[g] {
+					in = append(in, &file{Path: fmt.Sprintf("g%d/%04x.parquet", g, i), Size: int64(100*g + i),
+						Stats: fmt.Sprintf(`{"numRecords":%d}`, i), PartitionValues: EmptyPartitionValues})
+				}
+				all = append(all, in...)
+				wg.Go(func() {
+					segs[g] = pb.SegAt(g)
+					for _, a := range in {
+						segs[g].Add(a)
+					}
+				})
+			}
+			wg.Wait() // every window is filled before any is appended
+			var first *fileRec
+			for _, s := range segs {
+				if first == nil && len(s.recs) > 0 {
+					first = unsafe.SliceData(s.recs)
+				}
+				pb.AppendSeg(s)
+			}
+			p := pb.Finish()
+			checkPacked(t, p, all)
+			if p.order != nil {
+				t.Errorf("records not in file order")
+			}
+			// the first group's records are in place right after the
+			// single add: the level's array is the reserved one
+			if got := first == &p.recs[1]; got != tc.inPlace {
+				t.Errorf("records written in place = %v, want %v", got, tc.inPlace)
+			}
+		})
 	}
 }
