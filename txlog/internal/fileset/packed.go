@@ -362,7 +362,7 @@ func (p *Packed[T, R]) merge(delta []entry[T]) level[T] {
 		b.pskelIDs[s] = uint16(i + 1)
 	}
 	// Share the chunks unless most of their bytes are dead.
-	share := p.total <= 2*p.live+maxChunk
+	share := p.total <= 2*p.live+shareSlack
 	if share {
 		// The shared chunks are p's and stay immutable: clipped, so that
 		// the merged level's new items go into chunks of its own.
@@ -442,9 +442,15 @@ type arena struct {
 	total  int
 }
 
+// A segment's chunks grow from minChunk to maxChunk; its last chunk is
+// on average half empty, so maxChunk is kept small next to a row group's
+// items (~2 MB for P5's 32,768-row groups). A merge shares the chunks of
+// the level it starts from while they hold at most twice the live bytes
+// plus shareSlack.
 const (
-	minChunk = 4 << 10
-	maxChunk = 1 << 20
+	minChunk   = 4 << 10
+	maxChunk   = 256 << 10
+	shareSlack = 1 << 20
 )
 
 // alloc returns the reference and the bytes of a new item of n bytes
