@@ -618,10 +618,14 @@ func readCheckpointParquetAt(file string, version int64, ra io.ReaderAt, size in
 		}
 	}
 	if pb != nil {
-		// The footer's row count is untrusted: the room reserved is also
+		// The footer's row counts are untrusted: the room reserved is
 		// bounded by the file's size (real checkpoints take far more
 		// than 16 bytes per add row).
-		pb.Grow(int(min(pf.NumRows(), size/16)))
+		rows := make([]int64, len(groups))
+		for i, g := range groups {
+			rows[i] = g.NumRows()
+		}
+		pb.Reserve(rows, size/16)
 	}
 	if workers := min(len(groups), runtime.GOMAXPROCS(0)); workers > 1 {
 		err = decodeRowGroupsParallel(groups, plans, fn, pb, workers)
@@ -676,17 +680,17 @@ func openCheckpointParquet(file string, version int64, ra io.ReaderAt, size int6
 }
 
 // newSegFor returns the packing segment of row group g, or nil without pb.
-func newSegFor(pb *packBuilder, g parquet.RowGroup) *packSeg {
+func newSegFor(pb *packBuilder, g int) *packSeg {
 	if pb == nil {
 		return nil
 	}
-	return newPackSeg(int(min(g.NumRows(), 1<<16)))
+	return pb.SegAt(g)
 }
 
 // decodeRowGroupsSerial decodes the row groups one after the other.
 func decodeRowGroupsSerial(groups []parquet.RowGroup, plans []columnPlan, fn func(*Action), pb *packBuilder) error {
-	for _, g := range groups {
-		seg := newSegFor(pb, g)
+	for i, g := range groups {
+		seg := newSegFor(pb, i)
 		if err := decodeRowGroupColumns(g, plans, fn, seg); err != nil {
 			return err
 		}
@@ -728,7 +732,7 @@ func decodeRowGroupsParallel(groups []parquet.RowGroup, plans []columnPlan, fn f
 				}
 				batch := newBatch()
 				stopped := false
-				segs[i] = newSegFor(pb, groups[i])
+				segs[i] = newSegFor(pb, i)
 				errs[i] = safeDecode(groups[i], plans, segs[i], func(a *Action) {
 					if stopped {
 						return

@@ -362,7 +362,7 @@ func (p *Packed[T, R]) merge(delta []entry[T]) level[T] {
 		b.pskelIDs[s] = uint16(i + 1)
 	}
 	// Share the chunks unless most of their bytes are dead.
-	share := p.total <= 2*p.live+maxChunk
+	share := p.total <= 2*p.live+shareSlack
 	if share {
 		// The shared chunks are p's and stay immutable: clipped, so that
 		// the merged level's new items go into chunks of its own.
@@ -442,9 +442,15 @@ type arena struct {
 	total  int
 }
 
+// A segment's chunks grow from minChunk to maxChunk; its last chunk is
+// on average half empty, so maxChunk is kept small next to a row group's
+// items (~2 MB for P5's 32,768-row groups). A merge shares the chunks of
+// the level it starts from while they hold at most twice the live bytes
+// plus shareSlack.
 const (
-	minChunk = 4 << 10
-	maxChunk = 1 << 20
+	minChunk   = 4 << 10
+	maxChunk   = 256 << 10
+	shareSlack = 1 << 20
 )
 
 // alloc returns the reference and the bytes of a new item of n bytes
@@ -499,6 +505,10 @@ type Seg[T, R any] struct {
 	rares    []*rare[R]
 	skel     []byte // scratch
 	lit      []byte
+	// winEnd is, for a segment of Builder.SegAt whose records are written
+	// in place, the end of its window in the builder's reserved array; 0
+	// for a segment with an array of its own.
+	winEnd int
 }
 
 func NewSeg[T, R any](c *Codec[T, R], n int) *Seg[T, R] {
@@ -645,8 +655,23 @@ func (b *Seg[T, R]) finish() *Packed[T, R] {
 
 // Builder[T, R] assembles the packed level of a checkpoint from row-group
 // segments and single adds, in file order.
+//
+// The records of a checkpoint file's row groups are written in place: Reserve
+// reserves the builder's record array for the file's rows, and the segment
+// of each row group (SegAt) writes its records straight into its window of
+// that array, the rows of the group, so that appending it (AppendSeg) moves
+// them down over the gaps left by the rows that were not adds instead of
+// copying a record array of its own per row group.
 type Builder[T, R any] struct {
-	out      Packed[T, R]
+	out Packed[T, R]
+	// res is out.recs's array at the last Reserve, whole (len = cap), and
+	// resBase the number of records before it: row group g's window is
+	// res[resBase+firsts[g] : resBase+firsts[g+1]]. None of these changes
+	// until the next Reserve, so SegAt may be called while AppendSeg runs.
+	res      []fileRec
+	resBase  int
+	firsts   []int64 // the first row of each group, then the file's rows; nil: no windows
+	rows     []int64 // Reserve's rows
 	skelIDs  map[string]uint32
 	pskelIDs map[string]uint16
 	premap   []uint16
@@ -661,8 +686,48 @@ func NewBuilder[T, R any](c *Codec[T, R]) *Builder[T, R] {
 		skelIDs: map[string]uint32{}, pskelIDs: map[string]uint16{}, rawChunk: -1}
 }
 
-// grow reserves room for n more records.
-func (pb *Builder[T, R]) Grow(n int) { pb.out.recs = slices.Grow(pb.out.recs, n) }
+// Reserve appends the single adds given so far (Add) and reserves room
+// for the records of one checkpoint file whose row groups have rows[g]
+// rows each, for the segments of SegAt. The room is reserved, and the
+// groups' segments write in place, only when no count is negative and
+// their sum is at most limit (a bound on what an untrusted footer can make
+// it allocate); otherwise room for limit records is reserved and each
+// segment gets an array of its own.
+func (pb *Builder[T, R]) Reserve(rows []int64, limit int64) {
+	pb.flushTail()
+	pb.res, pb.resBase, pb.firsts = nil, 0, nil
+	firsts := make([]int64, len(rows)+1)
+	for g, n := range rows {
+		if n < 0 || n > limit-firsts[g] {
+			firsts = nil
+			break
+		}
+		firsts[g+1] = firsts[g] + n
+	}
+	o := &pb.out
+	if firsts == nil {
+		o.recs = slices.Grow(o.recs, int(max(limit, 0)))
+		pb.rows = rows
+		return
+	}
+	o.recs = slices.Grow(o.recs, int(firsts[len(rows)]))
+	pb.res, pb.resBase, pb.firsts, pb.rows = o.recs[:cap(o.recs)], len(o.recs), firsts, rows
+}
+
+// SegAt returns the segment for the adds of row group g of the file of the
+// last Reserve: one writing its records into the group's window of the
+// builder's array when Reserve reserved one, else one with an array of its
+// own. SegAt may be called from several goroutines at once and while
+// AppendSeg runs; the segments of a file must be appended in group order.
+func (pb *Builder[T, R]) SegAt(g int) *Seg[T, R] {
+	if pb.firsts == nil {
+		return NewSeg(pb.out.codec, int(min(max(pb.rows[g], 0), 1<<16)))
+	}
+	lo, hi := pb.resBase+int(pb.firsts[g]), pb.resBase+int(pb.firsts[g+1])
+	s := NewSeg(pb.out.codec, 0)
+	s.recs, s.winEnd = pb.res[lo:lo:hi], hi
+	return s
+}
 
 // Add packs one file given alone (JSON checkpoints).
 func (pb *Builder[T, R]) Add(a *T) {
@@ -689,6 +754,13 @@ func (pb *Builder[T, R]) AppendSeg(s *Seg[T, R]) {
 		pb.flushTail()
 	}
 	o := &pb.out
+	if s.winEnd > 0 && len(o.recs)+len(s.recs) > s.winEnd && unsafe.SliceData(o.recs) == unsafe.SliceData(pb.res) {
+		// s outgrew its window (more adds than rows: a damaged file) and
+		// its records are in an array of their own: appending them in
+		// place would write into the windows of the segments after it,
+		// which may be filling now. Move the records to a new array.
+		o.recs = slices.Clip(o.recs)
+	}
 	chunkBase := uint64(len(o.chunks))
 	for _, c := range s.arena.chunks {
 		o.chunks = append(o.chunks, slices.Clip(c))
@@ -751,6 +823,10 @@ func (pb *Builder[T, R]) AppendSeg(s *Seg[T, R]) {
 				r.path = pb.rawPath(s.pskels[old], r.path)
 			}
 		}
+		// In place (a window of SegAt), the j-th record moves from its
+		// window's start + j down to len(o.recs) (at most that index:
+		// every segment before fitted its window), so no record is
+		// overwritten before it is read.
 		o.recs = append(o.recs, r)
 	}
 }
@@ -837,6 +913,7 @@ func (pb *Builder[T, R]) Finish() *Packed[T, R] {
 	p := &Packed[T, R]{codec: o.codec, recs: o.recs, order: o.order, chunks: o.chunks, skels: o.skels, pskels: o.pskels, pvs: o.pvs, rares: o.rares,
 		live: o.live, total: o.total}
 	pb.out = Packed[T, R]{codec: o.codec}
+	pb.res, pb.resBase, pb.firsts, pb.rows = nil, 0, nil, nil
 	pb.rawChunk = -1
 	return p
 }
