@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/orderedjson"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
 )
@@ -616,17 +617,10 @@ func jsonText(v any) string {
 func writeJSON(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case *object:
-		b.WriteByte('{')
-		for i, k := range x.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
-			b.WriteByte(':')
-			writeJSON(b, x.vals[k])
-		}
-		b.WriteByte('}')
+		_ = orderedjson.WriteObject(b, x.keys, func(b *strings.Builder, i int) error {
+			writeJSON(b, x.vals[x.keys[i]])
+			return nil
+		})
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {

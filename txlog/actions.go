@@ -209,8 +209,8 @@ func (dv *DeletionVectorDescriptor) UniqueID() string {
 type Add struct {
 	// Path is the URI-encoded (RFC 2396) path of the data file, relative to
 	// the table root or absolute.
-	Path            string            `json:"path"`
-	PartitionValues map[string]string `json:"partitionValues"`
+	Path            string          `json:"path"`
+	PartitionValues PartitionValues `json:"partitionValues"`
 	// Size is the file size in bytes.
 	Size int64 `json:"size"`
 	// ModificationTime is in milliseconds since the Unix epoch.
@@ -229,23 +229,11 @@ type Add struct {
 	ClusteringProvider string `json:"clusteringProvider,omitempty"`
 }
 
-// MarshalJSON writes the fields in the spec's order, partitionValues always
-// ({} when nil) with "" as null.
+// MarshalJSON writes the fields in the spec's order (the struct's),
+// partitionValues always ({} when nil) with "" as null.
 func (a Add) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Path                    string                    `json:"path"`
-		PartitionValues         map[string]*string        `json:"partitionValues"`
-		Size                    int64                     `json:"size"`
-		ModificationTime        int64                     `json:"modificationTime"`
-		DataChange              bool                      `json:"dataChange"`
-		Stats                   string                    `json:"stats,omitempty"`
-		Tags                    map[string]string         `json:"tags,omitempty"`
-		DeletionVector          *DeletionVectorDescriptor `json:"deletionVector,omitempty"`
-		BaseRowID               *int64                    `json:"baseRowId,omitempty"`
-		DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
-		ClusteringProvider      string                    `json:"clusteringProvider,omitempty"`
-	}{a.Path, nullablePartitionValues(a.PartitionValues, true), a.Size, a.ModificationTime, a.DataChange, a.Stats,
-		a.Tags, a.DeletionVector, a.BaseRowID, a.DefaultRowCommitVersion, a.ClusteringProvider})
+	type plain Add
+	return json.Marshal(plain(a))
 }
 
 // NumRecords returns stats.numRecords, and false when the stats are absent,
@@ -269,7 +257,7 @@ type Remove struct {
 	// ExtendedFileMetadata true means PartitionValues and Size are present.
 	ExtendedFileMetadata *bool `json:"extendedFileMetadata,omitempty"`
 	// PartitionValues is nil when absent ("" values mean null).
-	PartitionValues map[string]string `json:"partitionValues,omitzero"`
+	PartitionValues PartitionValues `json:"partitionValues,omitzero"`
 	// Size is the file size in bytes, nil when absent.
 	Size                    *int64                    `json:"size,omitempty"`
 	Stats                   string                    `json:"stats,omitempty"`
@@ -279,23 +267,11 @@ type Remove struct {
 	DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
 }
 
-// MarshalJSON writes the fields in the spec's order, partitionValues when
-// non-nil, with "" as null.
+// MarshalJSON writes the fields in the spec's order (the struct's),
+// partitionValues when non-nil, with "" as null.
 func (r Remove) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Path                    string                    `json:"path"`
-		DeletionTimestamp       *int64                    `json:"deletionTimestamp,omitempty"`
-		DataChange              bool                      `json:"dataChange"`
-		ExtendedFileMetadata    *bool                     `json:"extendedFileMetadata,omitempty"`
-		PartitionValues         map[string]*string        `json:"partitionValues,omitzero"`
-		Size                    *int64                    `json:"size,omitempty"`
-		Stats                   string                    `json:"stats,omitempty"`
-		Tags                    map[string]string         `json:"tags,omitempty"`
-		DeletionVector          *DeletionVectorDescriptor `json:"deletionVector,omitempty"`
-		BaseRowID               *int64                    `json:"baseRowId,omitempty"`
-		DefaultRowCommitVersion *int64                    `json:"defaultRowCommitVersion,omitempty"`
-	}{r.Path, r.DeletionTimestamp, r.DataChange, r.ExtendedFileMetadata, nullablePartitionValues(r.PartitionValues, false),
-		r.Size, r.Stats, r.Tags, r.DeletionVector, r.BaseRowID, r.DefaultRowCommitVersion})
+	type plain Remove
+	return json.Marshal(plain(r))
 }
 
 // Key returns the file's reconciliation key, as Add.Key.
@@ -304,24 +280,19 @@ func (r *Remove) Key() FileKey { return newFileKey(r.Path, r.DeletionVector) }
 // AddCDCFile is the cdc action (spec "Add CDC File"): a change data file for
 // change data feed readers. It does not change the table's files.
 type AddCDCFile struct {
-	Path            string            `json:"path"`
-	PartitionValues map[string]string `json:"partitionValues"`
+	Path            string          `json:"path"`
+	PartitionValues PartitionValues `json:"partitionValues"`
 	// Size is in bytes.
 	Size       int64             `json:"size"`
 	DataChange bool              `json:"dataChange"`
 	Tags       map[string]string `json:"tags,omitempty"`
 }
 
-// MarshalJSON writes the fields in the spec's order, partitionValues always,
-// with "" as null.
+// MarshalJSON writes the fields in the spec's order (the struct's),
+// partitionValues always ({} when nil) with "" as null.
 func (c AddCDCFile) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Path            string             `json:"path"`
-		PartitionValues map[string]*string `json:"partitionValues"`
-		Size            int64              `json:"size"`
-		DataChange      bool               `json:"dataChange"`
-		Tags            map[string]string  `json:"tags,omitempty"`
-	}{c.Path, nullablePartitionValues(c.PartitionValues, true), c.Size, c.DataChange, c.Tags})
+	type plain AddCDCFile
+	return json.Marshal(plain(c))
 }
 
 // Txn is the txn action (spec "Transaction Identifiers"): the latest
@@ -822,22 +793,54 @@ func (a *Action) marshalValue() ([]byte, error) {
 	return nil, nil
 }
 
-func nullablePartitionValues(pv map[string]string, required bool) map[string]*string {
-	if pv == nil {
-		if required {
-			return map[string]*string{}
-		}
-		return nil
+// PartitionValues maps each partition column of a file action to its
+// serialized value (spec "Partition Value Serialization"); "" means null.
+// It is written as a JSON object with keys sorted (as encoding/json writes
+// maps), "" values as null and a nil map as {}; reading takes null as "".
+type PartitionValues map[string]string
+
+// MarshalJSON writes pv with "" as null and nil as {}, keys sorted, in
+// the bytes json.Marshal writes for a map[string]*string.
+func (pv PartitionValues) MarshalJSON() ([]byte, error) {
+	if len(pv) == 0 {
+		return []byte("{}"), nil
 	}
-	out := make(map[string]*string, len(pv))
-	for k, v := range pv {
-		if v == "" {
-			out[k] = nil
+	var kb [8]string // on the stack for up to 8 partition columns
+	keys := kb[:0]
+	for k := range pv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 16*len(keys))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMarshaledString(b, k)
+		b = append(b, ':')
+		if v := pv[k]; v == "" {
+			b = append(b, "null"...)
 		} else {
-			out[k] = &v
+			b = appendMarshaledString(b, v)
 		}
 	}
-	return out
+	return append(b, '}'), nil
+}
+
+// appendMarshaledString appends s as json.Marshal writes it (HTML
+// characters escaped, unlike appendJSONString): directly when s is
+// printable ASCII that needs no escaping, through json.Marshal otherwise.
+func appendMarshaledString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // statsNumRecords extracts numRecords from a stats JSON string without

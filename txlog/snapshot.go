@@ -395,20 +395,9 @@ func (s *Snapshot) apply(a *Action) {
 		k := a.Remove.Key()
 		s.files.del(k)
 		s.tombstones.put(k, a.Remove)
-	case a.Metadata != nil:
-		s.metadata = a.Metadata
-	case a.Protocol != nil:
-		s.protocol = a.Protocol
-	case a.Txn != nil:
-		s.txns[a.Txn.AppID] = a.Txn
-	case a.DomainMetadata != nil:
-		if a.DomainMetadata.Removed {
-			delete(s.domains, a.DomainMetadata.Domain)
-		} else {
-			s.domains[a.DomainMetadata.Domain] = a.DomainMetadata
-		}
+	default:
+		Reconciler{&s.protocol, &s.metadata, s.txns, s.domains}.Apply(a)
 	}
-	// commitInfo, cdc, checkpointMetadata and sidecar do not take part in replay.
 }
 
 // applyCheckpointAction adds one checkpoint row's action. A checkpoint holds

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deltakit/deltakit/internal/orderedjson"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -249,21 +250,14 @@ type orderedObject struct {
 
 func (o orderedObject) MarshalJSON() ([]byte, error) {
 	var b strings.Builder
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
+	err := orderedjson.WriteObject(&b, o.keys, func(b *strings.Builder, i int) error {
 		vb, err := json.Marshal(o.vals[i])
-		if err != nil {
-			return nil, err
-		}
 		b.Write(vb)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	b.WriteByte('}')
 	return []byte(b.String()), nil
 }
 

@@ -408,6 +408,7 @@ func stateOfSnapshot(s *txlog.Snapshot) *replayState {
 }
 
 func (st *replayState) apply(actions []txlog.Action) {
+	r := txlog.Reconciler{Protocol: &st.protocol, Metadata: &st.metadata, Txns: st.txns, Domains: st.domains}
 	for i := range actions {
 		a := &actions[i]
 		switch {
@@ -415,18 +416,8 @@ func (st *replayState) apply(actions []txlog.Action) {
 			st.files[a.Add.Key()] = a.Add
 		case a.Remove != nil:
 			delete(st.files, a.Remove.Key())
-		case a.Metadata != nil:
-			st.metadata = a.Metadata
-		case a.Protocol != nil:
-			st.protocol = a.Protocol
-		case a.Txn != nil:
-			st.txns[a.Txn.AppID] = a.Txn
-		case a.DomainMetadata != nil:
-			if a.DomainMetadata.Removed {
-				delete(st.domains, a.DomainMetadata.Domain)
-			} else {
-				st.domains[a.DomainMetadata.Domain] = a.DomainMetadata
-			}
+		default:
+			r.Apply(a)
 		}
 	}
 }
