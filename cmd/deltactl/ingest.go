@@ -183,7 +183,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		err = a.ingestBatch(ctx, tbl, uri, create, src, f, wopts, view)
 	}
 	if err != nil {
-		return mergeSchemaHint(err)
+		return ingestError(src.Files(), uri, mergeSchemaHint(err))
 	}
 	if view.Created {
 		a.logger.Info("created table", "table", view.Table, "schema", src.Schema().String())
@@ -194,6 +194,32 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		}
 	}
 	return out.Ingest(view)
+}
+
+// ingestError makes err, an ingest of files into the table at uri that
+// failed, name the operation, the input and the table: errors of the
+// table package (a schema mismatch, a NOT NULL column the input lacks, a
+// commit conflict) name neither the input file nor, always, the table.
+// Errors that already start with "ingest " keep their words; the
+// interrupt and usage errors are returned as they are (main words them).
+func ingestError(files []string, uri string, err error) error {
+	if isUsageError(err) || errors.Is(err, context.Canceled) || strings.HasPrefix(err.Error(), "ingest ") {
+		return err
+	}
+	return fmt.Errorf("ingest %s into %s: %w", strings.Join(files, ", "), uri, err)
+}
+
+// inputRowError rewords a *table.RowError of a batch whose first row is
+// row before+1 of the input to name the row's place in the whole input
+// (1-based: the first data row is row 1) instead of its 0-based index in
+// the batch; other errors are returned as they are. The cause stays
+// matchable (errors.Is(err, table.ErrConstraintViolation), ...).
+func inputRowError(err error, before int64) error {
+	var re *table.RowError
+	if !errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("row %d of the input: %w", before+int64(re.Row)+1, re.Err)
 }
 
 // mergeSchemaHint names deltactl's flag in a schema mismatch error that
@@ -391,7 +417,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 			files, err := d.WriteFiles(ctx, rows, wopts...)
 			adds = append(adds, files...)
 			if err != nil {
-				return false, err
+				return false, inputRowError(err, view.Rows)
 			}
 			view.Rows += int64(len(rows))
 			return true, nil
