@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -90,7 +91,7 @@ before anything is written.`,
 	fl.StringVar(&f.format, "format", "", "input format: parquet, csv or ndjson (default: from the file extension)")
 	fl.StringVar(&f.delimiter, "delimiter", "", "CSV field delimiter (default ',', tab for .tsv)")
 	fl.StringSliceVar(&f.partitionBy, "partition-by", nil, "partition columns of a new table, comma-separated")
-	fl.StringArrayVar(&f.props, "property", nil, "table property key=value of a new table (repeatable)")
+	fl.StringArrayVar(&f.props, "property", nil, "table property key=value of a new table (repeatable); for an existing table it must match the table's value")
 	fl.IntVar(&f.batchRows, "batch-rows", 1_000_000, "rows held in memory per write (without --epoch-rows)")
 	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
 	fl.IntVar(&f.epochRows, "epoch-rows", 0, "stream the input as epochs of this many rows through the exactly-once sink")
@@ -108,7 +109,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	ctx := cmd.Context()
 	streaming := f.epochRows > 0
 	switch {
-	case f.epochRows < 0:
+	case f.epochRows < 0 || (f.epochRows == 0 && cmd.Flags().Changed("epoch-rows")):
 		return usagef("--epoch-rows must be > 0")
 	case streaming && f.queryID == "":
 		return usagef("--epoch-rows needs --query-id")
@@ -145,6 +146,14 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	if exists {
 		if len(f.partitionBy) > 0 && !slices.Equal(f.partitionBy, tbl.PartitionColumns()) {
 			return usagef("--partition-by %s differs from the table's partition columns %v", strings.Join(f.partitionBy, ","), tbl.PartitionColumns())
+		}
+		// --property applies when ingest creates the table; refuse one the
+		// existing table does not have rather than ignore it silently.
+		conf := tbl.Snapshot().Metadata().Configuration
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if have, ok := conf[k]; !ok || have != props[k] {
+				return usagef("--property %s=%s: table %s exists and --property applies only when ingest creates a table (its %s is %s); change it with deltactl alter set-properties", k, props[k], tbl.URI(), k, propertyValue(have, ok))
+			}
 		}
 		iopts = append(iopts, ingest.WithTargetSchema(tbl.Schema()))
 	}
@@ -194,6 +203,15 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		}
 	}
 	return out.Ingest(view)
+}
+
+// propertyValue quotes a table property's value for a message, "unset"
+// when the table does not have it.
+func propertyValue(v string, ok bool) string {
+	if !ok {
+		return "unset"
+	}
+	return strconv.Quote(v)
 }
 
 // ingestError makes err, an ingest of files into the table at uri that

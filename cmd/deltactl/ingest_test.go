@@ -299,3 +299,40 @@ func TestIngestErrorsNameInputAndTable(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestFlagsOfExistingTable checks that flags which only shape a new
+// table are refused (exit 2, nothing committed) when they do not match the
+// existing table, instead of being silently ignored, and that
+// --epoch-rows 0 says what is wrong with it.
+func TestIngestFlagsOfExistingTable(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string", "--property", "delta.appendOnly=true")
+	in := writeCSV(t, filepath.Join(dir, "in.csv"), 1, 3)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"property the table lacks", []string{"--property", "delta.enableChangeDataFeed=true"}, 2,
+			"deltactl: --property delta.enableChangeDataFeed=true: table file://" + tbl + " exists and --property applies only when ingest creates a table (its delta.enableChangeDataFeed is unset); change it with deltactl alter set-properties\n"},
+		{"property with another value", []string{"--property", "delta.appendOnly=false"}, 2,
+			"deltactl: --property delta.appendOnly=false: table file://" + tbl + " exists and --property applies only when ingest creates a table (its delta.appendOnly is \"true\"); change it with deltactl alter set-properties\n"},
+		{"epoch-rows 0", []string{"--epoch-rows", "0", "--query-id", "q"}, 2, "deltactl: --epoch-rows must be > 0\n"},
+		{"property the table has", []string{"--property", "delta.appendOnly=true"}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, append([]string{"ingest", in, tbl}, tc.args...)...)
+			if tc.code != 0 {
+				stderr = strings.TrimSuffix(stderr, "Run 'deltactl ingest --help' for usage.\n")
+			}
+			if code != tc.code || stderr != tc.want {
+				t.Fatalf("exit %d, stderr %q; want %d, %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+	if got := tableIDs(t, tbl); len(got) != 3 {
+		t.Fatalf("rows %v: want only the one accepted ingest's 3", got)
+	}
+}
