@@ -30,14 +30,15 @@ const localTempPrefix = ".tmp-"
 // NewLocal returns a Store rooted at dir. dir may be relative; it is made
 // absolute. A missing dir is not created until the first put (so opening a
 // table that does not exist leaves nothing behind); it lists as empty.
-// Returns an error when dir exists and is not a directory.
+// Returns an error wrapping ErrInvalidArgument when dir exists and is not
+// a directory.
 func NewLocal(dir string) (*Local, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("objectstore: local root %q: %w", dir, err)
 	}
 	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("objectstore: local root %q is not a directory", abs)
+		return nil, fmt.Errorf("objectstore: local root %q is a file, not a directory: %w", abs, ErrInvalidArgument)
 	}
 	return &Local{root: abs}, nil
 }

@@ -114,3 +114,16 @@ func tempFiles(t *testing.T, root string) []string {
 	}
 	return out
 }
+
+// TestNewLocalRootIsFile checks that a local root that is a file is an
+// invalid argument naming the path.
+func TestNewLocalRootIsFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := objectstore.NewLocal(f)
+	if !errors.Is(err, objectstore.ErrInvalidArgument) || !strings.Contains(err.Error(), `local root "`+f+`" is a file, not a directory`) {
+		t.Fatalf("NewLocal(file) = %v; want ErrInvalidArgument naming %s", err, f)
+	}
+}

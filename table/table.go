@@ -214,12 +214,14 @@ func (c *config) openStore(ctx context.Context, uri string) (objectstore.Store, 
 // version AtVersion/AtTimestamp select. Errors are txlog's:
 // txlog.ErrTableNotFound, *txlog.VersionNotFoundError,
 // *txlog.UnsupportedFeatureError (a reader feature deltakit lacks, by name),
-// *txlog.CorruptLogError.
+// *txlog.CorruptLogError; a URI that names no store (an unknown scheme, a
+// local path that is a file) is objectstore.ErrInvalidArgument. Every error
+// starts with "table: open <uri>: ".
 func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("table: open %s: %w", uri, err)
 	}
 	lopts := []txlog.LoadOption{txlog.WithLoadLogger(cfg.logger)}
 	switch {

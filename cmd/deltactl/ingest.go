@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -90,7 +91,7 @@ before anything is written.`,
 	fl.StringVar(&f.format, "format", "", "input format: parquet, csv or ndjson (default: from the file extension)")
 	fl.StringVar(&f.delimiter, "delimiter", "", "CSV field delimiter (default ',', tab for .tsv)")
 	fl.StringSliceVar(&f.partitionBy, "partition-by", nil, "partition columns of a new table, comma-separated")
-	fl.StringArrayVar(&f.props, "property", nil, "table property key=value of a new table (repeatable)")
+	fl.StringArrayVar(&f.props, "property", nil, "table property key=value of a new table (repeatable); for an existing table it must match the table's value")
 	fl.IntVar(&f.batchRows, "batch-rows", 1_000_000, "rows held in memory per write (without --epoch-rows)")
 	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
 	fl.IntVar(&f.epochRows, "epoch-rows", 0, "stream the input as epochs of this many rows through the exactly-once sink")
@@ -108,7 +109,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	ctx := cmd.Context()
 	streaming := f.epochRows > 0
 	switch {
-	case f.epochRows < 0:
+	case f.epochRows < 0 || (f.epochRows == 0 && cmd.Flags().Changed("epoch-rows")):
 		return usagef("--epoch-rows must be > 0")
 	case streaming && f.queryID == "":
 		return usagef("--epoch-rows needs --query-id")
@@ -145,6 +146,14 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 	if exists {
 		if len(f.partitionBy) > 0 && !slices.Equal(f.partitionBy, tbl.PartitionColumns()) {
 			return usagef("--partition-by %s differs from the table's partition columns %v", strings.Join(f.partitionBy, ","), tbl.PartitionColumns())
+		}
+		// --property applies when ingest creates the table; refuse one the
+		// existing table does not have rather than ignore it silently.
+		conf := tbl.Snapshot().Metadata().Configuration
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			if have, ok := conf[k]; !ok || have != props[k] {
+				return usagef("--property %s=%s: table %s exists and --property applies only when ingest creates a table (its %s is %s); change it with deltactl alter set-properties", k, props[k], tbl.URI(), k, propertyValue(have, ok))
+			}
 		}
 		iopts = append(iopts, ingest.WithTargetSchema(tbl.Schema()))
 	}
@@ -183,7 +192,7 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		err = a.ingestBatch(ctx, tbl, uri, create, src, f, wopts, view)
 	}
 	if err != nil {
-		return mergeSchemaHint(err)
+		return ingestError(src.Files(), uri, mergeSchemaHint(err))
 	}
 	if view.Created {
 		a.logger.Info("created table", "table", view.Table, "schema", src.Schema().String())
@@ -194,6 +203,41 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		}
 	}
 	return out.Ingest(view)
+}
+
+// propertyValue quotes a table property's value for a message, "unset"
+// when the table does not have it.
+func propertyValue(v string, ok bool) string {
+	if !ok {
+		return "unset"
+	}
+	return strconv.Quote(v)
+}
+
+// ingestError makes err, an ingest of files into the table at uri that
+// failed, name the operation, the input and the table: errors of the
+// table package (a schema mismatch, a NOT NULL column the input lacks, a
+// commit conflict) name neither the input file nor, always, the table.
+// Errors that already start with "ingest " keep their words; the
+// interrupt and usage errors are returned as they are (main words them).
+func ingestError(files []string, uri string, err error) error {
+	if isUsageError(err) || errors.Is(err, context.Canceled) || strings.HasPrefix(err.Error(), "ingest ") {
+		return err
+	}
+	return fmt.Errorf("ingest %s into %s: %w", strings.Join(files, ", "), uri, err)
+}
+
+// inputRowError rewords a *table.RowError of a batch whose first row is
+// row before+1 of the input to name the row's place in the whole input
+// (1-based: the first data row is row 1) instead of its 0-based index in
+// the batch; other errors are returned as they are. The cause stays
+// matchable (errors.Is(err, table.ErrConstraintViolation), ...).
+func inputRowError(err error, before int64) error {
+	var re *table.RowError
+	if !errors.As(err, &re) {
+		return err
+	}
+	return fmt.Errorf("row %d of the input: %w", before+int64(re.Row)+1, re.Err)
 }
 
 // mergeSchemaHint names deltactl's flag in a schema mismatch error that
@@ -391,7 +435,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 			files, err := d.WriteFiles(ctx, rows, wopts...)
 			adds = append(adds, files...)
 			if err != nil {
-				return false, err
+				return false, inputRowError(err, view.Rows)
 			}
 			view.Rows += int64(len(rows))
 			return true, nil

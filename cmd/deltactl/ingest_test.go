@@ -262,3 +262,77 @@ func TestCLIRoughEdges(t *testing.T) {
 		t.Errorf("version line %q, want %q", got, want)
 	}
 }
+
+// TestIngestErrorsNameInputAndTable checks that a refused ingest into an
+// existing table names the input file, the table and the reason (a
+// NOT NULL violation by its row in the whole input, not in its batch),
+// exits 1 and commits nothing.
+func TestIngestErrorsNameInputAndTable(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long not null, name string")
+	for _, tc := range []struct {
+		name, csv string
+		args      []string
+		want      string
+	}{
+		{"missing not null column", "name\nx\n", nil,
+			`ingest in.csv into ` + tbl + `: table: schema mismatch: NOT NULL column "id" is missing from the input`},
+		{"column the table lacks", "id,nosuch\n1,x\n", nil,
+			`ingest in.csv into ` + tbl + `: table: schema mismatch: column "nosuch" is not in the table schema (use ingest --merge-schema to add it)`},
+		{"null in a NOT NULL column, third row, batches of 2", "id,name\n1,a\n2,b\n,c\n", []string{"--batch-rows", "2"},
+			`ingest in.csv: row 3 of the input: column "id": NOT NULL constraint violated (null value) (nothing was committed)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "in.csv")
+			if err := os.WriteFile(in, []byte(tc.csv), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := runCLI(t, append([]string{"ingest", in, tbl}, tc.args...)...)
+			stderr = strings.ReplaceAll(stderr, in, "in.csv")
+			if code != 1 || stderr != "deltactl: error: "+tc.want+"\n" {
+				t.Fatalf("exit %d, stderr %q; want 1, %q", code, stderr, "deltactl: error: "+tc.want+"\n")
+			}
+			if out := mustRun(t, "log", tbl); !strings.Contains(out, "# version 0:") {
+				t.Fatalf("a commit was made:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestIngestFlagsOfExistingTable checks that flags which only shape a new
+// table are refused (exit 2, nothing committed) when they do not match the
+// existing table, instead of being silently ignored, and that
+// --epoch-rows 0 says what is wrong with it.
+func TestIngestFlagsOfExistingTable(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string", "--property", "delta.appendOnly=true")
+	in := writeCSV(t, filepath.Join(dir, "in.csv"), 1, 3)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"property the table lacks", []string{"--property", "delta.enableChangeDataFeed=true"}, 2,
+			"deltactl: --property delta.enableChangeDataFeed=true: table file://" + tbl + " exists and --property applies only when ingest creates a table (its delta.enableChangeDataFeed is unset); change it with deltactl alter set-properties\n"},
+		{"property with another value", []string{"--property", "delta.appendOnly=false"}, 2,
+			"deltactl: --property delta.appendOnly=false: table file://" + tbl + " exists and --property applies only when ingest creates a table (its delta.appendOnly is \"true\"); change it with deltactl alter set-properties\n"},
+		{"epoch-rows 0", []string{"--epoch-rows", "0", "--query-id", "q"}, 2, "deltactl: --epoch-rows must be > 0\n"},
+		{"property the table has", []string{"--property", "delta.appendOnly=true"}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, append([]string{"ingest", in, tbl}, tc.args...)...)
+			if tc.code != 0 {
+				stderr = strings.TrimSuffix(stderr, "Run 'deltactl ingest --help' for usage.\n")
+			}
+			if code != tc.code || stderr != tc.want {
+				t.Fatalf("exit %d, stderr %q; want %d, %q", code, stderr, tc.code, tc.want)
+			}
+		})
+	}
+	if got := tableIDs(t, tbl); len(got) != 3 {
+		t.Fatalf("rows %v: want only the one accepted ingest's 3", got)
+	}
+}

@@ -132,44 +132,55 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 		Example: "  deltactl log ./demo-data/flights --version 0",
 		Args:    exactArgs(1),
 		RunE: a.onStore(func(cmd *cobra.Command, store table.Store) error {
-			ctx := cmd.Context()
-			latest := !cmd.Flags().Changed("version")
-			if latest {
-				snap, err := table.LoadSnapshot(ctx, store, -1)
-				if err != nil {
-					return err
-				}
-				ver = snap.Version()
-			} else if ver < 0 {
-				return usagef("--version must be >= 0")
+			err := a.logCommit(cmd, store, ver)
+			if err != nil && !isUsageError(err) {
+				// As snapshot's "table: open <uri>: ..." errors do, name the table.
+				err = fmt.Errorf("log %s: %w", store.URI(), err)
 			}
-			v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
-			actions, err := table.ReadCommit(ctx, store, ver)
-			if errors.Is(err, table.ErrNotExist) {
-				if latest {
-					// The latest version loaded, so a checkpoint holds it
-					// and cleanup removed its commit file: say so, exit 0.
-					v.Cleaned = true
-					v.Note = fmt.Sprintf("commit %d was removed by log cleanup; the version is held by its checkpoint (deltactl snapshot describes it)", ver)
-					return a.out().Log(v)
-				}
-				err = commitNotFound(ctx, store, ver, err)
-			}
-			if err != nil {
-				return err
-			}
-			for i := range actions {
-				raw, err := json.Marshal(&actions[i])
-				if err != nil {
-					return err
-				}
-				v.Actions = append(v.Actions, raw)
-			}
-			return a.out().Log(v)
+			return err
 		}),
 	}
 	cmd.Flags().Int64Var(&ver, "version", 0, "commit version (default: the latest)")
 	return cmd
+}
+
+// logCommit prints the actions of commit ver of the table in store (the
+// latest when --version is not given).
+func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error {
+	ctx := cmd.Context()
+	latest := !cmd.Flags().Changed("version")
+	if latest {
+		snap, err := table.LoadSnapshot(ctx, store, -1)
+		if err != nil {
+			return err
+		}
+		ver = snap.Version()
+	} else if ver < 0 {
+		return usagef("--version must be >= 0")
+	}
+	v := &LogView{Table: store.URI(), Version: ver, Actions: []json.RawMessage{}}
+	actions, err := table.ReadCommit(ctx, store, ver)
+	if errors.Is(err, table.ErrNotExist) {
+		if latest {
+			// The latest version loaded, so a checkpoint holds it
+			// and cleanup removed its commit file: say so, exit 0.
+			v.Cleaned = true
+			v.Note = fmt.Sprintf("commit %d was removed by log cleanup; the version is held by its checkpoint (deltactl snapshot describes it)", ver)
+			return a.out().Log(v)
+		}
+		err = commitNotFound(ctx, store, ver, err)
+	}
+	if err != nil {
+		return err
+	}
+	for i := range actions {
+		raw, err := json.Marshal(&actions[i])
+		if err != nil {
+			return err
+		}
+		v.Actions = append(v.Actions, raw)
+	}
+	return a.out().Log(v)
 }
 
 // commitNotFound explains why commit ver, which ReadCommit did not find

@@ -29,7 +29,7 @@ func (o *textOutput) Merge(v *MergeView) error {
 		_, err := fmt.Fprintf(o.w, "merge %s: %d source row(s), nothing to change at version %d; no commit made\n", v.Table, v.SourceRows, v.Version)
 		return err
 	}
-	_, err := fmt.Fprintf(o.w, "merge %s: version %d, %d source row(s): %d inserted, %d updated, %d deleted (%d matched, %d not matched by source), %d copied; %d file(s) added, %d removed, deletion vectors %d added, %d updated, %d removed\n",
+	_, err := fmt.Fprintf(o.w, "merge %s: version %d, %d source row(s): %d inserted, %d updated, %d deleted (%d when matched, %d when not matched by source), %d copied; %d file(s) added, %d removed, deletion vectors %d added, %d updated, %d removed\n",
 		v.Table, v.Version, v.SourceRows, v.InsertedRows, v.UpdatedRows, v.DeletedRows, v.MatchedDeletedRows, v.NotMatchedBySourceDeletedRows,
 		v.CopiedRows, v.FilesAdded, v.FilesRemoved, v.DeletionVectorsAdded, v.DeletionVectorsUpdated, v.DeletionVectorsRemoved)
 	return err

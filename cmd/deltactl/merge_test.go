@@ -111,7 +111,7 @@ func TestMergeCmd(t *testing.T) {
 	writeNDJSON(t, tin, target)
 	mustRun(t, "ingest", tin, tbl)
 	out := mustRun(t, "merge", tbl, "--source", sourceFile(t, dir, "ndjson", source), "--on", "id")
-	if !strings.Contains(out, "4 source row(s): 2 inserted, 2 updated, 0 deleted (0 matched, 0 not matched by source), 2 copied; 1 file(s) added, 1 removed") {
+	if !strings.Contains(out, "4 source row(s): 2 inserted, 2 updated, 0 deleted (0 when matched, 0 when not matched by source), 2 copied; 1 file(s) added, 1 removed") {
 		t.Errorf("text output: %s", out)
 	}
 }

@@ -171,7 +171,8 @@ func TestReviewMessages(t *testing.T) {
 	}
 
 	_, errs, code := runCLI(t, "log", tbl, "--version", "5")
-	if code != 1 || !strings.Contains(errs, "version 5 not found") || !strings.Contains(errs, "latest is 1") || strings.Contains(errs, "does not exist") {
+	// The error names the operation and the table, as snapshot's does.
+	if code != 1 || !strings.HasPrefix(errs, "deltactl: error: log file://"+tbl+": ") || !strings.Contains(errs, "version 5 not found") || !strings.Contains(errs, "latest is 1") || strings.Contains(errs, "does not exist") {
 		t.Errorf("log --version 5: exit %d: %s", code, errs)
 	}
 

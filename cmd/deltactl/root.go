@@ -215,7 +215,10 @@ func firstNonEmpty(s ...string) string {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+			// "deltactl: cat takes 1 argument(s), got 0 (deltactl cat <table> [flags])":
+			// main already says deltactl, and the use line names the arguments.
+			name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+			return usagef("%s takes %d argument(s), got %d (%s)", name, n, len(args), cmd.UseLine())
 		}
 		return nil
 	}
