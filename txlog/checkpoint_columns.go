@@ -141,6 +141,17 @@ func (c *colCursor) feed(asms []rowAsm) error {
 			c.apply(&asms[r], v)
 		}
 		// An all-null page: only levels that reach the action matter.
+		if c.levels && c.reps == nil {
+			// Not repeated: one level per row.
+			n := min(len(c.defs)-c.li, last-r)
+			c.nullLevels(asms[r+1:r+1+n], c.defs[c.li:c.li+n])
+			r += n
+			c.li += n
+			if c.li < len(c.defs) {
+				return nil // the window is full
+			}
+			continue
+		}
 		for ; c.levels && c.li < len(c.defs); c.li++ {
 			rep := 0
 			if c.reps != nil {
@@ -156,12 +167,30 @@ func (c *colCursor) feed(asms []rowAsm) error {
 	}
 }
 
+// nullLevels applies the null values of definition levels defs, one per
+// row, to rows.
+func (c *colCursor) nullLevels(rows []rowAsm, defs []byte) {
+	topDef, setDef := c.plan.topDef, c.plan.setDef
+	for i, d8 := range defs {
+		d := int(d8)
+		if d < topDef {
+			continue
+		}
+		rows[i].present[c.plan.top] = true
+		if d >= setDef && c.plan.set != nil {
+			c.plan.set(&rows[i], parquet.Value{}.Level(0, d, c.col))
+		}
+	}
+}
+
 // apply marks v's action present in a and sets the field v belongs to.
 func (c *colCursor) apply(a *rowAsm, v parquet.Value) {
-	if v.DefinitionLevel() >= c.plan.topDef {
-		a.present[c.plan.top] = true
+	d := v.DefinitionLevel()
+	if d < c.plan.topDef {
+		return // setters ignore a value below setDef, which is at least topDef
 	}
-	if c.plan.set != nil {
+	a.present[c.plan.top] = true
+	if d >= c.plan.setDef && c.plan.set != nil {
 		c.plan.set(a, v)
 	}
 }

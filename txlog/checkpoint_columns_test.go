@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -215,4 +216,69 @@ func BenchmarkDecodeCheckpoint(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSetDefSkipsOnlyIgnoredValues checks the premise of columnPlan.setDef
+// on the checkpoint schemas of deltakit and of the corpus: every setter
+// leaves a row untouched by a null value below its setDef, and setDef is at
+// least topDef (the column decoder calls no setter for such values).
+func TestSetDefSkipsOnlyIgnoredValues(t *testing.T) {
+	store := buildBenchTable(t, 3, 3, 2)
+	data, err := store.Get(context.Background(), CheckpointKey(3), objectstore.FullObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*parquet.Schema{}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas["deltakit"] = pf.Schema()
+	corpus := testsupport.CorpusDir(t)
+	_ = filepath.WalkDir(corpus, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || !strings.Contains(p, "_delta_log") {
+			return err
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			if f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b))); err == nil {
+				rel, _ := filepath.Rel(corpus, p)
+				schemas[rel] = f.Schema()
+			}
+		}
+		return nil
+	})
+	checked, skipping := 0, 0
+	for name, schema := range schemas {
+		plans, err := planColumns(schema)
+		if err != nil {
+			continue
+		}
+		for i, p := range plans {
+			if p.top < 0 || p.set == nil {
+				continue
+			}
+			if p.setDef < p.topDef {
+				t.Errorf("%s column %v: setDef %d below topDef %d", name, schema.Columns()[i], p.setDef, p.topDef)
+			}
+			for d := 0; d < p.setDef; d++ {
+				var got, want rowAsm
+				got.reset()
+				want.reset()
+				p.set(&got, parquet.Value{}.Level(0, d, i))
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s column %v: a null at definition level %d (setDef %d) changed the row", name, schema.Columns()[i], d, p.setDef)
+				}
+				if d >= p.topDef {
+					skipping++
+				}
+			}
+			checked++
+		}
+	}
+	// the add struct's optional fields (tags, deletionVector, baseRowId, ...)
+	// must be skipped when the add is present, or setDef saves nothing
+	if checked < 50 || skipping < 20 {
+		t.Errorf("checked %d columns, %d levels skipped at or above topDef: too few", checked, skipping)
+	}
+	t.Logf("%d schemas, %d columns with setters, %d skipped levels at or above topDef", len(schemas), checked, skipping)
 }

@@ -136,9 +136,13 @@ type colSetter func(a *rowAsm, v parquet.Value)
 
 // columnPlan is how one leaf column of the file is read.
 type columnPlan struct {
-	top    int         // top-level action column
-	topDef int         // definition level at which the action is non-null
-	set    colSetter   // nil: only marks the action present
+	top    int       // top-level action column
+	topDef int       // definition level at which the action is non-null
+	set    colSetter // nil: only marks the action present
+	// setDef is the definition level below which set ignores a value (at
+	// least topDef): a null value below it only marks the action present
+	// (when at topDef or above), without a call of set.
+	setDef int
 	parsed *parsedLeaf // add.stats_parsed / add.partitionValues_parsed leaf
 }
 
@@ -315,10 +319,11 @@ func planColumns(schema *parquet.Schema) ([]columnPlan, error) {
 		}
 		maxDef := leaf.MaxDefinitionLevel
 		if pl := newParsedPlan(path, nodes, maxDef); pl != nil {
-			plans[i] = columnPlan{top: top, topDef: defs[0], set: parsedSetter(pl, defs[1], path[1] == "partitionValues_parsed"), parsed: pl}
+			plans[i] = columnPlan{top: top, topDef: defs[0], set: parsedSetter(pl, defs[1], path[1] == "partitionValues_parsed"), setDef: defs[1], parsed: pl}
 			continue
 		}
-		plans[i] = columnPlan{top: top, topDef: defs[0], set: planSetter(top, path, defs, nodes, maxDef)}
+		set, setDef := planSetter(top, path, defs, nodes, maxDef)
+		plans[i] = columnPlan{top: top, topDef: defs[0], set: set, setDef: max(setDef, defs[0])}
 	}
 	return plans, nil
 }
@@ -340,36 +345,38 @@ var dvFields = [numTopColumns]*struct {
 	colRemove: {func(a *rowAsm) *DeletionVectorDescriptor { return &a.remDV }, func(a *rowAsm) *bool { return &a.hasRDV }},
 }
 
-// planSetter returns the setter of one known leaf column, or nil.
-func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef int) colSetter {
+// planSetter returns the setter of one known leaf column, or nil, and the
+// definition level below which the setter ignores a value (its
+// columnPlan.setDef).
+func planSetter(top int, path []string, defs []int, nodes []parquet.Node, maxDef int) (colSetter, int) {
 	if len(path) < 2 {
-		return nil
+		return nil, 0
 	}
 	field := path[1]
 	if len(path) == 2 {
 		if f := plainFields[top][field]; f != nil {
-			return scalar(maxDef, f)
+			return scalar(maxDef, f), maxDef
 		}
-		return nil
+		return nil, 0
 	}
 	if slot, ok := mapFields[top][field]; ok {
-		return mapLeafSetter(slot, 1, path, defs, nodes, maxDef)
+		return mapLeafSetter(slot, 1, path, defs, nodes, maxDef), defs[1]
 	}
 	if slot, ok := listFields[top][field]; ok {
-		return listSetter(slot, defs[1], maxDef)
+		return listSetter(slot, defs[1], maxDef), defs[1]
 	}
 	if d := dvFields[top]; d != nil && field == "deletionVector" && len(path) == 3 {
-		return dvSetters(path[2], defs[1], maxDef, d.dv, d.has)
+		return dvSetters(path[2], defs[1], maxDef, d.dv, d.has), defs[1]
 	}
 	if top == colMetaData && field == "format" {
 		switch {
 		case len(path) == 3 && path[2] == "provider":
-			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.Format.Provider = valueString(a, v) })
+			return scalar(maxDef, func(a *rowAsm, v parquet.Value) { a.meta.Format.Provider = valueString(a, v) }), maxDef
 		case path[2] == "options":
-			return mapLeafSetter(mapMetaFormatOptions, 2, path, defs, nodes, maxDef)
+			return mapLeafSetter(mapMetaFormatOptions, 2, path, defs, nodes, maxDef), defs[2]
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // mapLeafSetter returns the setter of a map's key or value column

@@ -2,6 +2,7 @@ package textpack
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 )
 
@@ -88,11 +89,14 @@ func UnpackPath(dst []byte, skel string, lit []byte) ([]byte, bool) {
 			return dst, false
 		}
 		lit = lit[w:]
-		for _, b := range lit[:n/2] {
-			dst = append(dst, hexPairs[2*int(b)], hexPairs[2*int(b)+1])
+		at := len(dst)
+		dst = slices.Grow(dst, int(n))[:at+int(n)]
+		out := dst[at:]
+		for k, b := range lit[:n/2] {
+			out[2*k], out[2*k+1] = hexPairs[2*int(b)], hexPairs[2*int(b)+1]
 		}
 		if n%2 == 1 {
-			dst = append(dst, hexPairs[2*int(lit[n/2])])
+			out[n-1] = hexPairs[2*int(lit[n/2])]
 		}
 		lit = lit[nb:]
 	}

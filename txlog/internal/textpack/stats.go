@@ -241,28 +241,56 @@ func appendDigits(b []byte, v int64, n int) []byte {
 	return append(b, buf[:n]...)
 }
 
+// digitPairs holds "00" to "99", two bytes per number.
+var digitPairs = func() (t [200]byte) {
+	for i := range 100 {
+		t[2*i], t[2*i+1] = byte('0'+i/10), byte('0'+i%10)
+	}
+	return t
+}()
+
+// put2 writes v (0 to 99) as two digits to b[0:2].
+func put2(b []byte, v int64) {
+	b[0], b[1] = digitPairs[2*v], digitPairs[2*v+1]
+}
+
 // AppendDate appends the date days after 1970-01-01 as "YYYY-MM-DD".
 func AppendDate(b []byte, days int64) []byte {
 	y, m, d := civilFromDays(days)
-	b = appendDigits(b, y, 4)
-	b = append(b, '-')
-	b = appendDigits(b, m, 2)
-	b = append(b, '-')
-	return appendDigits(b, d, 2)
+	if y < 0 || y > 9999 {
+		// not a date ParseDate reads: the last four digits of the year
+		b = appendDigits(b, y, 4)
+		b = append(b, '-')
+		b = appendDigits(b, m, 2)
+		b = append(b, '-')
+		return appendDigits(b, d, 2)
+	}
+	var t [10]byte
+	put2(t[0:], y/100)
+	put2(t[2:], y%100)
+	t[4] = '-'
+	put2(t[5:], m)
+	t[7] = '-'
+	put2(t[8:], d)
+	return append(b, t[:]...)
 }
 
 func appendTimeMillis(b []byte, ms int64) []byte {
 	days := FloorDiv(ms, 86_400_000)
 	r := ms - days*86_400_000
 	b = AppendDate(b, days)
-	b = append(b, 'T')
-	b = appendDigits(b, r/3_600_000, 2)
-	b = append(b, ':')
-	b = appendDigits(b, r/60_000%60, 2)
-	b = append(b, ':')
-	b = appendDigits(b, r/1000%60, 2)
-	b = append(b, '.')
-	return appendDigits(b, r%1000, 3)
+	var t [13]byte // THH:MM:SS.fff
+	t[0] = 'T'
+	put2(t[1:], r/3_600_000)
+	t[3] = ':'
+	put2(t[4:], r/60_000%60)
+	t[6] = ':'
+	put2(t[7:], r/1000%60)
+	t[9] = '.'
+	f := r % 1000
+	t[10] = byte('0' + f/100)
+	put2(t[11:], f%100)
+	return append(b, t[:]...)
 }
 
 // Skeleton is an interned stats skeleton, split into parts for fast

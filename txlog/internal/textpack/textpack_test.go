@@ -1,7 +1,9 @@
 package textpack
 
 import (
+	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func TestPackStatsRoundTrip(t *testing.T) {
@@ -189,4 +191,27 @@ func FuzzPackPath(f *testing.F) {
 			t.Fatalf("round trip of %q gave %q, %v", p, got, ok)
 		}
 	})
+}
+
+// TestTimeMillisFormat compares appendTimeMillis and AppendDate with the
+// time package over years 0 to 9999 and round-trips through
+// ParseTimeMillis.
+func TestTimeMillisFormat(t *testing.T) {
+	lo := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	hi := time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC).UnixMilli()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, ms := range append([]int64{lo, hi, -1, 0, 1, 86_399_999, 86_400_000}, func() (out []int64) {
+		for range 20000 {
+			out = append(out, lo+rng.Int64N(hi-lo+1))
+		}
+		return out
+	}()...) {
+		want := time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000")
+		if got := string(appendTimeMillis([]byte("x"), ms)); got != "x"+want {
+			t.Fatalf("appendTimeMillis(%d) = %q, want %q", ms, got, "x"+want)
+		}
+		if back, ok := ParseTimeMillis(want); !ok || back != ms {
+			t.Fatalf("ParseTimeMillis(%q) = %d, %v, want %d", want, back, ok, ms)
+		}
+	}
 }
