@@ -305,8 +305,12 @@ func (f *failingReader) Err() error { return f.err }
 
 // delta-rs and pyarrow read an Arrow-written table to the rows deltakit
 // wrote: delta-rs's to_pyarrow_table() goes back through an IPC file into
-// arrowio.Rows and is compared cell by cell with Scan; pyarrow.parquet
-// reads every data file with the add's numRecords.
+// arrowio.Rows and is compared cell by cell with Scan (nested types,
+// partitions: the row path); pyarrow.parquet reads every data file with
+// the add's numRecords. For the column-by-column writer (unpartitioned
+// primitives with nulls, timestamps, dates, strings) and for decimals,
+// delta-rs's read and pyarrow's read of the data files are compared with
+// the input rows the batches were built from, not with deltakit's scan.
 func TestAppendArrowInterop(t *testing.T) {
 	py := testsupport.Python(t)
 	ctx := context.Background()
@@ -316,9 +320,18 @@ func TestAppendArrowInterop(t *testing.T) {
 		sch   *schema.StructType
 		rows  []value.Row
 		parts []string
+		// columnar: the column-by-column writer must take the batches;
+		// delta-rs's read and pyarrow's read of the data files are then
+		// compared with the input rows, not with deltakit's scan.
+		columnar, rowPath bool
+		batch             int
 	}{
-		{"types", interopTypesSchema(), interopTypesRows(0, 200), nil},
-		{"parts", interopPartSchema(), interopPartRows(0), []string{"p", "n"}},
+		{name: "types", sch: interopTypesSchema(), rows: interopTypesRows(0, 200), batch: 50},
+		{name: "parts", sch: interopPartSchema(), rows: interopPartRows(0), parts: []string{"p", "n"}, batch: 50},
+		{name: "columnar", sch: interopColumnarSchema(), rows: interopColumnarRows(2500), columnar: true, batch: 1000},
+		// decimals are not primitives of the columnar writer: row path,
+		// still compared with the input.
+		{name: "decimal", sch: interopDecimalSchema(), rows: interopDecimalRows(300), rowPath: true, batch: 128},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -331,26 +344,38 @@ func TestAppendArrowInterop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, relax(tc.sch), tc.rows, 50)); err != nil {
+			in := relax(tc.sch)
+			if tc.columnar || tc.rowPath {
+				if taken := arrowColumnarTaken(t, tbl, arrowReaderOf(t, in, tc.rows, tc.batch)); taken != tc.columnar {
+					t.Fatalf("columnar writer taken: %v, want %v", taken, tc.columnar)
+				}
+			}
+			if tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, in, tc.rows, tc.batch)); err != nil {
 				t.Fatal(err)
 			}
 			ipcPath := filepath.Join(root, tc.name+".arrow")
+			filesPath := filepath.Join(root, tc.name+"-files.arrow")
 			out := testsupport.RunPython(t, py, `
 import sys, json, pyarrow as pa, pyarrow.parquet as pq, os, urllib.parse
 from deltalake import DeltaTable
-d, out = sys.argv[1], sys.argv[2]
+d, out, files_out = sys.argv[1], sys.argv[2], sys.argv[3]
 dt = DeltaTable(d)
 t = dt.to_pyarrow_table()
-with pa.OSFile(out, "wb") as f:
-    with pa.ipc.new_file(f, t.schema) as w:
-        w.write_table(t)
-probs = []
+def write(path, t):
+    with pa.OSFile(path, "wb") as f:
+        with pa.ipc.new_file(f, t.schema) as w:
+            w.write_table(t)
+write(out, t)
+probs, parts = [], []
 for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist():
-    n = pq.read_metadata(os.path.join(d, urllib.parse.unquote(a["path"]))).num_rows
+    p = os.path.join(d, urllib.parse.unquote(a["path"]))
+    n = pq.read_metadata(p).num_rows
     if n != a["num_records"]:
         probs.append("%s: %d rows, stats say %s" % (a["path"], n, a["num_records"]))
+    parts.append(pq.read_table(p))
+write(files_out, pa.concat_tables(parts))
 print(json.dumps({"rows": t.num_rows, "problems": probs}))
-`, dir, ipcPath)
+`, dir, ipcPath, filesPath)
 			var res struct {
 				Rows     int      `json:"rows"`
 				Problems []string `json:"problems"`
@@ -361,46 +386,146 @@ print(json.dumps({"rows": t.num_rows, "problems": probs}))
 			for _, p := range res.Problems {
 				t.Error(p)
 			}
-			f, err := os.Open(ipcPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			fr, err := ipc.NewFileReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fr.Close()
-			// delta-rs orders columns as the schema, partition columns too.
-			idx := map[string]int{}
-			for i, fl := range fr.Schema().Fields() {
-				idx[fl.Name] = i
-			}
-			var got []value.Row
-			for i := 0; i < fr.NumRecords(); i++ {
-				rec, err := fr.RecordBatchAt(i)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rs, err := arrowio.Rows(rec)
-				rec.Release()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rs {
-					row := make(value.Row, len(tc.sch.Fields))
-					for c, fl := range tc.sch.Fields {
-						row[c] = r[idx[fl.Name]]
-					}
-					got = append(got, row)
-				}
-			}
+			got := readIPCFileRows(t, ipcPath, tc.sch)
 			if len(got) != len(tc.rows) || res.Rows != len(tc.rows) {
 				t.Fatalf("delta-rs read %d rows (%d), want %d", len(got), res.Rows, len(tc.rows))
 			}
-			assertRows(t, canonRows(got), canonRows(readAllRows(t, tbl)))
+			if !tc.columnar && !tc.rowPath {
+				assertRows(t, canonRows(got), canonRows(readAllRows(t, tbl)))
+				return
+			}
+			assertRows(t, canonRows(got), canonRows(tc.rows))
+			files := readIPCFileRows(t, filesPath, tc.sch)
+			assertRows(t, canonRows(files), canonRows(tc.rows))
 		})
 	}
+}
+
+// readIPCFileRows reads the Arrow IPC file at path into rows with the
+// columns of sch, in its order, matched by name (delta-rs orders columns
+// as the schema, partition columns too; a column the file lacks is null).
+func readIPCFileRows(t *testing.T, path string, sch *schema.StructType) []value.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := ipc.NewFileReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Close()
+	idx := map[string]int{}
+	for i, fl := range fr.Schema().Fields() {
+		idx[fl.Name] = i
+	}
+	var got []value.Row
+	for i := 0; i < fr.NumRecords(); i++ {
+		rec, err := fr.RecordBatchAt(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := arrowio.Rows(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			row := make(value.Row, len(sch.Fields))
+			for c, fl := range sch.Fields {
+				if j, ok := idx[fl.Name]; ok {
+					row[c] = r[j]
+				}
+			}
+			got = append(got, row)
+		}
+	}
+	return got
+}
+
+// arrowColumnarTaken reports whether AppendArrow of rr's batches to tbl
+// takes the column-by-column writer (arrowcolumns.go); rr is consumed.
+func arrowColumnarTaken(t *testing.T, tbl *Table, rr array.RecordReader) bool {
+	t.Helper()
+	recs, dsch, err := readArrowBatches(context.Background(), rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	target, _, err := mergeSchemas(tbl.Schema(), dsch, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(tbl.PartitionColumns()) == 0 && newArrowColumns(recs, rr.Schema(), target) != nil
+}
+
+// interopColumnarSchema: unpartitioned, top-level primitives only, as the
+// column-by-column Arrow writer takes them.
+func interopColumnarSchema() *schema.StructType {
+	return schema.NewStruct(field("id", prim(schema.Long), false), field("n", prim(schema.Integer), true),
+		field("x", prim(schema.Double), true), field("ok", prim(schema.Boolean), true),
+		field("s", prim(schema.String), true), field("bin", prim(schema.Binary), true),
+		field("day", prim(schema.Date), true), field("ts", prim(schema.Timestamp), true),
+		field("ntz", prim(schema.TimestampNTZ), true))
+}
+
+// interopColumnarRows: n rows of interopColumnarSchema, each nullable
+// column null on its own stride, timestamps with microseconds, before and
+// after 1970, strings with non-ASCII text and the empty string.
+func interopColumnarRows(n int) []value.Row {
+	base := time.Date(1969, 12, 31, 23, 59, 58, 999999000, time.UTC)
+	rows := make([]value.Row, n)
+	for i := range rows {
+		r := value.Row{int64(i), int32(i*7 - 1000), float64(i) / 3, i%3 == 0,
+			[]string{"", "Zürich", "東京", "sfo"}[i%4] + fmt.Sprint(i%11), []byte{byte(i), byte(i >> 8), 0},
+			value.Date(-400 + i), base.Add(time.Duration(i) * 1234567 * time.Microsecond), base.Add(-time.Duration(i) * time.Hour)}
+		for c := 1; c < len(r); c++ {
+			if i%(c+4) == 0 {
+				r[c] = nil
+			}
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// interopDecimalSchema: decimals of several precisions next to a key.
+func interopDecimalSchema() *schema.StructType {
+	return schema.NewStruct(field("id", prim(schema.Long), false),
+		field("d5", &schema.DecimalType{Precision: 5, Scale: 2}, true),
+		field("d18", &schema.DecimalType{Precision: 18, Scale: 6}, true),
+		field("d38", &schema.DecimalType{Precision: 38, Scale: 10}, true))
+}
+
+// interopDecimalRows: n rows of interopDecimalSchema, negative values,
+// the largest unscaled values of each precision and nulls.
+func interopDecimalRows(n int) []value.Row {
+	rows := make([]value.Row, n)
+	for i := range rows {
+		sign := ""
+		if i%2 == 1 {
+			sign = "-"
+		}
+		r := value.Row{int64(i),
+			value.MustParseDecimal(fmt.Sprintf("%s%d.%02d", sign, i%1000, i%100)),
+			value.MustParseDecimal(fmt.Sprintf("%s%d.%06d", sign, i*1000003, i)),
+			value.MustParseDecimal(fmt.Sprintf("%s%d.%010d", sign, int64(i)*9876543210123, i))}
+		switch i % 10 {
+		case 3:
+			r[1], r[2], r[3] = nil, nil, nil
+		case 7:
+			r[1] = value.MustParseDecimal(sign + "999.99")
+			r[2] = value.MustParseDecimal(sign + "999999999999.999999")
+			r[3] = value.MustParseDecimal(sign + "9999999999999999999999999999.9999999999")
+		}
+		rows[i] = r
+	}
+	return rows
 }
 
 // canonRows sorts rows by their canon form, for order-free comparison.

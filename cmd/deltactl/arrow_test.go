@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/schema"
@@ -16,14 +21,18 @@ import (
 	"github.com/deltakit/deltakit/value"
 )
 
-// compareArrowScript reads the Arrow IPC stream file argv[1] with pyarrow
+// compareArrowScript reads the file argv[1] with pyarrow, as an Arrow IPC
+// stream, or with pyarrow.parquet.read_table when argv[3] is "parquet",
 // and the Delta table argv[2] with deltalake's to_pyarrow_table(), and
 // prints "ok <rows>" when schemas (names, types, nullability; metadata
 // aside) and values (as multisets of rows) agree.
 const compareArrowScript = `
-import sys, pyarrow as pa, pyarrow.ipc as ipc, deltalake
-with open(sys.argv[1], "rb") as f:
-    got = ipc.open_stream(f).read_all()
+import sys, pyarrow as pa, pyarrow.ipc as ipc, pyarrow.parquet as pq, deltalake
+if len(sys.argv) > 3 and sys.argv[3] == "parquet":
+    got = pq.read_table(sys.argv[1])
+else:
+    with open(sys.argv[1], "rb") as f:
+        got = ipc.open_stream(f).read_all()
 want = deltalake.DeltaTable(sys.argv[2]).to_pyarrow_table()
 if not got.schema.equals(want.schema, check_metadata=False):
     print("schema differs:\n--- deltactl\n%s\n--- delta-rs\n%s" % (got.schema, want.schema))
@@ -41,10 +50,11 @@ if g != w:
 print("ok %d" % len(g))
 `
 
-// TestCatArrowPyarrow: `deltactl cat -o arrow` is an Arrow IPC stream that
-// pyarrow reads to the same table as delta-rs's to_pyarrow_table(), for a
-// deltakit-written table with every Delta type and for corpus tables
-// (partition values of every type, timestamp_ntz, decimals, maps, structs).
+// TestCatArrowPyarrow: `deltactl cat -o arrow` is an Arrow IPC stream, and
+// `deltactl cat --format parquet` a Parquet file, that pyarrow reads to the
+// same table as delta-rs's to_pyarrow_table(), for a deltakit-written table
+// with every Delta type and for corpus tables (partition values of every
+// type, timestamp_ntz, decimals, maps, structs).
 func TestCatArrowPyarrow(t *testing.T) {
 	py := testsupport.Python(t)
 	dir := t.TempDir()
@@ -61,21 +71,23 @@ func TestCatArrowPyarrow(t *testing.T) {
 		}
 	}
 	for i, tbl := range tables {
-		t.Run(filepath.Base(tbl), func(t *testing.T) {
-			if _, err := os.Stat(tbl); err != nil {
-				testsupport.Absent(t, "table %s: %v", tbl, err)
-			}
-			out := mustRun(t, "cat", tbl, "-o", "arrow")
-			stream := filepath.Join(dir, "stream"+string(rune('a'+i))+".arrows")
-			if err := os.WriteFile(stream, []byte(out), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res := strings.TrimSpace(string(testsupport.RunPython(t, py, compareArrowScript, stream, tbl)))
-			if !strings.HasPrefix(res, "ok ") || res == "ok 0" {
-				t.Fatalf("pyarrow vs delta-rs: %s", res)
-			}
-			t.Log(res)
-		})
+		for _, c := range []struct{ format, ext string }{{"arrow", ".arrows"}, {"parquet", ".parquet"}} {
+			t.Run(filepath.Base(tbl)+"/"+c.format, func(t *testing.T) {
+				if _, err := os.Stat(tbl); err != nil {
+					testsupport.Absent(t, "table %s: %v", tbl, err)
+				}
+				out := mustRun(t, "cat", tbl, "-o", c.format)
+				file := filepath.Join(dir, "out"+string(rune('a'+i))+c.ext)
+				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				res := strings.TrimSpace(string(testsupport.RunPython(t, py, compareArrowScript, file, tbl, c.format)))
+				if !strings.HasPrefix(res, "ok ") || res == "ok 0" {
+					t.Fatalf("pyarrow (%s) vs delta-rs: %s", c.format, res)
+				}
+				t.Log(res)
+			})
+		}
 	}
 }
 
@@ -127,14 +139,19 @@ func writeAllTypes(t *testing.T, path string) string {
 	return path
 }
 
-// TestArrowOutputUsage: -o arrow is for cat only, and conflicts with
-// another --format.
+// TestArrowOutputUsage: -o arrow and -o parquet are for cat only, and
+// conflict with another --format; both hold every row unless --limit is
+// given, and honour --where and --columns.
 func TestArrowOutputUsage(t *testing.T) {
 	tbl := writeAllTypes(t, filepath.Join(t.TempDir(), "t"))
 	for _, args := range [][]string{
 		{"files", tbl, "-o", "arrow"},
+		{"files", tbl, "-o", "parquet"},
 		{"cat", tbl, "-o", "arrow", "--format", "csv"},
-		{"cat", tbl, "--format", "parquet"},
+		{"cat", tbl, "-o", "parquet", "--format", "arrow"},
+		{"cat", tbl, "-o", "parquet", "--format", "jsonl"},
+		{"cat", tbl, "--format", "orc"},
+		{"cat", tbl, "--format", "parquet", "--limit", "-1"},
 	} {
 		out, errs, code := runCLI(t, args...)
 		if code != 2 || out != "" {
@@ -151,21 +168,89 @@ func TestArrowOutputUsage(t *testing.T) {
 		{[]string{"cat", tbl, "--format", "arrow", "--limit", "3"}, 3, 16},
 		// even k in 12..48 but not multiples of 7 (null partition)
 		{[]string{"cat", tbl, "-o", "arrow", "--where", "part = 'a' AND i > 10000", "--columns", "ntz,id"}, 16, 2},
+		{[]string{"cat", tbl, "-o", "parquet"}, 100, 16},
+		{[]string{"cat", tbl, "--format", "parquet", "--limit", "3"}, 3, 16},
+		{[]string{"cat", tbl, "--format", "parquet", "--where", "part = 'a' AND i > 10000", "--columns", "ntz,id"}, 16, 2},
+		{[]string{"cat", tbl, "--format", "parquet", "--where", "id < 0"}, 0, 16},
 	} {
-		r, err := ipc.NewReader(strings.NewReader(mustRun(t, c.args...)))
-		if err != nil {
-			t.Fatal(err)
+		out := mustRun(t, c.args...)
+		var (
+			sch *arrow.Schema
+			n   int64
+		)
+		if slices.Contains(c.args, "parquet") {
+			tbl, err := pqarrow.ReadTable(context.Background(), bytes.NewReader([]byte(out)), nil, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+			if err != nil {
+				t.Fatalf("deltactl %s: %v", strings.Join(c.args[2:], " "), err)
+			}
+			sch, n = tbl.Schema(), tbl.NumRows()
+			tbl.Release()
+		} else {
+			r, err := ipc.NewReader(strings.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				n += r.RecordBatch().NumRows()
+			}
+			if r.Err() != nil {
+				t.Errorf("deltactl %s: %v", strings.Join(c.args[2:], " "), r.Err())
+			}
+			sch = r.Schema()
+			r.Release()
 		}
-		var n int64
-		for r.Next() {
-			n += r.RecordBatch().NumRows()
+		if n != c.rows {
+			t.Errorf("deltactl %s: %d rows, want %d", strings.Join(c.args[2:], " "), n, c.rows)
 		}
-		if r.Err() != nil || n != c.rows {
-			t.Errorf("deltactl %s: %d rows (%v), want %d", strings.Join(c.args[2:], " "), n, r.Err(), c.rows)
+		if f := sch.Fields(); len(f) != c.fields || c.fields == 2 && (f[0].Name != "ntz" || f[0].Type.String() != "timestamp[us]" || f[1].Type.String() != "int64" || f[1].Nullable) {
+			t.Errorf("deltactl %s: schema %s", strings.Join(c.args[2:], " "), sch)
 		}
-		if f := r.Schema().Fields(); len(f) != c.fields || c.fields == 2 && (f[0].Name != "ntz" || f[1].Type.String() != "int64" || f[1].Nullable) {
-			t.Errorf("schema %s", r.Schema())
+	}
+}
+
+// TestCatTextFormatsArrow: cat's table, csv and jsonl output, now printed
+// from ScanArrow's batches, is byte for byte what the row scan (t.Scan)
+// printed, for every Delta type, nested values, deletion vectors and
+// column mapping.
+func TestCatTextFormatsArrow(t *testing.T) {
+	tables := []string{writeAllTypes(t, filepath.Join(t.TempDir(), "alltypes"))}
+	if corpus, err := testsupport.LookupCorpus(); err == nil {
+		for _, name := range []string{
+			"deltars__delta-0.8.0-partitioned", "golden__data-reader-partition-values", "deltars__table-with-dv-small",
+			"golden__data-reader-timestamp_ntz", "golden__decimal-various-scale-precision", "golden__data-reader-map",
+			"golden__data-reader-nested-struct", "golden__data-reader-array-complex-objects", "golden__table-with-columnmapping-mode-name",
+			"golden__type-widening", "golden__parquet-all-types", "deltars__table_with_edge_timestamps", "golden__kernel-timestamp-INT96",
+		} {
+			tables = append(tables, filepath.Join(corpus, name))
 		}
-		r.Release()
+	}
+	ctx := context.Background()
+	for _, path := range tables {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			if _, err := os.Stat(path); err != nil {
+				testsupport.Absent(t, "table %s: %v", path, err)
+			}
+			tbl, err := table.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sch, err := tbl.ScanSchema()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range []string{"table", "csv", "jsonl"} {
+				var want bytes.Buffer
+				if err := printRows(newRowWriter(format, &want, sch), tbl.Scan(ctx)); err != nil {
+					t.Fatal(err)
+				}
+				got := mustRun(t, "cat", path, "--format", format, "--limit", "0")
+				if got != want.String() {
+					t.Errorf("--format %s through Arrow:\n%s\nrow scan:\n%s", format, got, want.String())
+				}
+				if strings.Count(got, "\n") < 2 {
+					t.Errorf("--format %s: %q, want rows", format, got)
+				}
+			}
+		})
 	}
 }

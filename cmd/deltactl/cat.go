@@ -42,32 +42,37 @@ fields are a.b; quote odd names with backquotes.
 
 --format: table (aligned columns), csv (with a header), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
-decimals as strings, binary as base64) or arrow (an Apache Arrow IPC stream,
-as pyarrow.ipc.open_stream reads it; types as in package arrowio). The
-default is table, jsonl with -o json, and arrow with -o arrow. An Arrow
-stream holds every row unless --limit is given.`,
+decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
+as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
+parquet (one Parquet file, Snappy-compressed, with the Arrow schema stored
+as pyarrow writes it, so pyarrow.parquet.read_table gives the same types
+as the Arrow stream). The default is table, jsonl with -o json, arrow with
+-o arrow and parquet with -o parquet. An Arrow stream or a Parquet file
+holds every row unless --limit is given. Every format reads the table
+through the Arrow scan (table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
   deltactl cat ./demo-data/flights --where "delay > 10 AND origin = 'SFO'" --columns date,delay,destination
-  deltactl cat ./demo-data/weather --where "weather IN ('snow', 'fog')" --format csv --limit 0`,
+  deltactl cat ./demo-data/weather --where "weather IN ('snow', 'fog')" --format csv --limit 0
+  deltactl cat ./demo-data/flights --where "origin = 'SFO'" -o parquet > sfo.parquet`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "" {
 				switch a.output {
 				case "json":
 					format = "jsonl"
-				case "arrow":
-					format = "arrow"
+				case "arrow", "parquet":
+					format = a.output
 				default:
 					format = "table"
 				}
 			}
-			if format != "table" && format != "csv" && format != "jsonl" && format != "arrow" {
-				return usagef("invalid --format %q: want table, csv, jsonl or arrow", format)
+			if format != "table" && format != "csv" && format != "jsonl" && binaryOutput(format) == "" {
+				return usagef("invalid --format %q: want table, csv, jsonl, arrow or parquet", format)
 			}
-			if a.output == "arrow" && format != "arrow" {
-				return usagef("-o arrow writes an Arrow stream; it cannot be combined with --format %s", format)
+			if binaryOutput(a.output) != "" && format != a.output {
+				return usagef("-o %s writes %s; it cannot be combined with --format %s", a.output, binaryOutput(a.output), format)
 			}
-			if format == "arrow" && !cmd.Flags().Changed("limit") {
+			if binaryOutput(format) != "" && !cmd.Flags().Changed("limit") {
 				limit = 0
 			}
 			if limit < 0 {
@@ -86,17 +91,20 @@ stream holds every row unless --limit is given.`,
 			if err != nil {
 				return err
 			}
-			if format == "arrow" {
+			switch format {
+			case "arrow":
 				return writeArrow(ctx, a.stdout, t, sopts)
+			case "parquet":
+				return writeParquet(ctx, a.stdout, t, sopts)
 			}
-			return printRows(newRowWriter(format, a.stdout, sch), t.Scan(ctx, sopts...))
+			return printRows(newRowWriter(format, a.stdout, sch), arrowRows(ctx, t, sopts))
 		},
 	}
 	tt.register(cmd)
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
-	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl or arrow")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl, arrow or parquet")
 	return cmd
 }
 

@@ -140,11 +140,11 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		SilenceUsage:  true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if a.output == "arrow" && cmd.Name() != "cat" {
-				return usagef("-o arrow is for cat only (an Arrow IPC stream of the rows); %s takes -o table or json", cmd.CommandPath())
+			if (a.output == "arrow" || a.output == "parquet") && cmd.Name() != "cat" {
+				return usagef("-o %s is for cat only (the rows as %s); %s takes -o table or json", a.output, binaryOutput(a.output), cmd.CommandPath())
 			}
-			if a.output != "table" && a.output != "json" && a.output != "arrow" {
-				return usagef("invalid value %q for -o/--output: want table or json (or arrow for cat)", a.output)
+			if a.output != "table" && a.output != "json" && binaryOutput(a.output) == "" {
+				return usagef("invalid value %q for -o/--output: want table or json (or arrow or parquet for cat)", a.output)
 			}
 			level := slog.LevelWarn
 			if a.verbose {
@@ -157,7 +157,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 	root.SetVersionTemplate(versionView(debug.ReadBuildInfo()).String() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (cat also takes arrow)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (cat also takes arrow and parquet)")
 	pf.StringVar(&a.endpoint, "endpoint", firstNonEmpty(a.getenv("AWS_ENDPOINT_URL_S3"), a.getenv("AWS_ENDPOINT_URL")),
 		"S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
 	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (default for localhost and IP endpoints; else $AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false)")
