@@ -26,21 +26,76 @@ import (
 	"github.com/deltakit/deltakit/value"
 )
 
-// P8 measures the Arrow entry points on GenerateFlights' rows (in
-// departure order, so sorted by date) against delta-rs: a full scan of a
-// one-file and a many-file table through table.ScanArrow vs
+// P8 measures the Arrow entry points against delta-rs on the demo's
+// flights-3m.parquet in full mode (when the file is there; see
+// FlightsParquet), else on GenerateFlights' rows (both sorted by date): a
+// full scan of a many-file table (the rows appended in cfg.ArrowFiles
+// commits) and of the same table optimized to one file through
+// table.ScanArrow vs
 // DeltaTable.to_pyarrow_table(), the row scans (Scan, ScanAs) as ratios to
-// ScanArrow, the selective scan arrowSelective vs
+// ScanArrow, the selective scan (p8Pred) vs
 // to_pyarrow_dataset().to_table(filter=...), AppendArrow vs AppendRows vs
 // parquet-go's GenericWriter, and the peak RSS of a child process that
 // scans a large table (ArrowScanChild).
 
-// arrowSelective is P8's selective filter. GenerateFlights' delays have an
-// exponential tail of mean 18 min, so delay > 150 keeps about 1.5e-4 of
-// the rows, and SFO about 1/40 of those: a selectivity close to that of
-// delay > 300 AND origin = 'SFO' on the demo's real flights (33 of
-// 3,000,000).
-const arrowSelective = "delay > 150 AND origin = 'SFO'"
+// p8Pred is P8's selective filter: delay > minDelay AND origin = origin.
+type p8Pred struct {
+	minDelay int64
+	origin   string
+}
+
+func (p p8Pred) String() string {
+	return fmt.Sprintf("delay > %d AND origin = '%s'", p.minDelay, p.origin)
+}
+
+// demoSelective is issue 14's selective filter on the demo's flights (33
+// of 3,000,000 rows).
+var demoSelective = p8Pred{300, "SFO"}
+
+// synthSelective is the filter on GenerateFlights' rows: their delays have
+// an exponential tail of mean 18 min, so delay > 150 keeps about 1.5e-4 of
+// the rows, and SFO about 1/40 of those, a selectivity close to
+// demoSelective's on the demo's flights.
+var synthSelective = p8Pred{150, "SFO"}
+
+// p8Data is what P8 scans and appends.
+type p8Data struct {
+	fs   []Flight
+	rows []value.Row
+	what string // the rows, for the figure's setup
+	sel  p8Pred
+}
+
+// p8Input returns P8's rows: all of the demo file at demo (in its order,
+// checked to be sorted by date) in full mode when demo is not "", else
+// cfg.ArrowRows of GenerateFlights'.
+func p8Input(cfg Config, demo string) (*p8Data, error) {
+	if cfg.Mode != "full" || demo == "" {
+		fs, rows := GenerateFlights(0, cfg.ArrowRows)
+		return &p8Data{fs: fs, rows: rows, sel: synthSelective,
+			what: groupDigits(len(rows)) + " synthetic GenerateFlights rows (departures every 30 s, so sorted by date)"}, nil
+	}
+	f, err := os.Open(demo)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := parquet.NewGenericReader[Flight](f)
+	defer r.Close()
+	fs := make([]Flight, 0, r.NumRows())
+	if _, err := readFlights(r, r.NumRows(), func(b []Flight) error { fs = append(fs, b...); return nil }); err != nil {
+		return nil, fmt.Errorf("bench: P8: reading %s: %w", demo, err)
+	}
+	rows := make([]value.Row, len(fs))
+	for i, fl := range fs {
+		if i > 0 && fl.Date < fs[i-1].Date {
+			return nil, fmt.Errorf("bench: P8: %s is not sorted by date (row %d)", demo, i)
+		}
+		rows[i] = fl.row()
+	}
+	return &p8Data{fs: fs, rows: rows, sel: demoSelective,
+		what: "the demo's " + filepath.Base(demo) + " (" + groupDigits(len(rows)) + " rows, sorted by date)"}, nil
+}
 
 // arrowLinePrefix starts the line an Arrow scan child writes.
 const arrowLinePrefix = "deltabench-arrow: "
@@ -193,27 +248,41 @@ func scanArrowRows(ctx context.Context, tbl *table.Table, opts ...table.ScanOpti
 
 // ArrowFigure is P8.
 func ArrowFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
-	fig := &Figure{ID: "P8", Title: "Arrow scan and append vs delta-rs",
-		Setup: fmt.Sprintf("%s flights rows sorted by date, in %d files and in 1 file (local filesystem); selective %q; append of the rows to an in-memory store; memory: ScanArrow of %s rows (%d files) in a child process; %d repetitions per side, interleaved, medians",
-			groupDigits(cfg.ArrowRows), cfg.ArrowFiles, arrowSelective, groupDigits(cfg.ArrowMemoryRows), cfg.ArrowMemoryFiles, cfg.ArrowReps)}
+	fig := &Figure{ID: "P8", Title: "Arrow scan and append vs delta-rs"}
+	setup := func(what string, sel p8Pred, per int) string {
+		return fmt.Sprintf("%s, appended in %d commits of %s rows (the %d-file table), and that table optimized to 1 file (local filesystem); "+
+			"selective %q on the %d-file table; append of the same rows to an in-memory store; memory: ScanArrow of %s synthetic rows (%d files) in a child process; "+
+			"%d repetitions per side, interleaved, medians",
+			what, cfg.ArrowFiles, groupDigits(per), cfg.ArrowFiles, sel, cfg.ArrowFiles,
+			groupDigits(cfg.ArrowMemoryRows), cfg.ArrowMemoryFiles, cfg.ArrowReps)
+	}
 	if cfg.ArrowRows <= 0 || cfg.ArrowFiles <= 0 || cfg.ArrowReps <= 0 {
+		fig.Setup = setup("flights rows", synthSelective, 0)
 		fig.Skipped = "no sizes (ArrowRows, ArrowFiles, ArrowReps)"
 		return fig, nil
 	}
 	dir := filepath.Join(env.TempDir, "p8")
 	defer os.RemoveAll(dir)
-	env.logf("P8: writing %d rows in %d files and in 1 file", cfg.ArrowRows, cfg.ArrowFiles)
-	_, rows := GenerateFlights(0, cfg.ArrowRows)
-	tabs, err := writeP8Tables(ctx, dir, cfg, rows)
+	demo := FlightsParquet()
+	in, err := p8Input(cfg, demo)
 	if err != nil {
 		return fig, err
 	}
-	// The scans run without the generated rows alive: delta-rs reads in a
-	// fresh process, and 3,000,000 boxed rows on the heap made every GC
-	// of deltakit's scans mark them. The appends regenerate them
-	// (GenerateFlights is deterministic); fs and rows are dead until then.
+	n, sel := len(in.rows), in.sel
+	per := (n + cfg.ArrowFiles - 1) / cfg.ArrowFiles
+	fig.Setup = setup(in.what, sel, per)
+	env.logf("P8: writing %d rows in %d files and optimizing them to 1 file", n, cfg.ArrowFiles)
+	tabs, err := writeP8Tables(ctx, dir, per, in.rows)
+	if err != nil {
+		return fig, err
+	}
+	fig.note("1-file table after optimize: %d file(s), %d row groups", tabs.oneFiles, tabs.oneRowGroups)
+	// The scans run without the rows alive: delta-rs reads in a fresh
+	// process, and 3,000,000 boxed rows on the heap made every GC of
+	// deltakit's scans mark them. The appends read or generate them again.
+	in = nil
 	runtime.GC()
-	s, err := p8Scans(ctx, env, cfg, tabs)
+	s, err := p8Scans(ctx, env, cfg, tabs, n, sel)
 	if err != nil {
 		return fig, err
 	}
@@ -221,41 +290,76 @@ func ArrowFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		return fig, err
 	}
 	env.logf("P8: appends")
-	fs, rows := GenerateFlights(0, cfg.ArrowRows)
-	if err := p8Appends(ctx, fig, cfg, fs, rows); err != nil {
+	if in, err = p8Input(cfg, demo); err != nil {
 		return fig, err
 	}
+	if err := p8Appends(ctx, fig, cfg, in.fs, in.rows); err != nil {
+		return fig, err
+	}
+	in = nil
 	return fig, p8Memory(ctx, fig, env, cfg, dir)
 }
 
-// p8Tables are P8's scan tables: the rows in cfg.ArrowFiles files (many)
-// and in one file (one).
+// p8Tables are P8's scan tables: the rows in many files (many) and the
+// same table optimized to one file (one).
 type p8Tables struct {
 	many, one       *table.Table
 	manyDir, oneDir string
+	oneFiles        int
+	oneRowGroups    int
 }
 
-func writeP8Tables(ctx context.Context, dir string, cfg Config, rows []value.Row) (*p8Tables, error) {
+// writeP8Tables appends rows to a new table in dir/many in commits of per
+// rows, copies it to dir/one and optimizes that.
+func writeP8Tables(ctx context.Context, dir string, per int, rows []value.Row) (*p8Tables, error) {
 	t := &p8Tables{manyDir: filepath.Join(dir, "many"), oneDir: filepath.Join(dir, "one")}
 	tm, err := table.Create(ctx, t.manyDir, FlightsSchema())
 	if err != nil {
 		return nil, err
 	}
-	per := (cfg.ArrowRows + cfg.ArrowFiles - 1) / cfg.ArrowFiles
 	for i := 0; i < len(rows); i += per {
 		if tm, err = tm.AppendRows(ctx, rows[i:min(i+per, len(rows))]); err != nil {
 			return nil, err
 		}
 	}
-	t1, err := table.Create(ctx, t.oneDir, FlightsSchema())
+	if err := os.CopyFS(t.oneDir, os.DirFS(t.manyDir)); err != nil {
+		return nil, err
+	}
+	t1, err := table.Open(ctx, t.oneDir)
 	if err != nil {
 		return nil, err
 	}
-	if t1, err = t1.AppendRows(ctx, rows); err != nil {
+	if t1, _, err = t1.Optimize(ctx); err != nil {
 		return nil, err
 	}
 	t.many, t.one = tm, t1
+	for a := range t1.Snapshot().AllFiles() {
+		n, err := rowGroups(filepath.Join(t.oneDir, filepath.FromSlash(a.Path)))
+		if err != nil {
+			return nil, err
+		}
+		t.oneRowGroups += n
+		t.oneFiles++
+	}
 	return t, nil
+}
+
+// rowGroups is the number of row groups of the Parquet file at path.
+func rowGroups(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return 0, fmt.Errorf("bench: %s: %w", path, err)
+	}
+	return len(pf.RowGroups()), nil
 }
 
 // p8Sample is the wall and CPU seconds of each repetition of one scan.
@@ -275,8 +379,8 @@ type p8ScanSamples struct {
 
 // p8Scans times the deltakit scans and (with a Python) delta-rs's,
 // interleaved, cfg.ArrowReps times each.
-func p8Scans(ctx context.Context, env *Env, cfg Config, t *p8Tables) (*p8ScanSamples, error) {
-	sel, err := table.ParsePredicate(arrowSelective, t.many.Schema())
+func p8Scans(ctx context.Context, env *Env, cfg Config, t *p8Tables, rows int, pred p8Pred) (*p8ScanSamples, error) {
+	sel, err := table.ParsePredicate(pred.String(), t.many.Schema())
 	if err != nil {
 		return nil, err
 	}
@@ -294,8 +398,8 @@ func p8Scans(ctx context.Context, env *Env, cfg Config, t *p8Tables) (*p8ScanSam
 			s  *p8Sample
 			fn func() error
 		}{
-			{&s.arrowOne, func() error { return scanArrowAll(ctx, t.one, cfg.ArrowRows) }},
-			{&s.arrowMany, func() error { return scanArrowAll(ctx, t.many, cfg.ArrowRows) }},
+			{&s.arrowOne, func() error { return scanArrowAll(ctx, t.one, rows) }},
+			{&s.arrowMany, func() error { return scanArrowAll(ctx, t.many, rows) }},
 			{&s.rowsMany, func() error { return drain(ignoreValues(t.many.Scan(ctx))) }},
 			{&s.asMany, func() error { return drain(ignoreValues(table.ScanAs[Flight](ctx, t.many))) }},
 			{&s.selMany, func() error {
@@ -318,7 +422,7 @@ func p8Scans(ctx context.Context, env *Env, cfg Config, t *p8Tables) (*p8ScanSam
 			s    *p8Sample
 			dir  string
 			args []string
-		}{{&s.rsOne, t.oneDir, []string{"full"}}, {&s.rsMany, t.manyDir, []string{"full"}}, {&s.rsSel, t.manyDir, []string{"sel", "150", "SFO"}}} {
+		}{{&s.rsOne, t.oneDir, []string{"full"}}, {&s.rsMany, t.manyDir, []string{"full"}}, {&s.rsSel, t.manyDir, []string{"sel", strconv.FormatInt(pred.minDelay, 10), pred.origin}}} {
 			w, cpu, n, err := runDeltaRSP8(ctx, env.Python, c.dir, c.args...)
 			if err != nil {
 				return nil, err
@@ -383,6 +487,12 @@ func (s *p8ScanSamples) report(fig *Figure, env *Env, cfg Config) error {
 	r1w, r1c := s.rsOne.med()
 	rmw, rmc := s.rsMany.med()
 	rsw, rsc := s.rsSel.med()
+	fig.add("deltars_1file", r1w, "s")
+	fig.add("deltars_1file_cpu", r1c, "s")
+	fig.add("deltars_files", rmw, "s")
+	fig.add("deltars_files_cpu", rmc, "s")
+	fig.add("deltars_selective", rsw, "s")
+	fig.add("deltars_selective_cpu", rsc, "s")
 	fig.goalFull(cfg, fig.add("scanarrow_1file_vs_deltars", aw1/r1w, "x"), "<=", 1.0)
 	fig.add("scanarrow_1file_vs_deltars_cpu", ac1/r1c, "x")
 	fig.goalFull(cfg, fig.add("scanarrow_files_vs_deltars", awm/rmw, "x"), "<=", 1.0)

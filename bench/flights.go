@@ -23,6 +23,11 @@ type Flight struct {
 	Destination string `parquet:"destination,optional,dict" delta:"destination"`
 }
 
+// row is f as a row of FlightsSchema (date a time.Time in UTC).
+func (f Flight) row() value.Row {
+	return value.Row{time.UnixMicro(f.Date).UTC(), f.Delay, f.Distance, f.Origin, f.Destination}
+}
+
 // FlightsSchema returns the Delta schema of the flights table: {date
 // timestamp_ntz, delay long, distance long, origin string, destination
 // string}, all nullable.
@@ -79,7 +84,7 @@ func GenerateFlights(first, n int) ([]Flight, []value.Row) {
 			Destination: airports[d],
 		}
 		fs[i] = f
-		rows[i] = value.Row{t, f.Delay, f.Distance, f.Origin, f.Destination}
+		rows[i] = f.row()
 	}
 	return fs, rows
 }

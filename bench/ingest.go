@@ -280,14 +280,23 @@ func ingestInput(src string, n int, dir string) (string, int64, error) {
 // copyFlights copies up to limit rows from r to w in batches and returns
 // how many it copied.
 func copyFlights(w *parquet.GenericWriter[Flight], r *parquet.GenericReader[Flight], limit int64) (int64, error) {
+	return readFlights(r, limit, func(b []Flight) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// readFlights reads up to limit rows from r in batches, hands each batch
+// to sink (which must not keep it), and returns how many it read.
+func readFlights(r *parquet.GenericReader[Flight], limit int64, sink func([]Flight) error) (int64, error) {
 	buf := make([]Flight, 8192)
 	var n int64
 	for n < limit {
 		b := buf[:min(int64(len(buf)), limit-n)]
 		k, err := r.Read(b)
 		if k > 0 {
-			if _, werr := w.Write(b[:k]); werr != nil {
-				return n, werr
+			if serr := sink(b[:k]); serr != nil {
+				return n, serr
 			}
 			n += int64(k)
 		}
