@@ -231,3 +231,59 @@ func TestParquetSchema(t *testing.T) {
 		t.Error("no error for a bad parquet file")
 	}
 }
+
+// TestBinaryIsBase64: a binary column's text (CSV field, JSON string) is
+// base64, as deltactl cat writes it; anything else is an error naming the
+// value, never its raw bytes stored as the value.
+func TestBinaryIsBase64(t *testing.T) {
+	sch := schema.NewStruct(schema.NewField("b", schema.Primitive(schema.Binary), true))
+	for _, c := range []struct {
+		name, json string
+		want       []byte // nil: null
+		err        string
+	}{
+		{"text", `{"b":"aGk="}`, []byte("hi"), ""},
+		{"one zero byte", `{"b":"AA=="}`, []byte{0}, ""},
+		{"spaces around", `{"b":" aGk= "}`, []byte("hi"), ""},
+		{"null", `{"b":null}`, nil, ""},
+		{"not base64", `{"b":"hi!"}`, nil, `column b: "hi!" is not base64`},
+		{"unpadded", `{"b":"aGk"}`, nil, `"aGk" is not base64`},
+	} {
+		t.Run("json "+c.name, func(t *testing.T) {
+			row, err := JSONRow(sch, []byte(c.json))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := row[0].([]byte)
+			if (row[0] == nil) != (c.want == nil) || !bytes.Equal(got, c.want) {
+				t.Errorf("b = %#v, want %#v", row[0], c.want)
+			}
+		})
+	}
+	p := writeFile(t, t.TempDir(), "b.csv", "b\naGk=\n\n!!\n")
+	s, err := Open(context.Background(), p, WithTargetSchema(sch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	var rowErr error
+	for r, err := range s.Rows(context.Background(), 0) {
+		if err != nil {
+			rowErr = err
+			break
+		}
+		got = append(got, r[0])
+	}
+	if len(got) != 1 || !bytes.Equal(got[0].([]byte), []byte("hi")) {
+		t.Errorf("csv rows %#v", got)
+	}
+	if rowErr == nil || !strings.Contains(rowErr.Error(), `"!!" is not base64`) {
+		t.Errorf("csv error %v", rowErr)
+	}
+}

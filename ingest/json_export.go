@@ -13,7 +13,7 @@ import (
 // top-level fields by name (exact, then case-insensitive), nested fields by
 // exact name; an absent field and JSON null are null; values are converted
 // to the column types (numbers to integers with range checks, floats and
-// decimals; strings to dates, timestamps and decimals; objects to structs
+// decimals; strings to dates, timestamps and decimals, base64 strings to binary; objects to structs
 // and maps; arrays to arrays). Errors name the column. NOT NULL is not
 // checked here: the table's write checks it.
 func JSONRow(sch *schema.StructType, data []byte) (value.Row, error) {

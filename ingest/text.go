@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -114,7 +115,13 @@ func parseText(t schema.Type, s string) (any, error) {
 		case schema.String:
 			return s, nil
 		case schema.Binary:
-			return []byte(s), nil
+			// Binary text is base64 (standard alphabet, padded), as
+			// deltactl cat writes it and Spark's JSON reader reads it.
+			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+			if err != nil {
+				return nil, fmt.Errorf("%q is not base64 (a binary value is read as base64 text)", truncate(s, 64))
+			}
+			return b, nil
 		case schema.Long, schema.Integer, schema.Short, schema.Byte:
 			bits := map[string]int{schema.Long: 64, schema.Integer: 32, schema.Short: 16, schema.Byte: 8}[t.Name]
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
