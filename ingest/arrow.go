@@ -1,15 +1,21 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/schema"
@@ -24,7 +30,9 @@ const arrowReadBatch = 64 << 10
 // not a top-level primitive or decimal, or a file's column decodes (with
 // arrow-go's pqarrow, ignoring any ARROW:schema the writer stored) to
 // another Arrow type than its Delta type's (unsigned integers, INT96 and
-// millisecond or nanosecond timestamps, fixed-length binary, ...). Such a
+// millisecond or nanosecond timestamps, fixed-length binary, ...), or a
+// file's pages carry CRC checksums (the row read verifies them, pqarrow
+// does not: a corrupt page would be an error on one path only). Such a
 // source is read with Rows. An unreadable footer also gives ok false
 // (Rows reports it).
 func (s *Source) ArrowSchema() (*arrow.Schema, bool) {
@@ -43,6 +51,9 @@ func (s *Source) ArrowSchema() (*arrow.Schema, bool) {
 		return nil, false
 	}
 	for _, path := range s.files {
+		if checksummed(path) {
+			return nil, false
+		}
 		rdr, err := file.OpenParquetFile(path, false)
 		if err != nil {
 			return nil, false
@@ -102,6 +113,9 @@ func (s *Source) ArrowBatches(ctx context.Context, skip, limit int64, n int) ite
 			}
 			for rec, err := range arrowFile(ctx, path, sch, skip) {
 				if err != nil {
+					if ctx.Err() == nil {
+						err = s.rowError(ctx, path, skip, err)
+					}
 					yield(nil, s.rename(err))
 					return
 				}
@@ -186,4 +200,51 @@ func arrowFile(ctx context.Context, path string, sch *arrow.Schema, skip int64) 
 			yield(nil, fmt.Errorf("%s: %w", path, err))
 		}
 	}
+}
+
+// rowError returns the error the row read of the file at path (after skip
+// rows) reports for a file the columnar read failed on with err, so that
+// a corrupt file is reported as Rows reports it (naming the row group and
+// column); err when the row read finds none.
+func (s *Source) rowError(ctx context.Context, path string, skip int64, err error) error {
+	for _, rerr := range s.parquetRows(ctx, path, skip) {
+		if rerr != nil {
+			return rerr
+		}
+	}
+	return err
+}
+
+// checksummed reports whether the first page of some column chunk of the
+// Parquet file at path has a CRC (or cannot be read: true, the row read
+// reports it).
+func checksummed(path string) bool {
+	md, err := readFooter(path)
+	if err != nil {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for _, rg := range md.RowGroups {
+		for _, cc := range rg.Columns {
+			off := cc.MetaData.DataPageOffset
+			if cc.MetaData.DictionaryPageOffset > 0 && cc.MetaData.DictionaryPageOffset < off {
+				off = cc.MetaData.DictionaryPageOffset
+			}
+			n, err := f.ReadAt(buf, off)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return true
+			}
+			var h format.PageHeader
+			dec := thrift.NewDecoder((&thrift.CompactProtocol{}).NewReader(bytes.NewReader(buf[:n])))
+			if err := dec.Decode(&h); err != nil || h.CRC != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -67,17 +71,46 @@ var arrowCases = []struct {
 	), func(i int) value.Row { return value.Row{int64(i), []any{"a"}} }, false},
 }
 
-// writeParquet writes n rows of row to path, in row groups of 50 rows.
+// writeParquet writes n rows of row to path, in row groups of 50 rows,
+// with arrow-go's writer (pages without CRC checksums, as pyarrow and
+// Polars write them by default).
 func writeParquet(t *testing.T, path string, sch *schema.StructType, from, n int, row func(int) value.Row) {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := parquetio.NewWriter(&buf, sch, parquetio.WithRowGroupRows(50))
+	rb, err := arrowio.NewRecordBuilder(memory.DefaultAllocator, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]value.Row, n)
-	for i := range rows {
-		rows[i] = row(from + i)
+	defer rb.Release()
+	for i := range n {
+		if err := rb.Append(row(from + i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(50)), pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeChecksummed writes rows as parquetio does (pages with CRCs).
+func writeChecksummed(t *testing.T, path string, sch *schema.StructType, rows []value.Row) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := parquetio.NewWriter(&buf, sch)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Write(rows); err != nil {
 		t.Fatal(err)
@@ -87,6 +120,28 @@ func writeParquet(t *testing.T, path string, sch *schema.StructType, from, n int
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArrowSchemaRefusesChecksummedPages: pqarrow does not verify page
+// CRCs, so a file that has them is read with Rows (which does).
+func TestArrowSchemaRefusesChecksummedPages(t *testing.T) {
+	sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), true))
+	dir := t.TempDir()
+	writeChecksummed(t, filepath.Join(dir, "a.parquet"), sch, []value.Row{{int64(1)}, {nil}})
+	src, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.ArrowSchema(); ok {
+		t.Error("ArrowSchema ok for a file with page checksums")
+	}
+	writeParquet(t, filepath.Join(dir, "a.parquet"), sch, 0, 2, func(i int) value.Row { return value.Row{int64(i)} })
+	if src, err = Open(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := src.ArrowSchema(); !ok {
+		t.Error("ArrowSchema not ok for a file without page checksums")
 	}
 }
 

@@ -14,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/ingest"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -21,25 +26,56 @@ import (
 )
 
 // writeParquetInput writes n rows of row (from index from) to path as a
-// Parquet file of schema sch, in row groups of 40 rows.
-func writeParquetInput(t *testing.T, path string, sch *schema.StructType, from, n int, row func(int) value.Row) {
+// Parquet file of schema sch, in row groups of 40 rows: with arrow-go's
+// writer (no page checksums, as pyarrow and Polars write by default), or
+// with parquetio's (page CRCs: read row by row) when crc is true.
+func writeParquetInput(t *testing.T, path string, sch *schema.StructType, from, n int, row func(int) value.Row, crc bool) {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := parquetio.NewWriter(&buf, sch, parquetio.WithRowGroupRows(40))
+	if crc {
+		var buf bytes.Buffer
+		w, err := parquetio.NewWriter(&buf, sch, parquetio.WithRowGroupRows(40))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]value.Row, n)
+		for i := range rows {
+			rows[i] = row(from + i)
+		}
+		if err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	rb, err := arrowio.NewRecordBuilder(memory.DefaultAllocator, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]value.Row, n)
-	for i := range rows {
-		rows[i] = row(from + i)
+	defer rb.Release()
+	for i := range n {
+		if err := rb.Append(row(from + i)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := w.Write(rows); err != nil {
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Close(); err != nil {
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(40)), pqarrow.NewArrowWriterProperties())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -144,6 +180,7 @@ func TestIngestArrowPathMatchesRowPath(t *testing.T) {
 		sch  *schema.StructType
 		row  func(int) value.Row
 		rows []int // rows per file
+		crc  bool  // written with page checksums (read row by row)
 	}
 	cases := []struct {
 		name     string
@@ -152,22 +189,25 @@ func TestIngestArrowPathMatchesRowPath(t *testing.T) {
 		args     []string
 		runs     [][]string // extra args of each run (default: one run)
 		wantCode int
+		corrupt  bool // overwrite the middle of the last input file
 	}{
-		{name: "flat with nulls", in: input{flat, flatRow, []int{150}}, args: []string{"--batch-rows", "64"}},
-		{name: "two files, one batch", in: input{flat, flatRow, []int{90, 35}}},
-		{name: "timestamps and decimals", in: input{times, timesRow, []int{100, 20}}, args: []string{"--batch-rows", "50"}},
-		{name: "max rows", in: input{times, timesRow, []int{100}}, args: []string{"--max-rows", "77", "--batch-rows", "30"}},
-		{name: "partitioned", in: input{flat, flatRow, []int{120}}, args: []string{"--partition-by", "s", "--batch-rows", "70"}},
-		{name: "into an existing table", before: &input{flat, flatRow, []int{30}}, in: input{flat, flatRow, []int{100}}},
-		{name: "null into NOT NULL", before: &input{flat, flatRow, []int{30}}, in: input{nullable, nullRow, []int{100}}, wantCode: 1},
-		{name: "nullable input, no null", before: &input{flat, flatRow, []int{30}}, in: input{nullable, flatRow, []int{60}}},
-		{name: "epochs stopped and resumed", in: input{flat, flatRow, []int{100, 45}},
+		{name: "flat with nulls", in: input{flat, flatRow, []int{150}, false}, args: []string{"--batch-rows", "64"}},
+		{name: "two files, one batch", in: input{flat, flatRow, []int{90, 35}, false}},
+		{name: "timestamps and decimals", in: input{times, timesRow, []int{100, 20}, false}, args: []string{"--batch-rows", "50"}},
+		{name: "max rows", in: input{times, timesRow, []int{100}, false}, args: []string{"--max-rows", "77", "--batch-rows", "30"}},
+		{name: "partitioned", in: input{flat, flatRow, []int{120}, false}, args: []string{"--partition-by", "s", "--batch-rows", "70"}},
+		{name: "into an existing table", before: &input{flat, flatRow, []int{30}, false}, in: input{flat, flatRow, []int{100}, false}},
+		{name: "null into NOT NULL", before: &input{flat, flatRow, []int{30}, false}, in: input{nullable, nullRow, []int{100}, false}, wantCode: 1},
+		{name: "nullable input, no null", before: &input{flat, flatRow, []int{30}, false}, in: input{nullable, flatRow, []int{60}, false}},
+		{name: "epochs stopped and resumed", in: input{flat, flatRow, []int{100, 45}, false},
 			args: []string{"--epoch-rows", "20", "--query-id", "q"}, runs: [][]string{{"--max-epochs", "3"}, {"--max-epochs", "2"}, nil}},
-		{name: "epochs replayed", in: input{times, timesRow, []int{100}},
+		{name: "epochs replayed", in: input{times, timesRow, []int{100}, false},
 			args: []string{"--epoch-rows", "30", "--query-id", "q"}, runs: [][]string{{"--max-epochs", "2"}, {"--from-epoch", "1"}}},
-		{name: "epochs partitioned", in: input{flat, flatRow, []int{70}}, args: []string{"--epoch-rows", "25", "--query-id", "q", "--partition-by", "ok"}},
-		{name: "epochs null into NOT NULL", before: &input{flat, flatRow, []int{10}}, in: input{nullable, nullRow, []int{100}},
+		{name: "epochs partitioned", in: input{flat, flatRow, []int{70}, false}, args: []string{"--epoch-rows", "25", "--query-id", "q", "--partition-by", "ok"}},
+		{name: "epochs null into NOT NULL", before: &input{flat, flatRow, []int{10}, false}, in: input{nullable, nullRow, []int{100}, false},
 			args: []string{"--epoch-rows", "20", "--query-id", "q"}, wantCode: 1},
+		{name: "epochs over a corrupt file", in: input{flat, flatRow, []int{60, 200}, true},
+			args: []string{"--epoch-rows", "20", "--query-id", "q"}, wantCode: 1, corrupt: true},
 	}
 	write := func(t *testing.T, dir string, in input) string {
 		t.Helper()
@@ -176,7 +216,7 @@ func TestIngestArrowPathMatchesRowPath(t *testing.T) {
 		}
 		from := 0
 		for k, n := range in.rows {
-			writeParquetInput(t, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", k)), in.sch, from, n, in.row)
+			writeParquetInput(t, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", k)), in.sch, from, n, in.row, in.crc)
 			from += n
 		}
 		return dir
@@ -185,10 +225,23 @@ func TestIngestArrowPathMatchesRowPath(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			input := write(t, filepath.Join(root, "in"), tc.in)
+			if tc.corrupt {
+				last := filepath.Join(input, fmt.Sprintf("part-%d.parquet", len(tc.in.rows)-1))
+				data, err := os.ReadFile(last)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := len(data) / 3; i < len(data)/3+64; i++ {
+					data[i] = 0xff
+				}
+				if err := os.WriteFile(last, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if src, err := ingest.Open(context.Background(), input); err != nil {
 				t.Fatal(err)
-			} else if _, ok := src.ArrowSchema(); !ok {
-				t.Fatalf("%s cannot be read column-wise: the test would compare the row path with itself", input)
+			} else if _, ok := src.ArrowSchema(); ok == tc.in.crc {
+				t.Fatalf("%s: ArrowSchema ok = %v, want %v (without it the test compares the row path with itself)", input, ok, !tc.in.crc)
 			}
 			var before string
 			if tc.before != nil {
@@ -222,7 +275,7 @@ func TestIngestArrowPathMatchesRowPath(t *testing.T) {
 			if summary["arrow"] != summary["rows"] {
 				t.Errorf("column-wise:\n%s\nrow by row:\n%s", summary["arrow"], summary["rows"])
 			}
-			if tc.wantCode != 0 && !strings.Contains(summary["rows"], `: column "id": NOT NULL`) {
+			if tc.wantCode != 0 && !tc.corrupt && !strings.Contains(summary["rows"], `: column "id": NOT NULL`) {
 				t.Errorf("the error does not name the row and column:\n%s", summary["rows"])
 			}
 		})
