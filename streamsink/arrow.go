@@ -2,9 +2,12 @@ package streamsink
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -27,5 +30,49 @@ func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
 		out, err := table.RowsOfArrow(ctx, tbl.Schema(), reader)
 		return out, tbl.Schema(), err
+	}, nil, nil)
+}
+
+// WriteEpochBatches writes one epoch of the rows of the record batches recs
+// (all of Arrow schema in) as WriteEpoch writes the same rows aligned with
+// arrowio.DeltaSchema(in) (as WithRowSchema would align them): the same
+// txn check, files, stats, commit and errors (a *table.RowError names the
+// column and the row's index in the epoch). The arrays are written column
+// by column when table.Table.WriteFilesArrow can; with WithMergeKeys the
+// epoch takes WriteEpoch's upsert path with the batches' rows. The batches
+// are neither retained nor released.
+func (s *Sink) WriteEpochBatches(ctx context.Context, epochID int64, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error) {
+	if s.mergeKeys != nil {
+		return s.writeEpoch(ctx, epochID, func(*table.Table) ([]table.Row, *schema.StructType, error) {
+			sch, err := arrowio.DeltaSchema(in)
+			if err != nil {
+				return nil, nil, err
+			}
+			rows := []table.Row{}
+			for _, rec := range recs {
+				rs, err := arrowio.Rows(rec)
+				if err != nil {
+					return nil, nil, err
+				}
+				rows = append(rows, rs...)
+			}
+			return rows, sch, nil
+		}, nil, nil)
+	}
+	if epochID < 0 {
+		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
+		adds, err := tbl.WriteFilesArrow(ctx, recs, in, wopts...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+		}
+		var n int64
+		for _, rec := range recs {
+			n += rec.NumRows()
+		}
+		return adds, n, nil
 	}, nil, nil)
 }

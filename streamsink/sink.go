@@ -279,6 +279,31 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 	if s.mergeKeys != nil {
 		return s.upsertEpoch(ctx, epochID, rowsOf, extra, check)
 	}
+	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
+		rows, rsch, err := rowsOf(tbl)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+		}
+		if rsch == nil && s.rowSchema != nil {
+			wopts = append(wopts, table.WithRowSchema(s.rowSchema))
+		}
+		adds, err := tbl.WriteFiles(ctx, rows, wopts...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+		}
+		return adds, int64(len(rows)), nil
+	}, extra, check)
+}
+
+// filesFunc writes an epoch's data files for the table version it is
+// written to, with wopts (the sink's write options and the epoch's
+// streaming update), and returns their add actions and rows; it runs only
+// when the epoch is not skipped, at most once.
+type filesFunc func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error)
+
+// writeEpochFiles is writeEpoch (s.mu held, no merge keys) with the files
+// written by write.
+func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
 	var adds []*table.Add
 	var nrows int64
 	for round := 0; ; round++ {
@@ -288,18 +313,9 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
-			rows, rsch, err := rowsOf(tbl)
-			if err != nil {
-				return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+			if adds, nrows, err = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
+				return nil, err
 			}
-			wopts := append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))
-			if rsch == nil && s.rowSchema != nil {
-				wopts = append(wopts, table.WithRowSchema(s.rowSchema))
-			}
-			if adds, err = tbl.WriteFiles(ctx, rows, wopts...); err != nil {
-				return nil, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
-			}
-			nrows = int64(len(rows))
 			if adds == nil {
 				adds = []*table.Add{} // no rows: commit the epoch without files
 			}

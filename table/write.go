@@ -378,6 +378,12 @@ func opError(ctx context.Context, op, uri string, err error) error {
 // (ErrAppendOnly) before any file is written.
 func (t *Table) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	cfg := newWriteConfig(opts)
+	return t.writePreparedFiles(ctx, cfg, func() (*prepared, error) { return t.prepareRows(ctx, rows, cfg) })
+}
+
+// writePreparedFiles is WriteFiles of the input prepare returns: rows, or
+// columns (arrowfiles.go).
+func (t *Table) writePreparedFiles(ctx context.Context, cfg writeConfig, prepare func() (*prepared, error)) ([]*txlog.Add, error) {
 	if err := cfg.checkStream(); err != nil {
 		return nil, err
 	}
@@ -387,7 +393,7 @@ func (t *Table) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteO
 			return nil, err
 		}
 	}
-	p, err := t.prepareRows(ctx, rows, cfg)
+	p, err := prepare()
 	if err != nil {
 		return nil, opError(ctx, "write files of", t.URI(), err)
 	}

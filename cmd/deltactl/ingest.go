@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/spf13/cobra"
 
 	"github.com/deltakit/deltakit/ingest"
@@ -34,6 +35,7 @@ type ingestFlags struct {
 	maxRows      int64
 	mergeSchema  bool
 	mergeOn      []string
+	rowPath      bool
 }
 
 func newIngestCmd(a *app) *cobra.Command {
@@ -101,6 +103,8 @@ before anything is written.`,
 	fl.Int64Var(&f.fromEpoch, "from-epoch", 0, "replay the stream from this epoch (default: after the query's last committed epoch)")
 	fl.StringSliceVar(&f.mergeOn, "merge-on", nil, "upsert by these key columns (comma-separated) instead of appending: the table ends with the latest row per key")
 	fl.BoolVar(&f.mergeSchema, "merge-schema", false, "evolve the schema of an existing table: add the input's new columns (nullable) and relax NOT NULL where the input has nulls")
+	fl.BoolVar(&f.rowPath, "row-path", false, "read a Parquet input row by row instead of column-wise (same results; for comparisons)")
+	_ = fl.MarkHidden("row-path")
 	cmd.AddCommand(newKafkaCmd(a))
 	return cmd
 }
@@ -301,6 +305,41 @@ func batches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, 
 	return nil
 }
 
+// arrowInput returns the Arrow schema of src when the ingest reads it
+// column-wise (ingest.Source.ArrowSchema; not with --merge-on, whose rows
+// are deduplicated, nor with the hidden --row-path, which tests use to
+// compare the paths), and ok false when it reads rows.
+func (a *app) arrowInput(src *ingest.Source, f *ingestFlags) (*arrow.Schema, bool) {
+	if f.rowPath || len(f.mergeOn) > 0 {
+		return nil, false
+	}
+	asch, ok := src.ArrowSchema()
+	if ok {
+		a.logger.Debug("ingest: reading the input column-wise (Arrow)", "files", len(src.Files()))
+	}
+	return asch, ok
+}
+
+// arrowBatches is batches for a source read column-wise
+// (ingest.Source.ArrowSchema): fn gets each group of n rows as record
+// batches, valid only during the call.
+func arrowBatches(ctx context.Context, src *ingest.Source, skip, limit int64, n int, bar progress, fn func([]arrow.RecordBatch, int) (bool, error)) error {
+	for recs, err := range src.ArrowBatches(ctx, skip, limit, n) {
+		if err != nil {
+			return err
+		}
+		rows := 0
+		for _, r := range recs {
+			rows += int(r.NumRows())
+		}
+		bar.Add(int64(rows))
+		if more, err := fn(recs, rows); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
 // inputRows returns the rows the input holds after skip, -1 when unknown.
 func inputRows(src *ingest.Source, skip, limit int64) int64 {
 	total := src.NumRows()
@@ -429,6 +468,20 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 			adds, err = d.WriteFiles(ctx, ms.Rows(), wopts...)
 			view.Rows, view.MergeOn, view.InsertedRows = n, f.mergeOn, int64(ms.Len())
 		}
+	} else if asch, ok := a.arrowInput(src, f); ok {
+		// The columnar path: the same batches, files and stats as the
+		// row path below, without a boxed row per value.
+		bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
+		err = arrowBatches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(recs []arrow.RecordBatch, n int) (bool, error) {
+			files, err := d.WriteFilesArrow(ctx, recs, asch, wopts...)
+			adds = append(adds, files...)
+			if err != nil {
+				return false, err
+			}
+			view.Rows += int64(n)
+			return true, nil
+		})
+		bar.Finish()
 	} else {
 		bar := a.newProgress(inputRows(src, 0, f.maxRows), "ingest", "rows")
 		err = batches(ctx, src, 0, f.maxRows, f.batchRows, bar, func(rows []table.Row) (bool, error) {
@@ -536,7 +589,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	defer bar.Finish()
 	epoch := start
 	ran := 0
-	err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []table.Row) (bool, error) {
+	writeEpoch := func(write func() (*streamsink.Result, error)) (bool, error) {
 		if f.maxEpochs > 0 && ran >= f.maxEpochs {
 			view.Stopped = true
 			return false, nil
@@ -546,7 +599,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 				return false, err
 			}
 		}
-		res, err := sink.WriteEpoch(ctx, epoch, rows)
+		res, err := write()
 		if err != nil {
 			return false, err
 		}
@@ -558,7 +611,16 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 		epoch++
 		ran++
 		return true, nil
-	})
+	}
+	if asch, ok := a.arrowInput(src, f); ok {
+		err = arrowBatches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(recs []arrow.RecordBatch, _ int) (bool, error) {
+			return writeEpoch(func() (*streamsink.Result, error) { return sink.WriteEpochBatches(ctx, epoch, recs, asch) })
+		})
+	} else {
+		err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []table.Row) (bool, error) {
+			return writeEpoch(func() (*streamsink.Result, error) { return sink.WriteEpoch(ctx, epoch, rows) })
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("ingest epoch %d: %w", epoch, err)
 	}
