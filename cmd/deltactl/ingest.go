@@ -476,7 +476,7 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 			files, err := d.WriteFilesArrow(ctx, recs, asch, wopts...)
 			adds = append(adds, files...)
 			if err != nil {
-				return false, err
+				return false, inputRowError(err, view.Rows)
 			}
 			view.Rows += int64(n)
 			return true, nil
