@@ -118,6 +118,19 @@ func TestScanArrowPageIndex(t *testing.T) {
 	}
 }
 
+// TestScanArrowPageIndexLimit: a limit ending the scan inside the kept
+// spans yields Scan's rows.
+func TestScanArrowPageIndexLimit(t *testing.T) {
+	tbl := pageTable(t)
+	for _, limit := range []int64{1, 150, 1000} {
+		filter := Or(Col("id").Lt(int64(300)), And(Col("id").Ge(int64(5000)), Col("id").Lt(int64(5500))))
+		opts := []ScanOption{WithFilter(filter), WithLimit(limit), withArrowTuning(arrowTuning{batch: 100, stripe: 2, workers: 2})}
+		if n := checkArrowMatchesScan(t, tbl, opts...); int64(n) != min(limit, 260+495) {
+			t.Errorf("limit %d: %d rows", limit, n)
+		}
+	}
+}
+
 // rowsOf renders batches' rows as text, for comparison.
 func rowsOf(t *testing.T, recs []arrow.RecordBatch) string {
 	t.Helper()
