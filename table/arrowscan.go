@@ -36,8 +36,9 @@ import (
 // cast (integers, float → double, decimals), a column the file lacks as
 // nulls, partition columns as constant arrays. Deletion vectors and the
 // row filter become one selection mask applied with the Arrow filter
-// kernel, and row groups whose Parquet statistics rule the filter out are
-// not decoded.
+// kernel; row groups whose Parquet statistics rule the filter out are not
+// decoded, nor, within the others, the rows of the pages whose page index
+// rules it out (arrowpages.go).
 //
 // It is taken when every column the plan reads from data files is a
 // top-level primitive or decimal (columnarPlan). Within such a plan, a
@@ -94,6 +95,8 @@ type arrowMsg struct {
 	counts    *fileCounts
 	rgSkipped int
 	late      int64 // rows whose non-filter columns were not decoded
+	pages     int   // pages the page indexes skipped
+	pageRows  int64 // their rows
 	columnar  bool
 	err       error
 }
@@ -193,6 +196,8 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 					st.RowsDeleted += c.deleted
 					st.RowGroupsSkipped += m.rgSkipped
 					st.RowsLateSkipped += m.late
+					st.PagesSkipped += m.pages
+					st.RowsPageSkipped += m.pageRows
 					if m.columnar {
 						st.FilesColumnar++
 					}
@@ -264,7 +269,8 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 	if err != nil {
 		err = p.errorf(f.path, err)
 	}
-	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, late: cf.lateSkipped, columnar: true, err: err})
+	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, late: cf.lateSkipped,
+		pages: cf.pagesSkipped, pageRows: cf.rowsPageSkipped, columnar: true, err: err})
 }
 
 // produceArrowRows is produceArrow through the row reader.
@@ -322,6 +328,10 @@ type columnarFile struct {
 	// lateSkipped counts the rows whose non-filter columns were not
 	// decoded (ScanStats.RowsLateSkipped).
 	lateSkipped int64
+	// pagesSkipped counts the filter columns' pages, and rowsPageSkipped
+	// the rows, that the page indexes ruled out (selectPages).
+	pagesSkipped    int
+	rowsPageSkipped int64
 }
 
 // openColumnar opens f with pqarrow and maps the plan's read columns to
@@ -658,7 +668,12 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 	if err := cf.planColumns(p, fr); err != nil {
 		return c, err
 	}
-	stripes := fr.stripes(p.cfg.arrow.batchRows(), p.cfg.arrow.stripeRows())
+	cf.selectPages(p, f, fr, &c)
+	if fr.keep != nil && len(fr.keep) == 0 {
+		c.done = true
+		return c, nil
+	}
+	stripes := fr.stripes(p.cfg.arrow.stripeRows())
 	var u unitCounts
 	if workers > 1 && len(stripes) > 1 && cf.seekable(fr) {
 		u, err = cf.readParallel(ctx, p, f, fr, outSch, stripes, workers, emit)
@@ -679,6 +694,9 @@ type fileRead struct {
 	rgs   []int             // selected row groups
 	segs  []segment         // their file rows
 	total int64             // rows of the selected row groups
+	// keep, when not nil, holds the spans of the stream the page indexes
+	// leave to read (selectPages); nil: all of it.
+	keep []stripe
 	// pos[i] is read column i's position in the decoded batch, -1: not in
 	// it (absent from the file, or late).
 	pos    []int
@@ -714,13 +732,7 @@ func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *sca
 			return nil, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
 		}
 		if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, cf.rowGroupBounds(p, rg)) {
-			del := int64(0)
-			if fr.bm != nil && n > 0 {
-				del = int64(fr.bm.Rank(uint64(start + n - 1)))
-				if start > 0 {
-					del -= int64(fr.bm.Rank(uint64(start - 1)))
-				}
-			}
+			del := deletedIn(fr, start, n)
 			c.rows += n - del
 			c.deleted += del
 			cf.rgSkipped++
@@ -797,16 +809,21 @@ func (cf *columnarFile) planColumns(p *scanPlan, fr *fileRead) error {
 	return nil
 }
 
-// readSequential reads the whole stream with one stripe reader.
+// readSequential reads the stream's spans with one stripe reader.
 func (cf *columnarFile) readSequential(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (unitCounts, error) {
 	sr, err := cf.newStripeReader(ctx, p, f, fr, outSch)
 	if err != nil {
 		return unitCounts{}, err
 	}
 	defer sr.close()
-	ok, err := sr.readStripe(ctx, stripe{0, fr.total}, emit)
-	sr.counts.done = ok && err == nil
-	return sr.counts, err
+	for _, sp := range fr.spans() {
+		ok, err := sr.readStripe(ctx, sp, emit)
+		if !ok || err != nil {
+			return sr.counts, err
+		}
+	}
+	sr.counts.done = true
+	return sr.counts, nil
 }
 
 // lateCols reads a file's non-filter columns for the row ranges the
@@ -1177,16 +1194,8 @@ func convertTimestamps(a *array.Timestamp, dst *arrow.TimestampType) arrow.Array
 // for the others (the row group may match).
 func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaData) func(*boundCol) *colBounds {
 	return func(bc *boundCol) *colBounds {
-		if bc.partition || len(bc.sub) > 0 || bc.statsPath == nil {
-			return nil
-		}
-		ri := -1
-		for i, top := range p.readTop {
-			if top == bc.top {
-				ri = i
-			}
-		}
-		if ri < 0 || cf.cols[ri].leaf < 0 {
+		ri, ok := cf.statsColumn(p, bc)
+		if !ok {
 			return nil
 		}
 		cc, err := rg.ColumnChunk(cf.cols[ri].leaf)
@@ -1207,29 +1216,13 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 		if !ts.HasMinMax() {
 			return b
 		}
-		src := cf.cols[ri].src
-		switch bc.kind {
-		case kindInt:
-			if !isSignedInt(src) {
-				return b
-			}
-			switch s := ts.(type) {
-			case *metadata.Int32Statistics:
-				b.Min, b.Max = int64(s.Min()), int64(s.Max())
-			case *metadata.Int64Statistics:
-				b.Min, b.Max = s.Min(), s.Max()
-			}
-		case kindDate:
-			if s, ok := ts.(*metadata.Int32Statistics); ok && src.ID() == arrow.DATE32 {
-				b.Min, b.Max = int64(s.Min()), int64(s.Max())
-			}
-		case kindString:
-			if d, ok := src.(*arrow.DictionaryType); ok {
-				src = d.ValueType
-			}
-			if s, ok := ts.(*metadata.ByteArrayStatistics); ok && src.ID() == arrow.STRING {
-				b.Min, b.Max = string(s.Min()), string(s.Max())
-			}
+		switch s := ts.(type) {
+		case *metadata.Int32Statistics:
+			setMinMax(b, cf.cols[ri].src, s.Min(), s.Max())
+		case *metadata.Int64Statistics:
+			setMinMax(b, cf.cols[ri].src, s.Min(), s.Max())
+		case *metadata.ByteArrayStatistics:
+			setMinMax(b, cf.cols[ri].src, s.Min(), s.Max())
 		}
 		return b
 	}

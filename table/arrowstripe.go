@@ -37,6 +37,8 @@ type arrowTuning struct {
 	batch   int // rows per batch (arrowBatchRows)
 	stripe  int // batches per stripe (arrowStripeBatches)
 	workers int // stripe workers per file; 0: from GOMAXPROCS
+	// noPageIndex turns page-index skipping off (selectPages).
+	noPageIndex bool
 }
 
 func (t arrowTuning) batchRows() int64 {
@@ -57,15 +59,23 @@ func (t arrowTuning) stripeRows() int64 {
 // stripe is rows [from, from+n) of a file's stream of selected row groups.
 type stripe struct{ from, n int64 }
 
-// stripes cuts the stream into stripes of stripeRows (a multiple of the
-// batch size).
-func (fr *fileRead) stripes(batchRows, stripeRows int64) []stripe {
-	if fr.total <= batchRows {
-		return []stripe{{0, fr.total}}
+// spans returns the spans of the stream to read: fr.keep, or the whole
+// stream.
+func (fr *fileRead) spans() []stripe {
+	if fr.keep != nil {
+		return fr.keep
 	}
+	return []stripe{{0, fr.total}}
+}
+
+// stripes cuts each span of the stream into stripes of stripeRows (a
+// multiple of the batch size).
+func (fr *fileRead) stripes(stripeRows int64) []stripe {
 	var out []stripe
-	for from := int64(0); from < fr.total; from += stripeRows {
-		out = append(out, stripe{from, min(stripeRows, fr.total-from)})
+	for _, sp := range fr.spans() {
+		for from := sp.from; from < sp.from+sp.n; from += stripeRows {
+			out = append(out, stripe{from, min(stripeRows, sp.from+sp.n-from)})
+		}
 	}
 	return out
 }
@@ -76,9 +86,14 @@ func (fr *fileRead) stripes(batchRows, stripeRows int64) []stripe {
 // dictionary page of writers that leave dictionary_page_offset unset
 // (parquet-mr 1.10, in the corpus): such files are read by one goroutine.
 func (cf *columnarFile) seekable(fr *fileRead) bool {
+	return cf.seekableLeaves(fr, fr.leaves)
+}
+
+// seekableLeaves is seekable for the given leaves.
+func (cf *columnarFile) seekableLeaves(fr *fileRead, leaves []int) bool {
 	for _, g := range fr.rgs {
 		rg := cf.md.RowGroup(g)
-		for _, leaf := range fr.leaves {
+		for _, leaf := range leaves {
 			cc, err := rg.ColumnChunk(leaf)
 			if err != nil || cc.GetOffsetIndexLocation() == nil {
 				return false

@@ -130,6 +130,14 @@ type ScanStats struct {
 	// them (ScanArrow's columnar path only; page indexes let whole pages
 	// of the other columns go unread).
 	RowsLateSkipped int64
+	// PagesSkipped is the number of pages of the filter's columns, in the
+	// row groups the statistics kept, that the filter ruled out by the
+	// Parquet page index (column index min/max and null pages), and
+	// RowsPageSkipped the number of rows it ruled out with them: no column
+	// is decoded for those rows (ScanArrow's columnar path only; the rows
+	// still count in RowsRead and RowsDeleted).
+	PagesSkipped    int
+	RowsPageSkipped int64
 }
 
 // partCol is a partition column a scan needs (for output or the filter).
