@@ -82,6 +82,20 @@ func Value(arr arrow.Array, i int) (any, error) {
 	return nil, fmt.Errorf("arrowio: %w: Arrow type %s", ErrUnsupportedType, arr.DataType())
 }
 
+// RowsOf returns the rows of the record batches recs, in order, as Rows
+// returns each batch's (an empty, non-nil slice for no rows).
+func RowsOf(recs []arrow.RecordBatch) ([]value.Row, error) {
+	out := []value.Row{}
+	for _, rec := range recs {
+		rs, err := Rows(rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
 // Rows returns the rows of a record batch in the value model, one
 // value per column (see Value). An unsupported column type is an error
 // wrapping ErrUnsupportedType naming the column.

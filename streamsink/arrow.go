@@ -30,7 +30,7 @@ func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
 		out, err := table.RowsOfArrow(ctx, tbl.Schema(), reader)
 		return out, tbl.Schema(), err
-	}, nil, nil)
+	}, nil, nil, nil)
 }
 
 // WriteEpochBatches writes one epoch of the rows of the record batches recs
@@ -42,29 +42,15 @@ func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.
 // epoch takes WriteEpoch's upsert path with the batches' rows. The batches
 // are neither retained nor released.
 func (s *Sink) WriteEpochBatches(ctx context.Context, epochID int64, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error) {
-	if s.mergeKeys != nil {
-		return s.writeEpoch(ctx, epochID, func(*table.Table) ([]table.Row, *schema.StructType, error) {
-			sch, err := arrowio.DeltaSchema(in)
-			if err != nil {
-				return nil, nil, err
-			}
-			rows := []table.Row{}
-			for _, rec := range recs {
-				rs, err := arrowio.Rows(rec)
-				if err != nil {
-					return nil, nil, err
-				}
-				rows = append(rows, rs...)
-			}
-			return rows, sch, nil
-		}, nil, nil)
+	rowsOf := func(*table.Table) ([]table.Row, *schema.StructType, error) {
+		sch, err := arrowio.DeltaSchema(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, err := arrowio.RowsOf(recs)
+		return rows, sch, err
 	}
-	if epochID < 0 {
-		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
+	files := func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
 		adds, err := tbl.WriteFilesArrow(ctx, recs, in, wopts...)
 		if err != nil {
 			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
@@ -74,5 +60,6 @@ func (s *Sink) WriteEpochBatches(ctx context.Context, epochID int64, recs []arro
 			n += rec.NumRows()
 		}
 		return adds, n, nil
-	}, nil, nil)
+	}
+	return s.writeEpoch(ctx, epochID, rowsOf, files, nil, nil)
 }

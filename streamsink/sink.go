@@ -212,7 +212,7 @@ type Result struct {
 // from a fresh snapshot, re-checking step 2. Other errors are returned
 // wrapped; the epoch may then be written again: it lands once.
 func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []table.Row) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil, nil)
 }
 
 // WriteEpochWith is WriteEpoch with more txn actions in the epoch's commit,
@@ -230,7 +230,7 @@ func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []table.R
 	if err := s.checkExtra(extra); err != nil {
 		return nil, err
 	}
-	return s.writeEpoch(ctx, epochID, untyped(rows), extra, nil)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, extra, nil)
 }
 
 // ErrInvalidTxn is returned by WriteEpochWith for an extra txn action with
@@ -269,8 +269,9 @@ func untyped(rows []table.Row) rowsFunc {
 // (table.WithStreamingUpdate), retrying the commit from fresh snapshots.
 // check, when not nil, runs on every snapshot an attempt starts from,
 // after the skip test and before anything of that attempt is written or
-// committed.
-func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
+// committed. files, when not nil, writes the data files instead of
+// WriteFiles of rowsOf's rows (an upsert sink always merges rowsOf's rows).
+func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, files filesFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
@@ -278,6 +279,9 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, e
 	defer s.mu.Unlock()
 	if s.mergeKeys != nil {
 		return s.upsertEpoch(ctx, epochID, rowsOf, extra, check)
+	}
+	if files != nil {
+		return s.writeEpochFiles(ctx, epochID, files, extra, check)
 	}
 	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
 		rows, rsch, err := rowsOf(tbl)

@@ -19,5 +19,5 @@ func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) 
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
 		out, err := table.RowsOf(tbl.Schema(), rows)
 		return out, tbl.Schema(), err
-	}, nil, nil)
+	}, nil, nil, nil)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/txlog"
-	"github.com/deltakit/deltakit/value"
 )
 
 // WriteFilesArrow writes the record batches recs (all of Arrow schema in)
@@ -58,13 +57,9 @@ func (t *Table) writeFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 			}
 		}
 	}
-	rows := []value.Row{}
-	for _, rec := range recs {
-		rs, err := arrowio.Rows(rec)
-		if err != nil {
-			return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", err))
-		}
-		rows = append(rows, rs...)
+	rows, err := arrowio.RowsOf(recs)
+	if err != nil {
+		return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", err))
 	}
 	return t.WriteFiles(ctx, rows, opts...)
 }
