@@ -34,43 +34,49 @@ const arrowReadBatch = 64 << 10
 // file's pages carry CRC checksums (the row read verifies them, pqarrow
 // does not: a corrupt page would be an error on one path only). Such a
 // source is read with Rows. An unreadable footer also gives ok false
-// (Rows reports it).
+// (Rows reports it). The files are looked at once per Source.
 func (s *Source) ArrowSchema() (*arrow.Schema, bool) {
+	s.arrowOnce.Do(func() { s.arrowSch = s.arrowSchema() })
+	return s.arrowSch, s.arrowSch != nil
+}
+
+// arrowSchema is ArrowSchema's answer (nil: not column-wise).
+func (s *Source) arrowSchema() *arrow.Schema {
 	if s.format != Parquet || s.schema == nil {
-		return nil, false
+		return nil
 	}
 	for _, f := range s.schema.Fields {
 		switch f.Type.(type) {
 		case *schema.PrimitiveType, *schema.DecimalType:
 		default:
-			return nil, false
+			return nil
 		}
 	}
 	want, err := arrowio.Schema(s.schema)
 	if err != nil {
-		return nil, false
+		return nil
 	}
 	for _, path := range s.files {
 		if checksummed(path) {
-			return nil, false
+			return nil
 		}
 		rdr, err := file.OpenParquetFile(path, false)
 		if err != nil {
-			return nil, false
+			return nil
 		}
 		got, err := pqarrow.FromParquet(rdr.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
 		rdr.Close()
 		if err != nil || len(got.Fields()) != len(want.Fields()) {
-			return nil, false
+			return nil
 		}
 		for i, g := range got.Fields() {
 			w := want.Field(i)
 			if g.Name != w.Name || g.Nullable != w.Nullable || !arrow.TypeEqual(g.Type, w.Type) {
-				return nil, false
+				return nil
 			}
 		}
 	}
-	return want, true
+	return want
 }
 
 // ArrowBatches yields the rows of every file in order after skipping the

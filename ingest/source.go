@@ -21,6 +21,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
@@ -92,6 +95,9 @@ type Source struct {
 	format Format
 	schema *schema.StructType
 	cfg    config
+
+	arrowOnce sync.Once     // ArrowSchema's answer, computed once
+	arrowSch  *arrow.Schema // nil: not readable column-wise
 }
 
 // Open prepares reading path, a file or a directory (its files with a
