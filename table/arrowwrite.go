@@ -102,34 +102,17 @@ func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.Reco
 // releases them), with the Delta schema of the reader's schema (nil for a
 // nil reader).
 func readArrowBatches(ctx context.Context, reader array.RecordReader) ([]arrow.RecordBatch, *schema.StructType, error) {
-	if reader == nil {
-		return nil, nil, nil
-	}
-	sch, err := arrowio.DeltaSchema(reader.Schema())
-	if err != nil {
-		return nil, nil, fmt.Errorf("arrow input: %w", err)
-	}
 	var recs []arrow.RecordBatch
-	fail := func(err error) ([]arrow.RecordBatch, *schema.StructType, error) {
+	sch, err := eachArrowBatch(ctx, reader, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
 		for _, r := range recs {
 			r.Release()
 		}
 		return nil, nil, err
-	}
-	for batch := 0; reader.Next(); batch++ {
-		if err := ctx.Err(); err != nil {
-			return fail(context.Cause(ctx))
-		}
-		rec := reader.RecordBatch()
-		if !rec.Schema().Equal(reader.Schema()) {
-			return fail(fmt.Errorf("%w: arrow input: batch %d has schema %s, the reader's is %s",
-				ErrSchemaMismatch, batch, rec.Schema(), reader.Schema()))
-		}
-		rec.Retain()
-		recs = append(recs, rec)
-	}
-	if err := reader.Err(); err != nil {
-		return fail(fmt.Errorf("arrow input: reading batches: %w", err))
 	}
 	return recs, sch, nil
 }
@@ -138,36 +121,53 @@ func readArrowBatches(ctx context.Context, reader array.RecordReader) ([]arrow.R
 // value model, with the Delta schema of the reader's schema (nil for a nil
 // reader).
 func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row, *schema.StructType, error) {
-	if reader == nil {
-		return nil, nil, nil
-	}
-	sch, err := arrowio.DeltaSchema(reader.Schema())
-	if err != nil {
-		return nil, nil, fmt.Errorf("arrow input: %w", err)
-	}
 	var rows []value.Row
-	for batch := 0; reader.Next(); batch++ {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, context.Cause(ctx)
-		}
-		rec := reader.RecordBatch()
-		if !rec.Schema().Equal(reader.Schema()) {
-			return nil, nil, fmt.Errorf("%w: arrow input: batch %d has schema %s, the reader's is %s",
-				ErrSchemaMismatch, batch, rec.Schema(), reader.Schema())
-		}
+	sch, err := eachArrowBatch(ctx, reader, func(rec arrow.RecordBatch) error {
 		rs, err := arrowio.Rows(rec)
 		if err != nil {
-			return nil, nil, fmt.Errorf("arrow input: %w", err)
+			return fmt.Errorf("arrow input: %w", err)
 		}
 		rows = append(rows, rs...)
-	}
-	if err := reader.Err(); err != nil {
-		return nil, nil, fmt.Errorf("arrow input: reading batches: %w", err)
+		return nil
+	})
+	if err != nil || sch == nil {
+		return nil, nil, err
 	}
 	if rows == nil {
 		rows = []value.Row{}
 	}
 	return rows, sch, nil
+}
+
+// eachArrowBatch calls fn with every batch of reader (valid until fn
+// returns) and returns the Delta schema of the reader's schema (nil for a
+// nil reader). A batch whose schema is not the reader's is an error
+// wrapping ErrSchemaMismatch.
+func eachArrowBatch(ctx context.Context, reader array.RecordReader, fn func(arrow.RecordBatch) error) (*schema.StructType, error) {
+	if reader == nil {
+		return nil, nil
+	}
+	sch, err := arrowio.DeltaSchema(reader.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("arrow input: %w", err)
+	}
+	for batch := 0; reader.Next(); batch++ {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		rec := reader.RecordBatch()
+		if !rec.Schema().Equal(reader.Schema()) {
+			return nil, fmt.Errorf("%w: arrow input: batch %d has schema %s, the reader's is %s",
+				ErrSchemaMismatch, batch, rec.Schema(), reader.Schema())
+		}
+		if err := fn(rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := reader.Err(); err != nil {
+		return nil, fmt.Errorf("arrow input: reading batches: %w", err)
+	}
+	return sch, nil
 }
 
 // RowsOfArrow reads every record batch of reader and returns the rows
