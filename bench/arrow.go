@@ -334,32 +334,14 @@ func writeP8Tables(ctx context.Context, dir string, per int, rows []value.Row) (
 	}
 	t.many, t.one = tm, t1
 	for a := range t1.Snapshot().AllFiles() {
-		n, err := rowGroups(filepath.Join(t.oneDir, filepath.FromSlash(a.Path)))
+		md, err := localFooter(filepath.Join(t.oneDir, filepath.FromSlash(a.Path)))
 		if err != nil {
 			return nil, err
 		}
-		t.oneRowGroups += n
+		t.oneRowGroups += len(md.RowGroups)
 		t.oneFiles++
 	}
 	return t, nil
-}
-
-// rowGroups is the number of row groups of the Parquet file at path.
-func rowGroups(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return 0, fmt.Errorf("bench: %s: %w", path, err)
-	}
-	return len(pf.RowGroups()), nil
 }
 
 // p8Sample is the wall and CPU seconds of each repetition of one scan.
@@ -369,6 +351,24 @@ func (s *p8Sample) add(w, c float64) { s.wall, s.cpu = append(s.wall, w), append
 
 // med is the median wall and CPU seconds.
 func (s *p8Sample) med() (float64, float64) { return medianSeconds(s.wall), medianSeconds(s.cpu) }
+
+// addSeconds adds the medians to fig as name (wall) and name_cpu, in
+// seconds.
+func (s *p8Sample) addSeconds(fig *Figure, name string) {
+	w, c := s.med()
+	fig.add(name, w, "s")
+	fig.add(name+"_cpu", c, "s")
+}
+
+// addRatio adds the medians over base's to fig as name (wall) and
+// name_cpu, and returns the wall metric (for a goal).
+func (s *p8Sample) addRatio(fig *Figure, name string, base *p8Sample) *Metric {
+	w, c := s.med()
+	bw, bc := base.med()
+	m := fig.add(name, w/bw, "x")
+	fig.add(name+"_cpu", c/bc, "x")
+	return m
+}
 
 // p8ScanSamples are the scans' samples, interleaved per repetition.
 type p8ScanSamples struct {
@@ -458,21 +458,11 @@ func scanArrowAll(ctx context.Context, tbl *table.Table, want int) error {
 
 // report adds the scan figures (medians, ratios, goals) to fig.
 func (s *p8ScanSamples) report(fig *Figure, env *Env, cfg Config) error {
-	aw1, ac1 := s.arrowOne.med()
-	awm, acm := s.arrowMany.med()
-	fig.add("scanarrow_1file", aw1, "s")
-	fig.add("scanarrow_1file_cpu", ac1, "s")
-	fig.add("scanarrow_files", awm, "s")
-	fig.add("scanarrow_files_cpu", acm, "s")
-	rw, rc := s.rowsMany.med()
-	sw, sc := s.asMany.med()
-	fig.add("scan_rows_vs_scanarrow", rw/awm, "x")
-	fig.add("scan_rows_vs_scanarrow_cpu", rc/acm, "x")
-	fig.add("scanas_vs_scanarrow", sw/awm, "x")
-	fig.add("scanas_vs_scanarrow_cpu", sc/acm, "x")
-	selw, selc := s.selMany.med()
-	fig.add("selective", selw, "s")
-	fig.add("selective_cpu", selc, "s")
+	s.arrowOne.addSeconds(fig, "scanarrow_1file")
+	s.arrowMany.addSeconds(fig, "scanarrow_files")
+	s.rowsMany.addRatio(fig, "scan_rows_vs_scanarrow", &s.arrowMany)
+	s.asMany.addRatio(fig, "scanas_vs_scanarrow", &s.arrowMany)
+	s.selMany.addSeconds(fig, "selective")
 	fig.add("selective_rows", float64(s.selRows), "rows")
 	fig.add("selective_files_skipped", float64(s.st.FilesSkipped+s.st.FilesPruned), "files")
 	fig.add("selective_rowgroups_skipped", float64(s.st.RowGroupsSkipped), "row groups")
@@ -484,21 +474,12 @@ func (s *p8ScanSamples) report(fig *Figure, env *Env, cfg Config) error {
 	if s.rsSelRows != s.selRows {
 		return fmt.Errorf("bench: the selective scan gave %d rows, delta-rs %d", s.selRows, s.rsSelRows)
 	}
-	r1w, r1c := s.rsOne.med()
-	rmw, rmc := s.rsMany.med()
-	rsw, rsc := s.rsSel.med()
-	fig.add("deltars_1file", r1w, "s")
-	fig.add("deltars_1file_cpu", r1c, "s")
-	fig.add("deltars_files", rmw, "s")
-	fig.add("deltars_files_cpu", rmc, "s")
-	fig.add("deltars_selective", rsw, "s")
-	fig.add("deltars_selective_cpu", rsc, "s")
-	fig.goalFull(cfg, fig.add("scanarrow_1file_vs_deltars", aw1/r1w, "x"), "<=", 1.0)
-	fig.add("scanarrow_1file_vs_deltars_cpu", ac1/r1c, "x")
-	fig.goalFull(cfg, fig.add("scanarrow_files_vs_deltars", awm/rmw, "x"), "<=", 1.0)
-	fig.add("scanarrow_files_vs_deltars_cpu", acm/rmc, "x")
-	fig.goalFull(cfg, fig.add("selective_vs_deltars", selw/rsw, "x"), "<=", 1.0)
-	fig.add("selective_vs_deltars_cpu", selc/rsc, "x")
+	s.rsOne.addSeconds(fig, "deltars_1file")
+	s.rsMany.addSeconds(fig, "deltars_files")
+	s.rsSel.addSeconds(fig, "deltars_selective")
+	fig.goalFull(cfg, s.arrowOne.addRatio(fig, "scanarrow_1file_vs_deltars", &s.rsOne), "<=", 1.0)
+	fig.goalFull(cfg, s.arrowMany.addRatio(fig, "scanarrow_files_vs_deltars", &s.rsMany), "<=", 1.0)
+	fig.goalFull(cfg, s.selMany.addRatio(fig, "selective_vs_deltars", &s.rsSel), "<=", 1.0)
 	fig.note("delta-rs timed inside Python (perf_counter, process_time) per run, Go runs interleaved; _cpu ratios are process CPU time, all threads")
 	return nil
 }
@@ -562,15 +543,9 @@ func p8Appends(ctx context.Context, fig *Figure, cfg Config, fs []Flight, rows [
 			c.s.add(w, cpu)
 		}
 	}
-	aaw, aac := apArrow.med()
-	arw, arc := apRows.med()
-	raw, rac := apRaw.med()
-	fig.add("append_arrow", aaw, "s")
-	fig.add("append_arrow_cpu", aac, "s")
-	fig.add("append_arrow_vs_rows", aaw/arw, "x")
-	fig.add("append_arrow_vs_rows_cpu", aac/arc, "x")
-	fig.add("append_arrow_vs_parquet_go", aaw/raw, "x")
-	fig.add("append_arrow_vs_parquet_go_cpu", aac/rac, "x")
+	apArrow.addSeconds(fig, "append_arrow")
+	apArrow.addRatio(fig, "append_arrow_vs_rows", &apRows)
+	apArrow.addRatio(fig, "append_arrow_vs_parquet_go", &apRaw)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
@@ -347,30 +348,31 @@ func ingestFloor(ctx context.Context, input, out string) (ingestSide, error) {
 		return s, err
 	}
 	s.wall, s.cpu = time.Since(t0), cpuTime()-cpu0
-	if s.rows, err = footerRows(path); err != nil {
+	md, err := localFooter(path)
+	if err != nil {
 		return s, err
 	}
+	s.rows = md.NumRows
 	s.files = 1
 	return s, ctx.Err()
 }
 
-// footerRows returns the row count in the footer of the parquet file at
-// path.
-func footerRows(path string) (int64, error) {
+// localFooter returns the footer of the local Parquet file at path.
+func localFooter(path string) (*format.FileMetaData, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	pf, err := parquet.OpenFile(f, info.Size())
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("bench: %s: %w", path, err)
 	}
-	return pf.NumRows(), nil
+	return pf.Metadata(), nil
 }
 
 // tableRows opens the local table at dir and returns its version, its
@@ -383,11 +385,11 @@ func tableRows(ctx context.Context, dir string) (version int64, files int, rows 
 	defer tbl.Close(ctx)
 	adds := tbl.Snapshot().Files()
 	for _, a := range adds {
-		n, err := footerRows(filepath.Join(dir, filepath.FromSlash(txlog.DecodePath(a.Path))))
+		md, err := localFooter(filepath.Join(dir, filepath.FromSlash(txlog.DecodePath(a.Path))))
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		rows += n
+		rows += md.NumRows
 	}
 	return tbl.Version(), len(adds), rows, nil
 }
