@@ -567,21 +567,9 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 		}
 		return nil
 	}
-	start := last + 1
-	if f.fromEpochSet {
-		if f.fromEpoch > last+1 {
-			return usagef("--from-epoch %d would leave epochs %d-%d uncommitted (the query's last committed epoch is %d)", f.fromEpoch, last+1, f.fromEpoch-1, last)
-		}
-		start = f.fromEpoch
-	}
-	if start > 0 {
-		view.Resumed = int(start)
-		for e := int64(0); e < start; e++ {
-			view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
-		}
-		if err := out.Epoch(&EpochView{Epoch: start - 1, Status: "resumed", Version: sink.Table().Version()}); err != nil {
-			return err
-		}
+	start, err := resumeEpochs(f, last, sink, view, out)
+	if err != nil {
+		return err
 	}
 	skip := start * int64(f.epochRows)
 	total := inputRows(src, skip, f.maxRows)
@@ -637,6 +625,30 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	view.Schema = fieldViews(sink.Table().Schema())
 	view.Version = sink.Table().Version()
 	return nil
+}
+
+// resumeEpochs returns the first epoch a streaming ingest writes: the one
+// after the query's last committed epoch (-1: none), or --from-epoch, which
+// may not leave a gap. The epochs before it are reported as resumed, in
+// view and as one line on out (sink is not nil when there are any).
+func resumeEpochs(f *ingestFlags, last int64, sink *streamsink.Sink, view *IngestView, out Output) (int64, error) {
+	start := last + 1
+	if f.fromEpochSet {
+		if f.fromEpoch > last+1 {
+			return 0, usagef("--from-epoch %d would leave epochs %d-%d uncommitted (the query's last committed epoch is %d)", f.fromEpoch, last+1, f.fromEpoch-1, last)
+		}
+		start = f.fromEpoch
+	}
+	if start > 0 {
+		view.Resumed = int(start)
+		for e := int64(0); e < start; e++ {
+			view.Epochs = append(view.Epochs, EpochView{Epoch: e, Status: "resumed", Version: -1})
+		}
+		if err := out.Epoch(&EpochView{Epoch: start - 1, Status: "resumed", Version: sink.Table().Version()}); err != nil {
+			return 0, err
+		}
+	}
+	return start, nil
 }
 
 // sinkOptions returns the options of a streaming ingest's sink: an
