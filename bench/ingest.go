@@ -124,11 +124,52 @@ func IngestFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		"one commit: deltactl ingest without --epoch-rows vs delta-rs pyarrow.parquet.read_table + write_deltalake; "+
 		"reading the input is inside the timed region of every side; median of %d runs",
 		what, groupDigits(int(rows)), cfg.IngestEpochRows, epochs, cfg.IngestReps)
-	var rs string // the deltalake version
 	if env.Python == "" {
 		fig.Skipped = "delta-rs side skipped: no Python venv with deltalake ($DELTAKIT_VENV or <repo>/.venv; run scripts/install-interop.sh)"
 	}
-	var floor, stream, batch, deltars []ingestSide
+	r, err := ingestReps(ctx, env, cfg, dir, deltactl, input, rows, epochs)
+	if err != nil {
+		return fig, err
+	}
+	addIngestSide(fig, "floor", r.floor)
+	addIngestSide(fig, "epochs", r.stream)
+	addIngestSide(fig, "one_commit", r.batch)
+	atSize := rows >= ingestGoalRows && cfg.Mode == "full"
+	goal := func(m *Metric, limit float64) {
+		if atSize {
+			m.goal("<=", limit)
+			return
+		}
+		fig.note("%s: goal <= %g applies in full mode to all 3,000,000 rows; this %s run ingests %s, so no verdict", m.Name, limit, cfg.Mode, groupDigits(int(rows)))
+	}
+	goal(fig.add("ratio_epochs", ratio(medianWall(r.stream), medianWall(r.floor)), "x"), 2.0)
+	goal(fig.add("ratio_epochs_cpu", ratio(medianCPU(r.stream), medianCPU(r.floor)), "x"), 2.0)
+	if len(r.deltars) > 0 {
+		addIngestSide(fig, "deltars", r.deltars)
+		goal(fig.add("ratio_one_commit_vs_deltars", ratio(medianWall(r.batch), medianWall(r.deltars)), "x"), 1.5)
+		goal(fig.add("ratio_one_commit_vs_deltars_cpu", ratio(medianCPU(r.batch), medianCPU(r.deltars)), "x"), 1.5)
+		fig.note("delta-rs: deltalake %s (Python), timed inside Python (time.perf_counter, time.process_time; interpreter start and imports excluded); "+
+			"deltars_rss is the Python process's ru_maxrss", r.rs)
+	}
+	fig.add("rows", float64(rows), "count")
+	fig.add("epoch_count", float64(epochs), "count")
+	fig.note("deltactl ingest of a new table commits CREATE TABLE (version 0) before its rows: one_commit ends at version 1, epochs at version %d; "+
+		"write_deltalake creates and writes in version 0", epochs)
+	fig.note("deltactl runs as a child process (the binary built from this tree): its wall time includes the process start, its CPU and peak RSS are the child's rusage; " +
+		"the floor runs in this process (getrusage of the process); every table's rows are counted from its data files' footers")
+	return fig, nil
+}
+
+// ingestRuns are P12's measurements, one per repetition and side.
+type ingestRuns struct {
+	floor, stream, batch, deltars []ingestSide // deltars empty without Env.Python
+	rs                            string       // the deltalake version
+}
+
+// ingestReps runs P12's sides Config.IngestReps times, in turn, each into
+// a fresh directory under dir, and checks each one's rows (and version).
+func ingestReps(ctx context.Context, env *Env, cfg Config, dir, deltactl, input string, rows, epochs int64) (*ingestRuns, error) {
+	r := &ingestRuns{}
 	for rep := range cfg.IngestReps {
 		run := func(name string, f func(out string) (ingestSide, error)) (ingestSide, error) {
 			out := filepath.Join(dir, fmt.Sprintf("%s-%d", name, rep))
@@ -145,64 +186,38 @@ func IngestFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		}
 		s, err := run("floor", func(out string) (ingestSide, error) { return ingestFloor(ctx, input, out) })
 		if err != nil {
-			return fig, err
+			return nil, err
 		}
-		floor = append(floor, s)
+		r.floor = append(r.floor, s)
 		if s, err = run("epochs", func(out string) (ingestSide, error) {
 			return runDeltactlIngest(ctx, deltactl, input, out, "--epoch-rows", fmt.Sprint(cfg.IngestEpochRows), "--query-id", "p12")
 		}); err != nil {
-			return fig, err
+			return nil, err
 		}
 		if s.version != epochs {
-			return fig, fmt.Errorf("bench: P12 epochs: table at version %d, want %d (one commit per epoch after the create)", s.version, epochs)
+			return nil, fmt.Errorf("bench: P12 epochs: table at version %d, want %d (one commit per epoch after the create)", s.version, epochs)
 		}
-		stream = append(stream, s)
+		r.stream = append(r.stream, s)
 		if s, err = run("one_commit", func(out string) (ingestSide, error) { return runDeltactlIngest(ctx, deltactl, input, out) }); err != nil {
-			return fig, err
+			return nil, err
 		}
 		if s.version != 1 {
-			return fig, fmt.Errorf("bench: P12 one_commit: table at version %d, want 1 (CREATE TABLE, then one WRITE)", s.version)
+			return nil, fmt.Errorf("bench: P12 one_commit: table at version %d, want 1 (CREATE TABLE, then one WRITE)", s.version)
 		}
-		batch = append(batch, s)
+		r.batch = append(r.batch, s)
 		if env.Python == "" {
 			continue
 		}
 		if s, err = run("deltars", func(out string) (ingestSide, error) {
 			s, v, err := runDeltaRSIngest(ctx, env.Python, input, out)
-			rs = v
+			r.rs = v
 			return s, err
 		}); err != nil {
-			return fig, err
+			return nil, err
 		}
-		deltars = append(deltars, s)
+		r.deltars = append(r.deltars, s)
 	}
-	addIngestSide(fig, "floor", floor)
-	addIngestSide(fig, "epochs", stream)
-	addIngestSide(fig, "one_commit", batch)
-	atSize := rows >= ingestGoalRows && cfg.Mode == "full"
-	goal := func(m *Metric, limit float64) {
-		if atSize {
-			m.goal("<=", limit)
-			return
-		}
-		fig.note("%s: goal <= %g applies in full mode to all 3,000,000 rows; this %s run ingests %s, so no verdict", m.Name, limit, cfg.Mode, groupDigits(int(rows)))
-	}
-	goal(fig.add("ratio_epochs", ratio(medianWall(stream), medianWall(floor)), "x"), 2.0)
-	goal(fig.add("ratio_epochs_cpu", ratio(medianCPU(stream), medianCPU(floor)), "x"), 2.0)
-	if len(deltars) > 0 {
-		addIngestSide(fig, "deltars", deltars)
-		goal(fig.add("ratio_one_commit_vs_deltars", ratio(medianWall(batch), medianWall(deltars)), "x"), 1.5)
-		goal(fig.add("ratio_one_commit_vs_deltars_cpu", ratio(medianCPU(batch), medianCPU(deltars)), "x"), 1.5)
-		fig.note("delta-rs: deltalake %s (Python), timed inside Python (time.perf_counter, time.process_time; interpreter start and imports excluded); "+
-			"deltars_rss is the Python process's ru_maxrss", rs)
-	}
-	fig.add("rows", float64(rows), "count")
-	fig.add("epoch_count", float64(epochs), "count")
-	fig.note("deltactl ingest of a new table commits CREATE TABLE (version 0) before its rows: one_commit ends at version 1, epochs at version %d; "+
-		"write_deltalake creates and writes in version 0", epochs)
-	fig.note("deltactl runs as a child process (the binary built from this tree): its wall time includes the process start, its CPU and peak RSS are the child's rusage; " +
-		"the floor runs in this process (getrusage of the process); every table's rows are counted from its data files' footers")
-	return fig, nil
+	return r, nil
 }
 
 // addIngestSide adds name's median wall and CPU time, its peak RSS when
