@@ -96,6 +96,36 @@ func (l *Local) Get(ctx context.Context, key string, r Range) ([]byte, error) {
 	return buf, nil
 }
 
+// ReadAt implements RangeReader with os.File.ReadAt into p.
+func (l *Local) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return 0, l.err("get", key, err)
+	}
+	if off < 0 {
+		return 0, l.err("get", key, ErrInvalidRange)
+	}
+	f, err := os.Open(l.path(key))
+	if err != nil {
+		return 0, l.err("get", key, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, l.err("get", key, err)
+	}
+	if st.IsDir() {
+		return 0, l.err("get", key, ErrNotExist)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := f.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, l.err("get", key, err)
+	}
+	return fillResult(n, len(p))
+}
+
 // Put implements Store.
 func (l *Local) Put(ctx context.Context, key string, data []byte) error {
 	return l.put(ctx, "put", key, data, false)

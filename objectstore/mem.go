@@ -57,6 +57,27 @@ func (m *Mem) Get(ctx context.Context, key string, r Range) ([]byte, error) {
 	return out, nil
 }
 
+// ReadAt implements RangeReader: the bytes are copied into p.
+func (m *Mem) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	if err := checkCall(ctx, key); err != nil {
+		return 0, m.err("get", key, err)
+	}
+	if off < 0 {
+		return 0, m.err("get", key, ErrInvalidRange)
+	}
+	m.mu.RLock()
+	obj, ok := m.objs[key]
+	m.mu.RUnlock()
+	if !ok {
+		return 0, m.err("get", key, ErrNotExist)
+	}
+	n := 0
+	if off < int64(len(obj.data)) {
+		n = copy(p, obj.data[off:])
+	}
+	return fillResult(n, len(p))
+}
+
 // Put implements Store.
 func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	return m.put(ctx, "put", key, data, false)

@@ -2,6 +2,7 @@ package txlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -179,19 +180,52 @@ func (s *rangedSource) failure() error {
 
 // loadGroup fetches row group g (span sp), checks its page headers and
 // caches it; s.mu is held.
+//
+// The least recently used group's buffer is dropped from the cache first
+// and read into (objectstore.ReadAt fills it in place), so reading a
+// checkpoint allocates rangedCachedGroups buffers of about a row group each
+// rather than a fresh one per row group: nothing else refers to a cached
+// buffer, since readSome copies out of it.
 func (s *rangedSource) loadGroup(g int, sp byteSpan) ([]byte, error) {
-	data, err := s.get(sp.off, sp.end)
+	var buf []byte
+	if len(s.cached) == rangedCachedGroups {
+		buf = s.cached[len(s.cached)-1].data
+		s.cached = s.cached[:len(s.cached)-1]
+	}
+	data, err := s.readInto(buf, sp.off, sp.end)
 	if err != nil {
 		return nil, err
 	}
 	if err := parquetio.CheckRowGroupPages(s.pf, g, &offsetReaderAt{data: data, off: sp.off}); err != nil {
 		return nil, err
 	}
-	if len(s.cached) == rangedCachedGroups {
-		s.cached = s.cached[:len(s.cached)-1]
-	}
 	s.cached = slices.Insert(s.cached, 0, cachedGroup{g: g, data: data})
 	return data, nil
+}
+
+// readInto reads bytes [off,end) of the file into buf, grown when it is
+// too short, and returns them.
+func (s *rangedSource) readInto(buf []byte, off, end int64) ([]byte, error) {
+	n := int(end - off)
+	if cap(buf) < n {
+		// An eighth more: row groups of one file differ a little in size,
+		// and a buffer just too small for the next one would be dropped.
+		buf = make([]byte, n, n+n/8)
+	}
+	buf = buf[:n]
+	k, err := objectstore.ReadAt(s.ctx, s.store, s.key, buf, off)
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		if k < n {
+			return nil, fmt.Errorf("got %d bytes of range [%d,%d) of a %d-byte file", k, off, end, s.size)
+		}
+		return buf, nil
+	default:
+		if s.storeErr == nil {
+			s.storeErr = err
+		}
+		return nil, err
+	}
 }
 
 func (s *rangedSource) get(off, end int64) ([]byte, error) {

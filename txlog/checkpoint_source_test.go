@@ -34,13 +34,36 @@ func (s *rangeCountingStore) Get(ctx context.Context, key string, r objectstore.
 	return s.Store.Get(ctx, key, r)
 }
 
+// readAtCountingStore is a rangeCountingStore that is also an
+// objectstore.RangeReader: it records the length and the buffer (its first
+// byte's address) of every ReadAt, and fails like the Gets.
+type readAtCountingStore struct {
+	*rangeCountingStore
+	reads   []int64
+	buffers map[*byte]bool
+}
+
+func (s *readAtCountingStore) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	s.reads = append(s.reads, int64(len(p)))
+	if len(p) > 0 {
+		s.buffers[&p[0]] = true
+	}
+	fail := s.failAfter > 0 && len(s.gets)+len(s.reads) > s.failAfter
+	s.mu.Unlock()
+	if fail {
+		return 0, errRangedInjected
+	}
+	return objectstore.ReadAt(ctx, s.Store, key, p, off)
+}
+
 // TestRangedCheckpointRead: a checkpoint read through rangedSource packs
 // the same files as one read whole, fetching one row group at a time (no
 // Get of more than a row group or the tail, the file's bytes about once),
 // and a store failure midway is reported as the store's error, not as a
 // damaged checkpoint.
 func TestRangedCheckpointRead(t *testing.T) {
-	const n = 80_000 // three row groups of at most 32,768 rows
+	const n = 200_000 // seven row groups of at most 32,768 rows: more than rangedCachedGroups
 	actions := []Action{{Protocol: &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
 		{Metadata: &Metadata{ID: "t", Format: Format{Provider: "parquet"}, SchemaString: `{"type":"struct","fields":[]}`}}}
 	for i := range n {
@@ -112,5 +135,27 @@ func TestRangedCheckpointRead(t *testing.T) {
 	var ce *CorruptLogError
 	if !errors.Is(err, errRangedInjected) || errors.As(err, &ce) {
 		t.Errorf("store failure midway: got %v; want the store's error, not a *CorruptLogError", err)
+	}
+
+	// A store that reads into the caller's buffer: the row groups are read
+	// with ReadAt into at most rangedCachedGroups buffers, reused once the
+	// cache is full, with the same files as the whole read.
+	rs := &readAtCountingStore{rangeCountingStore: &rangeCountingStore{Store: mem}, buffers: map[*byte]bool{}}
+	got, others, err = read(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || !reflect.DeepEqual(got, want) || others != 2 {
+		t.Fatalf("ranged read into reused buffers: %d files (equal to the whole read: %v), %d other actions; want %d files, 2 others",
+			len(got), reflect.DeepEqual(got, want), others, n)
+	}
+	groups := (n + 2 + 32_767) / 32_768
+	// The last row group may lie inside the tail, which is fetched first.
+	if len(rs.reads) < groups-1 || len(rs.reads) > groups || len(rs.buffers) != rangedCachedGroups {
+		t.Errorf("%d ReadAt calls into %d buffers; want one per row group (%d, or one less) into %d buffers", len(rs.reads), len(rs.buffers), groups, rangedCachedGroups)
+	}
+	_, _, err = read(&readAtCountingStore{rangeCountingStore: &rangeCountingStore{Store: mem, failAfter: 3}, buffers: map[*byte]bool{}})
+	if !errors.Is(err, errRangedInjected) || errors.As(err, &ce) {
+		t.Errorf("store failure midway through ReadAt: got %v; want the store's error, not a *CorruptLogError", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"math/rand/v2"
 	"strings"
@@ -351,6 +352,24 @@ func (f *Store) Get(ctx context.Context, key string, r objectstore.Range) ([]byt
 		return nil, err
 	}
 	return out, nil
+}
+
+// ReadAt implements objectstore.RangeReader: faults strike as on Get
+// (OpGet), and the read goes to the inner store's ReadAt (or its Get).
+func (f *Store) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	var n int
+	var readErr error
+	err := f.do(ctx, OpGet, key, func() error {
+		n, readErr = objectstore.ReadAt(ctx, f.inner, key, p, off)
+		if errors.Is(readErr, io.EOF) {
+			return nil // a short read is a result, not a failure
+		}
+		return readErr
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, readErr
 }
 
 // Put implements objectstore.Store.

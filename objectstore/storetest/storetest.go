@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) objectstore.Store) {
 		{"List", testList},
 		{"ListMany", testListMany},
 		{"Range", testRange},
+		{"ReadAt", testReadAt},
 		{"Missing", testMissing},
 		{"Delete", testDelete},
 		{"SpecialKeys", testSpecialKeys},
