@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
-	"github.com/deltakit/deltakit/value"
 )
 
 // arrowBatchRows is the most rows one record batch of ScanArrow holds.
@@ -107,37 +106,8 @@ func (r *scanReader) produce(ctx context.Context, p *scanPlan, rb *arrowio.Recor
 		r.batches <- m
 		return true
 	}
-	if p.columnarPlan() {
-		if err := p.arrowBatches(ctx, r.sch, func(rec arrow.RecordBatch) bool { return send(batchOrErr{rec: rec}) }); err != nil {
-			send(batchOrErr{err: err})
-		}
-		return
-	}
-	var failed error
-	p.rows(ctx, func(row value.Row, err error) bool {
-		if err == nil {
-			if err = rb.Append(row); err != nil {
-				err = p.errorf("", err)
-			}
-		}
-		if err != nil {
-			failed = err
-			return false
-		}
-		if rb.Len() == arrowBatchRows {
-			return send(batchOrErr{rec: rb.NewRecordBatch()})
-		}
-		return true
-	})
-	if failed == nil && ctx.Err() != nil {
-		failed = p.errorf("", ctx.Err())
-	}
-	if failed != nil {
-		send(batchOrErr{err: failed})
-		return
-	}
-	if rb.Len() > 0 {
-		send(batchOrErr{rec: rb.NewRecordBatch()})
+	if err := p.arrowBatches(ctx, r.sch, func(rec arrow.RecordBatch) bool { return send(batchOrErr{rec: rec}) }); err != nil {
+		send(batchOrErr{err: err})
 	}
 }
 

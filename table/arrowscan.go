@@ -253,6 +253,10 @@ func (p *scanPlan) stripeWorkers(conc int) int {
 // allows it, else through the row reader.
 func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, workers int, mem memory.Allocator, ch chan<- arrowMsg) {
 	send := func(m arrowMsg) bool { return sendBatch(ctx, ch, m, m.rec) }
+	if !p.columnarPlan() {
+		p.produceArrowRows(ctx, f, send)
+		return
+	}
 	cf, err := p.openColumnar(ctx, f, parallel, mem)
 	if err != nil {
 		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})

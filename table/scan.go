@@ -6,9 +6,11 @@ import (
 	"iter"
 	"math/big"
 	"slices"
-	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/deltakit/deltakit/arrowio"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
@@ -20,9 +22,6 @@ import (
 // DefaultScanConcurrency is how many data files a scan reads at once unless
 // WithScanConcurrency says otherwise.
 const DefaultScanConcurrency = 4
-
-// scanBatch is how many rows a file reader hands over at a time.
-const scanBatch = 256
 
 // ScanOption configures Scan, ScanAs, Files and ScanSchema.
 type ScanOption func(*scanConfig)
@@ -73,10 +72,10 @@ func WithColumns(names ...string) ScanOption {
 func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
 
 // WithScanConcurrency sets how many data files are read at once (default
-// DefaultScanConcurrency; 1 reads them one after another in the caller's
+// DefaultScanConcurrency; 1 reads them one after another, each on one
 // goroutine). Rows are yielded in the same order whatever the concurrency.
-// Memory stays bounded: each file being read holds at most a few batches of
-// rows.
+// Memory stays bounded: the files being read hold at most a few batches
+// each, and at most 160 MiB of Parquet at once.
 func WithScanConcurrency(n int) ScanOption {
 	return func(c *scanConfig) { c.concurrency = max(n, 1) }
 }
@@ -117,24 +116,24 @@ type ScanStats struct {
 	RowsReturned int64
 	// RowGroupsSkipped is the number of Parquet row groups of the files
 	// read that the filter skipped by their column statistics, without
-	// decoding them (ScanArrow's columnar path only; their rows still
-	// count in RowsRead and RowsDeleted).
+	// decoding them (the columnar path only; their rows still count in
+	// RowsRead and RowsDeleted).
 	RowGroupsSkipped int
-	// FilesColumnar is the number of the files read to the end that
-	// ScanArrow decoded column by column (its columnar path); the others
-	// went through the row reader (Scan leaves it 0).
+	// FilesColumnar is the number of the files read to the end that were
+	// decoded column by column (the columnar path Scan, ScanAs and
+	// ScanArrow share); the others went through the row reader.
 	FilesColumnar int
 	// RowsLateSkipped is the number of rows of the decoded row groups
 	// whose projected columns outside the filter were never decoded,
 	// because the filter, evaluated on its own columns first, rejected
-	// them (ScanArrow's columnar path only; page indexes let whole pages
+	// them (the columnar path only; page indexes let whole pages
 	// of the other columns go unread).
 	RowsLateSkipped int64
 	// PagesSkipped is the number of pages of the filter's columns, in the
 	// row groups the statistics kept, that the filter ruled out by the
 	// Parquet page index (column index min/max and null pages), and
 	// RowsPageSkipped the number of rows it ruled out with them: no column
-	// is decoded for those rows (ScanArrow's columnar path only; the rows
+	// is decoded for those rows (the columnar path only; the rows
 	// still count in RowsRead and RowsDeleted).
 	PagesSkipped    int
 	RowsPageSkipped int64
@@ -472,144 +471,86 @@ func clonePartValue(v any) any {
 	return v
 }
 
-// rows yields the plan's rows: files in order, rows in file order.
+// rows yields the plan's rows: files in order, rows in file order. They
+// come from the columnar reader's record batches (arrowBatches, ScanArrow's
+// reader), turned into rows batch by batch (batchRows); only a plan whose
+// output has no Arrow mapping (a variant column) reads its files one after
+// another through the row reader.
 func (p *scanPlan) rows(ctx context.Context, yield func(value.Row, error) bool) {
 	st := p.cfg.stats
 	if st == nil {
 		st = &ScanStats{}
+		p.cfg.stats = st
 	}
+	if len(p.files) == 0 {
+		return
+	}
+	outSch, err := arrowio.Schema(p.outSch)
+	if err != nil {
+		p.rowsSequential(ctx, yield)
+		return
+	}
+	var returned int64
+	var failed error
+	var box rowBoxer
+	stopped := false
+	err = p.arrowBatches(ctx, outSch, func(rec arrow.RecordBatch) bool {
+		defer rec.Release()
+		rows, err := box.batchRows(rec)
+		if err != nil {
+			failed = p.errorf("", err)
+			return false
+		}
+		for _, r := range rows {
+			returned++
+			if !yield(r, nil) {
+				stopped = true
+				return false
+			}
+		}
+		return true
+	})
+	// arrowBatches counts the rows of the batches it sent; the caller may
+	// have stopped within one.
+	st.RowsReturned = returned
+	if stopped {
+		return
+	}
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		yield(nil, err)
+	}
+}
+
+// rowsSequential is rows through the row reader, one file after another.
+func (p *scanPlan) rowsSequential(ctx context.Context, yield func(value.Row, error) bool) {
+	st := p.cfg.stats
 	limit := p.cfg.limit
-	account := func(c fileCounts) {
+	for _, f := range p.files {
+		stopped := false
+		c, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
+			st.RowsReturned++
+			if !yield(r, nil) || limit > 0 && st.RowsReturned >= limit {
+				stopped = true
+				return false
+			}
+			return true
+		})
 		if c.done {
 			st.FilesRead++
 			st.RowsRead += c.rows
 			st.RowsDeleted += c.deleted
 		}
-	}
-	emit := func(r value.Row) bool {
-		st.RowsReturned++
-		return yield(r, nil) && (limit <= 0 || st.RowsReturned < limit)
-	}
-	if len(p.files) == 0 || limit > 0 && st.RowsReturned >= limit {
-		return
-	}
-	if p.cfg.concurrency <= 1 || len(p.files) == 1 {
-		for _, f := range p.files {
-			stopped := false
-			c, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
-				if !emit(r) {
-					stopped = true
-					return false
-				}
-				return true
-			})
-			account(c)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if stopped {
-				return
-			}
-		}
-		return
-	}
-	p.rowsConcurrent(ctx, emit, account, yield)
-}
-
-// chunk is a batch of rows of one file; the last chunk of a file carries its
-// counts, or the error that ended it.
-type chunk struct {
-	rows   []value.Row
-	counts *fileCounts
-	err    error
-}
-
-// rowsConcurrent reads up to cfg.concurrency files at once. Each file's
-// reader sends batches on its own channel (a few batches deep, so memory
-// stays bounded); the caller's goroutine drains the channels in file order,
-// so rows come out exactly as a sequential scan yields them.
-//
-// The bound is a sliding window: file i+conc starts once the caller has
-// drained file i, so at most conc files are being read or hold unread
-// batches. (errgroup's SetLimit bounds running goroutines instead, and a
-// reader that has sent its last batch has returned while its batches still
-// wait in its channel; the window bounds what memory holds.)
-func (p *scanPlan) rowsConcurrent(ctx context.Context, emit func(value.Row) bool, account func(fileCounts), yield func(value.Row, error) bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	chans := make([]chan chunk, len(p.files))
-	start := func(i int) {
-		if i >= len(p.files) || ctx.Err() != nil {
+		if err != nil {
+			yield(nil, err)
 			return
 		}
-		ch := make(chan chunk, 4)
-		chans[i] = ch
-		wg.Go(func() {
-			defer close(ch)
-			p.produce(ctx, p.files[i], ch)
-		})
-	}
-	conc := p.cfg.concurrency
-	for i := range conc {
-		start(i)
-	}
-	for i, ch := range chans {
-		if ch == nil {
-			break // not started: the caller's context ended
-		}
-		for c := range ch {
-			for _, r := range c.rows {
-				if !emit(r) {
-					return
-				}
-			}
-			if c.counts != nil {
-				account(*c.counts)
-			}
-			if c.err != nil {
-				yield(nil, c.err)
-				return
-			}
-		}
-		chans[i] = nil
-		start(i + conc)
-	}
-	if err := ctx.Err(); err != nil {
-		// Readers stopped early because the caller's context ended.
-		yield(nil, p.errorf("", err))
-	}
-}
-
-// produce reads file f and sends its rows to ch in batches.
-func (p *scanPlan) produce(ctx context.Context, f *scanFile, ch chan<- chunk) {
-	send := func(c chunk) bool {
-		select {
-		case ch <- c:
-			return true
-		case <-ctx.Done():
-			return false
+		if stopped {
+			return
 		}
 	}
-	batch := make([]value.Row, 0, scanBatch)
-	counts, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
-		batch = append(batch, r)
-		if len(batch) == scanBatch {
-			if !send(chunk{rows: batch}) {
-				return false
-			}
-			batch = make([]value.Row, 0, scanBatch)
-		}
-		return true
-	})
-	if ctx.Err() != nil && err == nil && !counts.done {
-		return // the consumer stopped; nobody listens
-	}
-	send(chunk{rows: batch, counts: &counts, err: err})
 }
 
 // plan builds the scan plan and selects its files.
@@ -635,7 +576,9 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // from add.partitionValues (never from directory names). Under column
 // mapping (modes name and id), data columns are found by physical name or
 // field id. Up to WithScanConcurrency files (default 4) are read at once;
-// rows are yielded in file order regardless.
+// rows are yielded in file order regardless. Files are read by ScanArrow's
+// reader (column by column where it can) and its record batches turned
+// into rows.
 //
 // Every data file and deletion vector file must lie under the table root
 // (relative paths, and absolute URIs with the root's scheme and authority
