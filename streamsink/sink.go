@@ -29,7 +29,6 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Operation is the commitInfo.operation of every epoch commit, as Spark
@@ -52,6 +51,21 @@ var ErrInvalidEpoch = errors.New("invalid epoch id")
 
 // Sink writes epochs of one streaming query into one table. Its methods are
 // safe for concurrent use but serialize: epochs commit one at a time.
+//
+// Schema evolution: with table.WithSchemaEvolution among the sink's write
+// options (WithWriteOptions), an append epoch (WriteEpoch, WriteEpochWith,
+// WriteEpochChecked with WithRowSchema rows, WriteEpochOf, WriteEpochBatches,
+// WriteEpochArrow) whose rows have columns the table lacks adds them
+// (nullable, and relaxes NOT NULL where the rows are nullable, as
+// table.WithSchemaEvolution does): the metaData with the merged schema
+// commits in the epoch's own version, with its files, txn and commitInfo.
+// A retry after a conflict merges the change again onto the fresh
+// snapshot's schema, or fails with an error wrapping
+// table.ErrConcurrentModification and table.ErrSchemaMismatch when the
+// epoch's files no longer fit it (see table.Draft.CommitOn). Without the
+// option such an epoch is refused, naming the column, before any file is
+// written. Upsert epochs (WithMergeKeys) evolve through MERGE's own
+// schema evolution; two-phase epochs (Prepare) never change the schema.
 type Sink struct {
 	queryID string
 	mode    OutputMode
@@ -83,7 +97,8 @@ func WithLogger(l *slog.Logger) Option { return func(s *Sink) { s.logger = l } }
 func WithClock(now func() time.Time) Option { return func(s *Sink) { s.now = now } }
 
 // WithWriteOptions passes options to the data file writer (target file
-// size, ...).
+// size, ...); table.WithSchemaEvolution among them lets epochs add columns
+// to the table (see Sink).
 func WithWriteOptions(opts ...table.WriteOption) Option {
 	return func(s *Sink) { s.wopts = append(s.wopts, opts...) }
 }
@@ -202,8 +217,11 @@ type Result struct {
 //  1. refresh the snapshot and read the query's txn version v (recorded as
 //     read, so a concurrent commit of the same query conflicts);
 //  2. if epochID <= v, skip: write nothing;
-//  3. write the data files;
+//  3. write the data files (rows of new columns need
+//     table.WithSchemaEvolution among the write options, see Sink; else
+//     they are refused here, before any file is written);
 //  4. commit their adds (and in Complete mode removes of every live file),
+//     the metaData of the evolved schema when the rows changed it,
 //     txn{appId: queryId, version: epochID, lastUpdated} and commitInfo
 //     (operation STREAMING UPDATE with outputMode, queryId, epochId).
 //
@@ -409,13 +427,7 @@ func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, d *table.Draft
 		table.WithExtraTxns(extra...),
 		table.WithCommitOptions(s.txnOpts...),
 	}
-	var ntbl *table.Table
-	var cr *txlog.CommitResult
-	if d != nil {
-		ntbl, cr, err = d.CommitOn(ctx, tbl, adds, opts...)
-	} else {
-		ntbl, cr, err = tbl.CommitFiles(ctx, adds, opts...)
-	}
+	ntbl, cr, err := d.CommitOn(ctx, tbl, adds, opts...)
 	if err != nil {
 		retry = s.retryable(err, round)
 		if retry {

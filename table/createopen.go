@@ -282,8 +282,12 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 // rebased; such an error wraps ErrConcurrentModification,
 // txlog.ErrMetadataChanged and ErrSchemaMismatch, naming the column. Unlike
 // Commit it deletes no file on failure: the files are the caller's, for
-// another attempt or Discard.
+// another attempt or Discard. On a nil draft it is t.CommitFiles (files
+// written without a draft).
 func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*txlog.Add, opts ...WriteOption) (*Table, *txlog.CommitResult, error) {
+	if d == nil {
+		return t.CommitFiles(ctx, adds, opts...)
+	}
 	if d.base == nil {
 		return nil, nil, fmt.Errorf("table: %w: CommitOn needs a draft of DraftAppend, not NewDraft", ErrInvalidArgument)
 	}
@@ -311,7 +315,7 @@ func (d *Draft) rebase(t *Table) (*schema.StructType, error) {
 	}
 	merged, changed, err := mergeSchemas(t.Schema(), d.merged, true)
 	if err != nil {
-		return nil, conflict("%w", err)
+		return nil, conflict("%v", err)
 	}
 	for _, f := range d.merged.Fields {
 		i := fieldByName(merged, f.Name)
