@@ -51,6 +51,21 @@ var ErrInvalidEpoch = errors.New("invalid epoch id")
 
 // Sink writes epochs of one streaming query into one table. Its methods are
 // safe for concurrent use but serialize: epochs commit one at a time.
+//
+// Schema evolution: with table.WithSchemaEvolution among the sink's write
+// options (WithWriteOptions), an append epoch (WriteEpoch, WriteEpochWith,
+// WriteEpochChecked with WithRowSchema rows, WriteEpochOf, WriteEpochBatches,
+// WriteEpochArrow) whose rows have columns the table lacks adds them
+// (nullable, and relaxes NOT NULL where the rows are nullable, as
+// table.WithSchemaEvolution does): the metaData with the merged schema
+// commits in the epoch's own version, with its files, txn and commitInfo.
+// A retry after a conflict merges the change again onto the fresh
+// snapshot's schema, or fails with an error wrapping
+// table.ErrConcurrentModification and table.ErrSchemaMismatch when the
+// epoch's files no longer fit it (see table.Draft.CommitOn). Without the
+// option such an epoch is refused, naming the column, before any file is
+// written. Upsert epochs (WithMergeKeys) evolve through MERGE's own
+// schema evolution; two-phase epochs (Prepare) never change the schema.
 type Sink struct {
 	queryID string
 	mode    OutputMode
@@ -82,7 +97,8 @@ func WithLogger(l *slog.Logger) Option { return func(s *Sink) { s.logger = l } }
 func WithClock(now func() time.Time) Option { return func(s *Sink) { s.now = now } }
 
 // WithWriteOptions passes options to the data file writer (target file
-// size, ...).
+// size, ...); table.WithSchemaEvolution among them lets epochs add columns
+// to the table (see Sink).
 func WithWriteOptions(opts ...table.WriteOption) Option {
 	return func(s *Sink) { s.wopts = append(s.wopts, opts...) }
 }
@@ -201,8 +217,11 @@ type Result struct {
 //  1. refresh the snapshot and read the query's txn version v (recorded as
 //     read, so a concurrent commit of the same query conflicts);
 //  2. if epochID <= v, skip: write nothing;
-//  3. write the data files;
+//  3. write the data files (rows of new columns need
+//     table.WithSchemaEvolution among the write options, see Sink; else
+//     they are refused here, before any file is written);
 //  4. commit their adds (and in Complete mode removes of every live file),
+//     the metaData of the evolved schema when the rows changed it,
 //     txn{appId: queryId, version: epochID, lastUpdated} and commitInfo
 //     (operation STREAMING UPDATE with outputMode, queryId, epochId).
 //
@@ -283,33 +302,59 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, f
 	if files != nil {
 		return s.writeEpochFiles(ctx, epochID, files, extra, check)
 	}
-	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error) {
+	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
 		rows, rsch, err := rowsOf(tbl)
 		if err != nil {
-			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
-		if rsch == nil && s.rowSchema != nil {
-			wopts = append(wopts, table.WithRowSchema(s.rowSchema))
+		if rsch == nil {
+			rsch = s.rowSchema
 		}
-		adds, err := tbl.WriteFiles(ctx, rows, wopts...)
+		if rsch != nil {
+			wopts = append(wopts, table.WithRowSchema(rsch))
+		}
+		d, err := s.draft(ctx, tbl, epochID, rsch, wopts)
 		if err != nil {
-			return nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+			return nil, nil, 0, err
 		}
-		return adds, int64(len(rows)), nil
+		adds, err := d.WriteFiles(ctx, rows, wopts...)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+		}
+		return d, adds, int64(len(rows)), nil
 	}, extra, check)
+}
+
+// draft returns the draft of appending the epoch's rows of schema sch
+// (nil: a table.WithRowSchema among wopts, else the table's) to tbl: with
+// table.WithSchemaEvolution among the sink's write options the table's
+// schema evolves to take them, in the epoch's commit; without it a column
+// the table lacks is refused here, before any file is written.
+func (s *Sink) draft(ctx context.Context, tbl *table.Table, epochID int64, sch *schema.StructType, wopts []table.WriteOption) (*table.Draft, error) {
+	d, err := tbl.DraftAppend(ctx, sch, wopts...)
+	if err != nil {
+		return nil, fmt.Errorf("streamsink: query %s epoch %d: table version %d: %w", s.queryID, epochID, tbl.Version(), err)
+	}
+	if d.ChangesSchema() {
+		s.logger.Info("streamsink: epoch evolves the table schema", "query", s.queryID, "epoch", epochID, "version", tbl.Version(), "schema", d.Schema().String())
+	}
+	return d, nil
 }
 
 // filesFunc writes an epoch's data files for the table version it is
 // written to, with wopts (the sink's write options and the epoch's
-// streaming update), and returns their add actions and rows; it runs only
-// when the epoch is not skipped, at most once.
-type filesFunc func(tbl *table.Table, wopts []table.WriteOption) ([]*table.Add, int64, error)
+// streaming update), through a draft of tbl (Sink.draft, which carries a
+// schema change to the commit), and returns the draft, the files' add
+// actions and rows; it runs only when the epoch is not skipped, at most
+// once.
+type filesFunc func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error)
 
 // writeEpochFiles is writeEpoch (s.mu held, no merge keys) with the files
 // written by write.
 func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
 	var adds []*table.Add
 	var nrows int64
+	var d *table.Draft
 	for round := 0; ; round++ {
 		tbl, skipped, err := s.beginAttempt(ctx, epochID, check)
 		if err != nil || skipped != nil {
@@ -317,14 +362,14 @@ func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFu
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
-			if adds, nrows, err = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
+			if d, adds, nrows, err = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
 				return nil, err
 			}
 			if adds == nil {
 				adds = []*table.Add{} // no rows: commit the epoch without files
 			}
 		}
-		res, retry, err := s.commitEpoch(ctx, tbl, upd, adds, extra, nrows, round)
+		res, retry, err := s.commitEpoch(ctx, tbl, d, upd, adds, extra, nrows, round)
 		if err == nil {
 			return res, nil
 		}
@@ -361,22 +406,28 @@ func (s *Sink) beginAttempt(ctx context.Context, epochID int64, check func(*tabl
 // by another attempt from a fresh snapshot: a conflict other than a
 // concurrent run of the same query, within the sink's conflict retries.
 func (s *Sink) retryable(err error, round int) bool {
-	return !errors.Is(err, table.ErrConcurrentTransaction) && errors.Is(err, table.ErrConcurrentModification) && round < s.retries
+	return !errors.Is(err, table.ErrConcurrentTransaction) && !errors.Is(err, table.ErrSchemaMismatch) &&
+		errors.Is(err, table.ErrConcurrentModification) && round < s.retries
 }
 
 // commitEpoch commits adds as the epoch of upd on tbl (STREAMING UPDATE
-// with the sink's parameters, extra txns and commit options) and moves the
-// sink to the new table; rows is the epoch's row count for the result. On
+// with the sink's parameters, extra txns and commit options), with the
+// schema change of d (the draft that wrote them, nil: none; re-merged onto
+// tbl's schema when a concurrent commit changed it, see
+// table.Draft.CommitOn), and moves the sink to the new table; rows is the
+// epoch's row count for the result. On
 // failure, retry says whether round may be followed by another attempt
 // from a fresh snapshot: a conflict other than a concurrent run of the
 // same query, within the sink's conflict retries.
-func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, upd table.StreamingUpdate, adds []*table.Add, extra []table.Txn, rows int64, round int) (res *Result, retry bool, err error) {
+func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, d *table.Draft, upd table.StreamingUpdate, adds []*table.Add, extra []table.Txn, rows int64, round int) (res *Result, retry bool, err error) {
 	upd.Time = s.now()
-	ntbl, cr, err := tbl.CommitFiles(ctx, adds,
+	opts := []table.WriteOption{
 		table.WithOperationParameters(s.params),
 		table.WithStreamingUpdate(upd),
 		table.WithExtraTxns(extra...),
-		table.WithCommitOptions(s.txnOpts...))
+		table.WithCommitOptions(s.txnOpts...),
+	}
+	ntbl, cr, err := d.CommitOn(ctx, tbl, adds, opts...)
 	if err != nil {
 		retry = s.retryable(err, round)
 		if retry {

@@ -367,7 +367,7 @@ func (s *Sink) Commit(ctx context.Context, c *Committable) (*CommitResult, error
 			checked = true
 		}
 		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: c.epochID, OutputMode: string(c.mode)}
-		res, retry, err := s.commitEpoch(ctx, tbl, upd, nonNilAdds(c.adds), nil, c.rows, round)
+		res, retry, err := s.commitEpoch(ctx, tbl, nil, upd, nonNilAdds(c.adds), nil, c.rows, round)
 		if err == nil {
 			return &CommitResult{Epoch: c.epochID, Version: res.Version, Files: res.Files, Rows: res.Rows, Bytes: res.Bytes, Attempts: res.Attempts}, nil
 		}

@@ -2,6 +2,7 @@ package streamsink
 
 import (
 	"context"
+	"errors"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -11,13 +12,27 @@ import (
 // WriteEpoch does for untyped rows. Fields map to the table's columns as
 // table.Append maps them (the delta tag, exact then case-insensitive; see
 // table.RowsOf), against the schema of the table version the epoch is
-// written to; there is no schema evolution. A skipped epoch converts
-// nothing. A field without a column, or of a Go type its column cannot
-// hold, is an error wrapping table.ErrSchemaMismatch, and nothing is
-// written.
+// written to. A skipped epoch converts nothing. A field without a column
+// is added as a new column (of table.SchemaOf[T]'s type) when
+// table.WithSchemaEvolution is among the sink's write options, in the
+// epoch's commit; otherwise it is an error wrapping table.ErrSchemaMismatch
+// that names the column, as is a field of a Go type its column cannot
+// hold, and nothing is written.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
 		out, err := table.RowsOf(tbl.Schema(), rows)
-		return out, tbl.Schema(), err
+		if err == nil || !errors.Is(err, table.ErrSchemaMismatch) {
+			return out, tbl.Schema(), err
+		}
+		// Rows of T's own schema, which the epoch's draft merges into
+		// the table's (evolving it, or naming the column it lacks).
+		sch, serr := table.SchemaOf[T]()
+		if serr != nil {
+			return nil, nil, err
+		}
+		if out, serr = table.RowsOf(sch, rows); serr != nil {
+			return nil, nil, err
+		}
+		return out, sch, nil
 	}, nil, nil, nil)
 }

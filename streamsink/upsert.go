@@ -57,7 +57,9 @@ func WithMergeKeys(keys ...string) Option {
 
 // WithRowSchema says that the untyped rows of WriteEpoch, WriteEpochWith
 // and WriteEpochChecked are aligned with sch instead of the table schema
-// (see table.WithRowSchema: columns matched by name, missing ones null).
+// (see table.WithRowSchema: columns matched by name, missing ones null);
+// columns of sch the table lacks need table.WithSchemaEvolution among the
+// write options (see Sink).
 // In upsert mode sch is the MERGE source's schema.
 func WithRowSchema(sch *schema.StructType) Option { return func(s *Sink) { s.rowSchema = sch } }
 

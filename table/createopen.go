@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -170,9 +171,15 @@ func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.Struc
 // schema change and the files in one commit ("WRITE", mode "Append"), so a
 // write that fails first leaves t's schema as it was. Errors wrap
 // ErrSchemaMismatch and name the column (for a new column without
-// WithSchemaEvolution, say).
+// WithSchemaEvolution, say). A nil sch is the WithRowSchema among opts,
+// else t's schema.
 func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
 	wc := newWriteConfig(opts)
+	if sch == nil {
+		if sch = wc.rowSchema; sch == nil {
+			sch = t.Schema()
+		}
+	}
 	merged, changed, err := t.mergeSchema(sch, wc.evolve)
 	if err != nil {
 		return nil, err
@@ -233,7 +240,7 @@ func (d *Draft) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteO
 // *txlog.ConflictError (the files are deleted then).
 func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
 	if d.base != nil {
-		nt, _, err := d.base.commitFiles(ctx, adds, d.merged, newWriteConfig(opts))
+		nt, _, err := d.CommitOn(ctx, d.base, adds, opts...)
 		if err != nil {
 			var ce *txlog.ConflictError
 			if errors.As(err, &ce) {
@@ -260,6 +267,74 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 	}
 	d.keys = nil
 	return nt, created, nil
+}
+
+// CommitOn commits adds (from WriteFiles or WriteFilesArrow of a
+// DraftAppend) on t, the draft's table at its DraftAppend snapshot or a
+// newer one (a retry from a fresh snapshot after a conflict), as
+// CommitFiles does, and returns the table at the new version with the
+// commit's result. The draft's schema change, when there is one, commits
+// with the files. When t's schema is no longer the one the draft evolved
+// (another writer changed it meanwhile), the change is merged again onto
+// t's schema: the files keep their columns, so each of them must still be
+// a column of the same name and type, and a table with column mapping
+// (whose new columns got physical names from the older schema) cannot be
+// rebased; such an error wraps ErrConcurrentModification,
+// txlog.ErrMetadataChanged and ErrSchemaMismatch, naming the column. Unlike
+// Commit it deletes no file on failure: the files are the caller's, for
+// another attempt or Discard. On a nil draft it is t.CommitFiles (files
+// written without a draft).
+func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*txlog.Add, opts ...WriteOption) (*Table, *txlog.CommitResult, error) {
+	if d == nil {
+		return t.CommitFiles(ctx, adds, opts...)
+	}
+	if d.base == nil {
+		return nil, nil, fmt.Errorf("table: %w: CommitOn needs a draft of DraftAppend, not NewDraft", ErrInvalidArgument)
+	}
+	if t.URI() != d.base.URI() {
+		return nil, nil, fmt.Errorf("table: %w: draft of %s committed on %s", ErrInvalidArgument, d.base.URI(), t.URI())
+	}
+	merged, err := d.rebase(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table: append to %s at version %d: %w", t.URI(), t.Version(), err)
+	}
+	return t.commitFiles(ctx, adds, merged, newWriteConfig(opts))
+}
+
+// rebase returns the schema change of the draft's files on t (nil: none).
+func (d *Draft) rebase(t *Table) (*schema.StructType, error) {
+	if d.merged == nil || t.snap.Metadata().SchemaString == d.base.snap.Metadata().SchemaString {
+		return d.merged, nil
+	}
+	conflict := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %w: %w: the schema changed since version %d, which the files were written for: %s",
+			ErrConcurrentModification, txlog.ErrMetadataChanged, ErrSchemaMismatch, d.base.Version(), fmt.Sprintf(format, args...))
+	}
+	if mode := t.snap.Metadata().ColumnMappingMode(); !strings.EqualFold(mode, "none") {
+		return nil, conflict("column mapping mode %s: new columns cannot be rebased", mode)
+	}
+	merged, changed, err := mergeSchemas(t.Schema(), d.merged, true)
+	if err != nil {
+		return nil, conflict("%v", err)
+	}
+	for _, f := range d.merged.Fields {
+		i := fieldByName(merged, f.Name)
+		if i < 0 || merged.Fields[i].Name != f.Name || !sameType(merged.Fields[i].Type, f.Type) {
+			return nil, conflict("column %q of the files is %s, the table's now %v", f.Name, f.Type, fieldType(merged, i))
+		}
+	}
+	if !changed {
+		return nil, nil
+	}
+	return merged, nil
+}
+
+// fieldType is the type of field i of st, nil when i < 0.
+func fieldType(st *schema.StructType, i int) schema.Type {
+	if i < 0 {
+		return nil
+	}
+	return st.Fields[i].Type
 }
 
 // Discard deletes the data files the draft wrote and has not committed

@@ -251,3 +251,61 @@ func TestDraftAppendEvolves(t *testing.T) {
 	}
 	assertRows(t, readAllRows(t, nt), []value.Row{{int64(2), "b"}})
 }
+
+// TestDraftCommitOnRebase: the draft's files were written for version 0;
+// another writer changes the schema (version 1) before CommitOn.
+func TestDraftCommitOnRebase(t *testing.T) {
+	ctx := context.Background()
+	base := schema.NewStruct(field("id", prim(schema.Long), true))
+	in := schema.NewStruct(field("id", prim(schema.Long), true), field("name", prim(schema.String), true))
+	cases := []struct {
+		name    string
+		mapping string              // delta.columnMapping.mode, "" none
+		other   *schema.StructField // the concurrent writer's new column
+		want    []string            // the columns after the commit; nil: a conflict
+	}{
+		{"no mapping, other column", "", field("x", prim(schema.Integer), true), []string{"id", "x", "name"}},
+		{"no mapping, same column and type", "", field("name", prim(schema.String), true), []string{"id", "name"}},
+		{"no mapping, same column, other type", "", field("name", prim(schema.Long), true), nil},
+		{"column mapping", "name", field("x", prim(schema.Integer), true), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var opts []Option
+			if c.mapping != "" {
+				opts = append(opts, WithProperties(map[string]string{txlog.PropColumnMappingMode: c.mapping}))
+			}
+			tbl := newMemTable(t, base, opts...)
+			d, err := tbl.DraftAppend(ctx, in, WithSchemaEvolution())
+			if err != nil {
+				t.Fatal(err)
+			}
+			adds, err := d.WriteFiles(ctx, []value.Row{{int64(1), "a"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			osch := schema.NewStruct(field("id", prim(schema.Long), true), c.other)
+			fresh, err := tbl.AppendRows(ctx, nil, WithRowSchema(osch), WithSchemaEvolution())
+			if err != nil {
+				t.Fatal(err)
+			}
+			nt, _, err := d.CommitOn(ctx, fresh, adds)
+			if c.want == nil {
+				if !errors.Is(err, ErrConcurrentModification) || !errors.Is(err, txlog.ErrMetadataChanged) || !errors.Is(err, ErrSchemaMismatch) {
+					t.Fatalf("err %v, want a metadata conflict", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range nt.Schema().Fields {
+				got = append(got, f.Name)
+			}
+			if nt.Version() != 2 || !slices.Equal(got, c.want) {
+				t.Fatalf("version %d columns %v, want 2 %v", nt.Version(), got, c.want)
+			}
+		})
+	}
+}

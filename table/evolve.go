@@ -66,7 +66,7 @@ func mergeStruct(cur, in *schema.StructType, evolve bool, path string) (*schema.
 		}
 		col := joinPath(path, inf.Name)
 		if !evolve {
-			return nil, false, fmt.Errorf("table: %w: column %q is not in the table schema (use WithSchemaEvolution to add it)", ErrSchemaMismatch, col)
+			return nil, false, fmt.Errorf("table: %w: column %q is not in the table schema (use table.WithSchemaEvolution to add it)", ErrSchemaMismatch, col)
 		}
 		if fieldByName(out, inf.Name) >= 0 {
 			return nil, false, fmt.Errorf("table: %w: column %q differs from an existing column only in case", ErrSchemaMismatch, col)

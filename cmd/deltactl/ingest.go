@@ -247,7 +247,8 @@ func inputRowError(err error, before int64) error {
 // mergeSchemaHint names deltactl's flag in a schema mismatch error that
 // names only the library's option.
 func mergeSchemaHint(err error) error {
-	if msg := err.Error(); errors.Is(err, table.ErrSchemaMismatch) && strings.Contains(msg, "use WithSchemaEvolution") {
+	if msg := err.Error(); errors.Is(err, table.ErrSchemaMismatch) && strings.Contains(msg, "WithSchemaEvolution") {
+		msg = strings.ReplaceAll(msg, "use table.WithSchemaEvolution", "use ingest --merge-schema")
 		return &hintError{msg: strings.ReplaceAll(msg, "use WithSchemaEvolution", "use ingest --merge-schema"), err: err}
 	}
 	return err
@@ -542,8 +543,9 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	}
 	// prepare runs before the first epoch is written, once its rows have
 	// been read: it creates a new table (so that an input that fails
-	// before leaves none) and commits the schema change of --merge-schema
-	// (which the epochs' WriteFiles cannot).
+	// before leaves none) and checks that the input fits the table (or,
+	// with --merge-schema, may evolve it: the first epoch's commit then
+	// carries the schema change).
 	prepared := false
 	prepare := func() error {
 		prepared = true
@@ -557,15 +559,8 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 				return err
 			}
 		}
-		t := sink.Table()
-		if d, err := t.DraftAppend(ctx, src.Schema(), wopts...); err != nil {
-			return err
-		} else if d.ChangesSchema() {
-			if _, err := t.AppendRows(ctx, nil, append(slices.Clone(wopts), table.WithOperationParameters(map[string]string{"mergeSchema": "true"}))...); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := sink.Table().DraftAppend(ctx, src.Schema(), wopts...)
+		return err
 	}
 	start, err := resumeEpochs(f, last, sink, view, out)
 	if err != nil {

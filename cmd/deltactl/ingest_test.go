@@ -175,7 +175,8 @@ func TestIngestMergeSchema(t *testing.T) {
 	if !strings.Contains(h, `"mergeSchema": "true"`) || !strings.Contains(h, `"version": 2,`) || strings.Contains(h, `"version": 3,`) {
 		t.Fatalf("want one commit (2) with the schema change and the rows:\n%s", h)
 	}
-	// Streaming: the schema change is committed before the first epoch.
+	// Streaming: the schema change commits with the first epoch, in one
+	// version (3).
 	extra2 := filepath.Join(dir, "y.ndjson")
 	if err := os.WriteFile(extra2, []byte("{\"id\":10,\"zip\":\"0150\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -183,6 +184,9 @@ func TestIngestMergeSchema(t *testing.T) {
 	mustRun(t, "ingest", extra2, tbl, "--merge-schema", "--epoch-rows", "1", "--query-id", "q")
 	if got := tableIDs(t, tbl); !equal64(got, []int64{1, 2, 3, 4, 5, 9, 10}) {
 		t.Fatalf("ids %v", got)
+	}
+	if out := mustRun(t, "snapshot", tbl, "-o", "json"); !strings.Contains(out, `"version": 3,`) {
+		t.Fatalf("want the streaming ingest in one commit (3):\n%s", out)
 	}
 }
 
