@@ -53,8 +53,8 @@ func makeConv(t schema.Type, p *pnode) (leafConv, error) {
 	case pt.Name == schema.Long && phys == format.Int32 && isUnsignedInt(p):
 		return func(v *parquet.Value) (any, error) { return int64(uint32(v.Int32())), nil }, nil
 	case pt.Name == schema.String && (phys == format.ByteArray || phys == format.FixedLenByteArray):
-		c := &stringInterner{}
-		return func(v *parquet.Value) (any, error) { return c.intern(v.ByteArray()), nil }, nil
+		c := &value.Interner{}
+		return func(v *parquet.Value) (any, error) { return c.Bytes(v.ByteArray()), nil }, nil
 	case pt.Name == schema.Timestamp || pt.Name == schema.TimestampNTZ:
 		return timestampConv(p, bad)
 	case pt.Name == schema.Variant:
@@ -259,42 +259,4 @@ func twosComplementBytes(x *big.Int, n int) ([]byte, bool) {
 	}
 	m.FillBytes(out)
 	return out, true
-}
-
-// stringInterner hands out one boxed string per distinct value of a
-// low-cardinality column (typically dictionary-encoded), saving an
-// allocation per value. It turns itself off for columns where values
-// rarely repeat. The map is keyed by content, so it is always correct.
-type stringInterner struct {
-	m       map[string]any
-	lookups int
-	hits    int
-	off     bool
-}
-
-const (
-	internMaxEntries = 1 << 14
-	internProbe      = 4096 // lookups before judging the hit rate
-)
-
-func (c *stringInterner) intern(b []byte) any {
-	if c.off {
-		return string(b)
-	}
-	if c.m == nil {
-		c.m = make(map[string]any, 64)
-	}
-	c.lookups++
-	if v, ok := c.m[string(b)]; ok {
-		c.hits++
-		return v
-	}
-	if len(c.m) >= internMaxEntries || (c.lookups >= internProbe && c.hits*2 < c.lookups) {
-		c.off, c.m = true, nil
-		return string(b)
-	}
-	s := string(b)
-	v := any(s)
-	c.m[s] = v
-	return v
 }

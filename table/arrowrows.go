@@ -1,7 +1,6 @@
 package table
 
 import (
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,7 +13,7 @@ import (
 // rowBoxer turns record batches into rows (batchRows), keeping what it
 // learnt of each column from one batch to the next.
 type rowBoxer struct {
-	interns []stringInterner // by column
+	interns []value.Interner // by column
 }
 
 // batchRows turns a batch of the scan's reader into Scan's rows, in the
@@ -32,7 +31,7 @@ type rowBoxer struct {
 func (b *rowBoxer) batchRows(rec arrow.RecordBatch) ([]value.Row, error) {
 	nr, nc := int(rec.NumRows()), int(rec.NumCols())
 	if len(b.interns) < nc {
-		b.interns = make([]stringInterner, nc)
+		b.interns = make([]value.Interner, nc)
 	}
 	cols := make([]func(int) (any, error), nc)
 	for c := range cols {
@@ -57,7 +56,13 @@ func (b *rowBoxer) batchRows(rec arrow.RecordBatch) ([]value.Row, error) {
 
 // boxer returns the accessor of element i of arr in the value model:
 // typed for the flat types the scan produces, arrowio.Value for the others.
-func boxer(arr arrow.Array, in *stringInterner) func(int) (any, error) {
+// The switch repeats part of arrowio.Value's type dispatch because it is
+// Scan's per-cell hot loop: boxing every cell through arrowio.Value made
+// Scan of the 1-file flights table slower than the row reader it replaced
+// (CPU 1.37/1.13 s against 1.13/0.96 s); with the typed accessors, the
+// interner and the reused boxes it is 0.75x of it (BENCHMARKS.md, "P8 —
+// Deliver 5").
+func boxer(arr arrow.Array, in *value.Interner) func(int) (any, error) {
 	switch a := arr.(type) {
 	case *array.Int64:
 		return boxedRuns(a, a.Value)
@@ -78,7 +83,7 @@ func boxer(arr arrow.Array, in *stringInterner) func(int) (any, error) {
 			if a.IsNull(i) {
 				return nil, nil
 			}
-			return in.intern(a.Value(i)), nil
+			return in.String(a.Value(i)), nil
 		}
 	case *array.Date32:
 		return boxed(a, func(i int) value.Date { return value.Date(a.Value(i)) })
@@ -131,41 +136,4 @@ func boxedRuns[T comparable](a arrow.Array, v func(int) T) func(int) (any, error
 		}
 		return box, nil
 	}
-}
-
-// stringInterner hands out one boxed string per distinct value of a
-// string column while its values repeat; it turns itself off for a column
-// whose values rarely do. Keyed by content, it is always correct.
-type stringInterner struct {
-	m             map[string]any
-	lookups, hits int
-	off           bool
-}
-
-const (
-	internMaxEntries = 1 << 14
-	internProbe      = 4096 // lookups before judging the hit rate
-)
-
-func (c *stringInterner) intern(s string) any {
-	if c.off {
-		return s
-	}
-	if c.m == nil {
-		c.m = make(map[string]any, 64)
-	}
-	c.lookups++
-	if v, ok := c.m[s]; ok {
-		c.hits++
-		return v
-	}
-	if len(c.m) >= internMaxEntries || c.lookups >= internProbe && c.hits*2 < c.lookups {
-		c.off, c.m = true, nil
-		return s
-	}
-	// A copy: the interned value outlives the batch whose bytes s aliases.
-	s = strings.Clone(s)
-	v := any(s)
-	c.m[s] = v
-	return v
 }
