@@ -808,13 +808,19 @@ type rowGroups struct {
 
 // groupRows validates every row of p (its length, and the data columns dIdx
 // with fieldChecker) and splits the rows by the values of the partition
-// columns pIdx. Errors are *RowError naming the first bad row.
+// columns pIdx. Errors are *RowError naming the first bad row (in row
+// order, then column order, then the partition columns).
+//
+// Validation goes a block of checkBlock rows at a time, column by column
+// (value.ColumnCheckerOf), which finds the same first error: a column
+// looks only at the rows before the earliest failure found so far.
 func (t *Table) groupRows(ctx context.Context, p *prepared, pIdx, dIdx []int) (*rowGroups, error) {
 	sch := p.schema
 	partCols := t.PartitionColumns()
-	checkers := make([]func(any) (int64, error), len(dIdx))
+	checkers := make([]func([]value.Row, int, []int64) (int, error), len(dIdx))
 	for c, j := range dIdx {
-		checkers[c] = fieldChecker(sch.Fields[j])
+		f := sch.Fields[j]
+		checkers[c] = value.ColumnCheckerOf(f.Type, fieldChecker(f))
 	}
 	rg := &rowGroups{sizes: make([]int64, len(p.rows)), single: len(partCols) == 0}
 	if rg.single {
@@ -822,42 +828,61 @@ func (t *Table) groupRows(ctx context.Context, p *prepared, pIdx, dIdx []int) (*
 	}
 	groups := map[string]*group{}
 	pk := &partitionKeyer{sch: sch, pIdx: pIdx, vals: make([]string, len(pIdx))}
-	for i, row := range p.rows {
-		if i%cancelCheckRows == 0 && ctx.Err() != nil {
+	for a := 0; a < len(p.rows); a += checkBlock {
+		if a%cancelCheckRows == 0 && ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
-		if len(row) != len(sch.Fields) {
-			return nil, fmt.Errorf("table: %w", &RowError{Row: i,
-				Err: fmt.Errorf("%w: row has %d values, table schema has %d columns", ErrInvalidArgument, len(row), len(sch.Fields))})
+		block := p.rows[a:min(len(p.rows), a+checkBlock)]
+		limit := len(block) // rows at or after limit are not checked: an earlier one failed
+		var bad error
+		for i, row := range block {
+			if len(row) != len(sch.Fields) {
+				limit = i
+				bad = fmt.Errorf("%w: row has %d values, table schema has %d columns", ErrInvalidArgument, len(row), len(sch.Fields))
+				break
+			}
 		}
-		var size int64
 		for c, j := range dIdx {
-			n, err := checkers[c](row[j])
-			if err != nil {
-				return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
+			if i, err := checkers[c](block[:limit], j, rg.sizes[a:a+limit]); err != nil {
+				limit, bad = i, err
 			}
-			size += n
 		}
-		rg.sizes[i] = size
-		if rg.single {
-			continue
-		}
-		k, err := pk.key(row)
-		if err != nil {
-			return nil, fmt.Errorf("table: %w", &RowError{Row: i, Err: err})
-		}
-		g := groups[k]
-		if g == nil {
-			g = &group{values: make(map[string]string, len(partCols))}
-			for c, col := range partCols {
-				g.values[col] = pk.vals[c]
+		if !rg.single {
+			for i, row := range block[:limit] {
+				if err := rg.add(groups, pk, partCols, row, a+i); err != nil {
+					return nil, fmt.Errorf("table: %w", &RowError{Row: a + i, Err: err})
+				}
 			}
-			groups[k] = g
-			rg.order = append(rg.order, g)
 		}
-		g.rows = append(g.rows, i)
+		if bad != nil {
+			return nil, fmt.Errorf("table: %w", &RowError{Row: a + limit, Err: bad})
+		}
 	}
 	return rg, nil
+}
+
+// checkBlock is the number of rows groupRows validates column by column:
+// small enough for the block's rows to stay in cache across its columns.
+const checkBlock = 256
+
+// add puts input row i into its partition's group, creating the group (in
+// rg.order) at the partition's first row.
+func (rg *rowGroups) add(groups map[string]*group, pk *partitionKeyer, partCols []string, row value.Row, i int) error {
+	k, err := pk.key(row)
+	if err != nil {
+		return err
+	}
+	g := groups[k]
+	if g == nil {
+		g = &group{values: make(map[string]string, len(partCols))}
+		for c, col := range partCols {
+			g.values[col] = pk.vals[c]
+		}
+		groups[k] = g
+		rg.order = append(rg.order, g)
+	}
+	g.rows = append(g.rows, i)
+	return nil
 }
 
 // partitionKeyer serializes the partition values of rows.

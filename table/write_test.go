@@ -642,6 +642,60 @@ func TestConcurrentBlindAppends(t *testing.T) {
 	}
 }
 
+// TestBadInputFirstError: with several bad rows, the error names the first
+// bad row, and within it the first bad data column, then the partition
+// column, as a row-by-row check would, across validation blocks of 256
+// rows (700 rows: three blocks).
+func TestBadInputFirstError(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(
+		field("id", prim(schema.Long), false),
+		field("p", prim(schema.String), false),
+		field("small", prim(schema.Byte), true),
+		field("dec", &schema.DecimalType{Precision: 5, Scale: 2}, true),
+	)
+	tbl := newMemTable(t, sch, WithPartitionColumns("p"))
+	badID := func(r value.Row) { r[0] = "x" }
+	nullP := func(r value.Row) { r[1] = nil }
+	badSmall := func(r value.Row) { r[2] = 300 }
+	badDec := func(r value.Row) { r[3] = value.MustParseDecimal("1000.00") }
+	cases := []struct {
+		name  string
+		bad   map[int][]func(value.Row)
+		short int // a row of one value, -1 none
+		row   int
+		want  string
+	}{
+		{"earlier row, later column", map[int][]func(value.Row){299: {badDec}, 300: {badSmall}}, -1, 299, `column "dec"`},
+		{"one row, two columns", map[int][]func(value.Row){300: {badSmall, badID}}, -1, 300, `column "id"`},
+		{"data before partition", map[int][]func(value.Row){300: {nullP, badSmall}}, -1, 300, `column "small"`},
+		{"partition in an earlier row", map[int][]func(value.Row){299: {nullP}, 300: {badID}}, -1, 299, `column "p"`},
+		{"short row first", map[int][]func(value.Row){257: {badID}}, 256, 256, "row has 1 values"},
+		{"bad row before short", map[int][]func(value.Row){255: {nullP}}, 256, 255, `column "p"`},
+		{"first block", map[int][]func(value.Row){10: {badSmall}, 600: {badID}}, -1, 10, `column "small"`},
+		{"last block", map[int][]func(value.Row){699: {badDec}}, -1, 699, `column "dec"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := make([]value.Row, 700)
+			for i := range rows {
+				rows[i] = value.Row{int64(i), fmt.Sprint("k", i%3), int8(i % 100), nil}
+				for _, f := range c.bad[i] {
+					f(rows[i])
+				}
+			}
+			if c.short >= 0 {
+				rows[c.short] = value.Row{int64(1)}
+			}
+			_, err := tbl.AppendRows(ctx, rows)
+			var re *RowError
+			if !errors.As(err, &re) || re.Row != c.row || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v; want *RowError for row %d naming %s", err, c.row, c.want)
+			}
+		})
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(

@@ -157,6 +157,80 @@ func CheckerOf(t schema.Type) func(v any) (int64, error) {
 	return c.Check
 }
 
+// ColumnCheckerOf returns a check of field j of a block of rows against
+// type t, for validation loops that go column by column: it adds to
+// sizes[i] the size of rows[i][j], testing t's common Go type inline as
+// CheckerOf does (long: int64 and int; string: string; timestamp and
+// timestamp_ntz: an in-range time.Time) and calling other for every other
+// value (nil included). It returns the first row other refuses and other's
+// error. The loop saves CheckerOf's indirect call per cell (table's
+// wrapper adds a second): BenchmarkColumnChecker, 1,000,000 rows of the
+// flights' shape (a timestamp, two longs, two strings) in blocks of 256,
+// takes 80-92 ms against 91-114 ms row by row through CheckerOf (2 busy
+// cores, load 8); the rest is loading the boxed cells.
+func ColumnCheckerOf(t schema.Type, other func(any) (int64, error)) func(rows []Row, j int, sizes []int64) (int, error) {
+	c, _ := CodecOf(t).(*codec)
+	switch {
+	case c == nil:
+	case c.k == kLong:
+		return func(rows []Row, j int, sizes []int64) (int, error) {
+			for i, row := range rows {
+				switch row[j].(type) {
+				case int64, int:
+					sizes[i] += 8
+					continue
+				}
+				n, err := other(row[j])
+				if err != nil {
+					return i, err
+				}
+				sizes[i] += n
+			}
+			return 0, nil
+		}
+	case c.k == kString:
+		return func(rows []Row, j int, sizes []int64) (int, error) {
+			for i, row := range rows {
+				if s, ok := row[j].(string); ok {
+					sizes[i] += int64(len(s)) + 4
+					continue
+				}
+				n, err := other(row[j])
+				if err != nil {
+					return i, err
+				}
+				sizes[i] += n
+			}
+			return 0, nil
+		}
+	case c.k == kTimestamp || c.k == kTimestampNTZ:
+		return func(rows []Row, j int, sizes []int64) (int, error) {
+			for i, row := range rows {
+				if ts, ok := row[j].(time.Time); ok && TimestampInRange(ts) {
+					sizes[i] += 8
+					continue
+				}
+				n, err := other(row[j])
+				if err != nil {
+					return i, err
+				}
+				sizes[i] += n
+			}
+			return 0, nil
+		}
+	}
+	return func(rows []Row, j int, sizes []int64) (int, error) {
+		for i, row := range rows {
+			n, err := other(row[j])
+			if err != nil {
+				return i, err
+			}
+			sizes[i] += n
+		}
+		return 0, nil
+	}
+}
+
 // checkFirst returns a checker that accepts a T as size bytes without
 // more ado and leaves any other value to c.Check.
 func checkFirst[T any](c *codec, size int64) func(v any) (int64, error) {

@@ -370,3 +370,62 @@ func TestArrowType(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnCheckerOf: the column check adds each cell's size (8 for a
+// long or timestamp, length + 4 for a string, other's answer for the rest,
+// nil included) to the row's size, and stops at the first row other
+// refuses, whatever the column's type.
+func TestColumnCheckerOf(t *testing.T) {
+	ts := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	far := time.Date(290001, 1, 1, 0, 0, 0, 0, time.UTC) // out of range: goes to other
+	errBad := errors.New("refused")
+	other := func(v any) (int64, error) {
+		switch x := v.(type) {
+		case nil:
+			return 1, nil
+		case int32:
+			return 100 + int64(x), nil
+		case time.Time:
+			return 200, nil
+		}
+		return 0, errBad
+	}
+	for _, tc := range []struct {
+		name  string
+		typ   schema.Type
+		cells []any
+		sizes []int64 // added to a starting size of 1000
+		bad   int     // -1: no error
+	}{
+		{"long", prim(schema.Long), []any{int64(5), 7, nil, int32(3)}, []int64{8, 8, 1, 103}, -1},
+		{"long refused", prim(schema.Long), []any{int64(5), "x", int64(1)}, []int64{8, 0, 0}, 1},
+		{"string", prim(schema.String), []any{"", "abc", nil}, []int64{4, 7, 1}, -1},
+		{"string refused", prim(schema.String), []any{"abc", []byte("x")}, []int64{7, 0}, 1},
+		{"timestamp", prim(schema.Timestamp), []any{ts, far, nil}, []int64{8, 200, 1}, -1},
+		{"timestamp_ntz refused", prim(schema.TimestampNTZ), []any{ts, int64(1)}, []int64{8, 0}, 1},
+		{"other type", prim(schema.Integer), []any{int32(2), nil, "x"}, []int64{102, 1, 0}, 2},
+		{"decimal", &schema.DecimalType{Precision: 5, Scale: 2}, []any{int32(1)}, []int64{101}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := make([]Row, len(tc.cells))
+			sizes := make([]int64, len(tc.cells))
+			for i, v := range tc.cells {
+				rows[i] = Row{"pad", v}
+				sizes[i] = 1000
+			}
+			bad, err := ColumnCheckerOf(tc.typ, other)(rows, 1, sizes)
+			if tc.bad < 0 {
+				if err != nil {
+					t.Fatalf("err %v", err)
+				}
+			} else if !errors.Is(err, errBad) || bad != tc.bad {
+				t.Fatalf("bad %d, err %v; want row %d refused", bad, err, tc.bad)
+			}
+			for i, want := range tc.sizes {
+				if sizes[i] != 1000+want {
+					t.Errorf("size of row %d = %d, want %d", i, sizes[i], 1000+want)
+				}
+			}
+		})
+	}
+}
