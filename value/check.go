@@ -180,11 +180,9 @@ func ColumnCheckerOf(t schema.Type, other func(any) (int64, error)) func(rows []
 					sizes[i] += 8
 					continue
 				}
-				n, err := other(row[j])
-				if err != nil {
+				if err := addSize(other, row[j], &sizes[i]); err != nil {
 					return i, err
 				}
-				sizes[i] += n
 			}
 			return 0, nil
 		}
@@ -195,11 +193,9 @@ func ColumnCheckerOf(t schema.Type, other func(any) (int64, error)) func(rows []
 					sizes[i] += int64(len(s)) + 4
 					continue
 				}
-				n, err := other(row[j])
-				if err != nil {
+				if err := addSize(other, row[j], &sizes[i]); err != nil {
 					return i, err
 				}
-				sizes[i] += n
 			}
 			return 0, nil
 		}
@@ -210,25 +206,28 @@ func ColumnCheckerOf(t schema.Type, other func(any) (int64, error)) func(rows []
 					sizes[i] += 8
 					continue
 				}
-				n, err := other(row[j])
-				if err != nil {
+				if err := addSize(other, row[j], &sizes[i]); err != nil {
 					return i, err
 				}
-				sizes[i] += n
 			}
 			return 0, nil
 		}
 	}
 	return func(rows []Row, j int, sizes []int64) (int, error) {
 		for i, row := range rows {
-			n, err := other(row[j])
-			if err != nil {
+			if err := addSize(other, row[j], &sizes[i]); err != nil {
 				return i, err
 			}
-			sizes[i] += n
 		}
 		return 0, nil
 	}
+}
+
+// addSize adds check's size of v to *size, or returns check's error.
+func addSize(check func(any) (int64, error), v any, size *int64) error {
+	n, err := check(v)
+	*size += n
+	return err
 }
 
 // checkFirst returns a checker that accepts a T as size bytes without
