@@ -254,3 +254,31 @@ func TestCatTextFormatsArrow(t *testing.T) {
 		})
 	}
 }
+
+// TestTableCellNull: --format table tells SQL NULL from the strings "null"
+// and "NULL" (NULL as DuckDB's CLI prints it).
+func TestTableCellNull(t *testing.T) {
+	str := schema.Primitive(schema.String)
+	st := &schema.StructType{Fields: []*schema.StructField{{Name: "a", Type: str, Nullable: true}}}
+	for _, tc := range []struct {
+		name string
+		t    schema.Type
+		v    any
+		want string
+	}{
+		{"sql null", str, nil, "NULL"},
+		{"string null", str, "null", "null"},
+		{"string NULL", str, "NULL", `"NULL"`},
+		{"string with tab", str, "a\tb\nc", "a b c"},
+		{"empty string", str, "", ""},
+		{"long null", schema.Primitive(schema.Long), nil, "NULL"},
+		{"null in struct", st, table.Row{nil}, `{"a":null}`},
+		{"string null in struct", st, table.Row{"null"}, `{"a":"null"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tableCell(tc.t, tc.v); got != tc.want {
+				t.Errorf("tableCell(%v) = %q, want %q", tc.v, got, tc.want)
+			}
+		})
+	}
+}

@@ -40,7 +40,10 @@ combined with AND, OR, NOT and parentheses. Literals: numbers, 'strings',
 TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
 fields are a.b; quote odd names with backquotes.
 
---format: table (aligned columns), csv (with a header), jsonl (one JSON
+--format: table (aligned columns; SQL NULL is printed NULL, as DuckDB's
+CLI prints it, and a string that is exactly NULL as "NULL", so that the two
+stay apart; null inside a nested value is JSON null), csv (NULL is an empty
+field) (with a header), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
 decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
@@ -178,14 +181,27 @@ func (r *tableRows) write(row table.Row) error {
 	}
 	cells := make([]string, len(row))
 	for i, v := range row {
-		s := formatValue(r.sch.Fields[i].Type, v)
-		if v == nil {
-			s = "null"
-		}
-		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
+		cells[i] = tableCell(r.sch.Fields[i].Type, v)
 	}
 	_, err := fmt.Fprintln(r.tw, strings.Join(cells, "\t"))
 	return err
+}
+
+// nullCell is how --format table prints SQL NULL, as DuckDB's CLI does.
+const nullCell = "NULL"
+
+// tableCell formats value v of type t as a --format table cell: SQL NULL as
+// NULL; a string that is exactly "NULL" in double quotes, so the two stay
+// apart (the string "null" prints as is); tabs and newlines as spaces.
+func tableCell(t schema.Type, v any) string {
+	if v == nil {
+		return nullCell
+	}
+	s := formatValue(t, v)
+	if str, ok := v.(string); ok && str == nullCell {
+		s = `"` + nullCell + `"`
+	}
+	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
 
 func (r *tableRows) flush() error {
