@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,8 +50,10 @@ decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
 parquet (one Parquet file, Snappy-compressed, with the Arrow schema stored
 as pyarrow writes it, so pyarrow.parquet.read_table gives the same types
-as the Arrow stream). The default is table, jsonl with -o json, arrow with
--o arrow and parquet with -o parquet. An Arrow stream or a Parquet file
+as the Arrow stream). -o and --format are aliases here: -o table is
+--format table, -o json is --format jsonl, -o arrow and -o parquet are
+--format arrow and parquet; given both, they must name the same format
+(-o json --format csv is refused). An Arrow stream or a Parquet file
 holds every row unless --limit is given. Every format reads the table
 through the Arrow scan (table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
@@ -59,21 +62,9 @@ through the Arrow scan (table.ScanArrow).`,
   deltactl cat ./demo-data/flights --where "origin = 'SFO'" -o parquet > sfo.parquet`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format == "" {
-				switch a.output {
-				case "json":
-					format = "jsonl"
-				case "arrow", "parquet":
-					format = a.output
-				default:
-					format = "table"
-				}
-			}
-			if format != "table" && format != "csv" && format != "jsonl" && binaryOutput(format) == "" {
-				return usagef("invalid --format %q: want table, csv, jsonl, arrow or parquet", format)
-			}
-			if binaryOutput(a.output) != "" && format != a.output {
-				return usagef("-o %s writes %s; it cannot be combined with --format %s", a.output, binaryOutput(a.output), format)
+			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl", "arrow", "parquet")
+			if err != nil {
+				return err
 			}
 			if binaryOutput(format) != "" && !cmd.Flags().Changed("limit") {
 				limit = 0
@@ -173,6 +164,28 @@ func (r *tableRows) header() {
 	}
 	fmt.Fprintln(r.tw, strings.Join(names, "\t"))
 	r.started = true
+}
+
+// rowFormat returns the row format of cat or changes from --format (given)
+// and -o, which are aliases: -o table is --format table, -o json is
+// --format jsonl, -o arrow and -o parquet are --format arrow and parquet.
+// Without --format the format is -o's; with both given, they must name
+// the same format, else a usage error says they conflict. valid lists the
+// formats the command takes.
+func (a *app) rowFormat(cmd *cobra.Command, given string, valid ...string) (string, error) {
+	fromOutput := a.output
+	if fromOutput == "json" {
+		fromOutput = "jsonl"
+	}
+	if given == "" {
+		given = fromOutput
+	} else if cmd.Flags().Changed("output") && given != fromOutput {
+		return "", usagef("-o %s and --format %s conflict: for %s, -o %s is --format %s; give one of them (or the same format)", a.output, given, cmd.Name(), a.output, fromOutput)
+	}
+	if !slices.Contains(valid, given) {
+		return "", usagef("invalid --format %q: want %s", given, strings.Join(valid, ", "))
+	}
+	return given, nil
 }
 
 func (r *tableRows) write(row table.Row) error {
