@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -97,7 +98,7 @@ through the Arrow scan (table.ScanArrow).`,
 	tt.register(cmd)
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
-	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
+	cmd.Flags().StringSliceVar(&columns, "columns", nil, "top-level columns to print, comma-separated (default: all); a nested field s.b cannot be selected (select s)")
 	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl, arrow or parquet")
 	return cmd
 }
@@ -115,9 +116,48 @@ func rowScanOptions(t *table.Table, limit int64, where string, columns []string)
 		sopts = append(sopts, table.WithFilter(e))
 	}
 	if len(columns) > 0 {
+		if err := checkColumns(t, columns); err != nil {
+			return nil, err
+		}
 		sopts = append(sopts, table.WithColumns(columns...))
 	}
 	return sopts, nil
+}
+
+// checkColumns returns a usage error for the first --columns name that is
+// not a top-level column of t (the scan projects only those, matched as
+// table.WithColumns does): it says so, tells a nested field (s.b) of a
+// struct column from an unknown name, and lists the columns.
+func checkColumns(t *table.Table, columns []string) error {
+	for _, c := range columns {
+		_, err := t.ScanSchema(table.WithColumns(c))
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, table.ErrInvalidArgument) {
+			return err
+		}
+		names := make([]string, len(t.Schema().Fields))
+		for i, f := range t.Schema().Fields {
+			names[i] = f.Name
+		}
+		list := strings.Join(names, ", ")
+		for _, n := range names {
+			if strings.EqualFold(n, c) {
+				return usagef("--columns %s: %v", c, err) // ambiguous under case-insensitive matching
+			}
+		}
+		if top, _, ok := strings.Cut(c, "."); ok {
+			if sch, err := t.ScanSchema(table.WithColumns(top)); err == nil {
+				if _, isStruct := sch.Fields[0].Type.(*schema.StructType); isStruct {
+					return usagef("--columns %s: only top-level columns can be selected, and %s is a field of struct column %s (select %s; --where can filter on %s); the columns are: %s",
+						c, c, sch.Fields[0].Name, sch.Fields[0].Name, c, list)
+				}
+			}
+		}
+		return usagef("--columns %s: no such column (only top-level columns can be selected); the columns are: %s", c, list)
+	}
+	return nil
 }
 
 // printRows writes rows to w and flushes it, stopping at the first error
