@@ -526,3 +526,31 @@ func TestCatColumnsTopLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestTypeMismatchMessagesNameDeltaTypes: a --where or --set literal that
+// does not fit its column is refused with the literal's Delta type, never
+// a Go type name (int64, string, value.Date, ...).
+func TestTypeMismatchMessagesNameDeltaTypes(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long, s string, d date, dec decimal(10,2)")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cat", tbl, "--where", "id = 'abc'"}, "value 'abc' (a string literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "s = 5"}, "value 5 (a long literal) does not fit column s of type string"},
+		{[]string{"cat", tbl, "--where", "s = 1.5"}, "value 1.5 (a double literal) does not fit column s of type string"},
+		{[]string{"cat", tbl, "--where", "id = TRUE"}, "value true (a boolean literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "id = DATE '2024-01-01'"}, "value DATE '2024-01-01' (a date literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "id = TIMESTAMP '2024-01-01 00:00:00'"}, "(a timestamp literal) does not fit column id of type long"},
+		{[]string{"delete", tbl, "--where", "dec = 'x'"}, "value 'x' (a string literal) does not fit column dec of type decimal(10,2)"},
+		{[]string{"update", tbl, "--where", "id = 1", "--set", "d = 5"}, "value 5 (a long literal) does not fit column d of type date"},
+	} {
+		t.Run(strings.Join(tc.args[2:], " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, tc.args...)
+			if code == 0 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "Go type") {
+				t.Errorf("exit %d, stderr %q; want a failure with %q and no Go type", code, errs, tc.want)
+			}
+		})
+	}
+}
