@@ -152,6 +152,8 @@ func TestHistoryLogCorruptCommit(t *testing.T) {
 		{"garbage", "garbage\n", "not a JSON object"},
 		{"truncated", `{"commitInfo":{"operation":"WR`, "truncated"},
 		{"empty", "", ""},
+		{"wrong JSON kind", `{"add":5}` + "\n", "field add is a JSON number, want an object"},
+		{"binary", "\x00\x01\xff", "not a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -222,5 +224,41 @@ func TestHistoryLogCorruptCommit(t *testing.T) {
 				t.Errorf("snapshot: exit %d, stderr %q", code, errs)
 			}
 		})
+	}
+}
+
+// TestHistoryCorruptCommitBelowCheckpoint: a table that loads from a
+// checkpoint past a damaged commit file still gets its history, with the
+// damaged commit in place and exit 1 (and no load error).
+func TestHistoryCorruptCommitBelowCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string")
+	for i := range 3 {
+		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
+	}
+	mustRun(t, "checkpoint", tbl)
+	if err := os.WriteFile(filepath.Join(tbl, "_delta_log/00000000000000000001.json"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "snapshot", tbl) // loads from the checkpoint of version 3
+	out, errs, code := runCLI(t, "history", tbl, "-o", "json")
+	var h struct {
+		Commits []struct {
+			Version int64
+			Error   string
+		}
+		LoadError string
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, c := range h.Commits {
+		got = append(got, fmt.Sprintf("%d:%t", c.Version, c.Error != ""))
+	}
+	if want := "3:false 2:false 1:true 0:false"; strings.Join(got, " ") != want || code != 1 || h.LoadError != "" ||
+		!strings.Contains(errs, "commit(s) 1 cannot be read") {
+		t.Errorf("history: %v (want %s), loadError %q, exit %d, stderr %q", got, want, h.LoadError, code, errs)
 	}
 }

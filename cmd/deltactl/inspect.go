@@ -158,7 +158,7 @@ func (a *app) history(ctx context.Context, uri string, limit int) error {
 	}
 	switch {
 	case len(bad) > 0 && loadErr != nil:
-		return fmt.Errorf("history %s: commit(s) %s cannot be read (see above), and the table cannot be loaded: %w", store.URI(), strings.Join(bad, ", "), table.ErrCorruptLog)
+		return fmt.Errorf("history %s: commit(s) %s cannot be read, and the table cannot be loaded (see above)", store.URI(), strings.Join(bad, ", "))
 	case len(bad) > 0:
 		return fmt.Errorf("history %s: commit(s) %s cannot be read (see above)", store.URI(), strings.Join(bad, ", "))
 	case loadErr != nil:
