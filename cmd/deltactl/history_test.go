@@ -29,16 +29,24 @@ func historyOf(t *testing.T, tbl string) historyJSON {
 	return h
 }
 
-// TestHistoryTimestampsTimeTravel: snapshot --timestamp with a time that
-// history printed returns that version, also for a copy of the table
-// (new modification times); commitInfo.timestamp is its own field.
-func TestHistoryTimestampsTimeTravel(t *testing.T) {
+// fourVersionTable creates a table "id long, v string" in a temp dir and
+// appends three CSV files: versions 0 (CREATE TABLE) to 3 (WRITE).
+func fourVersionTable(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	tbl := filepath.Join(dir, "t")
 	mustRun(t, "create", tbl, "--schema", "id long, v string")
 	for i := range 3 {
 		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
 	}
+	return tbl
+}
+
+// TestHistoryTimestampsTimeTravel: snapshot --timestamp with a time that
+// history printed returns that version, also for a copy of the table
+// (new modification times); commitInfo.timestamp is its own field.
+func TestHistoryTimestampsTimeTravel(t *testing.T) {
+	tbl := fourVersionTable(t)
 	check := func(tbl string) {
 		t.Helper()
 		h := historyOf(t, tbl)
@@ -60,7 +68,7 @@ func TestHistoryTimestampsTimeTravel(t *testing.T) {
 	}
 	check(tbl)
 	// A copy has new modification times; history shows them.
-	cp := filepath.Join(dir, "copy")
+	cp := filepath.Join(filepath.Dir(tbl), "copy")
 	copyDir(t, tbl, cp)
 	check(cp)
 }
@@ -156,12 +164,7 @@ func TestHistoryLogCorruptCommit(t *testing.T) {
 		{"binary", "\x00\x01\xff", "not a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			tbl := filepath.Join(dir, "t")
-			mustRun(t, "create", tbl, "--schema", "id long, v string")
-			for i := range 3 {
-				mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
-			}
+			tbl := fourVersionTable(t)
 			if err := os.WriteFile(filepath.Join(tbl, bad), []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -231,12 +234,7 @@ func TestHistoryLogCorruptCommit(t *testing.T) {
 // checkpoint past a damaged commit file still gets its history, with the
 // damaged commit in place and exit 1 (and no load error).
 func TestHistoryCorruptCommitBelowCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	tbl := filepath.Join(dir, "t")
-	mustRun(t, "create", tbl, "--schema", "id long, v string")
-	for i := range 3 {
-		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
-	}
+	tbl := fourVersionTable(t)
 	mustRun(t, "checkpoint", tbl)
 	if err := os.WriteFile(filepath.Join(tbl, "_delta_log/00000000000000000001.json"), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
