@@ -61,12 +61,43 @@ func KindOf(t schema.Type) Kind {
 	return KindUnsupported
 }
 
+// LiteralType returns the Delta type a literal of the value model stands
+// for (its type in SET, and in messages): long for Go integers, double for
+// floats, boolean, string, binary ([]byte), date (value.Date), decimal(38,
+// scale) (value.Decimal), timestamp (time.Time); false for any other Go
+// value.
+func LiteralType(v any) (schema.Type, bool) {
+	switch d := v.(type) {
+	case int, int8, int16, int32, int64, uint8, uint16, uint32:
+		return schema.Primitive(schema.Long), true
+	case float32, float64:
+		return schema.Primitive(schema.Double), true
+	case bool:
+		return schema.Primitive(schema.Boolean), true
+	case string:
+		return schema.Primitive(schema.String), true
+	case []byte:
+		return schema.Primitive(schema.Binary), true
+	case value.Date:
+		return schema.Primitive(schema.Date), true
+	case value.Decimal:
+		return &schema.DecimalType{Precision: 38, Scale: int(d.Scale)}, true
+	}
+	if _, ok := v.(interface{ UnixMicro() int64 }); ok {
+		return schema.Primitive(schema.Timestamp), true
+	}
+	return nil, false
+}
+
 // Convert converts a literal (the value model (package value), see Column.Eq) to
 // the canonical form of kind k for column name of type typ (both for
 // messages). A value that does not fit, nil, or a column of
 // KindUnsupported is an error wrapping ErrInvalidArgument.
 func Convert(k Kind, name string, typ schema.Type, v any) (any, error) {
 	bad := func() error {
+		if lt, ok := LiteralType(v); ok {
+			return invalidf("value %s (a %s literal) does not fit column %s of type %s", FormatLiteral(v), lt, name, typ)
+		}
 		return invalidf("value %s (Go type %T) does not fit column %s of type %s", FormatLiteral(v), v, name, typ)
 	}
 	if v == nil {

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/deltakit/deltakit/internal/jsonerr"
 )
 
 // ErrInvalidSchema is wrapped by every error that Parse returns.
@@ -252,13 +254,13 @@ func parseType(raw []byte, path string) (Type, error) {
 	if raw[0] == '"' {
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
-			return nil, fmt.Errorf("%w: at %q: %v", ErrInvalidSchema, path, err)
+			return nil, fmt.Errorf("%w: at %q: %v", ErrInvalidSchema, path, jsonerr.Describe(err))
 		}
 		return parseTypeName(name, path)
 	}
 	var c jsonComplex
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("%w: at %q: %v", ErrInvalidSchema, path, err)
+		return nil, fmt.Errorf("%w: at %q: %v", ErrInvalidSchema, path, jsonerr.Describe(err))
 	}
 	switch c.Type {
 	case "struct":

@@ -87,3 +87,19 @@ func TestWalkFields(t *testing.T) {
 	}
 	WalkFields(Primitive(Long), func(f *StructField) { t.Errorf("visited %s in a primitive", f.Name) })
 }
+
+// TestParseTypeErrorsNameJSON: a schemaString whose JSON has a wrong kind
+// somewhere is refused naming the JSON field and kinds, not Go types.
+func TestParseTypeErrorsNameJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"type":"struct","fields":5}`, `invalid Delta schema: at "": field fields is a JSON number, want an array`},
+		{`{"type":"struct","fields":[{"name":1,"type":"long"}]}`, `invalid Delta schema: at "": field fields.name is a JSON number, want a string`},
+		{`{"type":"struct","fields":[{"name":"a","type":"long","nullable":"yes"}]}`, `field fields.nullable is a JSON string, want a boolean`},
+		{`{"type":5}`, `field type is a JSON number, want a string`},
+	} {
+		_, err := Parse(tc.in)
+		if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "Go ") {
+			t.Errorf("Parse(%s) = %v, want ErrInvalidSchema saying %q without Go types", tc.in, err, tc.want)
+		}
+	}
+}

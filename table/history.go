@@ -41,6 +41,10 @@ type HistoryEntry struct {
 	// EngineInfo names the writer, e.g. "deltakit/0.1.0" or
 	// "Apache-Spark/3.5.3 Delta-Lake/3.2.0".
 	EngineInfo string
+	// Err is set, by LogHistory only, when the commit file cannot be read
+	// or decoded: a *CorruptLogError naming the file and the reason, or
+	// the store's error. Only Version and Timestamp are set then.
+	Err error
 }
 
 // History returns the commits of the table up to t's version, newest first:
@@ -48,13 +52,52 @@ type HistoryEntry struct {
 // cleanup are not in the history (OldestCommit tells where it starts).
 // It lists the log once (for the modification times of every commit, from
 // which the timestamps are made monotonic) and reads the commits it
-// returns. Errors are those of reading the log.
+// returns. Errors are those of reading the log; a commit that cannot be
+// read or decoded is an error (LogHistory lists it in place instead).
 func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
-	ls, err := scanLog(ctx, t.store)
+	out, err := history(ctx, t.store, t.Version(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
 	}
-	end := t.Version()
+	for _, e := range out {
+		if e.Err != nil {
+			return nil, fmt.Errorf("table: history of %s: %w", t.URI(), e.Err)
+		}
+	}
+	return out, nil
+}
+
+// LogHistory returns the history of the table in store as History does,
+// up to the latest commit file, without loading a snapshot, so that a log a
+// snapshot cannot be built from (a corrupt commit or checkpoint) can still
+// be inspected. A commit that cannot be read or decoded does not stop it:
+// its entry, in place, has Version, Timestamp and Err (a *CorruptLogError
+// naming the file and the reason, or the store's error) set and nothing
+// else. Errors are those of listing the log, ErrTableNotFound when the log
+// has neither a commit nor a checkpoint, and ctx's.
+func LogHistory(ctx context.Context, store Store, limit int) ([]HistoryEntry, error) {
+	out, err := history(ctx, store, -1, limit)
+	if err != nil {
+		return nil, fmt.Errorf("table: history of %s: %w", store.URI(), err)
+	}
+	return out, nil
+}
+
+// history lists the log once and reads the commits of the contiguous run
+// ending at version end (end < 0: the latest commit), newest first, at
+// most limit of them (all when limit <= 0). A commit that cannot be read
+// is an entry with Err set.
+func history(ctx context.Context, store Store, end int64, limit int) ([]HistoryEntry, error) {
+	ls, err := scanLog(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	if len(ls.commits) == 0 && len(ls.checkpoints) == 0 {
+		return nil, ErrTableNotFound
+	}
+	if end < 0 && len(ls.commits) > 0 {
+		end = ls.commits[len(ls.commits)-1]
+	}
 	times := commitTimes(ls)
 	var versions []int64
 	for _, v := range ls.commits {
@@ -74,15 +117,21 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 		versions = versions[len(versions)-limit:]
 	}
 	out := make([]HistoryEntry, 0, len(versions))
-	if len(versions) > 0 {
-		for c, err := range txlog.Commits(ctx, t.store, versions[0], end) {
-			if err != nil {
-				return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
-			}
-			out = append(out, historyEntry(c, times[c.Version]))
+	for _, v := range slices.Backward(versions) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		actions, err := txlog.ReadCommit(ctx, store, v)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out = append(out, HistoryEntry{Version: v, Timestamp: times[v], ReadVersion: -1, Err: err})
+			continue
+		}
+		c := &txlog.Commit{Version: v, Actions: actions, ModTime: ls.commitInfo[v].ModTime}
+		out = append(out, historyEntry(c, times[v]))
 	}
-	slices.Reverse(out)
 	return out, nil
 }
 
@@ -92,7 +141,13 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 // checkpoint). The table's versions before the oldest checkpoint cannot
 // be loaded then, and their commits are not in History.
 func (t *Table) OldestCommit(ctx context.Context) (int64, error) {
-	ls, err := scanLog(ctx, t.store)
+	return OldestCommitOf(ctx, t.store)
+}
+
+// OldestCommitOf is OldestCommit for the table in store, which need not
+// load as a table (LogHistory's companion).
+func OldestCommitOf(ctx context.Context, store Store) (int64, error) {
+	ls, err := scanLog(ctx, store)
 	if err != nil {
 		return 0, err
 	}

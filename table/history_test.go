@@ -2,8 +2,12 @@ package table
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,5 +189,66 @@ func TestHistoryTimesAreTimeTravelTimes(t *testing.T) {
 	check("cleaned", 5)
 	if v, err := tbl.OldestCommit(ctx); err != nil || v != 5 {
 		t.Errorf("OldestCommit %d, %v, want 5", v, err)
+	}
+}
+
+// TestLogHistoryCorruptCommit: LogHistory lists a damaged commit file in
+// place (Err a *CorruptLogError naming the file; Version and Timestamp set)
+// between the readable commits, with limit counting it; History stops at
+// it with the same error.
+func TestLogHistoryCorruptCommit(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, data string
+		limit      int
+		want       []string // version:operation, "!" for the damaged one
+	}{
+		{"garbage", "garbage", 0, []string{"4:WRITE", "3:WRITE", "2:!", "1:WRITE", "0:CREATE TABLE"}},
+		{"truncated", `{"add":{"path":"a",`, 0, []string{"4:WRITE", "3:WRITE", "2:!", "1:WRITE", "0:CREATE TABLE"}},
+		{"empty", "", 3, []string{"4:WRITE", "3:WRITE", "2:!"}},
+		{"limit above it", "x", 2, []string{"4:WRITE", "3:WRITE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, mem := maintTable(t, false, nil)
+			for i := range 4 {
+				tbl = maintAppend(t, tbl, maintRowsFor(i*10, 10, "ams"))
+			}
+			key := CommitKey(2)
+			if key != "_delta_log/00000000000000000002.json" {
+				t.Fatalf("CommitKey(2) = %q", key)
+			}
+			if err := mem.Put(ctx, key, []byte(tc.data)); err != nil {
+				t.Fatal(err)
+			}
+			h, err := LogHistory(ctx, mem, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range h {
+				op := e.Operation
+				if e.Err != nil {
+					op = "!"
+					var ce *CorruptLogError
+					if !errors.As(e.Err, &ce) || ce.File != key || ce.Version != 2 || e.Timestamp.IsZero() || e.Operation != "" {
+						t.Errorf("v2 entry %+v, want a *CorruptLogError for %s with a timestamp", e, key)
+					}
+				}
+				got = append(got, fmt.Sprintf("%d:%s", e.Version, op))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("LogHistory = %v, want %v", got, tc.want)
+			}
+			_, err = tbl.History(ctx, tc.limit)
+			if wantErr := slices.Contains(tc.want, "2:!"); wantErr != errors.Is(err, ErrCorruptLog) {
+				t.Errorf("History(%d) err = %v, want a corrupt log error: %t", tc.limit, err, wantErr)
+			}
+			if oldest, err := OldestCommitOf(ctx, mem); err != nil || oldest != 0 {
+				t.Errorf("OldestCommitOf = %d, %v", oldest, err)
+			}
+		})
+	}
+	if _, err := LogHistory(ctx, objectstore.NewMem(t.Name()+"-none"), 0); !errors.Is(err, ErrTableNotFound) {
+		t.Errorf("LogHistory of an empty store: %v, want ErrTableNotFound", err)
 	}
 }

@@ -56,6 +56,10 @@ func ReadCommit(ctx context.Context, store Store, v int64) ([]Action, error) {
 	return txlog.ReadCommit(ctx, store, v)
 }
 
+// CommitKey returns the store key of the commit file of version v,
+// "_delta_log/<v, 20 digits>.json" (spec "Delta Log Entries").
+func CommitKey(v int64) string { return txlog.CommitKey(v) }
+
 // CheckpointKey returns the store key of the classic single-file checkpoint
 // of version v, "_delta_log/<v, 20 digits>.checkpoint.parquet" (spec
 // "Checkpoints"), where Checkpoint writes it.

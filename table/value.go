@@ -112,26 +112,11 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 	return nil, invalidf("unsupported Value %T", v)
 }
 
-// literalType is the Delta type a Go literal stands for in SET.
+// literalType is the Delta type a Go literal stands for in SET
+// (expr.LiteralType).
 func literalType(v any) (schema.Type, error) {
-	switch d := v.(type) {
-	case int, int8, int16, int32, int64, uint8, uint16, uint32:
-		return schema.Primitive(schema.Long), nil
-	case float32, float64:
-		return schema.Primitive(schema.Double), nil
-	case bool:
-		return schema.Primitive(schema.Boolean), nil
-	case string:
-		return schema.Primitive(schema.String), nil
-	case []byte:
-		return schema.Primitive(schema.Binary), nil
-	case value.Date:
-		return schema.Primitive(schema.Date), nil
-	case value.Decimal:
-		return &schema.DecimalType{Precision: 38, Scale: int(d.Scale)}, nil
-	}
-	if _, ok := v.(interface{ UnixMicro() int64 }); ok {
-		return schema.Primitive(schema.Timestamp), nil
+	if t, ok := expr.LiteralType(v); ok {
+		return t, nil
 	}
 	return nil, invalidf("literal %v of Go type %T has no Delta type", v, v)
 }

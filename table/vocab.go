@@ -96,6 +96,10 @@ var (
 	// ErrLogGap: commit versions are not contiguous (a commit the replay
 	// needs is missing); carried by a *CorruptLogError.
 	ErrLogGap = txlog.ErrLogGap
+	// ErrCorruptLog: a log file cannot be used (a truncated or non-JSON
+	// commit, an unreadable checkpoint, a gap); carried by a
+	// *CorruptLogError.
+	ErrCorruptLog = txlog.ErrCorruptLog
 )
 
 // VersionNotFoundError names a version the log cannot provide and the

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deltakit/deltakit/internal/jsonerr"
 	"github.com/deltakit/deltakit/schema"
 )
 
@@ -714,7 +715,7 @@ func decodeCommit(version int64, data []byte, keepCommitInfo bool) ([]Action, er
 			if errors.As(err, &se) && len(data) == 0 {
 				return nil, corrupt(file, version, err, "truncated or invalid JSON on line %d (last line)", lineNo)
 			}
-			return nil, corrupt(file, version, err, "invalid action on line %d", lineNo)
+			return nil, corrupt(file, version, jsonerr.Describe(err), "invalid action on line %d", lineNo)
 		}
 		switch a.kinds() {
 		case 0:

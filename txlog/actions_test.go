@@ -206,7 +206,12 @@ func TestDecodeCommitCorrupt(t *testing.T) {
 		{"not json", "hello world", "not a JSON object"},
 		{"array", "[1,2]", "not a JSON object"},
 		{"null line", "null", "not a JSON object"},
-		{"wrong type", `{"add":{"path":"a","size":"big"}}`, "invalid action on line 1"},
+		{"wrong type", `{"add":{"path":"a","size":"big"}}`, "invalid action on line 1: field add.size is a JSON string, want an integer"},
+		{"number for a path", `{"add":{"path":1}}`, "invalid action on line 1: field add.path is a JSON number, want a string"},
+		{"number for an action", `{"add":5}`, "invalid action on line 1: field add is a JSON number, want an object"},
+		{"array for commitInfo", `{"commitInfo":[1]}`, "invalid action on line 1: field commitInfo is a JSON array, want an object"},
+		{"string for a version", `{"protocol":{"minReaderVersion":"x"}}`, "field protocol.minReaderVersion is a JSON string, want an integer"},
+		{"number for a partition value", `{"add":{"path":"a","partitionValues":{"x":1}}}`, "field add.partitionValues"},
 		{"add without path", `{"add":{"size":1}}`, "invalid action on line 1"},
 		{"txn without appId", `{"txn":{"version":1}}`, "invalid action on line 1"},
 		{"two actions on a line", `{"add":{"path":"a"},"remove":{"path":"a"}}`, "holds 2 actions"},
@@ -225,6 +230,9 @@ func TestDecodeCommitCorrupt(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.reason) {
 				t.Errorf("error %q does not say %q", err, tt.reason)
+			}
+			if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "txlog.") {
+				t.Errorf("error %q names Go types", err)
 			}
 		})
 	}

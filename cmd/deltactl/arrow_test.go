@@ -254,3 +254,78 @@ func TestCatTextFormatsArrow(t *testing.T) {
 		})
 	}
 }
+
+// TestTableCellNull: --format table tells SQL NULL from the strings "null"
+// and "NULL" (NULL as DuckDB's CLI prints it).
+func TestTableCellNull(t *testing.T) {
+	str := schema.Primitive(schema.String)
+	st := &schema.StructType{Fields: []*schema.StructField{{Name: "a", Type: str, Nullable: true}}}
+	for _, tc := range []struct {
+		name string
+		t    schema.Type
+		v    any
+		want string
+	}{
+		{"sql null", str, nil, "NULL"},
+		{"string null", str, "null", "null"},
+		{"string NULL", str, "NULL", `"NULL"`},
+		{"string with tab", str, "a\tb\nc", "a b c"},
+		{"empty string", str, "", ""},
+		{"long null", schema.Primitive(schema.Long), nil, "NULL"},
+		{"null in struct", st, table.Row{nil}, `{"a":null}`},
+		{"string null in struct", st, table.Row{"null"}, `{"a":"null"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tableCell(tc.t, tc.v); got != tc.want {
+				t.Errorf("tableCell(%v) = %q, want %q", tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCatFormatOutputAliases: -o and --format of cat and changes are
+// aliases (-o json is --format jsonl): equal values are accepted and give
+// that format, conflicting ones are refused with a usage error (exit 2,
+// nothing printed) naming both.
+func TestCatFormatOutputAliases(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, v string", "--property", "delta.enableChangeDataFeed=true")
+	mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), 0, 2), tbl)
+	for _, tc := range []struct {
+		args []string
+		want string // a prefix of stdout; "" for a usage error
+	}{
+		{[]string{"cat", tbl, "--format", "csv"}, "id,v\n"},
+		{[]string{"cat", tbl, "-o", "json"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "json", "--format", "jsonl"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "table", "--format", "table"}, "id  v\n"},
+		{[]string{"cat", tbl, "-o", "arrow", "--format", "arrow"}, "\xff\xff\xff\xff"},
+		{[]string{"cat", tbl, "-o", "parquet", "--format", "parquet"}, "PAR1"},
+		{[]string{"cat", tbl, "--format", "arrow"}, "\xff\xff\xff\xff"},
+		{[]string{"cat", tbl, "-o", "json", "--format", "arrow"}, ""},
+		{[]string{"cat", tbl, "-o", "json", "--format", "csv"}, ""},
+		{[]string{"cat", tbl, "-o", "json", "--format", "table"}, ""},
+		{[]string{"cat", tbl, "-o", "table", "--format", "csv"}, ""},
+		{[]string{"cat", tbl, "--format", "csv", "-o", "arrow"}, ""},
+		{[]string{"cat", tbl, "-o", "parquet", "--format", "jsonl"}, ""},
+		{[]string{"changes", tbl, "--from", "1", "-o", "json", "--format", "jsonl"}, `{"id":`},
+		{[]string{"changes", tbl, "--from", "1", "--format", "csv"}, "id,v,_change_type"},
+		{[]string{"changes", tbl, "--from", "1", "-o", "json", "--format", "csv"}, ""},
+		{[]string{"changes", tbl, "--from", "1", "-o", "table", "--format", "jsonl"}, ""},
+	} {
+		name := strings.Join(tc.args[2:], " ")
+		t.Run(tc.args[0]+" "+name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			if tc.want == "" {
+				if code != 2 || out != "" || !strings.Contains(errs, "conflict") {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, a conflict named", code, out, errs)
+				}
+				return
+			}
+			if code != 0 || !strings.HasPrefix(out, tc.want) {
+				t.Errorf("exit %d, stdout %.40q, stderr %q; want exit 0 and stdout starting %q", code, out, errs, tc.want)
+			}
+		})
+	}
+}

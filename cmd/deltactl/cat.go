@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,14 +42,19 @@ combined with AND, OR, NOT and parentheses. Literals: numbers, 'strings',
 TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
 fields are a.b; quote odd names with backquotes.
 
---format: table (aligned columns), csv (with a header), jsonl (one JSON
+--format: table (aligned columns; SQL NULL is printed NULL, as DuckDB's
+CLI prints it, and a string that is exactly NULL as "NULL", so that the two
+stay apart; null inside a nested value is JSON null), csv (NULL is an empty
+field) (with a header), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
 decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
 parquet (one Parquet file, Snappy-compressed, with the Arrow schema stored
 as pyarrow writes it, so pyarrow.parquet.read_table gives the same types
-as the Arrow stream). The default is table, jsonl with -o json, arrow with
--o arrow and parquet with -o parquet. An Arrow stream or a Parquet file
+as the Arrow stream). -o and --format are aliases here: -o table is
+--format table, -o json is --format jsonl, -o arrow and -o parquet are
+--format arrow and parquet; given both, they must name the same format
+(-o json --format csv is refused). An Arrow stream or a Parquet file
 holds every row unless --limit is given. Every format reads the table
 through the Arrow scan (table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
@@ -56,21 +63,9 @@ through the Arrow scan (table.ScanArrow).`,
   deltactl cat ./demo-data/flights --where "origin = 'SFO'" -o parquet > sfo.parquet`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format == "" {
-				switch a.output {
-				case "json":
-					format = "jsonl"
-				case "arrow", "parquet":
-					format = a.output
-				default:
-					format = "table"
-				}
-			}
-			if format != "table" && format != "csv" && format != "jsonl" && binaryOutput(format) == "" {
-				return usagef("invalid --format %q: want table, csv, jsonl, arrow or parquet", format)
-			}
-			if binaryOutput(a.output) != "" && format != a.output {
-				return usagef("-o %s writes %s; it cannot be combined with --format %s", a.output, binaryOutput(a.output), format)
+			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl", "arrow", "parquet")
+			if err != nil {
+				return err
 			}
 			if binaryOutput(format) != "" && !cmd.Flags().Changed("limit") {
 				limit = 0
@@ -103,7 +98,7 @@ through the Arrow scan (table.ScanArrow).`,
 	tt.register(cmd)
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
-	cmd.Flags().StringSliceVar(&columns, "columns", nil, "columns to print, comma-separated (default: all)")
+	cmd.Flags().StringSliceVar(&columns, "columns", nil, "top-level columns to print, comma-separated (default: all); a nested field s.b cannot be selected (select s)")
 	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl, arrow or parquet")
 	return cmd
 }
@@ -121,9 +116,48 @@ func rowScanOptions(t *table.Table, limit int64, where string, columns []string)
 		sopts = append(sopts, table.WithFilter(e))
 	}
 	if len(columns) > 0 {
+		if err := checkColumns(t, columns); err != nil {
+			return nil, err
+		}
 		sopts = append(sopts, table.WithColumns(columns...))
 	}
 	return sopts, nil
+}
+
+// checkColumns returns a usage error for the first --columns name that is
+// not a top-level column of t (the scan projects only those, matched as
+// table.WithColumns does): it says so, tells a nested field (s.b) of a
+// struct column from an unknown name, and lists the columns.
+func checkColumns(t *table.Table, columns []string) error {
+	for _, c := range columns {
+		_, err := t.ScanSchema(table.WithColumns(c))
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, table.ErrInvalidArgument) {
+			return err
+		}
+		names := make([]string, len(t.Schema().Fields))
+		for i, f := range t.Schema().Fields {
+			names[i] = f.Name
+		}
+		list := strings.Join(names, ", ")
+		for _, n := range names {
+			if strings.EqualFold(n, c) {
+				return usagef("--columns %s: %v", c, err) // ambiguous under case-insensitive matching
+			}
+		}
+		if top, _, ok := strings.Cut(c, "."); ok {
+			if sch, err := t.ScanSchema(table.WithColumns(top)); err == nil {
+				if _, isStruct := sch.Fields[0].Type.(*schema.StructType); isStruct {
+					return usagef("--columns %s: only top-level columns can be selected, and %s is a field of struct column %s (select %s; --where can filter on %s); the columns are: %s",
+						c, c, sch.Fields[0].Name, sch.Fields[0].Name, c, list)
+				}
+			}
+		}
+		return usagef("--columns %s: no such column (only top-level columns can be selected); the columns are: %s", c, list)
+	}
+	return nil
 }
 
 // printRows writes rows to w and flushes it, stopping at the first error
@@ -172,20 +206,55 @@ func (r *tableRows) header() {
 	r.started = true
 }
 
+// rowFormat returns the row format of cat or changes from --format (given)
+// and -o, which are aliases: -o table is --format table, -o json is
+// --format jsonl, -o arrow and -o parquet are --format arrow and parquet.
+// Without --format the format is -o's; with both given, they must name
+// the same format, else a usage error says they conflict. valid lists the
+// formats the command takes.
+func (a *app) rowFormat(cmd *cobra.Command, given string, valid ...string) (string, error) {
+	fromOutput := a.output
+	if fromOutput == "json" {
+		fromOutput = "jsonl"
+	}
+	if given == "" {
+		given = fromOutput
+	} else if cmd.Flags().Changed("output") && given != fromOutput {
+		return "", usagef("-o %s and --format %s conflict: for %s, -o %s is --format %s; give one of them (or the same format)", a.output, given, cmd.Name(), a.output, fromOutput)
+	}
+	if !slices.Contains(valid, given) {
+		return "", usagef("invalid --format %q: want %s", given, strings.Join(valid, ", "))
+	}
+	return given, nil
+}
+
 func (r *tableRows) write(row table.Row) error {
 	if !r.started {
 		r.header()
 	}
 	cells := make([]string, len(row))
 	for i, v := range row {
-		s := formatValue(r.sch.Fields[i].Type, v)
-		if v == nil {
-			s = "null"
-		}
-		cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
+		cells[i] = tableCell(r.sch.Fields[i].Type, v)
 	}
 	_, err := fmt.Fprintln(r.tw, strings.Join(cells, "\t"))
 	return err
+}
+
+// nullCell is how --format table prints SQL NULL, as DuckDB's CLI does.
+const nullCell = "NULL"
+
+// tableCell formats value v of type t as a --format table cell: SQL NULL as
+// NULL; a string that is exactly "NULL" in double quotes, so the two stay
+// apart (the string "null" prints as is); tabs and newlines as spaces.
+func tableCell(t schema.Type, v any) string {
+	if v == nil {
+		return nullCell
+	}
+	s := formatValue(t, v)
+	if str, ok := v.(string); ok && str == nullCell {
+		s = `"` + nullCell + `"`
+	}
+	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
 
 func (r *tableRows) flush() error {

@@ -26,21 +26,16 @@ removed (deletes); versions that change no data print nothing.
 
 It fails when the feed was not enabled at --from or was turned off within the
 range, or --from is past the latest version. --where and --columns are as for
-cat (on the table's columns); --format: table, csv or jsonl (the default with
--o json).`,
+cat (on the table's columns); --format: table, csv or jsonl (-o table is --format
+table, -o json is --format jsonl; given both, they must agree).`,
 		Example: `  deltactl changes ./demo-data/orders --from 3
   deltactl changes ./demo-data/orders --from 3 --to 5 --format jsonl
   deltactl changes ./demo-data/orders --from 0 --where "id = 7" --columns id,status`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format == "" {
-				format = "table"
-				if a.output == "json" {
-					format = "jsonl"
-				}
-			}
-			if format != "table" && format != "csv" && format != "jsonl" {
-				return usagef("invalid --format %q: want table, csv or jsonl", format)
+			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl")
+			if err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("from") {
 				return usagef("--from is required")

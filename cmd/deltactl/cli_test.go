@@ -485,3 +485,72 @@ func FuzzParseInput(f *testing.F) {
 		}
 	})
 }
+
+// TestCatColumnsTopLevel: --columns selects top-level columns (matched as
+// table.WithColumns matches them); a nested field of a struct column, or
+// an unknown name, is a usage error saying that only top-level columns can
+// be selected and listing them, for cat and changes.
+func TestCatColumnsTopLevel(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long, s struct<a: long, b: string>", "--property", "delta.enableChangeDataFeed=true")
+	in := filepath.Join(dir, "in.ndjson")
+	if err := os.WriteFile(in, []byte(`{"id":1,"s":{"a":1,"b":"x"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "ingest", in, tbl)
+	const list = "the columns are: id, s"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // in stdout (exit 0) or stderr
+	}{
+		{[]string{"cat", tbl, "--columns", "s", "--format", "csv"}, 0, "s\n\"{\"\"a\"\":1,\"\"b\"\":\"\"x\"\"}\"\n"},
+		{[]string{"cat", tbl, "--columns", "S,ID", "--format", "csv"}, 0, "s,id\n"},
+		{[]string{"cat", tbl, "--columns", "s.b"}, 2, "--columns s.b: only top-level columns can be selected, and s.b is a field of struct column s (select s; --where can filter on s.b); " + list},
+		{[]string{"cat", tbl, "--columns", "id,S.a"}, 2, "S.a is a field of struct column s"},
+		{[]string{"cat", tbl, "--columns", "nope"}, 2, "--columns nope: no such column (only top-level columns can be selected); " + list},
+		{[]string{"cat", tbl, "--columns", "id.x"}, 2, "--columns id.x: no such column"},
+		{[]string{"cat", tbl, "--columns", "s.b", "-o", "arrow"}, 2, "only top-level columns"},
+		{[]string{"changes", tbl, "--from", "1", "--columns", "s.a"}, 2, "s.a is a field of struct column s"},
+	} {
+		t.Run(strings.Join(tc.args[2:], " "), func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			got := errs
+			if tc.code == 0 {
+				got = out
+			}
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d with %q", code, out, errs, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+// TestTypeMismatchMessagesNameDeltaTypes: a --where or --set literal that
+// does not fit its column is refused with the literal's Delta type, never
+// a Go type name (int64, string, value.Date, ...).
+func TestTypeMismatchMessagesNameDeltaTypes(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long, s string, d date, dec decimal(10,2)")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cat", tbl, "--where", "id = 'abc'"}, "value 'abc' (a string literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "s = 5"}, "value 5 (a long literal) does not fit column s of type string"},
+		{[]string{"cat", tbl, "--where", "s = 1.5"}, "value 1.5 (a double literal) does not fit column s of type string"},
+		{[]string{"cat", tbl, "--where", "id = TRUE"}, "value true (a boolean literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "id = DATE '2024-01-01'"}, "value DATE '2024-01-01' (a date literal) does not fit column id of type long"},
+		{[]string{"cat", tbl, "--where", "id = TIMESTAMP '2024-01-01 00:00:00'"}, "(a timestamp literal) does not fit column id of type long"},
+		{[]string{"delete", tbl, "--where", "dec = 'x'"}, "value 'x' (a string literal) does not fit column dec of type decimal(10,2)"},
+		{[]string{"update", tbl, "--where", "id = 1", "--set", "d = 5"}, "value 5 (a long literal) does not fit column d of type date"},
+	} {
+		t.Run(strings.Join(tc.args[2:], " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, tc.args...)
+			if code == 0 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "Go type") {
+				t.Errorf("exit %d, stderr %q; want a failure with %q and no Go type", code, errs, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,16 +29,24 @@ func historyOf(t *testing.T, tbl string) historyJSON {
 	return h
 }
 
-// TestHistoryTimestampsTimeTravel: snapshot --timestamp with a time that
-// history printed returns that version, also for a copy of the table
-// (new modification times); commitInfo.timestamp is its own field.
-func TestHistoryTimestampsTimeTravel(t *testing.T) {
+// fourVersionTable creates a table "id long, v string" in a temp dir and
+// appends three CSV files: versions 0 (CREATE TABLE) to 3 (WRITE).
+func fourVersionTable(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	tbl := filepath.Join(dir, "t")
 	mustRun(t, "create", tbl, "--schema", "id long, v string")
 	for i := range 3 {
 		mustRun(t, "ingest", writeCSV(t, filepath.Join(dir, "in.csv"), i*10, i*10+2), tbl)
 	}
+	return tbl
+}
+
+// TestHistoryTimestampsTimeTravel: snapshot --timestamp with a time that
+// history printed returns that version, also for a copy of the table
+// (new modification times); commitInfo.timestamp is its own field.
+func TestHistoryTimestampsTimeTravel(t *testing.T) {
+	tbl := fourVersionTable(t)
 	check := func(tbl string) {
 		t.Helper()
 		h := historyOf(t, tbl)
@@ -59,7 +68,7 @@ func TestHistoryTimestampsTimeTravel(t *testing.T) {
 	}
 	check(tbl)
 	// A copy has new modification times; history shows them.
-	cp := filepath.Join(dir, "copy")
+	cp := filepath.Join(filepath.Dir(tbl), "copy")
 	copyDir(t, tbl, cp)
 	check(cp)
 }
@@ -137,3 +146,117 @@ func TestCleanedLog(t *testing.T) {
 }
 
 func commitName(v int) string { return fmt.Sprintf("%020d.json", v) }
+
+// TestHistoryLogCorruptCommit: history and log of a table with one commit
+// file damaged show the readable commits, report the damaged one in place
+// (its file and the reason), and exit 1 at the end; snapshot keeps refusing
+// the table.
+func TestHistoryLogCorruptCommit(t *testing.T) {
+	const bad = "_delta_log/00000000000000000002.json"
+	for _, tc := range []struct {
+		name, content string
+		reason        string // in the reason reported for version 2
+	}{
+		{"garbage", "garbage\n", "not a JSON object"},
+		{"truncated", `{"commitInfo":{"operation":"WR`, "truncated"},
+		{"empty", "", ""},
+		{"wrong JSON kind", `{"add":5}` + "\n", "field add is a JSON number, want an object"},
+		{"binary", "\x00\x01\xff", "not a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl := fourVersionTable(t)
+			if err := os.WriteFile(filepath.Join(tbl, bad), []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// history -o json: versions 3, 2 (in place, with file and
+			// reason), 1, 0, and the reason the table does not load.
+			out, errs, code := runCLI(t, "history", tbl, "-o", "json")
+			if code != 1 || !strings.Contains(errs, "commit(s) 2 cannot be read") {
+				t.Fatalf("history: exit %d, stderr %q", code, errs)
+			}
+			var h struct {
+				Commits []struct {
+					Version     int64
+					Operation   string
+					File, Error string
+				}
+				LoadError string
+			}
+			if err := json.Unmarshal([]byte(out), &h); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var got []string
+			for _, c := range h.Commits {
+				got = append(got, fmt.Sprintf("%d %s %s", c.Version, c.Operation, c.File))
+				if (c.Version == 2) != (c.Error != "") || c.Version == 2 && (!strings.Contains(c.Error, tc.reason) || !strings.Contains(c.Error, bad)) {
+					t.Errorf("v%d error %q, want one naming %s and %q only for v2", c.Version, c.Error, bad, tc.reason)
+				}
+			}
+			want := []string{"3 WRITE ", "2  " + bad, "1 WRITE ", "0 CREATE TABLE "}
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("history commits %q, want %q", got, want)
+			}
+			if !strings.Contains(h.LoadError, bad) {
+				t.Errorf("loadError %q does not name %s", h.LoadError, bad)
+			}
+			// Text history: the damaged commit in place.
+			out, _, code = runCLI(t, "history", tbl)
+			if code != 1 || !regexp.MustCompile(`(?m)^2 .*UNREADABLE.*`+regexp.QuoteMeta(bad)).MatchString(out) || !strings.Contains(out, "\n1 ") {
+				t.Errorf("history text: exit %d\n%s", code, out)
+			}
+			// --limit counts the damaged commit.
+			out, _, _ = runCLI(t, "history", tbl, "-o", "json", "--limit", "2")
+			if err := json.Unmarshal([]byte(out), &h); err != nil || len(h.Commits) != 2 || h.Commits[1].Version != 2 {
+				t.Errorf("history --limit 2: %v %+v", err, h.Commits)
+			}
+			// log (latest): commit 3, then exit 1 naming the bad file.
+			out, errs, code = runCLI(t, "log", tbl, "-o", "json")
+			var lv struct{ Version int64 }
+			if err := json.Unmarshal([]byte(out), &lv); err != nil || lv.Version != 3 || code != 1 || !strings.Contains(errs, bad) {
+				t.Errorf("log: version %d (%v), exit %d, stderr %q", lv.Version, err, code, errs)
+			}
+			// log --version 2: the file and the reason.
+			_, errs, code = runCLI(t, "log", tbl, "--version", "2")
+			if code != 1 || !strings.Contains(errs, bad) || !strings.Contains(errs, tc.reason) {
+				t.Errorf("log --version 2: exit %d, stderr %q", code, errs)
+			}
+			// log --version 1 is readable.
+			mustRun(t, "log", tbl, "--version", "1")
+			// snapshot still refuses the table.
+			if _, errs, code := runCLI(t, "snapshot", tbl); code != 1 || !strings.Contains(errs, bad) {
+				t.Errorf("snapshot: exit %d, stderr %q", code, errs)
+			}
+		})
+	}
+}
+
+// TestHistoryCorruptCommitBelowCheckpoint: a table that loads from a
+// checkpoint past a damaged commit file still gets its history, with the
+// damaged commit in place and exit 1 (and no load error).
+func TestHistoryCorruptCommitBelowCheckpoint(t *testing.T) {
+	tbl := fourVersionTable(t)
+	mustRun(t, "checkpoint", tbl)
+	if err := os.WriteFile(filepath.Join(tbl, "_delta_log/00000000000000000001.json"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "snapshot", tbl) // loads from the checkpoint of version 3
+	out, errs, code := runCLI(t, "history", tbl, "-o", "json")
+	var h struct {
+		Commits []struct {
+			Version int64
+			Error   string
+		}
+		LoadError string
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var got []string
+	for _, c := range h.Commits {
+		got = append(got, fmt.Sprintf("%d:%t", c.Version, c.Error != ""))
+	}
+	if want := "3:false 2:false 1:true 0:false"; strings.Join(got, " ") != want || code != 1 || h.LoadError != "" ||
+		!strings.Contains(errs, "commit(s) 1 cannot be read") {
+		t.Errorf("history: %v (want %s), loadError %q, exit %d, stderr %q", got, want, h.LoadError, code, errs)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,30 +98,73 @@ versions (at least 1 ms after the previous commit), or the in-commit
 timestamp where the table has them; "snapshot --timestamp T" with a time T
 printed here loads that version. COMMITINFO.TIMESTAMP is the writer's clock
 recorded in the commit. Commits removed by log cleanup are not listed; a
-note says where the log starts.`,
+note says where the log starts.
+
+A commit file that cannot be read or decoded (truncated, garbage) is listed
+in place with its file and the reason, as is a table that cannot be loaded
+(a corrupt commit or checkpoint): the readable commits are shown, and the
+command exits 1 at the end.`,
 		Example: "  deltactl history ./demo-data/flights --limit 5\n  deltactl history -o json s3://bucket/tables/t1",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
 				return usagef("--limit must be >= 0")
 			}
-			t, err := a.openTable(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			h, err := t.History(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			oldest, err := t.OldestCommit(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.out().History(historyView(t.URI(), h, oldest))
+			return a.history(cmd.Context(), args[0], limit)
 		},
 	}
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many commits (0: all)")
 	return cmd
+}
+
+// history prints the history of the table at uri, newest first, at most
+// limit commits (0: all). It reads the log without needing the table to
+// load: when a snapshot cannot be built (a corrupt commit or checkpoint,
+// table.ErrCorruptLog) or a commit cannot be decoded, the readable commits
+// are printed, the unreadable ones in place with the reason, and the error
+// returned at the end says what was unreadable.
+func (a *app) history(ctx context.Context, uri string, limit int) error {
+	var loadErr error
+	if _, err := a.openTable(ctx, uri); err != nil {
+		if !errors.Is(err, table.ErrCorruptLog) {
+			return err
+		}
+		loadErr = err
+	}
+	store, err := a.openStore(ctx, uri)
+	if err != nil {
+		return err
+	}
+	h, err := table.LogHistory(ctx, store, limit)
+	if err != nil {
+		return err
+	}
+	oldest, err := table.OldestCommitOf(ctx, store)
+	if err != nil {
+		return err
+	}
+	v := historyView(store.URI(), h, oldest)
+	if loadErr != nil {
+		v.LoadError = loadErr.Error()
+	}
+	if err := a.out().History(v); err != nil {
+		return err
+	}
+	var bad []string
+	for _, e := range h {
+		if e.Err != nil {
+			bad = append(bad, strconv.FormatInt(e.Version, 10))
+		}
+	}
+	switch {
+	case len(bad) > 0 && loadErr != nil:
+		return fmt.Errorf("history %s: commit(s) %s cannot be read, and the table cannot be loaded (see above)", store.URI(), strings.Join(bad, ", "))
+	case len(bad) > 0:
+		return fmt.Errorf("history %s: commit(s) %s cannot be read (see above)", store.URI(), strings.Join(bad, ", "))
+	case loadErr != nil:
+		return fmt.Errorf("history %s: the table cannot be loaded: %w", store.URI(), loadErr)
+	}
+	return nil
 }
 
 func newLogCmd(a *app) *cobra.Command {
@@ -128,7 +173,12 @@ func newLogCmd(a *app) *cobra.Command {
 		Use:   "log <table>",
 		Short: "Print the actions of one commit as JSON",
 		Long: `log prints the actions of one commit file (the latest unless --version is
-given) as pretty-printed JSON, one action per object, in file order.`,
+given) as pretty-printed JSON, one action per object, in file order.
+
+A commit file that cannot be decoded is reported with its file and the
+reason (exit 1). When the table cannot be loaded (a corrupt commit or
+checkpoint), log without --version shows the latest commit file, with a
+note saying why the table cannot be loaded, and exits 1.`,
 		Example: "  deltactl log ./demo-data/flights --version 0",
 		Args:    exactArgs(1),
 		RunE: a.onStore(func(cmd *cobra.Command, store table.Store) error {
@@ -149,12 +199,23 @@ given) as pretty-printed JSON, one action per object, in file order.`,
 func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error {
 	ctx := cmd.Context()
 	latest := !cmd.Flags().Changed("version")
+	var loadErr error
 	if latest {
 		snap, err := table.LoadSnapshot(ctx, store, -1)
-		if err != nil {
+		switch {
+		case errors.Is(err, table.ErrCorruptLog):
+			// No snapshot past a corrupt log file: show the latest
+			// commit file (or why it is unreadable) and fail at the end.
+			h, herr := table.LogHistory(ctx, store, 1)
+			if herr != nil || len(h) == 0 {
+				return err
+			}
+			ver, loadErr = h[0].Version, err
+		case err != nil:
 			return err
+		default:
+			ver = snap.Version()
 		}
-		ver = snap.Version()
 	} else if ver < 0 {
 		return usagef("--version must be >= 0")
 	}
@@ -180,7 +241,16 @@ func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error 
 		}
 		v.Actions = append(v.Actions, raw)
 	}
-	return a.out().Log(v)
+	if loadErr != nil {
+		v.Note = "the table cannot be loaded: " + loadErr.Error()
+	}
+	if err := a.out().Log(v); err != nil {
+		return err
+	}
+	if loadErr != nil {
+		return fmt.Errorf("commit %d is the latest commit file, but the table cannot be loaded: %w", ver, loadErr)
+	}
+	return nil
 }
 
 // commitNotFound explains why commit ver, which ReadCommit did not find

@@ -127,11 +127,21 @@ func orDash(s string) string {
 func (o *textOutput) History(v *HistoryView) error {
 	rows := make([][]string, 0, len(v.Commits))
 	for _, c := range v.Commits {
+		if c.Error != "" {
+			// In place of the commit: the reason (naming the file).
+			rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, "-", "UNREADABLE", c.Error, "-"})
+			continue
+		}
 		rows = append(rows, []string{strconv.FormatInt(c.Version, 10), c.Timestamp, orDash(c.CommitInfoTimestamp), orDash(c.Operation),
 			orDash(compactMap(c.Parameters)), orDash(compactMap(c.Metrics))})
 	}
 	if err := o.table([]string{"VERSION", "TIMESTAMP", "COMMITINFO.TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS"}, rows); err != nil {
 		return err
+	}
+	if v.LoadError != "" {
+		if err := o.note("the table cannot be loaded: " + v.LoadError); err != nil {
+			return err
+		}
 	}
 	if v.Cleaned {
 		return o.note(cleanedNote(v.OldestCommit))

@@ -43,6 +43,9 @@ type HistoryView struct {
 	// commits before it, which the history then lacks.
 	OldestCommit int64 `json:"oldestCommit"`
 	Cleaned      bool  `json:"cleaned"`
+	// LoadError says why the table cannot be loaded (a corrupt commit or
+	// checkpoint); absent when it loads.
+	LoadError string `json:"loadError,omitempty"`
 }
 
 // HistoryEntryView is one commit in HistoryView.
@@ -60,6 +63,10 @@ type HistoryEntryView struct {
 	ReadVersion         *int64         `json:"readVersion"`
 	IsBlindAppend       *bool          `json:"isBlindAppend"`
 	EngineInfo          string         `json:"engineInfo"`
+	// File and Error are set when the commit file cannot be read or
+	// decoded: its store key and the reason (the other fields are empty).
+	File  string `json:"file,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 func historyView(uri string, entries []table.HistoryEntry, oldest int64) *HistoryView {
@@ -71,9 +78,22 @@ func historyView(uri string, entries []table.HistoryEntry, oldest int64) *Histor
 			h.CommitInfoTimestamp = fmtTime(e.CommitInfoTimestamp)
 		}
 		h.ReadVersion = knownVersion(e.ReadVersion)
+		if e.Err != nil {
+			h.File, h.Error = commitFile(e.Version, e.Err), e.Err.Error()
+		}
 		v.Commits = append(v.Commits, h)
 	}
 	return v
+}
+
+// commitFile is the store key of commit version v that err (reading it)
+// names, or the commit key of v when err names none.
+func commitFile(v int64, err error) string {
+	var ce *table.CorruptLogError
+	if errors.As(err, &ce) && ce.File != "" {
+		return ce.File
+	}
+	return table.CommitKey(v)
 }
 
 // knownVersion is v as a JSON version field: nil (null) when v is -1 (or
