@@ -679,7 +679,7 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 	}
 	stripes := fr.stripes(p.cfg.arrow.stripeRows())
 	var u unitCounts
-	if workers > 1 && len(stripes) > 1 && cf.seekable(fr) {
+	if workers > 1 && len(stripes) > 1 && cf.seekable(fr) && !cf.readsForward(fr, cf.lateLeaves(fr)) {
 		u, err = cf.readParallel(ctx, p, f, fr, outSch, stripes, workers, emit)
 	} else {
 		u, err = cf.readSequential(ctx, p, f, fr, outSch, emit)
@@ -836,7 +836,10 @@ type lateCols struct {
 	cf      *columnarFile
 	rgs     []int
 	readers []*pqarrow.ColumnReader // by read index; nil: not late
-	pos     int64                   // stream row the readers are at
+	// forward[i]: readers[i] cannot seek (readsForward) and skips rows by
+	// reading them.
+	forward []bool
+	pos     int64 // stream row the readers are at
 }
 
 func (lt *lateCols) release() {
@@ -851,8 +854,14 @@ func (lt *lateCols) release() {
 // selected row groups, in the scan's types.
 func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols []arrow.Array) error {
 	if from != lt.pos {
-		for _, r := range lt.readers {
-			if r != nil {
+		for i, r := range lt.readers {
+			switch {
+			case r == nil:
+			case lt.forward[i]:
+				if err := skipByReading(r, from-lt.pos, p.cfg.arrow.batchRows()); err != nil {
+					return fmt.Errorf("%w: column %s: skip from row %d to %d: %v", parquetio.ErrCorrupt, p.read.Fields[i].Name, lt.pos, from, err)
+				}
+			default:
 				if err := r.SeekToRow(from); err != nil {
 					return fmt.Errorf("%w: seek to row %d: %v", parquetio.ErrCorrupt, from, err)
 				}
@@ -888,6 +897,28 @@ func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols 
 			return fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
 		}
 		cols[i] = conv
+	}
+	return nil
+}
+
+// skipByReading moves r n rows forward by decoding them, batch rows at a
+// time.
+func skipByReading(r *pqarrow.ColumnReader, n, batch int64) error {
+	if n < 0 {
+		return fmt.Errorf("cannot seek back %d rows in a column chunk without dictionary_page_offset", -n)
+	}
+	for n > 0 {
+		k := min(n, batch)
+		ch, err := r.NextBatch(k)
+		if err != nil {
+			return err
+		}
+		got := int64(ch.Len())
+		ch.Release()
+		if got != k {
+			return fmt.Errorf("%d rows where %d were expected", got, k)
+		}
+		n -= k
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/deltakit/deltakit/parquetio"
@@ -98,12 +99,41 @@ func (cf *columnarFile) seekableLeaves(fr *fileRead, leaves []int) bool {
 			if err != nil || cc.GetOffsetIndexLocation() == nil {
 				return false
 			}
-			if enc := cc.Encodings(); !cc.HasDictionaryPage() && (slices.Contains(enc, parquet.Encodings.RLEDict) || slices.Contains(enc, parquet.Encodings.PlainDict)) {
+			if unlistedDictionary(cc) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// unlistedDictionary reports whether column chunk cc has dictionary-encoded
+// pages but no dictionary_page_offset (parquet-mr 1.10 leaves it unset, its
+// dictionary page being at data_page_offset). arrow-go reads such a chunk
+// from its start, but cannot seek in it: SeekToRow skips the dictionary
+// page and then fails with "dictionary page must be before data page".
+func unlistedDictionary(cc *metadata.ColumnChunkMetaData) bool {
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+		return false
+	}
+	enc := cc.Encodings()
+	return slices.Contains(enc, parquet.Encodings.RLEDict) || slices.Contains(enc, parquet.Encodings.PlainDict)
+}
+
+// readsForward reports whether a reader of the given leaves must not seek
+// (unlistedDictionary in a selected row group): it skips rows by reading
+// them.
+func (cf *columnarFile) readsForward(fr *fileRead, leaves []int) bool {
+	for _, g := range fr.rgs {
+		rg := cf.md.RowGroup(g)
+		for _, leaf := range leaves {
+			cc, err := rg.ColumnChunk(leaf)
+			if err != nil || unlistedDictionary(cc) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitCounts are one stripe reader's counts: rows read (not deleted) and
@@ -133,11 +163,12 @@ type stripeReader struct {
 func (cf *columnarFile) newStripeReader(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema) (*stripeReader, error) {
 	sr := &stripeReader{cf: cf, p: p, f: f, fr: fr, outSch: outSch, consts: make([]arrow.Array, len(p.parts))}
 	if fr.lateOn {
-		sr.lt = &lateCols{cf: cf, rgs: fr.rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols))}
+		sr.lt = &lateCols{cf: cf, rgs: fr.rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols)), forward: make([]bool, len(cf.cols))}
 		for i, col := range cf.cols {
 			if !fr.late[i] {
 				continue
 			}
+			sr.lt.forward[i] = cf.readsForward(fr, col.leaves)
 			incl := map[int]bool{}
 			for _, l := range col.leaves {
 				incl[l] = true
