@@ -5,7 +5,11 @@
 #  1. {"tables": [{"name": n, "path": p, "sql": s}, ...]}: reads every
 #     table with delta-rs (with its DataFusion scan, "select * from t", when
 #     s is true: it applies deletion vectors and column mapping, which
-#     to_pyarrow_table() refuses or reads as nulls) and answers one line per table, in order: {"name": n, "rows":
+#     to_pyarrow_table() refuses or reads as nulls; on a copy under
+#     directory c whose protocol lacks reader feature f when "strip": f and
+#     "copy": c are given; with pyarrow.parquet from the files a replay of
+#     the JSON commits leaves when "files" is true, for a table without
+#     partitions, deletion vectors nor checkpoints) and answers one line per table, in order: {"name": n, "rows":
 #     r, "filters": [where, ...]} or {"name": n, "error": message}. The
 #     filters are --where texts built from delta-rs's values: an equality on
 #     a primitive column (its middle distinct value) and a range on an
@@ -17,12 +21,13 @@
 #     pyarrow.compute (filter i of step 1), answering {"ok": rows} or
 #     {"diff": what differs}. Schemas must be equal (names, types,
 #     nullability; metadata aside), values equal as multisets of rows.
-import datetime, json, math, re, sys
+import datetime, json, os, re, shutil, sys
 
 import deltalake
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
 
 
 def answer(obj):
@@ -111,6 +116,49 @@ def filters(tbl, partition_columns):
     return out
 
 
+def stripped(path, feature, into):
+    """Copies the table at path into the folder into, the feature removed
+    from its protocol actions, and returns the copy's path."""
+    dst = os.path.join(into, os.path.basename(path))
+    shutil.copytree(path, dst)
+    log = os.path.join(dst, "_delta_log")
+    for name in os.listdir(log):
+        if not name.endswith(".json"):
+            continue
+        lines = []
+        with open(os.path.join(log, name)) as f:
+            for line in f:
+                a = json.loads(line)
+                for k in ("readerFeatures", "writerFeatures"):
+                    if k in a.get("protocol", {}):
+                        a["protocol"][k] = [x for x in a["protocol"][k] if x != feature]
+                lines.append(json.dumps(a))
+        with open(os.path.join(log, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return dst
+
+
+def from_files(path):
+    """Reads the live files of a table with only JSON commits, no partition
+    columns and no deletion vectors with pyarrow.parquet, INT96 as
+    microseconds and Delta timestamps as timestamp[us, tz=UTC]."""
+    log = os.path.join(path, "_delta_log")
+    live = {}
+    for name in sorted(n for n in os.listdir(log) if n.endswith(".json")):
+        with open(os.path.join(log, name)) as f:
+            for line in f:
+                a = json.loads(line)
+                if "add" in a:
+                    assert not a["add"].get("partitionValues") and not a["add"].get("deletionVector")
+                    live[a["add"]["path"]] = True
+                elif "remove" in a:
+                    live.pop(a["remove"]["path"], None)
+    parts = [pq.read_table(os.path.join(path, p), coerce_int96_timestamp_unit="us") for p in live]
+    tbl = pa.concat_tables(parts)
+    return tbl.cast(pa.schema([f.with_type(pa.timestamp("us", "UTC")) if pa.types.is_timestamp(f.type) else f
+                               for f in tbl.schema]))
+
+
 def unview(t):
     """Returns type t with the view types of DataFusion's output (string_view,
     binary_view) replaced by the plain ones to_pyarrow_table() gives."""
@@ -162,8 +210,13 @@ def main():
     tables = {}
     for t in req["tables"]:
         try:
-            dt = deltalake.DeltaTable(t["path"])
-            if t.get("sql"):
+            path = t["path"]
+            if t.get("strip"):
+                path = stripped(path, t["strip"], t["copy"])
+            dt = deltalake.DeltaTable(path)
+            if t.get("files"):
+                tbl = from_files(path)
+            elif t.get("sql"):
                 q = deltalake.QueryBuilder().register("t", dt).execute("select * from t")
                 tbl = pa.table(q.read_all())
                 tbl = tbl.cast(pa.schema([f.with_type(unview(f.type)) for f in tbl.schema]))
