@@ -25,8 +25,8 @@ import (
 // arrow-go's String.Value (and Binary.Value) return strings and slices
 // that alias the array's bytes, and callers (arrowio.Rows among them) keep
 // such strings after the batch is released; recycled memory would change
-// them (TestScanArrowCorpus caught exactly that when the arrays came from
-// the pool unpinned). pinOutput marks those buffers before a batch is
+// them (TestScanArrowSameAsScanCorpus caught exactly that when the arrays
+// came from the pool unpinned). pinOutput marks those buffers before a batch is
 // emitted, and Free leaves a marked buffer to the garbage collector.
 // Fixed-width values are read by copy (Int64.Value etc.), so their
 // buffers go back to the pool when the caller releases the batch, as with

@@ -54,7 +54,9 @@ print("ok %d" % len(g))
 // `deltactl cat --format parquet` a Parquet file, that pyarrow reads to the
 // same table as delta-rs's to_pyarrow_table(), for a deltakit-written table
 // with every Delta type and for corpus tables (partition values of every
-// type, timestamp_ntz, decimals, maps, structs).
+// type, timestamp_ntz, decimals, maps, structs). TestCatArrowDeltaRS
+// checks -o arrow on every corpus table, filtered too; the corpus tables
+// here are kept for --format parquet.
 func TestCatArrowPyarrow(t *testing.T) {
 	py := testsupport.Python(t)
 	dir := t.TempDir()
