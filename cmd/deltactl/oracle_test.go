@@ -34,17 +34,6 @@ var bothFail = map[string]struct{ deltaRS, deltactl string }{
 	"spark__table-with-dv-large": {"reader features: {'deletionVectors'}", "object does not exist"},
 }
 
-// seekBug names the filtered scans that fail on parquet-mr 1.10 files
-// (issue #14: "seek to row N: parquet: dictionary page must be before data
-// page", table/arrowscan.go): the cases of these tables skip while deltactl
-// fails with that error, and run as soon as it does not.
-// TODO(#14): remove once the seek fix is merged.
-var seekBug = map[string]bool{
-	"deltars__COVID-19_NYT":                     true,
-	"golden__data-reader-array-complex-objects": true,
-	"golden__data-reader-map":                   true,
-}
-
 // deltaRSStrip lists corpus tables whose protocol names a reader feature
 // delta-rs refuses though reading needs nothing of it, or delta-rs does
 // what it asks (widened types): the oracle reads a copy whose protocol
@@ -231,9 +220,6 @@ func TestCatArrowDeltaRS(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				file := filepath.Join(dir, fmt.Sprintf("case%d.arrows", cases))
 				out, errs, code := runCLI(t, args...)
-				if code != 0 && f >= 0 && seekBug[exp.Table] && strings.Contains(errs, "dictionary page must be before data page") {
-					t.Skipf("issue #14 filtered-scan seek bug (fix pending in table/arrowscan.go): %s", strings.TrimSpace(errs))
-				}
 				if code != 0 {
 					t.Fatalf("deltactl %s: exit %d: %s", strings.Join(args[2:], " "), code, errs)
 				}
