@@ -17,8 +17,8 @@
 //	string           utf8                               large_utf8, utf8_view
 //	binary           binary                             large_binary, binary_view, fixed_size_binary
 //	date             date32                             date64
-//	timestamp        timestamp[us, tz=UTC]              timestamp of any unit with a zone
-//	timestamp_ntz    timestamp[us] (no zone)            timestamp of any unit without a zone
+//	timestamp        timestamp[us, tz=UTC]              timestamp of any unit with a zone (whole us)
+//	timestamp_ntz    timestamp[us] (no zone)            timestamp of any unit without a zone (whole us)
 //	decimal(p,s)     decimal128(p,s)
 //	struct<...>      struct (same field names)
 //	array<T>         list<element: T>                   large_list, list_view
@@ -33,8 +33,12 @@
 // "entries" as there. Delta decimals have precision at most 38, so
 // decimal128 always fits; decimal256 is never produced. Timestamps are
 // microseconds since the Unix epoch, as Delta stores them: a timestamp_ntz
-// is the wall clock reading taken as if it were UTC. Variant has no
-// mapping (ErrUnsupportedType).
+// is the wall clock reading taken as if it were UTC. On input a timestamp
+// of any unit is converted to microseconds exactly (s, ms and us always
+// are); a timestamp[ns] value that is not a whole number of microseconds
+// is refused (ErrInvalidValue, a *ValueError naming the column and row), as
+// pyarrow refuses that lossy cast, never truncated. Variant has no mapping
+// (ErrUnsupportedType).
 //
 // Going from Arrow to Delta (DeltaSchema), the table's inverse holds, plus
 // the "accepted on input" column; unsigned integers, float16, time,
@@ -69,7 +73,8 @@ var ErrUnsupportedType = errors.New("type has no Delta/Arrow mapping")
 
 // ErrInvalidValue is wrapped when a value does not fit the type of its
 // column: a Go value of the wrong type for the Delta type, a null in a
-// non-nullable field, a decimal that does not fit its precision. It is
+// non-nullable field, a decimal that does not fit its precision, an Arrow
+// timestamp[ns] with nanoseconds (not a whole number of microseconds). It is
 // parquetio.ErrInvalidValue, so the write paths match one sentinel.
 var ErrInvalidValue = parquetio.ErrInvalidValue
 

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
 )
@@ -230,5 +231,44 @@ func TestValueInputOnlyTypes(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("Value(%s) = %#v, %v; want %#v", c.arr.DataType(), got, err, c.want)
 		}
+	}
+}
+
+// TestTimestampUnits reads timestamps of every unit, with and without a
+// zone: whole microseconds convert exactly, a nanosecond remainder is a
+// *ValueError naming the column and the row across batches, as pyarrow
+// refuses the lossy cast.
+func TestTimestampUnits(t *testing.T) {
+	cases := append(testsupport.TimestampCases(), testsupport.TimestampCase{
+		Name: "ns lossy negative", Col: "ts", Unit: arrow.Nanosecond, Value: -1})
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			_, recs := c.Batches()
+			defer func() {
+				for _, r := range recs {
+					r.Release()
+				}
+			}()
+			rows, err := RowsOf(recs)
+			if c.Want.IsZero() {
+				var ve *ValueError
+				if !errors.As(err, &ve) || ve.Column != c.Col || ve.Row != 3 || !errors.Is(err, ErrInvalidValue) {
+					t.Fatalf("RowsOf: rows %v, err %v; want a ValueError for column %s row 3", rows, err, c.Col)
+				}
+				if _, err := Rows(recs[1]); !errors.As(err, &ve) || ve.Row != 1 {
+					t.Errorf("Rows of the second batch: err %v, want row 1", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rows[3][1].(time.Time); !got.Equal(c.Want) || got.Location() != time.UTC {
+				t.Errorf("value %v, want %v", got, c.Want)
+			}
+			if got := rows[0][1].(time.Time); !got.Equal(time.Unix(0, 0)) {
+				t.Errorf("row 0 %v, want the epoch", got)
+			}
+		})
 	}
 }

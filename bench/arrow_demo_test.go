@@ -35,7 +35,7 @@ func writeDemoLike(t *testing.T, fs []Flight) string {
 
 // demoFlights is 12,000 of GenerateFlights' rows (delays up to about 160)
 // with every 500th of rows 3,000-5,999 a flight from SFO delayed 301+
-// minutes: 6 rows of demoSelective, all in the second quarter.
+// minutes: 6 rows of p8Selective, all in the second quarter.
 func demoFlights() []Flight {
 	fs, _ := GenerateFlights(0, 12_000)
 	for i := 3_000; i < 6_000; i += 500 {
@@ -54,22 +54,47 @@ func TestP8Input(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(in.fs, fs) || len(in.rows) != len(fs) || in.sel != demoSelective {
-		t.Fatalf("full mode with a demo file: %d flights, %d rows, filter %v; want the file's %d, %v", len(in.fs), len(in.rows), in.sel, len(fs), demoSelective)
+	if !reflect.DeepEqual(in.fs, fs) || len(in.rows) != len(fs) || in.sel != p8Selective {
+		t.Fatalf("full mode with a demo file: %d flights, %d rows, filter %v; want the file's %d, %v", len(in.fs), len(in.rows), in.sel, len(fs), p8Selective)
 	}
 	if !reflect.DeepEqual(in.rows[7], fs[7].row()) || !strings.Contains(in.what, "demo's flights-3m.parquet (12,000 rows") {
 		t.Fatalf("row 7 %v, setup %q", in.rows[7], in.what)
 	}
+	// Synthetic rows: GenerateFlights' with rows 0, 33, 66, ... delayed
+	// 301, 302, 303, ... minutes; the filter keeps those from SFO.
 	for _, c := range []struct {
 		mode, demo string
-	}{{"quick", path}, {"full", ""}} {
-		in, err := p8Input(Config{Mode: c.mode, ArrowRows: 99}, c.demo)
+		n          int
+	}{{"quick", path, 99}, {"full", "", 99}, {"quick", "", 200_000}} {
+		in, err := p8Input(Config{Mode: c.mode, ArrowRows: c.n}, c.demo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := GenerateFlights(0, 99)
-		if !reflect.DeepEqual(in.fs, want) || in.sel != synthSelective || !strings.Contains(in.what, "synthetic") {
-			t.Fatalf("mode %s demo %q: %d flights, filter %v, setup %q; want 99 generated, %v", c.mode, c.demo, len(in.fs), in.sel, in.what, synthSelective)
+		want, _ := GenerateFlights(0, c.n)
+		late, matches := 0, 0
+		for i := range want {
+			if i%33 == 0 {
+				want[i].Delay = 301 + int64(i/33%300)
+				late++
+				if want[i].Origin == "SFO" {
+					matches++
+				}
+			}
+		}
+		if !reflect.DeepEqual(in.fs, want) || in.sel != p8Selective || !strings.Contains(in.what, "synthetic") {
+			t.Fatalf("mode %s demo %q: %d flights, filter %v, setup %q; want %d generated, %v", c.mode, c.demo, len(in.fs), in.sel, in.what, c.n, p8Selective)
+		}
+		got := 0
+		for i, r := range in.rows {
+			if !reflect.DeepEqual(r, in.fs[i].row()) {
+				t.Fatalf("row %d %v, flight %v", i, r, in.fs[i])
+			}
+			if in.fs[i].Delay > p8Selective.minDelay && in.fs[i].Origin == p8Selective.origin {
+				got++
+			}
+		}
+		if got != matches || c.n == 200_000 && (matches < 50 || late != 6061) {
+			t.Errorf("%d rows: %d match %v, want %d (of %d late rows)", c.n, got, p8Selective, matches, late)
 		}
 	}
 	fs[100].Date = fs[0].Date - 1

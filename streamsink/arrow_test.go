@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -206,5 +208,106 @@ func TestWriteEpochArrowRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestArrowEpochTimestampUnits: Arrow epochs store timestamps of every unit
+// as the microseconds they are and refuse a timestamp[ns] with a
+// nanosecond remainder (a *table.RowError naming the column and the row
+// across batches, nothing written), with every Arrow epoch method and on
+// the upsert path.
+func TestArrowEpochTimestampUnits(t *testing.T) {
+	ctx := context.Background()
+	// The table of a case: id and the case's column (an upsert needs
+	// every column in the source).
+	tableSchema := func(col string) *schema.StructType {
+		typ := schema.Timestamp
+		if col == "ntz" {
+			typ = schema.TimestampNTZ
+		}
+		return schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false),
+			schema.NewField(col, schema.Primitive(typ), true))
+	}
+	kinds := []struct {
+		name  string
+		opts  []Option
+		write func(s *Sink, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error)
+	}{
+		{"WriteEpochArrow", nil, func(s *Sink, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error) {
+			rr, err := array.NewRecordReader(in, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rr.Release()
+			return s.WriteEpochArrow(ctx, 0, rr)
+		}},
+		{"WriteEpochBatches", nil, func(s *Sink, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error) {
+			return s.WriteEpochBatches(ctx, 0, recs, in)
+		}},
+		{"WriteEpochBatches upsert", []Option{WithMergeKeys("id")}, func(s *Sink, recs []arrow.RecordBatch, in *arrow.Schema) (*Result, error) {
+			return s.WriteEpochBatches(ctx, 0, recs, in)
+		}},
+	}
+	for _, k := range kinds {
+		for _, c := range testsupport.TimestampCases() {
+			t.Run(k.name+"/"+c.Name, func(t *testing.T) {
+				in, recs := c.Batches()
+				defer func() {
+					for _, r := range recs {
+						r.Release()
+					}
+				}()
+				mem := objectstore.NewMem("t")
+				tbl, err := table.Create(ctx, "", tableSchema(c.Col), table.WithStore(mem))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := New(tbl, "q", k.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = k.write(s, recs, in)
+				if c.Want.IsZero() {
+					var re *table.RowError
+					if !errors.As(err, &re) || re.Row != 3 || !errors.Is(err, table.ErrInvalidArgument) ||
+						!strings.Contains(err.Error(), `column "`+c.Col+`"`) || !strings.Contains(err.Error(), "1700000000123456789") {
+						t.Fatalf("err %v, want a RowError for row 3 naming column %s and the value", err, c.Col)
+					}
+					for info, err := range mem.List(ctx, "", "") {
+						if err != nil {
+							t.Fatal(err)
+						}
+						if strings.HasSuffix(info.Key, ".parquet") {
+							t.Errorf("data file %s written", info.Key)
+						}
+					}
+					if v, _ := s.LastCommittedEpoch(ctx); v != -1 {
+						t.Errorf("epoch %d committed after a refused write", v)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				const col = 1
+				n := 0
+				for row, err := range s.Table().Scan(ctx) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n++
+					want := time.Unix(0, 0)
+					if row[0] == int64(3) {
+						want = c.Want
+					}
+					if got, ok := row[col].(time.Time); !ok || !got.Equal(want) {
+						t.Errorf("id %v: %s = %v, want %v", row[0], c.Col, row[col], want)
+					}
+				}
+				if n != 4 {
+					t.Errorf("%d rows, want 4", n)
+				}
+			})
+		}
 	}
 }

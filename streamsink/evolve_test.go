@@ -39,7 +39,7 @@ var (
 	)
 )
 
-// evoTyped is a row of evoWide as a Go struct.
+// evoTyped is a row of evoWide (or evoWideNotNull) as a Go struct.
 type evoTyped struct {
 	ID    int64   `delta:"id"`
 	Name  *string `delta:"name"`
@@ -78,7 +78,7 @@ func evoKinds() []evoKind {
 			return s.WriteEpochChecked(ctx, e, rows, func(*table.Table) error { return nil })
 		}},
 		{name: "WriteEpochOf", write: func(ctx context.Context, t *testing.T, s *Sink, e int64, sch *schema.StructType, rows []value.Row) (*Result, error) {
-			if sch != evoWide {
+			if sch == evoBad {
 				type bad struct {
 					ID   int64 `delta:"id"`
 					Name int64 `delta:"name"`
@@ -300,6 +300,53 @@ func TestAppendEpochsRefuseSchemaChange(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEvolveEpochKeepsColumnMetadata: an epoch that adds a column leaves
+// every existing column's field as it was (nullability, metadata), for
+// every epoch kind, as table.Append[T] with WithSchemaEvolution does: a
+// NOT NULL column stays NOT NULL when the epoch's data cannot be null
+// (a non-pointer Go field, a non-nullable row schema or Arrow field).
+func TestEvolveEpochKeepsColumnMetadata(t *testing.T) {
+	ctx := context.Background()
+	base := schema.NewStruct(
+		&schema.StructField{Name: "id", Type: schema.Primitive(schema.Long), Metadata: map[string]any{"comment": "key"}},
+		&schema.StructField{Name: "name", Type: schema.Primitive(schema.String), Nullable: true, Metadata: map[string]any{"comment": "who"}},
+	)
+	wide := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Long), false),
+		schema.NewField("name", schema.Primitive(schema.String), true),
+		schema.NewField("score", schema.Primitive(schema.Long), true),
+	)
+	// The expected schema: base's fields as JSON, then score, nullable.
+	want := `{"fields":[` +
+		`{"metadata":{"comment":"key"},"name":"id","nullable":false,"type":"long"},` +
+		`{"metadata":{"comment":"who"},"name":"name","nullable":true,"type":"string"},` +
+		`{"metadata":{},"name":"score","nullable":true,"type":"long"}],"type":"struct"}`
+	for _, k := range evoKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "t")
+			tbl, err := table.Create(ctx, dir, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tbl.AppendRows(ctx, []value.Row{{int64(1), "a"}}); err != nil {
+				t.Fatal(err)
+			}
+			s := evoSink(ctx, t, dir, k, wide, true)
+			res, err := k.write(ctx, t, s, 0, wide, []value.Row{{int64(2), "b", int64(20)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Version != 2 {
+				t.Fatalf("result %+v, want version 2", res)
+			}
+			_, sch, _ := commitActions(t, dir, 2)
+			if sch != want {
+				t.Fatalf("commit 2 schema\n%s\nwant\n%s", sch, want)
+			}
+		})
 	}
 }
 

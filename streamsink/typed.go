@@ -15,7 +15,9 @@ import (
 // written to. A skipped epoch converts nothing. A field without a column
 // is added as a new column (of table.SchemaOf[T]'s type) when
 // table.WithSchemaEvolution is among the sink's write options, in the
-// epoch's commit; otherwise it is an error wrapping table.ErrSchemaMismatch
+// epoch's commit, which merges table.DataSchemaOf[T] into the table's
+// schema as table.Append does (a NOT NULL column stays NOT NULL unless its
+// field can be nil); otherwise it is an error wrapping table.ErrSchemaMismatch
 // that names the column, as is a field of a Go type its column cannot
 // hold, and nothing is written.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
@@ -24,9 +26,9 @@ func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) 
 		if err == nil || !errors.Is(err, table.ErrSchemaMismatch) {
 			return out, tbl.Schema(), err
 		}
-		// Rows of T's own schema, which the epoch's draft merges into
-		// the table's (evolving it, or naming the column it lacks).
-		sch, serr := table.SchemaOf[T]()
+		// Rows of the schema of T's data, which the epoch's draft merges
+		// into the table's (evolving it, or naming the column it lacks).
+		sch, serr := table.DataSchemaOf[T]()
 		if serr != nil {
 			return nil, nil, err
 		}

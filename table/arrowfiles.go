@@ -59,7 +59,7 @@ func (t *Table) writeFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 	}
 	rows, err := arrowio.RowsOf(recs)
 	if err != nil {
-		return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", err))
+		return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", arrowRowError(err, 0)))
 	}
 	return t.WriteFiles(ctx, rows, opts...)
 }

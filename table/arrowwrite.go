@@ -22,7 +22,9 @@ import (
 // WithRowSchema matches them), with the Delta types of
 // arrowio.DeltaSchema(reader.Schema()) (the input-only Arrow types of
 // package arrowio are accepted: large_utf8, timestamps of any unit,
-// date64, ...). Table columns the reader lacks are null; a column the
+// date64, ...; a timestamp[ns] value that is not a whole number of
+// microseconds, which Delta stores, is refused as a *RowError, never
+// truncated). Table columns the reader lacks are null; a column the
 // table lacks, or of a type its column cannot take, is refused with
 // ErrSchemaMismatch naming the column, unless WithSchemaEvolution lets
 // the write add or widen it. An Arrow type with no Delta type (unsigned
@@ -78,7 +80,7 @@ func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.Reco
 		for k, rec := range recs {
 			rs, rerr := arrowio.Rows(rec)
 			if rerr != nil {
-				err = fmt.Errorf("arrow input: %w", rerr)
+				err = fmt.Errorf("arrow input: %w", arrowRowError(rerr, len(rows)))
 				break
 			}
 			rows = append(rows, rs...)
@@ -125,7 +127,7 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row,
 	sch, err := eachArrowBatch(ctx, reader, func(rec arrow.RecordBatch) error {
 		rs, err := arrowio.Rows(rec)
 		if err != nil {
-			return fmt.Errorf("arrow input: %w", err)
+			return fmt.Errorf("arrow input: %w", arrowRowError(err, len(rows)))
 		}
 		rows = append(rows, rs...)
 		return nil
@@ -137,6 +139,20 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row,
 		rows = []value.Row{}
 	}
 	return rows, sch, nil
+}
+
+// arrowRowError returns err of converting Arrow values to rows (arrowio.Rows
+// of a batch whose first row is row off of the stream, or arrowio.RowsOf
+// with off 0): a value without an exact Delta value (*arrowio.ValueError)
+// becomes a *RowError naming the column and wrapping ErrInvalidArgument, as
+// the write's validation reports a bad value; other errors are returned as
+// they are.
+func arrowRowError(err error, off int) error {
+	var ve *arrowio.ValueError
+	if errors.As(err, &ve) {
+		return &RowError{Row: off + ve.Row, Err: fmt.Errorf("column %q: %w: %w", ve.Column, ErrInvalidArgument, ve.Err)}
+	}
+	return err
 }
 
 // eachArrowBatch calls fn with every batch of reader (valid until fn

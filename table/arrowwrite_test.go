@@ -168,7 +168,9 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asch)
 	defer b.Release()
-	when := time.Date(2024, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	// Whole microseconds: a nanosecond remainder is refused
+	// (TestAppendArrowTimestampUnits).
+	when := time.Date(2024, 3, 1, 12, 0, 0, 123456000, time.UTC)
 	b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(when.UnixNano()))
 	b.Field(1).(*array.LargeStringBuilder).Append("x")
 	rec := b.NewRecordBatch()
@@ -179,7 +181,7 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertRows(t, readAllRows(t, tt), []value.Row{{when.Truncate(time.Microsecond), "x"}})
+	assertRows(t, readAllRows(t, tt), []value.Row{{when, "x"}})
 }
 
 func TestAppendArrowRefusals(t *testing.T) {
@@ -630,5 +632,109 @@ func TestAppendArrowColumnar(t *testing.T) {
 	}
 	if v := tbl.Snapshot().Version(); v != 0 {
 		t.Errorf("table at version %d after the failed append", v)
+	}
+}
+
+// TestAppendArrowTimestampUnits: timestamps of every unit are stored as
+// the microseconds they are; a timestamp[ns] with a nanosecond remainder is
+// refused (a RowError naming the column and the row across batches,
+// nothing written), never truncated.
+func TestAppendArrowTimestampUnits(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("ts", prim(schema.Timestamp), true), field("ntz", prim(schema.TimestampNTZ), true))
+	for _, c := range testsupport.TimestampCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			in, _ := c.Batches()
+			reader := func() array.RecordReader {
+				in, recs := c.Batches()
+				rr, err := array.NewRecordReader(in, recs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs {
+					r.Release()
+				}
+				t.Cleanup(rr.Release)
+				return rr
+			}
+			tbl := newMemTable(t, sch)
+			writes := []struct {
+				name  string
+				write func() error
+			}{
+				{"AppendArrow", func() error {
+					nt, err := AppendArrow(ctx, tbl, reader())
+					if err == nil {
+						tbl = nt
+					}
+					return err
+				}},
+				{"OverwriteArrow", func() error {
+					nt, err := OverwriteArrow(ctx, tbl, reader())
+					if err == nil {
+						tbl = nt
+					}
+					return err
+				}},
+				{"WriteFilesArrow", func() error {
+					rr := reader()
+					var recs []arrow.RecordBatch
+					for rr.Next() {
+						rec := rr.RecordBatch()
+						rec.Retain()
+						t.Cleanup(rec.Release)
+						recs = append(recs, rec)
+					}
+					_, err := tbl.WriteFilesArrow(ctx, recs, in)
+					return err
+				}},
+				{"RowsOfArrow", func() error { _, err := RowsOfArrow(ctx, sch, reader()); return err }},
+			}
+			for _, w := range writes {
+				err := w.write()
+				if !c.Want.IsZero() {
+					if err != nil {
+						t.Fatalf("%s: %v", w.name, err)
+					}
+					continue
+				}
+				var re *RowError
+				if !errors.As(err, &re) || re.Row != 3 || !errors.Is(err, ErrInvalidArgument) ||
+					!strings.Contains(err.Error(), fmt.Sprintf("column %q", c.Col)) || !strings.Contains(err.Error(), "1700000000123456789") {
+					t.Fatalf("%s: err %v, want a RowError for row 3 naming column %s and the value", w.name, err, c.Col)
+				}
+				if n := len(dataKeys(t, tbl.Store())); n != 0 {
+					t.Errorf("%s: %d data files written", w.name, n)
+				}
+				if nt, _ := tbl.Refresh(ctx); nt.Version() != tbl.Version() {
+					t.Errorf("%s: version %d after a refused write, was %d", w.name, nt.Version(), tbl.Version())
+				}
+			}
+			if c.Want.IsZero() {
+				return
+			}
+			tbl, err := tbl.Refresh(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The overwrite left ids 0-3 once.
+			rows := readAllRows(t, tbl)
+			col := 1
+			if c.Col == "ntz" {
+				col = 2
+			}
+			if len(rows) != 4 {
+				t.Fatalf("%d rows, want 4", len(rows))
+			}
+			for _, r := range rows {
+				want := time.Unix(0, 0)
+				if r[0] == int64(3) {
+					want = c.Want
+				}
+				if got, ok := r[col].(time.Time); !ok || !got.Equal(want) {
+					t.Errorf("id %v: %s = %v, want %v", r[0], c.Col, r[col], want)
+				}
+			}
+		})
 	}
 }

@@ -31,6 +31,21 @@ func RowsOf[T any](sch *schema.StructType, rows []T) ([]value.Row, error) {
 	return encodeStructs(info, sch, reflect.ValueOf(rows), "table: ")
 }
 
+// DataSchemaOf returns the Delta schema of the values of the Go struct type
+// T (or *T) can hold: SchemaOf's columns, each nullable only when its Go
+// value can be nil (a pointer, slice or map) and it is not tagged notnull.
+// It is the schema Append and Overwrite merge into the table's (with
+// WithSchemaEvolution, a NOT NULL column stays NOT NULL when its field can
+// never be nil), for callers that commit rows of T themselves with
+// WithRowSchema (the streaming sink's typed epochs). Errors are SchemaOf's.
+func DataSchemaOf[T any]() (*schema.StructType, error) {
+	info, err := planOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	return info.schema(true), nil
+}
+
 // encodeStructs converts rows (a slice of info's struct type or pointers
 // to it) into Rows aligned with sch: RowsOf and MergeStructs. An error of
 // binding the fields to sch is returned as is, one of converting a row

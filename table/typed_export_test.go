@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -74,5 +75,51 @@ func TestRowsOf(t *testing.T) {
 	var re *table.RowError
 	if _, err := table.RowsOf(sch, []*partial{{ID: 1}, nil}); !errors.As(err, &re) || re.Row != 1 {
 		t.Errorf("nil second row: err %v, want a *RowError for row 1", err)
+	}
+}
+
+func TestDataSchemaOf(t *testing.T) {
+	type row struct {
+		ID    int64             `delta:"id"`
+		Name  *string           `delta:"name"`
+		Tags  []string          `delta:"tags"`
+		Attrs map[string]string `delta:"attrs"`
+		Must  *int64            `delta:"must,notnull"`
+		When  time.Time         `delta:"when,timestamp_ntz"`
+	}
+	// Field name → nullable in SchemaOf and in DataSchemaOf.
+	cases := []struct {
+		name           string
+		declared, data bool
+	}{
+		{"id", true, false},
+		{"name", true, true},
+		{"tags", true, true},
+		{"attrs", true, true},
+		{"must", false, false},
+		{"when", true, false},
+	}
+	declared, err := table.SchemaOf[row]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := table.DataSchemaOf[*row]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data.Fields) != len(cases) {
+		t.Fatalf("DataSchemaOf has %d fields, want %d", len(data.Fields), len(cases))
+	}
+	for i, c := range cases {
+		d, f := declared.Fields[i], data.Fields[i]
+		if d.Name != c.name || f.Name != c.name || d.Type.String() != f.Type.String() {
+			t.Errorf("field %d: %s %s / %s %s, want %s of one type", i, d.Name, d.Type, f.Name, f.Type, c.name)
+		}
+		if d.Nullable != c.declared || f.Nullable != c.data {
+			t.Errorf("%s: nullable %v (SchemaOf), %v (DataSchemaOf), want %v, %v", c.name, d.Nullable, f.Nullable, c.declared, c.data)
+		}
+	}
+	if _, err := table.DataSchemaOf[struct{ U uint8 }](); !errors.Is(err, table.ErrInvalidArgument) {
+		t.Errorf("uint8 field: err %v, want ErrInvalidArgument", err)
 	}
 }
