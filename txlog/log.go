@@ -239,9 +239,53 @@ func (sk *SkippedCheckpoint) unreadableError(target, from, next int64) *CorruptL
 	return e
 }
 
-// listLog lists "_delta_log/" once, from startAfter, stopping after
-// maxVersion when maxVersion >= 0.
+// maxGapRelists bounds how many times listLog lists again when a listing
+// has a gap between two listed commits.
+const maxGapRelists = 3
+
+// listLog lists "_delta_log/" from startAfter, stopping after maxVersion
+// when maxVersion >= 0.
+//
+// A listing is not a snapshot of the directory: a local directory read
+// while writers create commits can return version v+1 and miss v, created
+// just before it (readdir order is hash order, not name order). Because a
+// writer creates v+1 only after v exists, a listing started after one that
+// saw v+1 sees v. So when the commits listed are not contiguous, listLog
+// lists again, up to maxGapRelists times, until the commits are contiguous
+// or the first gap is where it was (a gap that stays is the log's, and
+// replay reports it as ErrLogGap).
 func listLog(ctx context.Context, store objectstore.Store, startAfter string, maxVersion int64) (*listing, error) {
+	l, err := listLogOnce(ctx, store, startAfter, maxVersion)
+	for i := 0; err == nil && i < maxGapRelists; i++ {
+		gap := l.firstGap()
+		if gap < 0 {
+			break
+		}
+		var again *listing
+		if again, err = listLogOnce(ctx, store, startAfter, maxVersion); err == nil {
+			l = again
+			if l.firstGap() == gap {
+				break
+			}
+		}
+	}
+	return l, err
+}
+
+// firstGap returns the first missing version between the listed commits, or
+// -1 when they are contiguous.
+func (l *listing) firstGap() int64 {
+	for i := 1; i < len(l.commits); i++ {
+		if want := l.commits[i-1].version + 1; l.commits[i].version != want {
+			return want
+		}
+	}
+	return -1
+}
+
+// listLogOnce lists "_delta_log/" once, from startAfter, stopping after
+// maxVersion when maxVersion >= 0.
+func listLogOnce(ctx context.Context, store objectstore.Store, startAfter string, maxVersion int64) (*listing, error) {
 	l := &listing{startAfter: startAfter, checkpoints: map[int64][]logFile{}}
 	for info, err := range store.List(ctx, LogPrefix, startAfter) {
 		if err != nil {

@@ -623,6 +623,11 @@ const maxIncrementalCommits = 1000
 // those of Load.
 func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	l, err := listLog(ctx, s.store, CommitKey(s.version), -1)
+	if err == nil && len(l.commits) > 0 && l.commits[0].version > s.version+1 {
+		// The next commit is not listed: cleaned up, or created while a
+		// listing that is not a snapshot ran (see listLog). List once more.
+		l, err = listLog(ctx, s.store, CommitKey(s.version), -1)
+	}
 	if err != nil {
 		return nil, err
 	}

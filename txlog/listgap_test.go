@@ -1,0 +1,114 @@
+package txlog
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+)
+
+// skippingListStore hides hide[i] from its listing i (the last entry from
+// every later listing), as a local directory read does for a file created
+// while the read runs.
+type skippingListStore struct {
+	objectstore.Store
+	mu    sync.Mutex
+	hide  []string // "" hides nothing
+	lists int
+}
+
+func (s *skippingListStore) List(ctx context.Context, prefix, startAfter string) iter.Seq2[objectstore.ObjectInfo, error] {
+	s.mu.Lock()
+	key := s.hide[min(s.lists, len(s.hide)-1)]
+	s.lists++
+	s.mu.Unlock()
+	return func(yield func(objectstore.ObjectInfo, error) bool) {
+		for info, err := range s.Store.List(ctx, prefix, startAfter) {
+			if err == nil && key != "" && info.Key == key {
+				continue
+			}
+			if !yield(info, err) {
+				return
+			}
+		}
+	}
+}
+
+// TestListingMissesACommit: a listing that misses commit v while listing
+// v+1 is listed again, so Load, Update and Commits see a contiguous log;
+// a gap that stays is reported as ErrLogGap after a bounded number of
+// listings.
+func TestListingMissesACommit(t *testing.T) {
+	ctx := context.Background()
+	m := newMemTable(t)
+	m.commit(0, protocolAction(1, 2), metadataAction(nil))
+	m.commit(1, addAction("a", nil))
+	m.commit(2, addAction("b", nil))
+	m.commit(3, addAction("c", nil))
+	m.commit(4, addAction("d", nil))
+	m.commit(5, addAction("e", nil))
+	base, err := Load(ctx, m.mem, AtVersion(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		hide      []string
+		wantLists int // listings of one call
+		wantGap   bool
+	}{
+		{"no gap", []string{""}, 1, false},
+		{"first listing misses 2", []string{CommitKey(2), ""}, 2, false},
+		{"each listing misses a newer one", []string{CommitKey(2), CommitKey(3), CommitKey(4), ""}, 4, false},
+		{"every listing misses a new one", []string{CommitKey(2), CommitKey(3), CommitKey(4), CommitKey(2)}, 4, true},
+		// a gap that stays where it was is the log's: no third listing
+		{"commit 2 is gone", []string{CommitKey(2)}, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := map[string]func(s *skippingListStore) (int64, error){
+				"Load": func(s *skippingListStore) (int64, error) {
+					snap, err := Load(ctx, s)
+					if err != nil {
+						return -1, err
+					}
+					return snap.Version(), nil
+				},
+				"Commits": func(s *skippingListStore) (int64, error) {
+					last := int64(-1)
+					for c, err := range Commits(ctx, s, 0, -1) {
+						if err != nil {
+							return last, err
+						}
+						last = c.Version
+					}
+					return last, nil
+				},
+				"Update": func(s *skippingListStore) (int64, error) {
+					base.store = s
+					snap, err := base.Update(ctx)
+					if err != nil {
+						return -1, err
+					}
+					return snap.Version(), nil
+				},
+			}
+			for name, call := range calls {
+				s := &skippingListStore{Store: m.mem, hide: tc.hide}
+				v, err := call(s)
+				if tc.wantGap {
+					if !errors.Is(err, ErrLogGap) {
+						t.Errorf("%s: v=%d err=%v, want ErrLogGap", name, v, err)
+					}
+				} else if err != nil || v != 5 {
+					t.Errorf("%s: v=%d err=%v, want version 5", name, v, err)
+				}
+				if name != "Update" && s.lists != tc.wantLists {
+					t.Errorf("%s listed %d times, want %d", name, s.lists, tc.wantLists)
+				}
+			}
+		})
+	}
+}
