@@ -3,7 +3,9 @@ package txlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"testing"
 
@@ -108,6 +110,52 @@ func TestListingMissesACommit(t *testing.T) {
 				if name != "Update" && s.lists != tc.wantLists {
 					t.Errorf("%s listed %d times, want %d", name, s.lists, tc.wantLists)
 				}
+			}
+		})
+	}
+}
+
+// TestCommitsFromMissedStart: Commits from version v lists once more when
+// the first listing misses v itself, and reports a VersionNotFoundError when
+// v stays missing.
+func TestCommitsFromMissedStart(t *testing.T) {
+	ctx := context.Background()
+	m := newMemTable(t)
+	m.commit(0, protocolAction(1, 2), metadataAction(nil))
+	for v := int64(1); v <= 4; v++ {
+		m.commit(v, addAction(fmt.Sprint(v), nil))
+	}
+	for _, tc := range []struct {
+		name      string
+		hide      []string
+		want      []int64
+		wantLists int
+	}{
+		{"listed", []string{""}, []int64{2, 3, 4}, 1},
+		{"first listing misses 2", []string{CommitKey(2), ""}, []int64{2, 3, 4}, 2},
+		{"2 is gone", []string{CommitKey(2)}, nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &skippingListStore{Store: m.mem, hide: tc.hide}
+			var got []int64
+			var gotErr error
+			for c, err := range Commits(ctx, s, 2, -1) {
+				if err != nil {
+					gotErr = err
+					break
+				}
+				got = append(got, c.Version)
+			}
+			if tc.want == nil {
+				var vnf *VersionNotFoundError
+				if !errors.As(gotErr, &vnf) || vnf.Version != 2 {
+					t.Errorf("err = %v, want version 2 not found", gotErr)
+				}
+			} else if gotErr != nil || !slices.Equal(got, tc.want) {
+				t.Errorf("Commits = %v, %v; want %v", got, gotErr, tc.want)
+			}
+			if s.lists != tc.wantLists {
+				t.Errorf("listed %d times, want %d", s.lists, tc.wantLists)
 			}
 		})
 	}

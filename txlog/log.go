@@ -272,6 +272,23 @@ func listLog(ctx context.Context, store objectstore.Store, startAfter string, ma
 	return l, err
 }
 
+// listAfter lists the log after commit version after (from the beginning
+// when after < 0), stopping after maxVersion when maxVersion >= 0. When the
+// first commit listed is not after+1 it lists once more: that commit was
+// cleaned up, or was created while a listing that is not a snapshot ran
+// (see listLog).
+func listAfter(ctx context.Context, store objectstore.Store, after, maxVersion int64) (*listing, error) {
+	startAfter := ""
+	if after >= 0 {
+		startAfter = CommitKey(after)
+	}
+	l, err := listLog(ctx, store, startAfter, maxVersion)
+	if err == nil && after >= 0 && len(l.commits) > 0 && l.commits[0].version > after+1 {
+		l, err = listLog(ctx, store, startAfter, maxVersion)
+	}
+	return l, err
+}
+
 // firstGap returns the first missing version between the listed commits, or
 // -1 when they are contiguous.
 func (l *listing) firstGap() int64 {
@@ -594,11 +611,7 @@ func Commits(ctx context.Context, store objectstore.Store, start, end int64) ite
 			yield(nil, &VersionNotFoundError{Version: start, Earliest: -1, Latest: -1})
 			return
 		}
-		startAfter := ""
-		if start > 0 {
-			startAfter = CommitKey(start - 1)
-		}
-		l, err := listLog(ctx, store, startAfter, end)
+		l, err := listAfter(ctx, store, start-1, end)
 		if err != nil {
 			yield(nil, err)
 			return

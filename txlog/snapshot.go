@@ -622,12 +622,7 @@ const maxIncrementalCommits = 1000
 // replays from the newest checkpoint in that listing instead. Errors are
 // those of Load.
 func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
-	l, err := listLog(ctx, s.store, CommitKey(s.version), -1)
-	if err == nil && len(l.commits) > 0 && l.commits[0].version > s.version+1 {
-		// The next commit is not listed: cleaned up, or created while a
-		// listing that is not a snapshot ran (see listLog). List once more.
-		l, err = listLog(ctx, s.store, CommitKey(s.version), -1)
-	}
+	l, err := listAfter(ctx, s.store, s.version, -1)
 	if err != nil {
 		return nil, err
 	}
