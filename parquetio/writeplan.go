@@ -294,46 +294,10 @@ func invalid(v any, want string) error {
 	return fmt.Errorf("%w: %T (%v) for %s", ErrInvalidValue, v, v, want)
 }
 
-// intOf returns v as an int64 when v is a signed integer or an unsigned
-// one of at most 32 bits.
-func intOf(v any) (int64, bool) {
-	switch v := v.(type) {
-	case int64:
-		return v, true
-	case int:
-		return int64(v), true
-	case int32:
-		return int64(v), true
-	case int16:
-		return int64(v), true
-	case int8:
-		return int64(v), true
-	case uint8:
-		return int64(v), true
-	case uint16:
-		return int64(v), true
-	case uint32:
-		return int64(v), true
-	}
-	return 0, false
-}
-
 func encLong(v any, st *colStats) (parquet.Value, int64, error) {
-	x, ok := intOf(v)
+	x, ok := value.ToInt64(v)
 	if !ok {
-		var u uint64
-		switch v := v.(type) {
-		case uint64:
-			u = v
-		case uint:
-			u = uint64(v)
-		default:
-			return parquet.Value{}, 0, invalid(v, "long")
-		}
-		if u > math.MaxInt64 {
-			return parquet.Value{}, 0, invalid(v, "long")
-		}
-		x = int64(u)
+		return parquet.Value{}, 0, invalid(v, "long")
 	}
 	if st != nil {
 		st.observeInt(x)
@@ -344,7 +308,7 @@ func encLong(v any, st *colStats) (parquet.Value, int64, error) {
 // intEncoder encodes integer, short and byte values as INT32 within [lo, hi].
 func intEncoder(lo, hi int64) leafEncoder {
 	return func(v any, st *colStats) (parquet.Value, int64, error) {
-		x, ok := intOf(v)
+		x, ok := value.ToInt64ByType(v)
 		if !ok || x < lo || x > hi {
 			return parquet.Value{}, 0, invalid(v, fmt.Sprintf("an integer in [%d, %d]", lo, hi))
 		}
@@ -355,19 +319,8 @@ func intEncoder(lo, hi int64) leafEncoder {
 	}
 }
 
-// floatOf returns v as a float64 when v is a float32 or float64.
-func floatOf(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float64:
-		return v, true
-	case float32:
-		return float64(v), true
-	}
-	return 0, false
-}
-
 func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
-	x, ok := floatOf(v)
+	x, ok := value.ToFloat64(v)
 	if !ok {
 		return parquet.Value{}, 0, invalid(v, "float")
 	}
@@ -378,7 +331,7 @@ func encFloat(v any, st *colStats) (parquet.Value, int64, error) {
 }
 
 func encDouble(v any, st *colStats) (parquet.Value, int64, error) {
-	x, ok := floatOf(v)
+	x, ok := value.ToFloat64(v)
 	if !ok {
 		return parquet.Value{}, 0, invalid(v, "double")
 	}

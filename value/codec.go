@@ -150,6 +150,26 @@ func IntRange(name string) (lo, hi int64) {
 // ToInt64 returns v as an int64 when it is a Go integer that fits.
 func ToInt64(v any) (int64, bool) {
 	switch n := v.(type) {
+	case uint64:
+		if n <= math.MaxInt64 {
+			return int64(n), true
+		}
+		return 0, false
+	case uint:
+		if uint64(n) <= math.MaxInt64 {
+			return int64(n), true
+		}
+		return 0, false
+	}
+	return ToInt64ByType(v)
+}
+
+// ToInt64ByType returns v as an int64 when v's Go type alone makes it fit:
+// a signed integer, or an unsigned one of at most 32 bits. These are the Go
+// values integer, short and byte columns accept (within the type's range,
+// IntRange); uint64 and uint are accepted by long columns only (ToInt64).
+func ToInt64ByType(v any) (int64, bool) {
+	switch n := v.(type) {
 	case int:
 		return int64(n), true
 	case int8:
@@ -166,14 +186,6 @@ func ToInt64(v any) (int64, bool) {
 		return int64(n), true
 	case uint32:
 		return int64(n), true
-	case uint64:
-		if n <= math.MaxInt64 {
-			return int64(n), true
-		}
-	case uint:
-		if uint64(n) <= math.MaxInt64 {
-			return int64(n), true
-		}
 	}
 	return 0, false
 }
@@ -202,9 +214,7 @@ func (c *codec) Check(v any) (int64, error) {
 			return 0, outOfRange(c.t, v)
 		}
 	case kInteger, kShort, kByte:
-		switch v.(type) {
-		case int32, int16, int8, int, int64, uint8, uint16, uint32:
-			x, _ := ToInt64(v)
+		if x, ok := ToInt64ByType(v); ok {
 			if lo, hi := IntRange(c.t.String()); x < lo || x > hi {
 				return 0, outOfRange(c.t, v)
 			}
@@ -619,38 +629,32 @@ func (c *codec) ParseStats(lit any) (any, error) {
 	return nil, &Error{Type: c.t, Value: lit, Reason: ErrUnsupported, Detail: "type " + c.t.String() + " keeps no stats min/max"}
 }
 
+// arrowTypes is the Arrow type of each kind; decimal's depends on the
+// column (ArrowType), variant has none.
+var arrowTypes = [...]arrow.DataType{
+	kLong:         arrow.PrimitiveTypes.Int64,
+	kInteger:      arrow.PrimitiveTypes.Int32,
+	kShort:        arrow.PrimitiveTypes.Int16,
+	kByte:         arrow.PrimitiveTypes.Int8,
+	kFloat:        arrow.PrimitiveTypes.Float32,
+	kDouble:       arrow.PrimitiveTypes.Float64,
+	kBoolean:      arrow.FixedWidthTypes.Boolean,
+	kString:       arrow.BinaryTypes.String,
+	kBinary:       arrow.BinaryTypes.Binary,
+	kDate:         arrow.FixedWidthTypes.Date32,
+	kTimestamp:    &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
+	kTimestampNTZ: &arrow.TimestampType{Unit: arrow.Microsecond},
+	kVariant:      nil,
+}
+
 func (c *codec) ArrowType() arrow.DataType {
-	switch c.k {
-	case kLong:
-		return arrow.PrimitiveTypes.Int64
-	case kInteger:
-		return arrow.PrimitiveTypes.Int32
-	case kShort:
-		return arrow.PrimitiveTypes.Int16
-	case kByte:
-		return arrow.PrimitiveTypes.Int8
-	case kFloat:
-		return arrow.PrimitiveTypes.Float32
-	case kDouble:
-		return arrow.PrimitiveTypes.Float64
-	case kBoolean:
-		return arrow.FixedWidthTypes.Boolean
-	case kString:
-		return arrow.BinaryTypes.String
-	case kBinary:
-		return arrow.BinaryTypes.Binary
-	case kDate:
-		return arrow.FixedWidthTypes.Date32
-	case kTimestamp:
-		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-	case kTimestampNTZ:
-		return &arrow.TimestampType{Unit: arrow.Microsecond}
-	case kDecimal:
+	if c.k == kDecimal {
 		if p, s := c.dec.Precision, c.dec.Scale; p >= 1 && p <= 38 && s >= 0 && s <= p {
 			return &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}
 		}
+		return nil // beyond decimal128
 	}
-	return nil // variant, or a decimal beyond decimal128
+	return arrowTypes[c.k]
 }
 
 // TimestampUnixBounds returns the Unix seconds of the first instant of year
