@@ -505,6 +505,9 @@ type Seg[T, R any] struct {
 	rares    []*rare[R]
 	skel     []byte // scratch
 	lit      []byte
+	// order tracks whether the records were packed in strict key order,
+	// so that Builder.Finish need not unpack every path to find out.
+	order keyOrder
 	// winEnd is, for a segment of Builder.SegAt whose records are written
 	// in place, the end of its window in the builder's reserved array; 0
 	// for a segment with an array of its own.
@@ -602,6 +605,47 @@ func (b *Seg[T, R]) Pack(a *Fields, fields R, hasRare bool, k Key) {
 		r.rare = uint32(len(b.rares) - 1)
 	}
 	b.recs = append(b.recs, r)
+	b.order.next(k)
+}
+
+// keyOrder follows the keys of a run of records: whether each was greater
+// than the one before, and the first and last key (copies).
+type keyOrder struct {
+	n           int
+	unordered   bool
+	first, last []byte // paths
+	fdv, ldv    string // deletion vector parts
+}
+
+// next notes the next record's key k (its path may be scratch memory).
+func (o *keyOrder) next(k Key) {
+	if o.n == 0 {
+		o.first, o.fdv = append(o.first[:0], k.Path...), k.DV
+	} else if !o.unordered && compareTo(o.last, o.ldv, k) >= 0 {
+		o.unordered = true
+	}
+	o.n++
+	o.last, o.ldv = append(o.last[:0], k.Path...), k.DV
+}
+
+// then notes the run of s after o's run.
+func (o *keyOrder) then(s *keyOrder) {
+	if s.n == 0 {
+		return
+	}
+	if o.n == 0 {
+		o.first, o.fdv = append(o.first[:0], s.first...), s.fdv
+	} else if compareTo(o.last, o.ldv, Key{Path: unsafe.String(unsafe.SliceData(s.first), len(s.first)), DV: s.fdv}) >= 0 {
+		o.unordered = true
+	}
+	o.unordered = o.unordered || s.unordered
+	o.n += s.n
+	o.last, o.ldv = append(o.last[:0], s.last...), s.ldv
+}
+
+// compareTo is Compare of the key (path, dv) and k.
+func compareTo(path []byte, dv string, k Key) int {
+	return Compare(Key{Path: unsafe.String(unsafe.SliceData(path), len(path)), DV: dv}, k)
 }
 
 // putLiterals stores the packed form of a text of textLen bytes whose
@@ -677,7 +721,8 @@ type Builder[T, R any] struct {
 	premap   []uint16
 	tail     *Seg[T, R]
 	remap    []uint32
-	rawChunk int // index in out.chunks of the chunk putRaw fills; -1 before the first
+	rawChunk int      // index in out.chunks of the chunk putRaw fills; -1 before the first
+	order    keyOrder // of the records appended
 }
 
 func NewBuilder[T, R any](c *Codec[T, R]) *Builder[T, R] {
@@ -753,6 +798,7 @@ func (pb *Builder[T, R]) AppendSeg(s *Seg[T, R]) {
 	if pb.tail != nil && pb.tail != s {
 		pb.flushTail()
 	}
+	pb.order.then(&s.order)
 	o := &pb.out
 	if s.winEnd > 0 && len(o.recs)+len(s.recs) > s.winEnd && unsafe.SliceData(o.recs) == unsafe.SliceData(pb.res) {
 		// s outgrew its window (more adds than rows: a damaged file) and
@@ -878,10 +924,15 @@ func (pb *Builder[T, R]) putRaw(text []byte) itemRef {
 func (pb *Builder[T, R]) Finish() *Packed[T, R] {
 	pb.flushTail()
 	o := &pb.out
-	sorted := true
+	// The segments noted their keys as they were packed: when those were
+	// in strict order the records are, and no path is unpacked to check.
+	sorted := !pb.order.unordered
 	var s1, s2 []byte
 	var prev Key
 	for i := range o.recs {
+		if pb.order.n == len(o.recs) {
+			break
+		}
 		k := o.keyIn(&o.recs[i], &s2)
 		if i > 0 && Compare(prev, k) >= 0 {
 			sorted = false
@@ -915,6 +966,7 @@ func (pb *Builder[T, R]) Finish() *Packed[T, R] {
 	pb.out = Packed[T, R]{codec: o.codec}
 	pb.res, pb.resBase, pb.firsts, pb.rows = nil, 0, nil, nil
 	pb.rawChunk = -1
+	pb.order = keyOrder{}
 	return p
 }
 

@@ -451,3 +451,53 @@ func TestBuilderChunkSlack(t *testing.T) {
 	}
 	runtime.KeepAlive(p)
 }
+
+// TestBuilderOrder: Finish keeps the records in file order only when the
+// keys the segments noted while packing were in strict order, within each
+// segment and across the segments' boundaries; otherwise it orders them
+// by key and keeps the last record of a key.
+func TestBuilderOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		segs     [][]string // paths packed into each segment
+		reorders bool       // the level has an order
+		want     []string   // paths in key order
+	}{
+		{"in order", [][]string{{"a", "b"}, {}, {"c", "d"}}, false, []string{"a", "b", "c", "d"}},
+		{"first segment out of order", [][]string{{"b", "a"}, {"c"}}, true, []string{"a", "b", "c"}},
+		{"later segment out of order", [][]string{{"a"}, {"c", "b"}}, true, []string{"a", "b", "c"}},
+		{"boundary out of order", [][]string{{"a", "c"}, {"b", "d"}}, true, []string{"a", "b", "c", "d"}},
+		{"boundary after an empty segment", [][]string{{"c"}, {}, {"b"}}, true, []string{"b", "c"}},
+		{"key repeated across a boundary", [][]string{{"a", "b"}, {"b", "c"}}, true, []string{"a", "b", "c"}},
+		{"key repeated in a segment", [][]string{{"a", "a"}}, true, []string{"a"}},
+		{"escaped path keys in order", [][]string{{"a%20b", "a%21"}}, false, []string{"a%20b", "a%21"}}, // keys "a b" < "a!"
+		{"escaped path keys out of order", [][]string{{"a%21", "a%20b"}}, true, []string{"a%20b", "a%21"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := NewBuilder(&testCodec)
+			rows := make([]int64, len(tc.segs))
+			for g, ps := range tc.segs {
+				rows[g] = int64(len(ps))
+			}
+			pb.Reserve(rows, 1000)
+			for g, ps := range tc.segs {
+				s := pb.SegAt(g)
+				for i, p := range ps {
+					s.Add(&file{Path: p, Size: int64(100*g + i), PartitionValues: EmptyPartitionValues})
+				}
+				pb.AppendSeg(s)
+			}
+			p := pb.Finish()
+			if got := p.order != nil; got != tc.reorders {
+				t.Errorf("level has an order = %v, want %v", got, tc.reorders)
+			}
+			var got []string
+			for v := range p.all {
+				got = append(got, v.Path)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("files in key order = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

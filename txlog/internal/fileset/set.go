@@ -11,6 +11,7 @@ package fileset
 import (
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -433,30 +434,38 @@ func mergeSorted[T any](base []*T, ov []entry[T], size int, keyOf func(*T) Key) 
 		return slices.Clone(base)
 	}
 	out := make([]*T, 0, size)
-	i, j := 0, 0
-	for i < len(base) || j < len(ov) {
-		c := -1
-		switch {
-		case i == len(base):
-			c = 1
-		case j < len(ov):
-			c = Compare(keyOf(base[i]), ov[j].k)
-		}
-		switch {
-		case c < 0:
-			out = append(out, base[i])
+	// base and ov are sorted by key and each has a key once: the run of
+	// base before each overlay key is found by a galloping search, so a
+	// small overlay over a large level computes few of base's keys
+	// (keyOf may decode a path) and copies the runs between them whole.
+	i := 0
+	for _, e := range ov {
+		p := gallop(base, i, e.k, keyOf)
+		out = append(out, base[i:p]...)
+		i = p
+		if i < len(base) && Compare(keyOf(base[i]), e.k) == 0 {
 			i++
-		default:
-			if c == 0 {
-				i++
-			}
-			if ov[j].v != nil {
-				out = append(out, ov[j].v)
-			}
-			j++
+		}
+		if e.v != nil {
+			out = append(out, e.v)
 		}
 	}
-	return out
+	return append(out, base[i:]...)
+}
+
+// gallop returns the first index from lo of sorted base whose key is at
+// least k: it probes lo, lo+1, lo+3, lo+7, ... until a key is at least k,
+// then searches the last step's range, so the keys computed grow with
+// the logarithm of the distance from lo, not of len(base).
+func gallop[T any](base []*T, lo int, k Key, keyOf func(*T) Key) int {
+	step, hi := 1, lo
+	for hi < len(base) && Compare(keyOf(base[hi]), k) < 0 {
+		lo = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi, len(base))
+	return lo + sort.Search(hi-lo, func(x int) bool { return Compare(keyOf(base[lo+x]), k) >= 0 })
 }
 
 // AllSorted yields the live values in the order of sortedValues without

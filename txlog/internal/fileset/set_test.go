@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,66 @@ func TestFileSetMatchesMap(t *testing.T) {
 	}
 	for _, st := range history {
 		check(st)
+	}
+}
+
+// TestMergeSorted: a sorted level overridden by a sorted overlay, whatever
+// the overlay's size and where its keys fall (before, between, on and
+// after the level's keys), is what a linear merge gives.
+func TestMergeSorted(t *testing.T) {
+	base := make([]*tombstone, 0, 100)
+	for i := range 100 {
+		base = append(base, &tombstone{Path: fmt.Sprintf("k%03d", 2*i)}) // even keys k000-k198
+	}
+	keyOf := (*tombstone).Key
+	for _, tc := range []struct {
+		name string
+		ov   []string // overlay keys; "-" prefix: removed
+		want int      // files after the merge
+	}{
+		{"empty overlay", nil, 100},
+		{"before every key", []string{"a"}, 101},
+		{"after every key", []string{"z"}, 101},
+		{"between keys", []string{"k001", "k101", "k197"}, 103},
+		{"replaces keys", []string{"k000", "k100", "k198"}, 100},
+		{"removes keys", []string{"-k000", "-k051", "-k198"}, 98}, // k051 is not in base
+		{"every key replaced and one added", nil, 101},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ov := tc.ov
+			if tc.name == "every key replaced and one added" {
+				for i := range 100 {
+					ov = append(ov, fmt.Sprintf("k%03d", 2*i))
+				}
+				ov = append(ov, "k199")
+			}
+			var es []entry[tombstone]
+			want := map[string]*tombstone{}
+			for _, b := range base {
+				want[b.Path] = b
+			}
+			for _, k := range ov {
+				if p, ok := strings.CutPrefix(k, "-"); ok {
+					es = append(es, entry[tombstone]{k: Key{Path: p}})
+					delete(want, p)
+					continue
+				}
+				v := &tombstone{Path: k}
+				es = append(es, entry[tombstone]{k: Key{Path: k}, v: v})
+				want[k] = v
+			}
+			got := mergeSorted(base, es, len(base)+len(es), keyOf)
+			if len(got) != tc.want {
+				t.Fatalf("merged %d files, want %d", len(got), tc.want)
+			}
+			for i, v := range got {
+				if want[v.Path] != v {
+					t.Errorf("file %d is %q, not the overlay's or the level's value", i, v.Path)
+				}
+				if i > 0 && got[i-1].Path >= v.Path {
+					t.Errorf("file %d %q after %q: not in key order", i, v.Path, got[i-1].Path)
+				}
+			}
+		})
 	}
 }
