@@ -285,6 +285,31 @@ func TestTableCellNull(t *testing.T) {
 	}
 }
 
+// TestOutputRowFormatRefused: a row format given to -o of a command that
+// prints no rows (or, for arrow and parquet, other rows than cat's) is a
+// usage error naming the commands that take it and what this one takes.
+func TestOutputRowFormatRefused(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long", "--property", "delta.enableChangeDataFeed=true")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", tbl, "-o", "csv"}, "-o csv is for cat and changes only; deltactl history takes -o table or json"},
+		{[]string{"schema", tbl, "-o", "jsonl"}, "-o jsonl is for cat and changes only; deltactl schema takes -o table or json"},
+		{[]string{"changes", tbl, "--from", "0", "-o", "arrow"}, "-o arrow is for cat only (the rows as an Arrow IPC stream); deltactl changes takes -o table, json, csv or jsonl"},
+		{[]string{"history", tbl, "-o", "yaml"}, `invalid value "yaml" for -o/--output`},
+		{[]string{"cat", tbl, "--format", "yaml"}, `invalid --format "yaml": want table, csv, jsonl, arrow or parquet (json is jsonl)`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, stderr containing %q", code, out, errs, tc.want)
+			}
+		})
+	}
+}
+
 // TestCatFormatOutputAliases: -o and --format of cat and changes are
 // aliases (-o json is --format jsonl): equal values are accepted and give
 // that format, conflicting ones are refused with a usage error (exit 2,
@@ -315,13 +340,26 @@ func TestCatFormatOutputAliases(t *testing.T) {
 		{[]string{"changes", tbl, "--from", "1", "--format", "csv"}, "id,v,_change_type"},
 		{[]string{"changes", tbl, "--from", "1", "-o", "json", "--format", "csv"}, ""},
 		{[]string{"changes", tbl, "--from", "1", "-o", "table", "--format", "jsonl"}, ""},
+		// -o takes every --format name of the command, and --format takes json.
+		{[]string{"cat", tbl, "-o", "csv"}, "id,v\n"},
+		{[]string{"cat", tbl, "-o", "jsonl"}, `{"id":`},
+		{[]string{"cat", tbl, "--format", "json"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "jsonl", "--format", "json"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "csv", "--format", "csv"}, "id,v\n"},
+		{[]string{"changes", tbl, "--from", "1", "-o", "csv"}, "id,v,_change_type"},
+		{[]string{"changes", tbl, "--from", "1", "-o", "jsonl"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "csv", "--format", "jsonl"}, ""},
+		{[]string{"cat", tbl, "-o", "jsonl", "--format", "arrow"}, ""},
+		{[]string{"changes", tbl, "--from", "1", "-o", "csv", "--format", "table"}, ""},
 	} {
 		name := strings.Join(tc.args[2:], " ")
 		t.Run(tc.args[0]+" "+name, func(t *testing.T) {
 			out, errs, code := runCLI(t, tc.args...)
 			if tc.want == "" {
-				if code != 2 || out != "" || !strings.Contains(errs, "conflict") {
-					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, a conflict named", code, out, errs)
+				o, f := tc.args[slices.Index(tc.args, "-o")+1], tc.args[slices.Index(tc.args, "--format")+1]
+				if code != 2 || out != "" || !strings.Contains(errs, "conflict") ||
+					!strings.Contains(errs, "-o "+o) || !strings.Contains(errs, "--format "+f) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, a conflict naming -o %s and --format %s", code, out, errs, o, f)
 				}
 				return
 			}

@@ -51,10 +51,10 @@ decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
 parquet (one Parquet file, Snappy-compressed, with the Arrow schema stored
 as pyarrow writes it, so pyarrow.parquet.read_table gives the same types
-as the Arrow stream). -o and --format are aliases here: -o table is
---format table, -o json is --format jsonl, -o arrow and -o parquet are
---format arrow and parquet; given both, they must name the same format
-(-o json --format csv is refused). An Arrow stream or a Parquet file
+as the Arrow stream). -o and --format are aliases here and take the
+same names (json is jsonl): -o csv is --format csv, -o json is --format
+jsonl; given both, they must name the same format (-o json --format csv
+is refused). An Arrow stream or a Parquet file
 holds every row unless --limit is given. Every format reads the table
 through the Arrow scan (table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
@@ -63,7 +63,7 @@ through the Arrow scan (table.ScanArrow).`,
   deltactl cat ./demo-data/flights --where "origin = 'SFO'" -o parquet > sfo.parquet`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl", "arrow", "parquet")
+			format, err := a.rowFormat(cmd, format)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ through the Arrow scan (table.ScanArrow).`,
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "top-level columns to print, comma-separated (default: all); a nested field s.b cannot be selected (select s)")
-	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl, arrow or parquet")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl (or json), arrow or parquet (the same as -o)")
 	return cmd
 }
 
@@ -207,25 +207,31 @@ func (r *tableRows) header() {
 }
 
 // rowFormat returns the row format of cat or changes from --format (given)
-// and -o, which are aliases: -o table is --format table, -o json is
-// --format jsonl, -o arrow and -o parquet are --format arrow and parquet.
-// Without --format the format is -o's; with both given, they must name
-// the same format, else a usage error says they conflict. valid lists the
-// formats the command takes.
-func (a *app) rowFormat(cmd *cobra.Command, given string, valid ...string) (string, error) {
-	fromOutput := a.output
-	if fromOutput == "json" {
-		fromOutput = "jsonl"
+// and -o, which are aliases taking the same names: the command's row
+// formats (rowFormats), and json, which is jsonl for both. Without
+// --format the format is -o's; with both given, they must name the same
+// format, else a usage error names both flags. -o was checked by
+// checkOutput before the command ran.
+func (a *app) rowFormat(cmd *cobra.Command, given string) (string, error) {
+	valid := rowFormats(cmd.Name())
+	rowName := func(s string) string {
+		if s == "json" {
+			return "jsonl"
+		}
+		return s
 	}
+	fromOutput := rowName(a.output)
 	if given == "" {
-		given = fromOutput
-	} else if cmd.Flags().Changed("output") && given != fromOutput {
+		return fromOutput, nil
+	}
+	format := rowName(given)
+	if !slices.Contains(valid, format) {
+		return "", usagef("invalid --format %q: want %s (json is jsonl)", given, orList(valid))
+	}
+	if cmd.Flags().Changed("output") && format != fromOutput {
 		return "", usagef("-o %s and --format %s conflict: for %s, -o %s is --format %s; give one of them (or the same format)", a.output, given, cmd.Name(), a.output, fromOutput)
 	}
-	if !slices.Contains(valid, given) {
-		return "", usagef("invalid --format %q: want %s", given, strings.Join(valid, ", "))
-	}
-	return given, nil
+	return format, nil
 }
 
 func (r *tableRows) write(row table.Row) error {
