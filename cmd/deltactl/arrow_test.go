@@ -271,6 +271,8 @@ func TestTableCellNull(t *testing.T) {
 		{"sql null", str, nil, "NULL"},
 		{"string null", str, "null", "null"},
 		{"string NULL", str, "NULL", `"NULL"`},
+		{"string NULL in quotes", str, `"NULL"`, `"""NULL"""`},
+		{"string quoted", str, `"x"`, `"x"`},
 		{"string with tab", str, "a\tb\nc", "a b c"},
 		{"empty string", str, "", ""},
 		{"long null", schema.Primitive(schema.Long), nil, "NULL"},
@@ -282,6 +284,52 @@ func TestTableCellNull(t *testing.T) {
 				t.Errorf("tableCell(%v) = %q, want %q", tc.v, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCSVNullEmpty: --format csv writes NULL as an empty field and the
+// empty string (or binary) as "", as PostgreSQL's COPY ... CSV and DuckDB
+// do, and quotes fields as encoding/csv does.
+func TestCSVNullEmpty(t *testing.T) {
+	sch := &schema.StructType{Fields: []*schema.StructField{
+		{Name: "s", Type: schema.Primitive(schema.String), Nullable: true},
+		{Name: "b", Type: schema.Primitive(schema.Binary), Nullable: true},
+		{Name: "n", Type: schema.Primitive(schema.Long), Nullable: true},
+	}}
+	rows := []table.Row{
+		{nil, nil, nil},
+		{"", []byte{}, int64(1)},
+		{"NULL", []byte("x"), nil},
+		{`a,"b"`, nil, int64(2)},
+		{" lead", nil, nil},
+		{"line\nbreak", nil, nil},
+		{`\.`, nil, nil},
+	}
+	want := "s,b,n\n" +
+		",,\n" +
+		`"","",1` + "\n" +
+		"NULL,eA==,\n" +
+		`"a,""b""",,2` + "\n" +
+		`" lead",,` + "\n" +
+		"\"line\nbreak\",,\n" +
+		`"\.",,` + "\n"
+	var got bytes.Buffer
+	seq := func(yield func(table.Row, error) bool) {
+		for _, r := range rows {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+	if err := printRows(newRowWriter("csv", &got, sch), seq); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("csv:\n%s\nwant:\n%s", got.String(), want)
+	}
+	var empty bytes.Buffer
+	if err := printRows(newRowWriter("csv", &empty, sch), func(func(table.Row, error) bool) {}); err != nil || empty.String() != "s,b,n\n" {
+		t.Errorf("no rows: %q, %v; want the header", empty.String(), err)
 	}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -43,9 +44,11 @@ TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
 fields are a.b; quote odd names with backquotes.
 
 --format: table (aligned columns; SQL NULL is printed NULL, as DuckDB's
-CLI prints it, and a string that is exactly NULL as "NULL", so that the two
-stay apart; null inside a nested value is JSON null), csv (NULL is an empty
-field) (with a header), jsonl (one JSON
+CLI prints it, and the string NULL as "NULL" (the string "NULL" as
+"""NULL"""), so that the two stay apart; null inside a nested value is
+JSON null), csv (with a header; NULL is an empty field and the empty
+string is "", as PostgreSQL's COPY ... CSV and DuckDB write them; fields
+quoted as RFC 4180 needs), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
 decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
@@ -183,8 +186,7 @@ type rowWriter interface {
 func newRowWriter(format string, w io.Writer, sch *schema.StructType) rowWriter {
 	switch format {
 	case "csv":
-		cw := csv.NewWriter(w)
-		return &csvRows{w: cw, sch: sch}
+		return &csvRows{w: bufio.NewWriter(w), sch: sch}
 	case "jsonl":
 		return &jsonRows{w: bufio.NewWriter(w), sch: sch}
 	}
@@ -250,15 +252,18 @@ func (r *tableRows) write(row table.Row) error {
 const nullCell = "NULL"
 
 // tableCell formats value v of type t as a --format table cell: SQL NULL as
-// NULL; a string that is exactly "NULL" in double quotes, so the two stay
-// apart (the string "null" prints as is); tabs and newlines as spaces.
+// NULL; a string that is NULL with or without double quotes around it
+// (NULL, "NULL", NULL"), in double quotes with its own doubled (the strings NULL and
+// "NULL" print "NULL" and """NULL"""), so that a cell NULL is SQL NULL
+// alone (the string null and other strings print as they are); tabs and
+// newlines as spaces.
 func tableCell(t schema.Type, v any) string {
 	if v == nil {
 		return nullCell
 	}
 	s := formatValue(t, v)
-	if str, ok := v.(string); ok && str == nullCell {
-		s = `"` + nullCell + `"`
+	if str, ok := v.(string); ok && strings.Trim(str, `"`) == nullCell {
+		s = `"` + strings.ReplaceAll(str, `"`, `""`) + `"`
 	}
 	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
@@ -271,42 +276,67 @@ func (r *tableRows) flush() error {
 }
 
 type csvRows struct {
-	w       *csv.Writer
+	w       *bufio.Writer
 	sch     *schema.StructType
 	started bool
 }
 
 // header writes the column names once, before the first row (or at the
 // end of an empty result).
-func (r *csvRows) header() error {
+func (r *csvRows) header() {
 	if r.started {
-		return nil
+		return
 	}
 	r.started = true
-	names := make([]string, len(r.sch.Fields))
 	for i, f := range r.sch.Fields {
-		names[i] = f.Name
+		r.field(i, f.Name)
 	}
-	return r.w.Write(names)
+	r.w.WriteByte('\n')
+}
+
+// field writes the i-th field of a record: s quoted as RFC 4180 and
+// encoding/csv quote it (a comma, double quote, CR or LF in it, a leading
+// space, or the PostgreSQL end-of-data marker \.), and also when s is
+// empty, so that an empty value ("") differs from NULL, which write gives
+// as an unquoted empty field (nullField), as PostgreSQL's COPY ... CSV and
+// DuckDB write them.
+func (r *csvRows) field(i int, s string) {
+	if i > 0 {
+		r.w.WriteByte(',')
+	}
+	if s != "" && s != `\.` && !strings.ContainsAny(s, ",\"\r\n") {
+		if c, _ := utf8.DecodeRuneInString(s); !unicode.IsSpace(c) {
+			r.w.WriteString(s)
+			return
+		}
+	}
+	r.w.WriteByte('"')
+	r.w.WriteString(strings.ReplaceAll(s, `"`, `""`))
+	r.w.WriteByte('"')
+}
+
+// nullField marks a NULL cell for csvRows.write: an empty field, unquoted.
+func (r *csvRows) nullField(i int) {
+	if i > 0 {
+		r.w.WriteByte(',')
+	}
 }
 
 func (r *csvRows) write(row table.Row) error {
-	if err := r.header(); err != nil {
-		return err
-	}
-	cells := make([]string, len(row))
+	r.header()
 	for i, v := range row {
-		cells[i] = formatValue(r.sch.Fields[i].Type, v)
+		if v == nil {
+			r.nullField(i)
+			continue
+		}
+		r.field(i, formatValue(r.sch.Fields[i].Type, v))
 	}
-	return r.w.Write(cells)
+	return r.w.WriteByte('\n')
 }
 
 func (r *csvRows) flush() error {
-	if err := r.header(); err != nil {
-		return err
-	}
-	r.w.Flush()
-	return r.w.Error()
+	r.header()
+	return r.w.Flush()
 }
 
 type jsonRows struct {
