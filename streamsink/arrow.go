@@ -2,7 +2,6 @@ package streamsink
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -80,13 +79,7 @@ func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func(
 		if err != nil {
 			return nil, nil, err
 		}
-		rows, err := arrowio.RowsOf(recs)
-		var ve *arrowio.ValueError
-		if errors.As(err, &ve) {
-			// A value without an exact Delta value, reported as the
-			// write's validation reports a bad one.
-			err = &table.RowError{Row: ve.Row, Err: fmt.Errorf("column %q: %w: %w", ve.Column, table.ErrInvalidArgument, ve.Err)}
-		}
+		rows, err := table.RowsOfBatches(recs)
 		return rows, sch, err
 	}
 	files := func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {

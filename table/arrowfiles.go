@@ -57,9 +57,9 @@ func (t *Table) writeFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 			}
 		}
 	}
-	rows, err := arrowio.RowsOf(recs)
+	rows, err := RowsOfBatches(recs)
 	if err != nil {
-		return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", arrowRowError(err, 0)))
+		return nil, opError(ctx, "write files of", t.URI(), fmt.Errorf("arrow input: %w", err))
 	}
 	return t.WriteFiles(ctx, rows, opts...)
 }

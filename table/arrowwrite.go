@@ -141,6 +141,23 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row,
 	return rows, sch, nil
 }
 
+// RowsOfBatches returns the rows of the record batches recs, in order, in
+// the value model (arrowio.RowsOf; one value per column of the batch, of
+// the Delta type arrowio.DeltaSchema gives it), as the Arrow writes read
+// them: a value without an exact Delta value (a timestamp[ns] with a
+// nanosecond remainder) is a *RowError naming the column and the row's
+// index across recs, wrapping ErrInvalidArgument, as the write's
+// validation reports a bad value; an Arrow type without a Delta type
+// wraps arrowio.ErrUnsupportedType. No rows is an empty, non-nil slice.
+// The batches are neither retained nor released.
+func RowsOfBatches(recs []arrow.RecordBatch) ([]Row, error) {
+	rows, err := arrowio.RowsOf(recs)
+	if err != nil {
+		return nil, arrowRowError(err, 0)
+	}
+	return rows, nil
+}
+
 // arrowRowError returns err of converting Arrow values to rows (arrowio.Rows
 // of a batch whose first row is row off of the stream, or arrowio.RowsOf
 // with off 0): a value without an exact Delta value (*arrowio.ValueError)

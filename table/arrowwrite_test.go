@@ -689,6 +689,21 @@ func TestAppendArrowTimestampUnits(t *testing.T) {
 					return err
 				}},
 				{"RowsOfArrow", func() error { _, err := RowsOfArrow(ctx, sch, reader()); return err }},
+				{"RowsOfBatches", func() error {
+					_, recs := c.Batches()
+					defer func() {
+						for _, r := range recs {
+							r.Release()
+						}
+					}()
+					rows, err := RowsOfBatches(recs)
+					if err == nil {
+						if len(rows) != 4 || rows[3][0] != int64(3) || !rows[3][1].(time.Time).Equal(c.Want) {
+							t.Errorf("RowsOfBatches: %v, want 4 rows, id 3 at %v", rows, c.Want)
+						}
+					}
+					return err
+				}},
 			}
 			for _, w := range writes {
 				err := w.write()

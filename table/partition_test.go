@@ -77,11 +77,11 @@ func TestRowValueErrors(t *testing.T) {
 		reason   error
 		text     string
 	}{
-		{"wrong Go type", Row{"1", nil, nil}, ErrSchemaMismatch, value.ErrTypeMismatch, `row 1: column "id": schema mismatch: value 1 of Go type string does not fit type long`},
+		{"wrong Go type", Row{"1", nil, nil}, ErrSchemaMismatch, value.ErrTypeMismatch, `row 1: column "id": schema mismatch: value "1" (a string) does not fit type long`},
 		{"nested out of range", Row{int64(1), Row{40000}, nil}, ErrInvalidArgument, value.ErrOutOfRange, `row 1: column "s": invalid argument: column "x": value 40000 does not fit type short`},
 		{"nested null", Row{int64(1), Row{nil}, nil}, ErrInvalidArgument, value.ErrNull, `column "s"`},
 		{"null element", Row{int64(1), nil, []any{Date(1), nil}}, ErrConstraintViolation, value.ErrNull, `element 1`},
-		{"element type", Row{int64(1), nil, []any{"2024-01-01"}}, ErrSchemaMismatch, value.ErrTypeMismatch, `element 0: value 2024-01-01 of Go type string does not fit type date`},
+		{"element type", Row{int64(1), nil, []any{"2024-01-01"}}, ErrSchemaMismatch, value.ErrTypeMismatch, `element 0: value "2024-01-01" (a string) does not fit type date`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tbl := newMemTable(t, sch)

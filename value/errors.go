@@ -3,6 +3,8 @@ package value
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/deltakit/deltakit/schema"
 )
@@ -46,7 +48,7 @@ func (e *Error) Error() string {
 	case e.Detail != "":
 		msg = e.Detail
 	case e.Reason == ErrTypeMismatch:
-		msg = fmt.Sprintf("value %v of Go type %T does not fit type %s", e.Value, e.Value, e.Type)
+		msg = fmt.Sprintf("value %s (%s) does not fit type %s", formatValue(e.Value), kindOf(e.Value), e.Type)
 	case e.Reason == ErrSyntax:
 		msg = fmt.Sprintf("%q does not parse as %s", e.Value, e.Type)
 	case e.Reason == ErrNull:
@@ -60,6 +62,55 @@ func (e *Error) Error() string {
 		return e.Column + ": " + msg
 	}
 	return msg
+}
+
+// kindOf names what the Go value v holds, in the Delta terms of the value
+// model (doc.go): "a string", "a long" (int64 or int), "a date", "a
+// struct or array" ([]any), "a map" ([]MapEntry), ...; "Go type T" for a
+// value outside the model.
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case []byte:
+		return "binary"
+	case bool:
+		return "a boolean"
+	case int64, int:
+		return "a long"
+	case int32:
+		return "an integer"
+	case int16:
+		return "a short"
+	case int8:
+		return "a byte"
+	case uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprintf("an unsigned integer (%T)", v)
+	case float64:
+		return "a double"
+	case float32:
+		return "a float"
+	case Date:
+		return "a date"
+	case Decimal:
+		return "a decimal"
+	case time.Time:
+		return "a timestamp"
+	case []any:
+		return "a struct or array"
+	case []MapEntry:
+		return "a map"
+	}
+	return fmt.Sprintf("Go type %T", v)
+}
+
+// formatValue formats v for a message: a string quoted, so that "1" and 1
+// differ; anything else as %v.
+func formatValue(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }
 
 // Unwrap returns the reason.

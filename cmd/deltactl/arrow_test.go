@@ -271,6 +271,8 @@ func TestTableCellNull(t *testing.T) {
 		{"sql null", str, nil, "NULL"},
 		{"string null", str, "null", "null"},
 		{"string NULL", str, "NULL", `"NULL"`},
+		{"string NULL in quotes", str, `"NULL"`, `"""NULL"""`},
+		{"string quoted", str, `"x"`, `"x"`},
 		{"string with tab", str, "a\tb\nc", "a b c"},
 		{"empty string", str, "", ""},
 		{"long null", schema.Primitive(schema.Long), nil, "NULL"},
@@ -280,6 +282,77 @@ func TestTableCellNull(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tableCell(tc.t, tc.v); got != tc.want {
 				t.Errorf("tableCell(%v) = %q, want %q", tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCSVNullEmpty: --format csv writes NULL as an empty field and the
+// empty string (or binary) as "", as PostgreSQL's COPY ... CSV and DuckDB
+// do, and quotes fields as encoding/csv does.
+func TestCSVNullEmpty(t *testing.T) {
+	sch := &schema.StructType{Fields: []*schema.StructField{
+		{Name: "s", Type: schema.Primitive(schema.String), Nullable: true},
+		{Name: "b", Type: schema.Primitive(schema.Binary), Nullable: true},
+		{Name: "n", Type: schema.Primitive(schema.Long), Nullable: true},
+	}}
+	rows := []table.Row{
+		{nil, nil, nil},
+		{"", []byte{}, int64(1)},
+		{"NULL", []byte("x"), nil},
+		{`a,"b"`, nil, int64(2)},
+		{" lead", nil, nil},
+		{"line\nbreak", nil, nil},
+		{`\.`, nil, nil},
+	}
+	want := "s,b,n\n" +
+		",,\n" +
+		`"","",1` + "\n" +
+		"NULL,eA==,\n" +
+		`"a,""b""",,2` + "\n" +
+		`" lead",,` + "\n" +
+		"\"line\nbreak\",,\n" +
+		`"\.",,` + "\n"
+	var got bytes.Buffer
+	seq := func(yield func(table.Row, error) bool) {
+		for _, r := range rows {
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+	if err := printRows(newRowWriter("csv", &got, sch), seq); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("csv:\n%s\nwant:\n%s", got.String(), want)
+	}
+	var empty bytes.Buffer
+	if err := printRows(newRowWriter("csv", &empty, sch), func(func(table.Row, error) bool) {}); err != nil || empty.String() != "s,b,n\n" {
+		t.Errorf("no rows: %q, %v; want the header", empty.String(), err)
+	}
+}
+
+// TestOutputRowFormatRefused: a row format given to -o of a command that
+// prints no rows (or, for arrow and parquet, other rows than cat's) is a
+// usage error naming the commands that take it and what this one takes.
+func TestOutputRowFormatRefused(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long", "--property", "delta.enableChangeDataFeed=true")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", tbl, "-o", "csv"}, "-o csv is for cat and changes only; deltactl history takes -o table or json"},
+		{[]string{"schema", tbl, "-o", "jsonl"}, "-o jsonl is for cat and changes only; deltactl schema takes -o table or json"},
+		{[]string{"changes", tbl, "--from", "0", "-o", "arrow"}, "-o arrow is for cat only (the rows as an Arrow IPC stream); deltactl changes takes -o table, json, csv or jsonl"},
+		{[]string{"history", tbl, "-o", "yaml"}, `invalid value "yaml" for -o/--output`},
+		{[]string{"cat", tbl, "--format", "yaml"}, `invalid --format "yaml": want table, csv, jsonl, arrow or parquet (json is jsonl)`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.args...)
+			if code != 2 || out != "" || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, stderr containing %q", code, out, errs, tc.want)
 			}
 		})
 	}
@@ -315,13 +388,26 @@ func TestCatFormatOutputAliases(t *testing.T) {
 		{[]string{"changes", tbl, "--from", "1", "--format", "csv"}, "id,v,_change_type"},
 		{[]string{"changes", tbl, "--from", "1", "-o", "json", "--format", "csv"}, ""},
 		{[]string{"changes", tbl, "--from", "1", "-o", "table", "--format", "jsonl"}, ""},
+		// -o takes every --format name of the command, and --format takes json.
+		{[]string{"cat", tbl, "-o", "csv"}, "id,v\n"},
+		{[]string{"cat", tbl, "-o", "jsonl"}, `{"id":`},
+		{[]string{"cat", tbl, "--format", "json"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "jsonl", "--format", "json"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "csv", "--format", "csv"}, "id,v\n"},
+		{[]string{"changes", tbl, "--from", "1", "-o", "csv"}, "id,v,_change_type"},
+		{[]string{"changes", tbl, "--from", "1", "-o", "jsonl"}, `{"id":`},
+		{[]string{"cat", tbl, "-o", "csv", "--format", "jsonl"}, ""},
+		{[]string{"cat", tbl, "-o", "jsonl", "--format", "arrow"}, ""},
+		{[]string{"changes", tbl, "--from", "1", "-o", "csv", "--format", "table"}, ""},
 	} {
 		name := strings.Join(tc.args[2:], " ")
 		t.Run(tc.args[0]+" "+name, func(t *testing.T) {
 			out, errs, code := runCLI(t, tc.args...)
 			if tc.want == "" {
-				if code != 2 || out != "" || !strings.Contains(errs, "conflict") {
-					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, a conflict named", code, out, errs)
+				o, f := tc.args[slices.Index(tc.args, "-o")+1], tc.args[slices.Index(tc.args, "--format")+1]
+				if code != 2 || out != "" || !strings.Contains(errs, "conflict") ||
+					!strings.Contains(errs, "-o "+o) || !strings.Contains(errs, "--format "+f) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output, a conflict naming -o %s and --format %s", code, out, errs, o, f)
 				}
 				return
 			}

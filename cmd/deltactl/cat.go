@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -43,18 +44,20 @@ TRUE, FALSE, DATE '2024-01-31', TIMESTAMP '2024-01-31 12:00:00'. Nested
 fields are a.b; quote odd names with backquotes.
 
 --format: table (aligned columns; SQL NULL is printed NULL, as DuckDB's
-CLI prints it, and a string that is exactly NULL as "NULL", so that the two
-stay apart; null inside a nested value is JSON null), csv (NULL is an empty
-field) (with a header), jsonl (one JSON
+CLI prints it, and the string NULL as "NULL" (the string "NULL" as
+"""NULL"""), so that the two stay apart; null inside a nested value is
+JSON null), csv (with a header; NULL is an empty field and the empty
+string is "", as PostgreSQL's COPY ... CSV and DuckDB write them; fields
+quoted as RFC 4180 needs), jsonl (one JSON
 object per row; timestamps as RFC 3339 strings, timestamp_ntz without zone,
 decimals as strings, binary as base64), arrow (an Apache Arrow IPC stream,
 as pyarrow.ipc.open_stream reads it; types as in package arrowio) or
 parquet (one Parquet file, Snappy-compressed, with the Arrow schema stored
 as pyarrow writes it, so pyarrow.parquet.read_table gives the same types
-as the Arrow stream). -o and --format are aliases here: -o table is
---format table, -o json is --format jsonl, -o arrow and -o parquet are
---format arrow and parquet; given both, they must name the same format
-(-o json --format csv is refused). An Arrow stream or a Parquet file
+as the Arrow stream). -o and --format are aliases here and take the
+same names (json is jsonl): -o csv is --format csv, -o json is --format
+jsonl; given both, they must name the same format (-o json --format csv
+is refused). An Arrow stream or a Parquet file
 holds every row unless --limit is given. Every format reads the table
 through the Arrow scan (table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
@@ -63,7 +66,7 @@ through the Arrow scan (table.ScanArrow).`,
   deltactl cat ./demo-data/flights --where "origin = 'SFO'" -o parquet > sfo.parquet`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl", "arrow", "parquet")
+			format, err := a.rowFormat(cmd, format)
 			if err != nil {
 				return err
 			}
@@ -99,7 +102,7 @@ through the Arrow scan (table.ScanArrow).`,
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 20, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter, e.g. \"delay > 10 AND origin = 'SFO'\"")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "top-level columns to print, comma-separated (default: all); a nested field s.b cannot be selected (select s)")
-	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl, arrow or parquet")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv, jsonl (or json), arrow or parquet (the same as -o)")
 	return cmd
 }
 
@@ -183,8 +186,7 @@ type rowWriter interface {
 func newRowWriter(format string, w io.Writer, sch *schema.StructType) rowWriter {
 	switch format {
 	case "csv":
-		cw := csv.NewWriter(w)
-		return &csvRows{w: cw, sch: sch}
+		return &csvRows{w: bufio.NewWriter(w), sch: sch}
 	case "jsonl":
 		return &jsonRows{w: bufio.NewWriter(w), sch: sch}
 	}
@@ -207,25 +209,31 @@ func (r *tableRows) header() {
 }
 
 // rowFormat returns the row format of cat or changes from --format (given)
-// and -o, which are aliases: -o table is --format table, -o json is
-// --format jsonl, -o arrow and -o parquet are --format arrow and parquet.
-// Without --format the format is -o's; with both given, they must name
-// the same format, else a usage error says they conflict. valid lists the
-// formats the command takes.
-func (a *app) rowFormat(cmd *cobra.Command, given string, valid ...string) (string, error) {
-	fromOutput := a.output
-	if fromOutput == "json" {
-		fromOutput = "jsonl"
+// and -o, which are aliases taking the same names: the command's row
+// formats (rowFormats), and json, which is jsonl for both. Without
+// --format the format is -o's; with both given, they must name the same
+// format, else a usage error names both flags. -o was checked by
+// checkOutput before the command ran.
+func (a *app) rowFormat(cmd *cobra.Command, given string) (string, error) {
+	valid := rowFormats(cmd.Name())
+	rowName := func(s string) string {
+		if s == "json" {
+			return "jsonl"
+		}
+		return s
 	}
+	fromOutput := rowName(a.output)
 	if given == "" {
-		given = fromOutput
-	} else if cmd.Flags().Changed("output") && given != fromOutput {
+		return fromOutput, nil
+	}
+	format := rowName(given)
+	if !slices.Contains(valid, format) {
+		return "", usagef("invalid --format %q: want %s (json is jsonl)", given, orList(valid))
+	}
+	if cmd.Flags().Changed("output") && format != fromOutput {
 		return "", usagef("-o %s and --format %s conflict: for %s, -o %s is --format %s; give one of them (or the same format)", a.output, given, cmd.Name(), a.output, fromOutput)
 	}
-	if !slices.Contains(valid, given) {
-		return "", usagef("invalid --format %q: want %s", given, strings.Join(valid, ", "))
-	}
-	return given, nil
+	return format, nil
 }
 
 func (r *tableRows) write(row table.Row) error {
@@ -244,15 +252,18 @@ func (r *tableRows) write(row table.Row) error {
 const nullCell = "NULL"
 
 // tableCell formats value v of type t as a --format table cell: SQL NULL as
-// NULL; a string that is exactly "NULL" in double quotes, so the two stay
-// apart (the string "null" prints as is); tabs and newlines as spaces.
+// NULL; a string that is NULL with or without double quotes around it
+// (NULL, "NULL", NULL"), in double quotes with its own doubled (the strings NULL and
+// "NULL" print "NULL" and """NULL"""), so that a cell NULL is SQL NULL
+// alone (the string null and other strings print as they are); tabs and
+// newlines as spaces.
 func tableCell(t schema.Type, v any) string {
 	if v == nil {
 		return nullCell
 	}
 	s := formatValue(t, v)
-	if str, ok := v.(string); ok && str == nullCell {
-		s = `"` + nullCell + `"`
+	if str, ok := v.(string); ok && strings.Trim(str, `"`) == nullCell {
+		s = `"` + strings.ReplaceAll(str, `"`, `""`) + `"`
 	}
 	return strings.NewReplacer("\t", " ", "\n", " ").Replace(s)
 }
@@ -265,42 +276,67 @@ func (r *tableRows) flush() error {
 }
 
 type csvRows struct {
-	w       *csv.Writer
+	w       *bufio.Writer
 	sch     *schema.StructType
 	started bool
 }
 
 // header writes the column names once, before the first row (or at the
 // end of an empty result).
-func (r *csvRows) header() error {
+func (r *csvRows) header() {
 	if r.started {
-		return nil
+		return
 	}
 	r.started = true
-	names := make([]string, len(r.sch.Fields))
 	for i, f := range r.sch.Fields {
-		names[i] = f.Name
+		r.field(i, f.Name)
 	}
-	return r.w.Write(names)
+	r.w.WriteByte('\n')
+}
+
+// field writes the i-th field of a record: s quoted as RFC 4180 and
+// encoding/csv quote it (a comma, double quote, CR or LF in it, a leading
+// space, or the PostgreSQL end-of-data marker \.), and also when s is
+// empty, so that an empty value ("") differs from NULL, which write gives
+// as an unquoted empty field (nullField), as PostgreSQL's COPY ... CSV and
+// DuckDB write them.
+func (r *csvRows) field(i int, s string) {
+	if i > 0 {
+		r.w.WriteByte(',')
+	}
+	if s != "" && s != `\.` && !strings.ContainsAny(s, ",\"\r\n") {
+		if c, _ := utf8.DecodeRuneInString(s); !unicode.IsSpace(c) {
+			r.w.WriteString(s)
+			return
+		}
+	}
+	r.w.WriteByte('"')
+	r.w.WriteString(strings.ReplaceAll(s, `"`, `""`))
+	r.w.WriteByte('"')
+}
+
+// nullField marks a NULL cell for csvRows.write: an empty field, unquoted.
+func (r *csvRows) nullField(i int) {
+	if i > 0 {
+		r.w.WriteByte(',')
+	}
 }
 
 func (r *csvRows) write(row table.Row) error {
-	if err := r.header(); err != nil {
-		return err
-	}
-	cells := make([]string, len(row))
+	r.header()
 	for i, v := range row {
-		cells[i] = formatValue(r.sch.Fields[i].Type, v)
+		if v == nil {
+			r.nullField(i)
+			continue
+		}
+		r.field(i, formatValue(r.sch.Fields[i].Type, v))
 	}
-	return r.w.Write(cells)
+	return r.w.WriteByte('\n')
 }
 
 func (r *csvRows) flush() error {
-	if err := r.header(); err != nil {
-		return err
-	}
-	r.w.Flush()
-	return r.w.Error()
+	r.header()
+	return r.w.Flush()
 }
 
 type jsonRows struct {

@@ -26,14 +26,14 @@ removed (deletes); versions that change no data print nothing.
 
 It fails when the feed was not enabled at --from or was turned off within the
 range, or --from is past the latest version. --where and --columns are as for
-cat (on the table's columns); --format: table, csv or jsonl (-o table is --format
-table, -o json is --format jsonl; given both, they must agree).`,
+cat (on the table's columns); --format: table, csv or jsonl; -o takes the
+same names and is an alias (json is jsonl; given both, they must agree).`,
 		Example: `  deltactl changes ./demo-data/orders --from 3
   deltactl changes ./demo-data/orders --from 3 --to 5 --format jsonl
   deltactl changes ./demo-data/orders --from 0 --where "id = 7" --columns id,status`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := a.rowFormat(cmd, format, "table", "csv", "jsonl")
+			format, err := a.rowFormat(cmd, format)
 			if err != nil {
 				return err
 			}
@@ -73,6 +73,6 @@ table, -o json is --format jsonl; given both, they must agree).`,
 	cmd.Flags().Int64VarP(&limit, "limit", "n", 0, "print at most this many rows (0: all)")
 	cmd.Flags().StringVar(&where, "where", "", "filter on the table's columns, e.g. \"id = 7\"")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "table columns to print, comma-separated (default: all); the change columns follow")
-	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv or jsonl")
+	cmd.Flags().StringVar(&format, "format", "", "row format: table, csv or jsonl (or json; the same as -o)")
 	return cmd
 }

@@ -584,6 +584,12 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 		}
 		res, err := write()
 		if err != nil {
+			if len(f.mergeOn) == 0 {
+				// A row of an append epoch by its row in the input (epoch
+				// E starts at row E × epochRows); an upsert epoch's rows
+				// are deduplicated by key before the MERGE sees them.
+				err = inputRowError(err, epoch*int64(f.epochRows))
+			}
 			return false, err
 		}
 		ev := view.addEpoch(epoch, res)

@@ -304,6 +304,28 @@ func TestIngestErrorsNameInputAndTable(t *testing.T) {
 	}
 }
 
+// TestIngestStreamRowErrorNamesInputRow: a row a streaming ingest's epoch
+// refuses is named by its row in the whole input (1-based), as a
+// one-commit ingest names it, not by its index in the epoch; the epochs
+// before it stay committed.
+func TestIngestStreamRowErrorNamesInputRow(t *testing.T) {
+	dir := t.TempDir()
+	tbl := filepath.Join(dir, "t")
+	mustRun(t, "create", tbl, "--schema", "id long not null, name string")
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("id,name\n1,a\n2,b\n3,c\n,d\n5,e\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "ingest", in, tbl, "--epoch-rows", "2", "--query-id", "q")
+	want := "deltactl: error: ingest epoch 1: row 4 of the input: column \"id\": NOT NULL constraint violated (null value)\n"
+	if code != 1 || stderr != want {
+		t.Fatalf("exit %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+	if out := mustRun(t, "cat", tbl, "--format", "csv"); out != "id,name\n1,a\n2,b\n" {
+		t.Errorf("table holds %q, want epoch 0's rows", out)
+	}
+}
+
 // TestIngestFlagsOfExistingTable checks that flags which only shape a new
 // table are refused (exit 2, nothing committed) when they do not match the
 // existing table, instead of being silently ignored, and that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,11 +141,8 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		SilenceUsage:  true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if (a.output == "arrow" || a.output == "parquet") && cmd.Name() != "cat" {
-				return usagef("-o %s is for cat only (the rows as %s); %s takes -o table or json", a.output, binaryOutput(a.output), cmd.CommandPath())
-			}
-			if a.output != "table" && a.output != "json" && binaryOutput(a.output) == "" {
-				return usagef("invalid value %q for -o/--output: want table or json (or arrow or parquet for cat)", a.output)
+			if err := checkOutput(cmd, a.output); err != nil {
+				return err
 			}
 			level := slog.LevelWarn
 			if a.verbose {
@@ -157,7 +155,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 	root.SetVersionTemplate(versionView(debug.ReadBuildInfo()).String() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (cat also takes arrow and parquet)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json (cat and changes also take csv and jsonl, cat arrow and parquet: the --format names)")
 	pf.StringVar(&a.endpoint, "endpoint", firstNonEmpty(a.getenv("AWS_ENDPOINT_URL_S3"), a.getenv("AWS_ENDPOINT_URL")),
 		"S3 endpoint URL, e.g. http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or $AWS_ENDPOINT_URL)")
 	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (default for localhost and IP endpoints; else $AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false)")
@@ -209,6 +207,58 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// rowFormats returns the row formats (--format) of the command named
+// name, in the order its help lists them: cat and changes print rows, the
+// other commands none.
+func rowFormats(name string) []string {
+	switch name {
+	case "cat":
+		return []string{"table", "csv", "jsonl", "arrow", "parquet"}
+	case "changes":
+		return []string{"table", "csv", "jsonl"}
+	}
+	return nil
+}
+
+// checkOutput returns a usage error when cmd does not take -o output.
+// Every command takes table and json; a command printing rows also takes
+// its --format names (-o and --format are aliases there, see
+// app.rowFormat). A row format of another command is refused naming the
+// commands that take it.
+func checkOutput(cmd *cobra.Command, output string) error {
+	if output == "table" || output == "json" || slices.Contains(rowFormats(cmd.Name()), output) {
+		return nil
+	}
+	takes := []string{"table", "json"}
+	for _, f := range rowFormats(cmd.Name()) {
+		if f != "table" {
+			takes = append(takes, f)
+		}
+	}
+	var by []string
+	for _, name := range []string{"cat", "changes"} {
+		if slices.Contains(rowFormats(name), output) {
+			by = append(by, name)
+		}
+	}
+	if len(by) == 0 {
+		return usagef("invalid value %q for -o/--output: want table or json (cat and changes also take csv and jsonl, cat arrow and parquet)", output)
+	}
+	what := ""
+	if b := binaryOutput(output); b != "" {
+		what = " (the rows as " + b + ")"
+	}
+	return usagef("-o %s is for %s only%s; %s takes -o %s", output, strings.Join(by, " and "), what, cmd.CommandPath(), orList(takes))
+}
+
+// orList joins names as "a", "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // exactArgs is cobra.ExactArgs with a usage error.
