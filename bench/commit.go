@@ -289,11 +289,15 @@ func (f *Figure) addSeries(prefix string, s commitSeries, names ...string) ([]*M
 // beside it, and the next commit starts with none running either), and does
 // its bare PUT (timed). Unpaced, the background checkpoint runs beside the
 // next PUTs and commits. Several benches interleave their pairs round by
-// round.
+// round, in an order that rotates from round to round (round i starts with
+// bench i mod len(benches)), so that no bench always comes first or right
+// after another's pairs.
 func pairs(ctx context.Context, benches []*commitBench, warmup, n int, paced bool) ([]commitSeries, error) {
 	out := make([]commitSeries, len(benches))
 	for i := range warmup + n {
-		for b, c := range benches {
+		for k := range benches {
+			b := (i + k) % len(benches)
+			c := benches[b]
 			t0 := time.Now()
 			due, err := c.commit(ctx)
 			d := time.Since(t0)

@@ -570,10 +570,13 @@ func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
 // written: unsupported writer features, generated or identity columns,
 // column defaults, change data feed, column mapping.
 func (t *Table) checkWritable(m *txlog.Metadata) error {
-	if m == nil {
-		m = t.snap.Metadata()
+	var err error
+	if m == nil || m == t.snap.Metadata() {
+		err = txlog.CheckWritableSnapshot(t.snap)
+	} else {
+		err = txlog.CheckWritableTable(t.snap.Protocol(), m)
 	}
-	if err := txlog.CheckWritableTable(t.snap.Protocol(), m); err != nil {
+	if err != nil {
 		return fmt.Errorf("table: write to %s: %w", t.URI(), err)
 	}
 	return nil

@@ -342,6 +342,19 @@ func CheckWritableTable(p *Protocol, m *Metadata) error {
 	return checkActiveFeatures(p, m, st)
 }
 
+// CheckWritableSnapshot is CheckWritableTable of the snapshot's protocol
+// and metadata, with the schema the snapshot has already parsed (no parse
+// per call: a writer checks it before every commit).
+func CheckWritableSnapshot(s *Snapshot) error {
+	if s.schema == nil {
+		return CheckWritableTable(s.protocol, s.metadata)
+	}
+	if err := checkWritable(s.protocol); err != nil {
+		return err
+	}
+	return checkActiveFeatures(s.protocol, s.metadata, s.schema)
+}
+
 // checkActiveFeatures is the part of CheckWritableTable after the protocol
 // check, with the schema of m already parsed.
 func checkActiveFeatures(p *Protocol, m *Metadata, st *schema.StructType) error {
