@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
+	"sync/atomic"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -25,6 +27,8 @@ const streamDistinct = 8
 type streamBench struct {
 	sink    *streamsink.Sink
 	rec     *recordingStore
+	reqs    *countingStore     // under rec: the GETs and PUTs of the sink's table
+	lists   *listCountingStore // under reqs: its LISTs and HEADs
 	floor   objectstore.Store
 	rows    [][]value.Row
 	flights [][]Flight
@@ -38,7 +42,9 @@ func newStreamBench(ctx context.Context, s3 *testenv.MinIO, rowsPerEpoch int) (*
 		return nil, err
 	}
 	store, floor := stores[0], stores[1]
-	s := &streamBench{rec: &recordingStore{Store: store}, floor: floor}
+	lists := &listCountingStore{Store: store}
+	reqs := &countingStore{Store: lists}
+	s := &streamBench{rec: &recordingStore{Store: reqs}, reqs: reqs, lists: lists, floor: floor}
 	tbl, err := table.Create(ctx, "", FlightsSchema(), table.WithStore(s.rec))
 	if err != nil {
 		return nil, err
@@ -139,10 +145,21 @@ func StreamFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 		*ds = append(*ds, time.Since(t0))
 		return err
 	}
+	// The sink's requests in the timed epochs (a background checkpoint's
+	// are counted in the epoch it overlaps).
+	var req counts
+	var nlists, nstats int64
 	for range cfg.StreamEpochs {
+		c0, l0, h0 := s.reqs.snapshot(), s.lists.lists.Load(), s.lists.stats.Load()
 		if err := timed(&ep, s.epoch); err != nil {
 			return fig, err
 		}
+		d := s.reqs.snapshot().sub(c0)
+		req.gets += d.gets
+		req.puts += d.puts
+		req.logPuts += d.logPuts
+		nlists += s.lists.lists.Load() - l0
+		nstats += s.lists.stats.Load() - h0
 		if err := timed(&fl, s.floorEpoch); err != nil {
 			return fig, err
 		}
@@ -166,9 +183,32 @@ func StreamFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig.add("epoch_p99", ms(quantile(ep, 0.99)), "ms")
 	fig.add("floor_epoch_p50", ms(median(fl)), "ms")
 	fig.add("ratio_epoch", ratio(epTotal, flTotal), "x")
+	n := float64(len(ep))
+	fig.add("epoch_lists", float64(nlists)/n, "per epoch")
+	fig.add("epoch_gets", float64(req.gets)/n, "per epoch")
+	fig.add("epoch_heads", float64(nstats)/n, "per epoch")
+	fig.add("epoch_data_puts", float64(req.puts)/n, "per epoch")
+	fig.add("epoch_log_puts", float64(req.logPuts)/n, "per epoch")
 	fig.add("skipped_epoch_p50", ms(median(sk)), "ms")
 	fig.add("skipped_epoch_p99", ms(quantile(sk, 0.99)), "ms")
 	fig.add("bare_list_p50", ms(median(ls)), "ms")
 	fig.add("ratio_skipped", ratio(median(sk), median(ls)), "x")
 	return fig, nil
+}
+
+// listCountingStore counts the listings and Stats made through it (the
+// requests delete.go's countingStore does not count).
+type listCountingStore struct {
+	objectstore.Store
+	lists, stats atomic.Int64
+}
+
+func (c *listCountingStore) List(ctx context.Context, prefix, startAfter string) iter.Seq2[objectstore.ObjectInfo, error] {
+	c.lists.Add(1)
+	return c.Store.List(ctx, prefix, startAfter)
+}
+
+func (c *listCountingStore) Stat(ctx context.Context, key string) (objectstore.ObjectInfo, error) {
+	c.stats.Add(1)
+	return c.Store.Stat(ctx, key)
 }
