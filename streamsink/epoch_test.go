@@ -3,6 +3,8 @@ package streamsink
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,4 +199,78 @@ func TestWriteEpochOf(t *testing.T) {
 	if last, _ := sink.LastCommittedEpoch(ctx); last != 0 {
 		t.Fatalf("LastCommittedEpoch %d after a refused epoch, want 0", last)
 	}
+}
+
+// TestWriteEpochOfColumnar writes typed epochs (the columnar path: every
+// column of eventSchema is a top-level primitive) and the same rows as
+// untyped epochs on a second table: each epoch's rows land once, with the
+// untyped epoch's stats; a replay is skipped and writes no file; a nil *T
+// row is refused and leaves no data file behind.
+func TestWriteEpochOfColumnar(t *testing.T) {
+	ctx := context.Background()
+	typedStore, rowStore := objectstore.NewMem("typed"), objectstore.NewMem("rows")
+	typed, _ := New(newTable(t, typedStore), "q")
+	untypedSink, _ := New(newTable(t, rowStore), "q")
+	for e := int64(0); e < 3; e++ {
+		evs := make([]*event, 100)
+		rows := make([]table.Row, len(evs))
+		for i := range evs {
+			id := e*100 + int64(i)
+			evs[i] = &event{ID: id, Epoch: e}
+			rows[i] = table.Row{id, e, nil}
+			if i%3 == 0 {
+				p := fmt.Sprintf("p%d", id)
+				evs[i].Payload, rows[i][2] = &p, p
+			}
+		}
+		res, err := WriteEpochOf(ctx, typed, e, evs)
+		if err != nil || res.Skipped || res.Rows != 100 || res.Files != 1 {
+			t.Fatalf("epoch %d: %+v, %v; want 100 rows in 1 file", e, res, err)
+		}
+		ref, err := untypedSink.WriteEpoch(ctx, e, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := typed.Table().Files(ctx)
+		want, _ := untypedSink.Table().Files(ctx)
+		if len(got) != int(e+1) || got[e].Stats != want[e].Stats || res.Version != ref.Version {
+			t.Fatalf("epoch %d: files %d, stats %s at version %d; untyped %s at %d", e, len(got), got[e].Stats, res.Version, want[e].Stats, ref.Version)
+		}
+		// A replay is skipped: no file, no commit.
+		before := len(storeDataKeys(t, typedStore))
+		if res, err := WriteEpochOf(ctx, typed, e, evs); err != nil || !res.Skipped {
+			t.Fatalf("replay of %d: %+v, %v; want skipped", e, res, err)
+		}
+		if n := len(storeDataKeys(t, typedStore)); n != before {
+			t.Fatalf("replay of %d wrote %d files", e, n-before)
+		}
+	}
+	if got := liveRows(t, typedStore); got != 300 {
+		t.Fatalf("table holds %d rows, want 300", got)
+	}
+	before := len(storeDataKeys(t, typedStore))
+	if _, err := WriteEpochOf(ctx, typed, 3, []*event{{ID: 1}, nil}); !errors.Is(err, table.ErrInvalidArgument) {
+		t.Fatalf("nil row: %v, want ErrInvalidArgument", err)
+	}
+	if n := len(storeDataKeys(t, typedStore)); n != before {
+		t.Fatalf("refused epoch wrote %d files", n-before)
+	}
+	if last, _ := typed.LastCommittedEpoch(ctx); last != 2 {
+		t.Fatalf("LastCommittedEpoch %d, want 2", last)
+	}
+}
+
+// storeDataKeys lists the store's keys outside the log.
+func storeDataKeys(t *testing.T, store objectstore.Store) []string {
+	t.Helper()
+	var keys []string
+	for o, err := range store.List(context.Background(), "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(o.Key, "_delta_log/") {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
 }
