@@ -112,5 +112,5 @@ func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func(
 		}
 		return d, adds, n, nil
 	}
-	return s.writeEpoch(ctx, epochID, rowsOf, files, nil, nil)
+	return s.writeEpoch(ctx, epochID, rowsOf, files, nil, nil, false)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -231,10 +233,9 @@ func TestWriteEpochOfColumnar(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := typed.Table().Files(ctx)
-		want, _ := untypedSink.Table().Files(ctx)
-		if len(got) != int(e+1) || got[e].Stats != want[e].Stats || res.Version != ref.Version {
-			t.Fatalf("epoch %d: files %d, stats %s at version %d; untyped %s at %d", e, len(got), got[e].Stats, res.Version, want[e].Stats, ref.Version)
+		got, want := fileStats(t, typed), fileStats(t, untypedSink)
+		if len(got) != int(e+1) || !slices.Equal(got, want) || res.Version != ref.Version {
+			t.Fatalf("epoch %d: stats %v at version %d; untyped %v at %d", e, got, res.Version, want, ref.Version)
 		}
 		// A replay is skipped: no file, no commit.
 		before := len(storeDataKeys(t, typedStore))
@@ -273,4 +274,75 @@ func storeDataKeys(t *testing.T, store objectstore.Store) []string {
 		}
 	}
 	return keys
+}
+
+// fileStats returns the stats of the sink table's live files, sorted.
+func fileStats(t *testing.T, s *Sink) []string {
+	t.Helper()
+	files, err := s.Table().Files(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Stats)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEpochEncodedDuringRefresh covers the first attempt's overlap of the
+// refresh with encoding the epoch for the sink's older snapshot: an epoch
+// that another run of the query committed meanwhile is skipped and stores
+// no file; after another writer changed the table's metadata (a property,
+// a new column), the epoch is encoded again for the fresh table, and only
+// those files are stored.
+func TestEpochEncodedDuringRefresh(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMem("t")
+	base := newTable(t, store)
+	a, _ := New(base, "q")
+	b, _ := New(base, "q") // the same query, its snapshot left at version 0
+	if _, err := a.WriteEpoch(ctx, 0, epochRows(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	files := len(storeDataKeys(t, store))
+	res, err := WriteEpochOf(ctx, b, 0, []event{{ID: 1}})
+	if err != nil || !res.Skipped || res.Version != 1 {
+		t.Fatalf("epoch committed by another run: %+v, %v; want skipped at version 1", res, err)
+	}
+	if res, err := b.WriteEpoch(ctx, 0, epochRows(0, 5)); err != nil || !res.Skipped {
+		t.Fatalf("untyped replay: %+v, %v; want skipped", res, err)
+	}
+	if n := len(storeDataKeys(t, store)); n != files {
+		t.Fatalf("skipped epochs stored %d files", n-files)
+	}
+
+	// Another writer sets a property and adds a column; b's snapshot is
+	// at version 1.
+	other, err := table.Open(ctx, "", table.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = table.SetProperties(ctx, other, map[string]string{"delta.appendOnly": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	wide := schema.NewStruct(append(slices.Clone(eventSchema.Fields), schema.NewField("extra", schema.Primitive(schema.String), true))...)
+	if _, err = other.AppendRows(ctx, []table.Row{{int64(99), int64(99), nil, "x"}}, table.WithRowSchema(wide), table.WithSchemaEvolution()); err != nil {
+		t.Fatal(err)
+	}
+	files = len(storeDataKeys(t, store))
+	res, err = WriteEpochOf(ctx, b, 1, []event{{ID: 10, Epoch: 1}, {ID: 11, Epoch: 1}})
+	if err != nil || res.Skipped || res.Rows != 2 || res.Version != 4 {
+		t.Fatalf("epoch after a metadata change: %+v, %v; want 2 rows at version 4", res, err)
+	}
+	if n := len(storeDataKeys(t, store)); n != files+1 {
+		t.Fatalf("epoch stored %d files, want 1", n-files)
+	}
+	if got := b.Table().Schema().Fields; len(got) != 4 || got[3].Name != "extra" {
+		t.Fatalf("schema %v, want the fresh table's 4 columns", b.Table().Schema())
+	}
+	if got := liveRows(t, store); got != 8 {
+		t.Fatalf("table holds %d rows, want 8", got)
+	}
 }

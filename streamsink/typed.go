@@ -58,5 +58,5 @@ func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) 
 			return nil, nil, err
 		}
 		return out, sch, nil
-	}, files, nil, nil)
+	}, files, nil, nil, true)
 }

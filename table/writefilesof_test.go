@@ -142,3 +142,38 @@ func TestWriteFilesOf(t *testing.T) {
 func sortRows(rows []value.Row) {
 	slices.SortFunc(rows, func(a, b value.Row) int { return cmp.Compare(a[0].(int64), b[0].(int64)) })
 }
+
+// TestWithUploadGate: files are stored only after the gate returns nil;
+// a gate's error fails the write with nothing stored.
+func TestWithUploadGate(t *testing.T) {
+	ctx := context.Background()
+	sch := schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false))
+	store := objectstore.NewMem("t")
+	tbl, err := table.Create(ctx, "", sch, table.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []value.Row{{int64(1)}, {int64(2)}}
+	refused := errors.New("not now")
+	var calls int
+	gate := func(context.Context) error {
+		calls++
+		if keys := dataKeys(t, store); len(keys) != 0 {
+			t.Errorf("files %v stored before the gate returned", keys)
+		}
+		return refused
+	}
+	if _, err := tbl.WriteFiles(ctx, rows, table.WithUploadGate(gate)); !errors.Is(err, refused) {
+		t.Fatalf("refused gate: %v, want its error", err)
+	}
+	if keys := dataKeys(t, store); len(keys) != 0 || calls != 1 {
+		t.Fatalf("refused gate (%d calls) left files %v", calls, keys)
+	}
+	adds, err := tbl.WriteFiles(ctx, rows, table.WithUploadGate(func(context.Context) error { return nil }))
+	if err != nil || len(adds) != 1 {
+		t.Fatalf("open gate: %d files, %v", len(adds), err)
+	}
+	if keys := dataKeys(t, store); len(keys) != 1 {
+		t.Fatalf("open gate stored %v, want 1 file", keys)
+	}
+}
