@@ -226,6 +226,13 @@ type Result struct {
 //     txn{appId: queryId, version: epochID, lastUpdated} and commitInfo
 //     (operation STREAMING UPDATE with outputMode, queryId, epochId).
 //
+// Steps 1 and 3 overlap: when the sink's snapshot does not hold the
+// epoch yet, the rows are encoded for it while the refresh lists the log,
+// and the files are held in memory (table.WithUploadGate) until the
+// refresh says the epoch is not committed and the table's metadata and
+// protocol are unchanged; otherwise they are dropped (and encoded again
+// for a changed table). A skipped epoch stores nothing.
+//
 // When another run of the same query commits first, WriteEpoch returns an
 // error matching table.ErrConcurrentTransaction: two live runs of one query
 // are fenced. Other conflicts (a concurrent metadata change, ...) are retried
@@ -306,7 +313,7 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, f
 	if files != nil {
 		return s.writeEpochFiles(ctx, epochID, files, extra, check, reusable)
 	}
-	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
+	return s.writeEpochFiles(ctx, epochID, func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
 		rows, rsch, err := rowsOf(tbl)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
@@ -349,9 +356,12 @@ func (s *Sink) draft(ctx context.Context, tbl *table.Table, epochID int64, sch *
 // written to, with wopts (the sink's write options and the epoch's
 // streaming update), through a draft of tbl (Sink.draft, which carries a
 // schema change to the commit), and returns the draft, the files' add
-// actions and rows; it runs only when the epoch is not skipped, at most
-// once.
-type filesFunc func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error)
+// actions and rows, writing under ctx. For input that is not reusable
+// (see writeEpoch) it runs only when the epoch is not skipped, at most
+// once; for reusable input the first attempt may also run it while the
+// refresh is under way, for the sink's older snapshot, with ctx cancelled
+// when the refresh finds the epoch skipped (overlapAttempt).
+type filesFunc func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error)
 
 // writeEpochFiles is writeEpoch (s.mu held, no merge keys) with the files
 // written by write.
@@ -364,7 +374,9 @@ func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFu
 		var tbl *table.Table
 		var skipped *Result
 		var err error
-		if round == 0 && reusable && s.mode == Append && check == nil {
+		// The overlap only pays off when the epoch is new to the sink's
+		// snapshot; a replay it already holds takes the plain refresh.
+		if round == 0 && reusable && s.mode == Append && check == nil && epochID > s.tbl.Snapshot().TxnVersion(s.queryID) {
 			tbl, skipped, d, adds, nrows, err = s.overlapAttempt(ctx, epochID, write, upd)
 		} else {
 			tbl, skipped, err = s.beginAttempt(ctx, epochID, check)
@@ -373,7 +385,7 @@ func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFu
 			return skipped, err
 		}
 		if adds == nil {
-			if d, adds, nrows, err = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
+			if d, adds, nrows, err = write(ctx, tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
 				return nil, err
 			}
 			if adds == nil {
@@ -414,10 +426,16 @@ func (s *Sink) overlapAttempt(ctx context.Context, epochID int64, write filesFun
 		skipped *Result
 		berr    error
 	)
+	// The encoding stops when the refresh finds the files not needed.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	refreshed := make(chan struct{})
 	go func() {
 		defer close(refreshed)
 		tbl, skipped, berr = s.beginAttempt(ctx, epochID, nil)
+		if berr != nil || skipped != nil {
+			cancel()
+		}
 	}()
 	gate := func(gctx context.Context) error {
 		select {
@@ -434,7 +452,7 @@ func (s *Sink) overlapAttempt(ctx context.Context, epochID int64, write filesFun
 		return nil
 	}
 	wopts := append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd), table.WithUploadGate(gate))
-	d, adds, nrows, werr := write(stale, wopts)
+	d, adds, nrows, werr := write(wctx, stale, wopts)
 	<-refreshed
 	if berr != nil || skipped != nil {
 		if werr == nil && len(adds) > 0 {
@@ -452,7 +470,7 @@ func (s *Sink) overlapAttempt(ctx context.Context, epochID int64, write filesFun
 		if werr == nil && d != nil {
 			d.Discard()
 		}
-		d, adds, nrows, werr = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd)))
+		d, adds, nrows, werr = write(ctx, tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd)))
 	}
 	if werr != nil {
 		return nil, nil, nil, nil, 0, werr

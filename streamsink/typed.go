@@ -13,7 +13,9 @@ import (
 // WriteEpoch does for untyped rows. Fields map to the table's columns as
 // table.Append maps them (the delta tag, exact then case-insensitive; see
 // table.RowsOf), against the schema of the table version the epoch is
-// written to. A skipped epoch converts nothing. A field without a column
+// written to. An epoch the sink's snapshot already holds converts
+// nothing (one that the refresh finds committed may have been partly
+// encoded, see WriteEpoch, but stores nothing). A field without a column
 // is added as a new column (of table.SchemaOf[T]'s type) when
 // table.WithSchemaEvolution is among the sink's write options, in the
 // epoch's commit, which merges table.DataSchemaOf[T] into the table's
@@ -28,7 +30,7 @@ import (
 // without building a table.Row per row (the cost WriteEpoch's rows carry);
 // upsert epochs (WithMergeKeys) convert the rows for MERGE.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
-	files := func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
+	files := func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
 		sch, err := table.DataSchemaOf[T]()
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
