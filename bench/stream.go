@@ -151,7 +151,7 @@ func StreamFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"the row sink (Sink.WriteEpoch of prebuilt []table.Row; building them is not timed), "+
 			"the typed sink on a second table (streamsink.WriteEpochOf of the floor's own []Flight), "+
 			"and the floor (parquet.GenericWriter[Flight] of that []Flight, snappy, + Put, then the row sink's latest commit bytes + PutIfAbsent); "+
-			"each sink epoch refreshes (one LIST), writes one file and commits (Append, default checkpoint interval 10, checkpoints in the background); "+
+			"each sink epoch refreshes (one LIST, overlapped with encoding the file in memory), PUTs one file and commits (Append, default checkpoint interval 10, checkpoints in the background); "+
 			"ratio_epoch_typed and ratio_epoch_rows are total sink time over total floor time; "+
 			"then %d skipped epochs (already committed) interleaved with a bare LIST of the log after the latest commit",
 			cfg.StreamEpochs, cfg.StreamRows, cfg.StreamSkipped)}
