@@ -82,7 +82,7 @@ func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func(
 		rows, err := table.RowsOfBatches(recs)
 		return rows, sch, err
 	}
-	files := func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
+	files := func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
 		sch, err := arrowio.DeltaSchema(in)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: arrow input: %w", s.queryID, epochID, err)
@@ -105,5 +105,5 @@ func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func(
 		}
 		return d, adds, n, nil
 	}
-	return s.writeEpoch(ctx, epochID, rowsOf, files, nil, nil)
+	return s.writeEpoch(ctx, epochID, rowsOf, files, nil, nil, false)
 }

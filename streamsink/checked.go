@@ -26,5 +26,5 @@ func (s *Sink) WriteEpochChecked(ctx context.Context, epochID int64, rows []tabl
 	if check == nil {
 		return nil, fmt.Errorf("streamsink: query %s epoch %d: nil check", s.queryID, epochID)
 	}
-	return s.writeEpoch(ctx, epochID, untyped(rows), nil, extra, check)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, extra, check, true)
 }

@@ -3,12 +3,16 @@ package streamsink
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 	"github.com/deltakit/deltakit/txlog"
 )
@@ -196,5 +200,149 @@ func TestWriteEpochOf(t *testing.T) {
 	}
 	if last, _ := sink.LastCommittedEpoch(ctx); last != 0 {
 		t.Fatalf("LastCommittedEpoch %d after a refused epoch, want 0", last)
+	}
+}
+
+// TestWriteEpochOfColumnar writes typed epochs (the columnar path: every
+// column of eventSchema is a top-level primitive) and the same rows as
+// untyped epochs on a second table: each epoch's rows land once, with the
+// untyped epoch's stats; a replay is skipped and writes no file; a nil *T
+// row is refused and leaves no data file behind.
+func TestWriteEpochOfColumnar(t *testing.T) {
+	ctx := context.Background()
+	typedStore, rowStore := objectstore.NewMem("typed"), objectstore.NewMem("rows")
+	typed, _ := New(newTable(t, typedStore), "q")
+	untypedSink, _ := New(newTable(t, rowStore), "q")
+	for e := int64(0); e < 3; e++ {
+		evs := make([]*event, 100)
+		rows := make([]table.Row, len(evs))
+		for i := range evs {
+			id := e*100 + int64(i)
+			evs[i] = &event{ID: id, Epoch: e}
+			rows[i] = table.Row{id, e, nil}
+			if i%3 == 0 {
+				p := fmt.Sprintf("p%d", id)
+				evs[i].Payload, rows[i][2] = &p, p
+			}
+		}
+		res, err := WriteEpochOf(ctx, typed, e, evs)
+		if err != nil || res.Skipped || res.Rows != 100 || res.Files != 1 {
+			t.Fatalf("epoch %d: %+v, %v; want 100 rows in 1 file", e, res, err)
+		}
+		ref, err := untypedSink.WriteEpoch(ctx, e, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := fileStats(t, typed), fileStats(t, untypedSink)
+		if len(got) != int(e+1) || !slices.Equal(got, want) || res.Version != ref.Version {
+			t.Fatalf("epoch %d: stats %v at version %d; untyped %v at %d", e, got, res.Version, want, ref.Version)
+		}
+		// A replay is skipped: no file, no commit.
+		before := len(storeDataKeys(t, typedStore))
+		if res, err := WriteEpochOf(ctx, typed, e, evs); err != nil || !res.Skipped {
+			t.Fatalf("replay of %d: %+v, %v; want skipped", e, res, err)
+		}
+		if n := len(storeDataKeys(t, typedStore)); n != before {
+			t.Fatalf("replay of %d wrote %d files", e, n-before)
+		}
+	}
+	if got := liveRows(t, typedStore); got != 300 {
+		t.Fatalf("table holds %d rows, want 300", got)
+	}
+	before := len(storeDataKeys(t, typedStore))
+	if _, err := WriteEpochOf(ctx, typed, 3, []*event{{ID: 1}, nil}); !errors.Is(err, table.ErrInvalidArgument) {
+		t.Fatalf("nil row: %v, want ErrInvalidArgument", err)
+	}
+	if n := len(storeDataKeys(t, typedStore)); n != before {
+		t.Fatalf("refused epoch wrote %d files", n-before)
+	}
+	if last, _ := typed.LastCommittedEpoch(ctx); last != 2 {
+		t.Fatalf("LastCommittedEpoch %d, want 2", last)
+	}
+}
+
+// storeDataKeys lists the store's keys outside the log.
+func storeDataKeys(t *testing.T, store objectstore.Store) []string {
+	t.Helper()
+	var keys []string
+	for o, err := range store.List(context.Background(), "", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(o.Key, "_delta_log/") {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
+}
+
+// fileStats returns the stats of the sink table's live files, sorted.
+func fileStats(t *testing.T, s *Sink) []string {
+	t.Helper()
+	files, err := s.Table().Files(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Stats)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEpochEncodedDuringRefresh covers the first attempt's overlap of the
+// refresh with encoding the epoch for the sink's older snapshot: an epoch
+// that another run of the query committed meanwhile is skipped and stores
+// no file; after another writer changed the table's metadata (a property,
+// a new column), the epoch is encoded again for the fresh table, and only
+// those files are stored.
+func TestEpochEncodedDuringRefresh(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMem("t")
+	base := newTable(t, store)
+	a, _ := New(base, "q")
+	b, _ := New(base, "q") // the same query, its snapshot left at version 0
+	if _, err := a.WriteEpoch(ctx, 0, epochRows(0, 5)); err != nil {
+		t.Fatal(err)
+	}
+	files := len(storeDataKeys(t, store))
+	res, err := WriteEpochOf(ctx, b, 0, []event{{ID: 1}})
+	if err != nil || !res.Skipped || res.Version != 1 {
+		t.Fatalf("epoch committed by another run: %+v, %v; want skipped at version 1", res, err)
+	}
+	if res, err := b.WriteEpoch(ctx, 0, epochRows(0, 5)); err != nil || !res.Skipped {
+		t.Fatalf("untyped replay: %+v, %v; want skipped", res, err)
+	}
+	if n := len(storeDataKeys(t, store)); n != files {
+		t.Fatalf("skipped epochs stored %d files", n-files)
+	}
+
+	// Another writer sets a property and adds a column; b's snapshot is
+	// at version 1.
+	other, err := table.Open(ctx, "", table.WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = table.SetProperties(ctx, other, map[string]string{"delta.appendOnly": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	wide := schema.NewStruct(append(slices.Clone(eventSchema.Fields), schema.NewField("extra", schema.Primitive(schema.String), true))...)
+	if _, err = other.AppendRows(ctx, []table.Row{{int64(99), int64(99), nil, "x"}}, table.WithRowSchema(wide), table.WithSchemaEvolution()); err != nil {
+		t.Fatal(err)
+	}
+	files = len(storeDataKeys(t, store))
+	res, err = WriteEpochOf(ctx, b, 1, []event{{ID: 10, Epoch: 1}, {ID: 11, Epoch: 1}})
+	if err != nil || res.Skipped || res.Rows != 2 || res.Version != 4 {
+		t.Fatalf("epoch after a metadata change: %+v, %v; want 2 rows at version 4", res, err)
+	}
+	if n := len(storeDataKeys(t, store)); n != files+1 {
+		t.Fatalf("epoch stored %d files, want 1", n-files)
+	}
+	if got := b.Table().Schema().Fields; len(got) != 4 || got[3].Name != "extra" {
+		t.Fatalf("schema %v, want the fresh table's 4 columns", b.Table().Schema())
+	}
+	if got := liveRows(t, store); got != 8 {
+		t.Fatalf("table holds %d rows, want 8", got)
 	}
 }

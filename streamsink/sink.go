@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -225,13 +226,20 @@ type Result struct {
 //     txn{appId: queryId, version: epochID, lastUpdated} and commitInfo
 //     (operation STREAMING UPDATE with outputMode, queryId, epochId).
 //
+// Steps 1 and 3 overlap: when the sink's snapshot does not hold the
+// epoch yet, the rows are encoded for it while the refresh lists the log,
+// and the files are held in memory (table.WithUploadGate) until the
+// refresh says the epoch is not committed and the table's metadata and
+// protocol are unchanged; otherwise they are dropped (and encoded again
+// for a changed table). A skipped epoch stores nothing.
+//
 // When another run of the same query commits first, WriteEpoch returns an
 // error matching table.ErrConcurrentTransaction: two live runs of one query
 // are fenced. Other conflicts (a concurrent metadata change, ...) are retried
 // from a fresh snapshot, re-checking step 2. Other errors are returned
 // wrapped; the epoch may then be written again: it lands once.
 func (s *Sink) WriteEpoch(ctx context.Context, epochID int64, rows []table.Row) (*Result, error) {
-	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil, nil)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, nil, nil, true)
 }
 
 // WriteEpochWith is WriteEpoch with more txn actions in the epoch's commit,
@@ -249,7 +257,7 @@ func (s *Sink) WriteEpochWith(ctx context.Context, epochID int64, rows []table.R
 	if err := s.checkExtra(extra); err != nil {
 		return nil, err
 	}
-	return s.writeEpoch(ctx, epochID, untyped(rows), nil, extra, nil)
+	return s.writeEpoch(ctx, epochID, untyped(rows), nil, extra, nil, true)
 }
 
 // ErrInvalidTxn is returned by WriteEpochWith for an extra txn action with
@@ -290,7 +298,10 @@ func untyped(rows []table.Row) rowsFunc {
 // after the skip test and before anything of that attempt is written or
 // committed. files, when not nil, writes the data files instead of
 // WriteFiles of rowsOf's rows (an upsert sink always merges rowsOf's rows).
-func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, files filesFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
+// reusable says that the input may be encoded twice (rows or structs in a
+// slice, not a reader), so that the first attempt of an append epoch may
+// encode it while the refresh runs (overlapAttempt).
+func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, files filesFunc, extra []table.Txn, check func(*table.Table) error, reusable bool) (*Result, error) {
 	if epochID < 0 {
 		return nil, fmt.Errorf("streamsink: epoch %d: %w", epochID, ErrInvalidEpoch)
 	}
@@ -300,9 +311,9 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, f
 		return s.upsertEpoch(ctx, epochID, rowsOf, extra, check)
 	}
 	if files != nil {
-		return s.writeEpochFiles(ctx, epochID, files, extra, check)
+		return s.writeEpochFiles(ctx, epochID, files, extra, check, reusable)
 	}
-	return s.writeEpochFiles(ctx, epochID, func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
+	return s.writeEpochFiles(ctx, epochID, func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
 		rows, rsch, err := rowsOf(tbl)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
@@ -322,7 +333,7 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, f
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
 		}
 		return d, adds, int64(len(rows)), nil
-	}, extra, check)
+	}, extra, check, reusable)
 }
 
 // draft returns the draft of appending the epoch's rows of schema sch
@@ -345,24 +356,36 @@ func (s *Sink) draft(ctx context.Context, tbl *table.Table, epochID int64, sch *
 // written to, with wopts (the sink's write options and the epoch's
 // streaming update), through a draft of tbl (Sink.draft, which carries a
 // schema change to the commit), and returns the draft, the files' add
-// actions and rows; it runs only when the epoch is not skipped, at most
-// once.
-type filesFunc func(tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error)
+// actions and rows, writing under ctx. For input that is not reusable
+// (see writeEpoch) it runs only when the epoch is not skipped, at most
+// once; for reusable input the first attempt may also run it while the
+// refresh is under way, for the sink's older snapshot, with ctx cancelled
+// when the refresh finds the epoch skipped (overlapAttempt).
+type filesFunc func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error)
 
 // writeEpochFiles is writeEpoch (s.mu held, no merge keys) with the files
 // written by write.
-func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFunc, extra []table.Txn, check func(*table.Table) error) (*Result, error) {
+func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFunc, extra []table.Txn, check func(*table.Table) error, reusable bool) (*Result, error) {
 	var adds []*table.Add
 	var nrows int64
 	var d *table.Draft
 	for round := 0; ; round++ {
-		tbl, skipped, err := s.beginAttempt(ctx, epochID, check)
+		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
+		var tbl *table.Table
+		var skipped *Result
+		var err error
+		// The overlap only pays off when the epoch is new to the sink's
+		// snapshot; a replay it already holds takes the plain refresh.
+		if round == 0 && reusable && s.mode == Append && check == nil && epochID > s.tbl.Snapshot().TxnVersion(s.queryID) {
+			tbl, skipped, d, adds, nrows, err = s.overlapAttempt(ctx, epochID, write, upd)
+		} else {
+			tbl, skipped, err = s.beginAttempt(ctx, epochID, check)
+		}
 		if err != nil || skipped != nil {
 			return skipped, err
 		}
-		upd := table.StreamingUpdate{QueryID: s.queryID, EpochID: epochID, OutputMode: string(s.mode)}
 		if adds == nil {
-			if d, adds, nrows, err = write(tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
+			if d, adds, nrows, err = write(ctx, tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd))); err != nil {
 				return nil, err
 			}
 			if adds == nil {
@@ -377,6 +400,95 @@ func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFu
 			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 		}
 	}
+}
+
+// errStale is the upload gate's refusal of files encoded for a snapshot
+// whose metadata or protocol the refresh found changed.
+var errStale = errors.New("streamsink: table changed while the epoch was encoded")
+
+// errNotNeeded is the upload gate's refusal when the refresh failed or
+// found the epoch committed.
+var errNotNeeded = errors.New("streamsink: epoch files not needed")
+
+// overlapAttempt is the first attempt of an append epoch (s.mu held): it
+// refreshes the snapshot (beginAttempt) while write encodes the epoch's
+// files for the sink's current snapshot, behind a table.WithUploadGate
+// that stores them only once the refresh found the epoch not committed and
+// the table's metadata and protocol unchanged; a skipped epoch stores
+// nothing. When the files could not be kept (the table changed, or the
+// write failed), they are written again for the fresh snapshot, as the
+// sequential path does. It returns beginAttempt's results, and the draft,
+// adds and rows of the written files (adds nil when skipped or on error).
+func (s *Sink) overlapAttempt(ctx context.Context, epochID int64, write filesFunc, upd table.StreamingUpdate) (*table.Table, *Result, *table.Draft, []*table.Add, int64, error) {
+	stale := s.tbl
+	var (
+		tbl     *table.Table
+		skipped *Result
+		berr    error
+	)
+	// The encoding stops when the refresh finds the files not needed.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	refreshed := make(chan struct{})
+	go func() {
+		defer close(refreshed)
+		tbl, skipped, berr = s.beginAttempt(ctx, epochID, nil)
+		if berr != nil || skipped != nil {
+			cancel()
+		}
+	}()
+	gate := func(gctx context.Context) error {
+		select {
+		case <-refreshed:
+		case <-gctx.Done():
+			return context.Cause(gctx)
+		}
+		switch {
+		case berr != nil || skipped != nil:
+			return errNotNeeded
+		case !sameTable(stale, tbl):
+			return errStale
+		}
+		return nil
+	}
+	wopts := append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd), table.WithUploadGate(gate))
+	d, adds, nrows, werr := write(wctx, stale, wopts)
+	<-refreshed
+	if berr != nil || skipped != nil {
+		if werr == nil && len(adds) > 0 {
+			// Files written without the gate (never: every data file is
+			// gated); do not leave them behind.
+			d.Discard()
+		}
+		return nil, skipped, nil, nil, 0, berr
+	}
+	if !sameTable(stale, tbl) {
+		// The files (none were stored: the gate refused them, or there
+		// were none) or the write's error belong to an older table:
+		// encode again for the fresh snapshot, as the sequential path
+		// does. A failed write of the same table is the epoch's error.
+		if werr == nil && d != nil {
+			d.Discard()
+		}
+		d, adds, nrows, werr = write(ctx, tbl, append(slices.Clone(s.wopts), table.WithStreamingUpdate(upd)))
+	}
+	if werr != nil {
+		return nil, nil, nil, nil, 0, werr
+	}
+	if adds == nil {
+		adds = []*table.Add{}
+	}
+	return tbl, nil, d, adds, nrows, nil
+}
+
+// sameTable reports whether files written for a are valid for b: the same
+// table metadata (schema, partitioning, properties) and protocol.
+func sameTable(a, b *table.Table) bool {
+	if a.Version() == b.Version() {
+		return true
+	}
+	sa, sb := a.Snapshot(), b.Snapshot()
+	return reflect.DeepEqual(sa.Metadata(), sb.Metadata()) && reflect.DeepEqual(sa.Protocol(), sb.Protocol())
 }
 
 // beginAttempt starts an attempt at writing epochID (s.mu held): it moves

@@ -3,6 +3,7 @@ package streamsink
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
@@ -12,7 +13,9 @@ import (
 // WriteEpoch does for untyped rows. Fields map to the table's columns as
 // table.Append maps them (the delta tag, exact then case-insensitive; see
 // table.RowsOf), against the schema of the table version the epoch is
-// written to. A skipped epoch converts nothing. A field without a column
+// written to. An epoch the sink's snapshot already holds converts
+// nothing (one that the refresh finds committed may have been partly
+// encoded, see WriteEpoch, but stores nothing). A field without a column
 // is added as a new column (of table.SchemaOf[T]'s type) when
 // table.WithSchemaEvolution is among the sink's write options, in the
 // epoch's commit, which merges table.DataSchemaOf[T] into the table's
@@ -20,7 +23,28 @@ import (
 // field can be nil); otherwise it is an error wrapping table.ErrSchemaMismatch
 // that names the column, as is a field of a Go type its column cannot
 // hold, and nothing is written.
+//
+// The data files are written as table.WriteFilesOf writes them: on an
+// unpartitioned table without CHECK constraints whose columns are all
+// top-level primitives, column by column straight from the struct fields,
+// without building a table.Row per row (the cost WriteEpoch's rows carry);
+// upsert epochs (WithMergeKeys) convert the rows for MERGE.
 func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) (*Result, error) {
+	files := func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
+		sch, err := table.DataSchemaOf[T]()
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+		}
+		d, err := s.draft(ctx, tbl, epochID, sch, wopts)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		adds, err := table.WriteFilesOf(ctx, d, rows, wopts...)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: writing data files: %w", s.queryID, epochID, err)
+		}
+		return d, adds, int64(len(rows)), nil
+	}
 	return s.writeEpoch(ctx, epochID, func(tbl *table.Table) ([]table.Row, *schema.StructType, error) {
 		out, err := table.RowsOf(tbl.Schema(), rows)
 		if err == nil || !errors.Is(err, table.ErrSchemaMismatch) {
@@ -36,5 +60,5 @@ func WriteEpochOf[T any](ctx context.Context, s *Sink, epochID int64, rows []T) 
 			return nil, nil, err
 		}
 		return out, sch, nil
-	}, nil, nil, nil)
+	}, files, nil, nil, true)
 }

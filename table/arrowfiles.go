@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -24,11 +23,7 @@ import (
 // batches are neither retained nor released.
 func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*txlog.Add, error) {
 	adds, err := d.shadow.writeFilesArrow(ctx, recs, in, opts)
-	for _, a := range adds {
-		if k, err := url.PathUnescape(a.Path); err == nil {
-			d.keys = append(d.keys, k)
-		}
-	}
+	d.recordKeys(adds)
 	return adds, err
 }
 

@@ -217,12 +217,18 @@ func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
 func (d *Draft) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
 	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
 	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
+	d.recordKeys(adds)
+	return adds, err
+}
+
+// recordKeys remembers the store keys of the files of adds, for Discard
+// and a failed Commit.
+func (d *Draft) recordKeys(adds []*txlog.Add) {
 	for _, a := range adds {
 		if k, err := url.PathUnescape(a.Path); err == nil {
 			d.keys = append(d.keys, k)
 		}
 	}
-	return adds, err
 }
 
 // Commit commits adds (from WriteFiles) and returns the table at the new

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -60,4 +61,48 @@ func encodeStructs(info *typeInfo, sch *schema.StructType, rows reflect.Value, p
 		return nil, fmt.Errorf("%s%w", prefix, err)
 	}
 	return out, nil
+}
+
+// WriteFilesOf writes rows of the Go struct type T (or *T) as data files
+// of the draft's table (DraftAppend's or NewDraft's) and returns their add
+// actions for Commit or CommitOn, as Draft.WriteFiles does for untyped
+// rows. Fields map to the columns of the draft's schema (Draft.Schema: the
+// table's, or the evolved one) as Append maps them, and the files, stats
+// and errors are Append's: when the table is unpartitioned without CHECK
+// constraints and every column is a top-level primitive, the columns are
+// copied straight from the struct fields (Append's columnar path, no value
+// boxed per cell); otherwise the rows are converted as RowsOf does and
+// take WriteFiles' row path. A field without a column of the draft's
+// schema, or of a Go type its column cannot hold, is an error wrapping
+// ErrSchemaMismatch that names it; a bad row is a *RowError naming its
+// index. Nothing is written on error. opts are WriteFiles' (WithRowSchema
+// is ignored: the rows carry their own).
+func WriteFilesOf[T any](ctx context.Context, d *Draft, rows []T, opts ...WriteOption) ([]*txlog.Add, error) {
+	t := d.shadow
+	info, err := planOf(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	target := t.Schema()
+	enc, err := bindStructEncoder(info, target, "")
+	if err != nil {
+		return nil, err
+	}
+	rv := reflect.ValueOf(rows)
+	cfg := newWriteConfig(opts)
+	cfg.rowSchema = nil
+	adds, err := t.writePreparedFiles(ctx, cfg, func() (*prepared, error) {
+		if len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
+			if tr := newTypedRows(rv, info, enc); tr != nil {
+				return &prepared{schema: target, typed: tr}, nil
+			}
+		}
+		prows, err := encodeRows(ctx, rv, enc)
+		if err != nil {
+			return nil, fmt.Errorf("table: %w", err)
+		}
+		return &prepared{schema: target, rows: prows}, nil
+	})
+	d.recordKeys(adds)
+	return adds, err
 }

@@ -72,6 +72,8 @@ type writeConfig struct {
 	extraTxns []Txn
 	stream    *StreamingUpdate
 	txnOpts   []txlog.TxnOption
+	// gate, when set, holds the data files until it returns (WithUploadGate).
+	gate func(context.Context) error
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -1065,8 +1067,12 @@ func splitPartitionColumns(sch *schema.StructType, partCols []string) (pIdx, dId
 // partition directories, with the Parquet options and target file size of
 // cfg.
 func (t *Table) newFileWriter(cfg writeConfig, data *schema.StructType) *fileWriter {
+	var store objectstore.Store = t.store
+	if cfg.gate != nil {
+		store = &uploadGateStore{Store: t.store, gate: cfg.gate}
+	}
 	return &fileWriter{
-		store:    t.store,
+		store:    store,
 		schema:   data,
 		opts:     t.parquetOptions(cfg),
 		suffix:   cfg.compression.FileSuffix(),
