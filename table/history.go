@@ -50,8 +50,9 @@ type HistoryEntry struct {
 // History returns the commits of the table up to t's version, newest first:
 // at most limit of them (all when limit <= 0). Commits deleted by log
 // cleanup are not in the history (OldestCommit tells where it starts).
-// It lists the log once (for the modification times of every commit, from
-// which the timestamps are made monotonic) and reads the commits it
+// It lists the log once, again when the commits listed have a gap (for
+// the modification times of every commit, from which the timestamps are
+// made monotonic), and reads the commits it
 // returns. Errors are those of reading the log; a commit that cannot be
 // read or decoded is an error (LogHistory lists it in place instead).
 func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
@@ -83,7 +84,7 @@ func LogHistory(ctx context.Context, store Store, limit int) ([]HistoryEntry, er
 	return out, nil
 }
 
-// history lists the log once and reads the commits of the contiguous run
+// history lists the log (scanLog) and reads the commits of the contiguous run
 // ending at version end (end < 0: the latest commit), newest first, at
 // most limit of them (all when limit <= 0). A commit that cannot be read
 // is an entry with Err set.

@@ -144,7 +144,7 @@ type logScan struct {
 	checkpoints []int64
 }
 
-// scanLog lists "_delta_log/" once (maint.ListLog).
+// scanLog lists "_delta_log/" (maint.ListLog, which lists again on a gap).
 func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
 	l, err := maint.ListLog(ctx, store)
 	if err != nil {

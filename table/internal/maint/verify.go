@@ -167,9 +167,47 @@ type logScan struct {
 	cpFiles     map[int64][]txlog.LogFile // by version, in key order
 }
 
-// scanLog lists "_delta_log/" once and sorts out commits and checkpoints by
-// their names, as txlog does (txlog.ParseLogKey).
+// maxGapRelists bounds how many times scanLog lists again when the commits
+// of a listing have a gap (txlog's listLog has the same bound).
+const maxGapRelists = 3
+
+// scanLog lists "_delta_log/" and sorts out commits and checkpoints by
+// their names, as txlog does (txlog.ParseLogKey). As txlog's listLog, it
+// lists again, up to maxGapRelists times, when the commits listed are not
+// contiguous, until they are or the first gap stays where it was: a local
+// directory read while writers commit can return version v+1 without v,
+// and a listing started after it sees v.
 func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
+	ls, err := scanLogOnce(ctx, store)
+	for i := 0; err == nil && i < maxGapRelists; i++ {
+		gap := ls.firstGap()
+		if gap < 0 {
+			break
+		}
+		var again *logScan
+		if again, err = scanLogOnce(ctx, store); err == nil {
+			ls = again
+			if ls.firstGap() == gap {
+				break
+			}
+		}
+	}
+	return ls, err
+}
+
+// firstGap returns the first missing version between the listed commits,
+// or -1 when they are contiguous.
+func (ls *logScan) firstGap() int64 {
+	for i := 1; i < len(ls.commits); i++ {
+		if want := ls.commits[i-1] + 1; ls.commits[i] != want {
+			return want
+		}
+	}
+	return -1
+}
+
+// scanLogOnce is one listing of scanLog.
+func scanLogOnce(ctx context.Context, store objectstore.Store) (*logScan, error) {
 	ls := &logScan{commitInfo: map[int64]objectstore.ObjectInfo{}, cpFiles: map[int64][]txlog.LogFile{}}
 	for info, err := range store.List(ctx, txlog.LogPrefix, "") {
 		if err != nil {
@@ -199,8 +237,9 @@ type LogListing struct {
 	Checkpoints []int64
 }
 
-// ListLog lists "_delta_log/" of store once and sorts out commits and
-// checkpoints by their names (txlog.ParseLogKey), as Verify does; for
+// ListLog lists "_delta_log/" of store and sorts out commits and
+// checkpoints by their names (txlog.ParseLogKey), listing again when the
+// commits have a gap, as Verify does (scanLog); for
 // table's History and Changes. Errors are the store's, wrapped.
 func ListLog(ctx context.Context, store objectstore.Store) (*LogListing, error) {
 	ls, err := scanLog(ctx, store)
