@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -472,6 +473,15 @@ func TestBuilderOrder(t *testing.T) {
 		{"key repeated in a segment", [][]string{{"a", "a"}}, true, []string{"a"}},
 		{"escaped path keys in order", [][]string{{"a%20b", "a%21"}}, false, []string{"a%20b", "a%21"}}, // keys "a b" < "a!"
 		{"escaped path keys out of order", [][]string{{"a%21", "a%20b"}}, true, []string{"a%20b", "a%21"}},
+		{"only empty segments", [][]string{{}, {}}, false, nil},
+		{"one-element segments in order", [][]string{{"a"}, {"b"}, {"c"}}, false, []string{"a", "b", "c"}},
+		{"one-element segments out of order", [][]string{{"b"}, {"a"}, {"c"}}, true, []string{"a", "b", "c"}},
+		{"one key repeated in one-element segments", [][]string{{"a"}, {"a"}}, true, []string{"a"}},
+		// "p#x": path p with DV x; keys of one path order by DV.
+		{"DVs of one path in order across a boundary", [][]string{{"a", "p#u1"}, {"p#u2", "q"}}, false, []string{"a", "p#u1", "p#u2", "q"}},
+		{"DVs of one path out of order across a boundary", [][]string{{"p#u2"}, {"p#u1"}}, true, []string{"p#u1", "p#u2"}},
+		{"path without DV before its DV", [][]string{{"p"}, {"p#u1"}}, false, []string{"p", "p#u1"}},
+		{"same path and DV across a boundary", [][]string{{"p#u1"}, {"p#u1"}}, true, []string{"p#u1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pb := NewBuilder(&testCodec)
@@ -483,7 +493,7 @@ func TestBuilderOrder(t *testing.T) {
 			for g, ps := range tc.segs {
 				s := pb.SegAt(g)
 				for i, p := range ps {
-					s.Add(&file{Path: p, Size: int64(100*g + i), PartitionValues: EmptyPartitionValues})
+					s.Add(orderFile(p, int64(100*g+i)))
 				}
 				pb.AppendSeg(s)
 			}
@@ -493,7 +503,76 @@ func TestBuilderOrder(t *testing.T) {
 			}
 			var got []string
 			for v := range p.all {
-				got = append(got, v.Path)
+				got = append(got, orderName(v))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("files in key order = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// orderFile is the file of TestBuilderOrder's name "path" or "path#dv".
+func orderFile(name string, size int64) *file {
+	f := &file{Path: name, Size: size, PartitionValues: EmptyPartitionValues}
+	if p, dv, ok := strings.Cut(name, "#"); ok {
+		f.Path = p
+		f.DeletionVector = &dvDesc{StorageType: dv[:1], PathOrInlineDv: dv[1:], SizeInBytes: 1, Cardinality: 1}
+	}
+	return f
+}
+
+// orderName is the name of orderFile's f.
+func orderName(f *file) string {
+	if d := f.DeletionVector; d != nil {
+		return f.Path + "#" + d.StorageType + d.PathOrInlineDv
+	}
+	return f.Path
+}
+
+// TestBuilderOrderMixed: the order noted while packing is the order of
+// every record appended, also for segments with arrays of their own (a
+// Reserve whose rows exceed its limit), a segment that outgrew its window,
+// and single adds (Builder.Add) after the segments.
+func TestBuilderOrderMixed(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rows     []int64 // Reserve's rows per segment
+		limit    int64
+		segs     [][]string
+		adds     []string // Builder.Add after the segments
+		reorders bool
+		want     []string
+	}{
+		{"own arrays in order", []int64{2, 2}, 1, [][]string{{"a", "b"}, {"c", "d"}}, nil, false, []string{"a", "b", "c", "d"}},
+		{"own arrays out of order", []int64{2, 2}, 1, [][]string{{"a", "c"}, {"b", "d"}}, nil, true, []string{"a", "b", "c", "d"}},
+		{"outgrown window in order", []int64{1, 1}, 100, [][]string{{"a", "b", "c"}, {"d"}}, nil, false, []string{"a", "b", "c", "d"}},
+		{"adds after segments in order", []int64{2}, 100, [][]string{{"a", "b"}}, []string{"c", "d"}, false, []string{"a", "b", "c", "d"}},
+		{"add before the segments' last key", []int64{2}, 100, [][]string{{"a", "c"}}, []string{"b"}, true, []string{"a", "b", "c"}},
+		{"adds only, out of order", nil, 100, nil, []string{"b", "a"}, true, []string{"a", "b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pb := NewBuilder(&testCodec)
+			if tc.rows != nil {
+				pb.Reserve(tc.rows, tc.limit)
+			}
+			for g, ps := range tc.segs {
+				s := pb.SegAt(g)
+				for i, p := range ps {
+					s.Add(orderFile(p, int64(100*g+i)))
+				}
+				pb.AppendSeg(s)
+			}
+			for i, p := range tc.adds {
+				pb.Add(orderFile(p, int64(1000+i)))
+			}
+			p := pb.Finish()
+			if got := p.order != nil; got != tc.reorders {
+				t.Errorf("level has an order = %v, want %v", got, tc.reorders)
+			}
+			var got []string
+			for v := range p.all {
+				got = append(got, orderName(v))
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("files in key order = %q, want %q", got, tc.want)

@@ -161,3 +161,68 @@ func TestMergeSorted(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeSortedSmallLevels: mergeSorted (galloping search) against a
+// map merge on levels of 0 to 9 files and 17 (past several galloping
+// steps), with keys differing only in their DV, for an overlay of one key
+// at every position (added between, before and after every key, replacing
+// or removing each key, removing an absent key) and of every key at once.
+func TestMergeSortedSmallLevels(t *testing.T) {
+	type dvFile struct{ path, dv string }
+	keyOf := func(f *dvFile) Key { return Key{Path: f.path, DV: f.dv} }
+	// k(i): keys in order, even i in the level; pairs share a path.
+	k := func(i int) Key { return Key{Path: fmt.Sprintf("p%02d", i/4), DV: fmt.Sprintf("d%d", i%4)} }
+	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 17} {
+		var base []*dvFile
+		for i := range n {
+			base = append(base, &dvFile{k(2 * i).Path, k(2 * i).DV})
+		}
+		type op struct {
+			i      int
+			remove bool
+		}
+		var cases [][]op
+		for i := -1; i <= 2*n; i++ {
+			cases = append(cases, []op{{i, false}}, []op{{i, true}})
+		}
+		var all []op
+		for i := -1; i <= 2*n; i++ {
+			all = append(all, op{i, i%3 == 0})
+		}
+		cases = append(cases, all)
+		for _, ops := range cases {
+			name := fmt.Sprintf("level of %d, overlay %v", n, ops)
+			want := map[Key]*dvFile{}
+			for _, b := range base {
+				want[keyOf(b)] = b
+			}
+			var ov []entry[dvFile]
+			for _, o := range ops {
+				key := Key{Path: "a"} // i = -1: before every key
+				if o.i >= 0 {
+					key = k(o.i)
+				}
+				if o.remove {
+					ov = append(ov, entry[dvFile]{k: key})
+					delete(want, key)
+					continue
+				}
+				v := &dvFile{key.Path, key.DV}
+				ov = append(ov, entry[dvFile]{k: key, v: v})
+				want[key] = v
+			}
+			got := mergeSorted(base, ov, len(base)+len(ov), keyOf)
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d files, want %d", name, len(got), len(want))
+			}
+			for i, v := range got {
+				if want[keyOf(v)] != v {
+					t.Fatalf("%s: file %d %v is not the overlay's or the level's", name, i, keyOf(v))
+				}
+				if i > 0 && Compare(keyOf(got[i-1]), keyOf(v)) >= 0 {
+					t.Fatalf("%s: file %d %v after %v: not in key order", name, i, keyOf(v), keyOf(got[i-1]))
+				}
+			}
+		}
+	}
+}
