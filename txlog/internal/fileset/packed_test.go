@@ -492,22 +492,10 @@ func TestBuilderOrder(t *testing.T) {
 			pb.Reserve(rows, 1000)
 			for g, ps := range tc.segs {
 				s := pb.SegAt(g)
-				for i, p := range ps {
-					s.Add(orderFile(p, int64(100*g+i)))
-				}
+				addNamed(s, g, ps)
 				pb.AppendSeg(s)
 			}
-			p := pb.Finish()
-			if got := p.order != nil; got != tc.reorders {
-				t.Errorf("level has an order = %v, want %v", got, tc.reorders)
-			}
-			var got []string
-			for v := range p.all {
-				got = append(got, orderName(v))
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("files in key order = %q, want %q", got, tc.want)
-			}
+			checkOrder(t, pb.Finish(), tc.reorders, tc.want)
 		})
 	}
 }
@@ -520,6 +508,29 @@ func orderFile(name string, size int64) *file {
 		f.DeletionVector = &dvDesc{StorageType: dv[:1], PathOrInlineDv: dv[1:], SizeInBytes: 1, Cardinality: 1}
 	}
 	return f
+}
+
+// addNamed packs the files named ps into s, segment g's.
+func addNamed(s *Seg[file, fileRare], g int, ps []string) {
+	for i, p := range ps {
+		s.Add(orderFile(p, int64(100*g+i)))
+	}
+}
+
+// checkOrder checks that p has an order when reorders says so and holds
+// the files named want, in key order.
+func checkOrder(t *testing.T, p *Packed[file, fileRare], reorders bool, want []string) {
+	t.Helper()
+	if got := p.order != nil; got != reorders {
+		t.Errorf("level has an order = %v, want %v", got, reorders)
+	}
+	var got []string
+	for v := range p.all {
+		got = append(got, orderName(v))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("files in key order = %q, want %q", got, want)
+	}
 }
 
 // orderName is the name of orderFile's f.
@@ -558,25 +569,13 @@ func TestBuilderOrderMixed(t *testing.T) {
 			}
 			for g, ps := range tc.segs {
 				s := pb.SegAt(g)
-				for i, p := range ps {
-					s.Add(orderFile(p, int64(100*g+i)))
-				}
+				addNamed(s, g, ps)
 				pb.AppendSeg(s)
 			}
 			for i, p := range tc.adds {
 				pb.Add(orderFile(p, int64(1000+i)))
 			}
-			p := pb.Finish()
-			if got := p.order != nil; got != tc.reorders {
-				t.Errorf("level has an order = %v, want %v", got, tc.reorders)
-			}
-			var got []string
-			for v := range p.all {
-				got = append(got, orderName(v))
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("files in key order = %q, want %q", got, tc.want)
-			}
+			checkOrder(t, pb.Finish(), tc.reorders, tc.want)
 		})
 	}
 }
