@@ -20,10 +20,16 @@ type skippingListStore struct {
 	mu    sync.Mutex
 	hide  []string // "" hides nothing
 	lists int
+	// before, when set, runs before listing i (writers committing
+	// between listings).
+	before func(i int)
 }
 
 func (s *skippingListStore) List(ctx context.Context, prefix, startAfter string) iter.Seq2[objectstore.ObjectInfo, error] {
 	s.mu.Lock()
+	if s.before != nil {
+		s.before(s.lists)
+	}
 	key := s.hide[min(s.lists, len(s.hide)-1)]
 	s.lists++
 	s.mu.Unlock()
@@ -158,5 +164,34 @@ func TestCommitsFromMissedStart(t *testing.T) {
 				t.Errorf("listed %d times, want %d", s.lists, tc.wantLists)
 			}
 		})
+	}
+}
+
+// TestRelistCutAtNewGap: when the listing made again misses a commit
+// created after the first listing, it is cut before that commit: the
+// snapshot is the newest contiguous one, not a false ErrLogGap.
+func TestRelistCutAtNewGap(t *testing.T) {
+	ctx := context.Background()
+	m := newMemTable(t)
+	m.commit(0, protocolAction(1, 2), metadataAction(nil))
+	for v := int64(1); v <= 3; v++ {
+		m.commit(v, addAction(fmt.Sprint(v), nil))
+	}
+	s := &skippingListStore{Store: m.mem, hide: []string{CommitKey(2), CommitKey(4), ""},
+		before: func(i int) {
+			if i == 1 { // writers commit 4 and 5 after the first listing
+				m.commit(4, addAction("4", nil))
+				m.commit(5, addAction("5", nil))
+			}
+		}}
+	snap, err := Load(ctx, s)
+	if err != nil || snap.Version() != 3 || snap.NumFiles() != 3 {
+		t.Fatalf("Load = %v, want version 3 with 3 files", err)
+	}
+	if s.lists != 2 {
+		t.Errorf("listed %d times, want 2", s.lists)
+	}
+	if snap, err = snap.Update(ctx); err != nil || snap.Version() != 5 {
+		t.Fatalf("Update = %v, want version 5", err)
 	}
 }

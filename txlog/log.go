@@ -253,7 +253,9 @@ const maxGapRelists = 3
 // saw v+1 sees v. So when the commits listed are not contiguous, listLog
 // lists again, up to maxGapRelists times, until the commits are contiguous
 // or the first gap is where it was (a gap that stays is the log's, and
-// replay reports it as ErrLogGap).
+// replay reports it as ErrLogGap). When the new listing's first gap is
+// above every commit of the listing before it, the commits from the gap on
+// were created during the new listing and it is cut there.
 func listLog(ctx context.Context, store objectstore.Store, startAfter string, maxVersion int64) (*listing, error) {
 	l, err := listLogOnce(ctx, store, startAfter, maxVersion)
 	for i := 0; err == nil && i < maxGapRelists; i++ {
@@ -263,13 +265,31 @@ func listLog(ctx context.Context, store objectstore.Store, startAfter string, ma
 		}
 		var again *listing
 		if again, err = listLogOnce(ctx, store, startAfter, maxVersion); err == nil {
+			prevLast := l.commits[len(l.commits)-1].version
 			l = again
-			if l.firstGap() == gap {
+			if g := l.firstGap(); g == gap {
+				break
+			} else if g > prevLast {
+				// Every commit above the previous listing's last one was
+				// created while this listing ran: the log up to the gap is
+				// a consistent (if not the newest) view.
+				l.truncate(g)
 				break
 			}
 		}
 	}
 	return l, err
+}
+
+// truncate drops the commits and checkpoints of version v and later.
+func (l *listing) truncate(v int64) {
+	i, _ := slices.BinarySearchFunc(l.commits, v, func(f logFile, v int64) int { return cmpInt64(f.version, v) })
+	l.commits = l.commits[:i]
+	for cv := range l.checkpoints {
+		if cv >= v {
+			delete(l.checkpoints, cv)
+		}
+	}
 }
 
 // listAfter lists the log after commit version after (from the beginning
