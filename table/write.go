@@ -1069,7 +1069,7 @@ func splitPartitionColumns(sch *schema.StructType, partCols []string) (pIdx, dId
 func (t *Table) newFileWriter(cfg writeConfig, data *schema.StructType) *fileWriter {
 	var store objectstore.Store = t.store
 	if cfg.gate != nil {
-		store = &uploadGateStore{Store: t.store, gate: cfg.gate}
+		store = objectstore.GateUploads(t.store, cfg.gate, gateHold)
 	}
 	return &fileWriter{
 		store:    store,
