@@ -256,7 +256,9 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // column mapping, the same physical names); a table that does not fit is
 // an error wrapping ErrTableExists and ErrSchemaMismatch, naming the table
 // and the difference, and the draft's data files are deleted then (best
-// effort: one that cannot be deleted is left unreferenced).
+// effort: one that cannot be deleted is left unreferenced). So is a winner
+// that committed the WithTxn version already (another run of the same
+// query): an error wrapping ErrConcurrentTransaction, nothing committed.
 //
 // For DraftAppend it commits adds, with the schema change when there is
 // one, as AppendFiles does; a concurrent change of the metadata is a
@@ -290,6 +292,15 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 	t, err := openLatest(ctx, d.store, cfg)
 	if err == nil {
 		err = d.filesFit(t)
+	}
+	if err == nil && wc.txnSet {
+		if v := t.snap.TxnVersion(wc.txnAppID); v >= wc.txnVersion {
+			// The winner committed this txn version (another run of the
+			// same query): appending the files again would duplicate it.
+			err = fmt.Errorf("table: create %s: %w: version %d of app %s was committed by the writer that created the table (its txn version %d)",
+				t.URI(), ErrConcurrentTransaction, wc.txnVersion, wc.txnAppID, v)
+			d.Discard()
+		}
 	}
 	if err != nil {
 		if errors.Is(err, ErrSchemaMismatch) {

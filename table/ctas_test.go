@@ -284,3 +284,41 @@ func TestDraftCreateRaceLoserMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestDraftCreateRaceSameTxn: two runs of one query create the table with
+// the same txn version; the loser's files are not appended (exactly once):
+// its Commit is ErrConcurrentTransaction and deletes them.
+func TestDraftCreateRaceSameTxn(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMem(t.Name())
+	sch := schema.NewStruct(field("id", prim(schema.Long), true))
+	var drafts [2]*Draft
+	var adds [2][]*txlog.Add
+	for w := range drafts {
+		d, err := NewDraft(ctx, "", sch, WithStore(store))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if adds[w], err = d.WriteFiles(ctx, []value.Row{{int64(w)}}); err != nil {
+			t.Fatal(err)
+		}
+		drafts[w] = d
+	}
+	opt := WithStreamingUpdate(StreamingUpdate{QueryID: "q", EpochID: 0, OutputMode: "Append"})
+	if _, created, err := drafts[0].Commit(ctx, adds[0], opt); err != nil || !created {
+		t.Fatalf("first commit: created %v, %v", created, err)
+	}
+	if _, _, err := drafts[1].Commit(ctx, adds[1], opt); !errors.Is(err, ErrConcurrentTransaction) {
+		t.Fatalf("second run of the epoch: %v, want ErrConcurrentTransaction", err)
+	}
+	tbl, err := Open(ctx, "", WithStore(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAllRows(t, tbl); tbl.Version() != 0 || fmt.Sprint(got) != "[[0]]" {
+		t.Fatalf("version %d rows %v, want 0 and [[0]]", tbl.Version(), got)
+	}
+	if _, err := store.Get(ctx, adds[1][0].Path, objectstore.Range{}); !errors.Is(err, objectstore.ErrNotExist) {
+		t.Fatalf("loser's file: %v, want deleted", err)
+	}
+}
