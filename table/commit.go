@@ -77,7 +77,16 @@ func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*
 		// run at snapshot isolation).
 		op.tx.RequireSerializable()
 	}
-	now := t.cfg.now()
+	op.recordTxns(cfg, t.cfg, t.URI())
+	return op, nil
+}
+
+// recordTxns adds the txn actions of WithTxn and WithExtraTxns to op,
+// recording each appId as read, and marks op skipped when the WithTxn
+// version is already committed. c is the table's configuration (clock,
+// logger), uri the table's location for the log.
+func (op *operation) recordTxns(cfg writeConfig, c config, uri string) {
+	now := c.now()
 	if !cfg.txnTime.IsZero() {
 		now = cfg.txnTime
 	}
@@ -85,8 +94,8 @@ func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*
 	if cfg.txnSet {
 		if v := op.tx.TxnVersion(cfg.txnAppID); v >= cfg.txnVersion {
 			op.skip = true
-			t.cfg.logger.Debug("table: operation skipped, txn version already committed",
-				"operation", name, "appId", cfg.txnAppID, "version", cfg.txnVersion, "txnVersion", v, "table", t.URI())
+			c.logger.Debug("table: operation skipped, txn version already committed",
+				"operation", op.name, "appId", cfg.txnAppID, "version", cfg.txnVersion, "txnVersion", v, "table", uri)
 		}
 		op.txns = append(op.txns, &txlog.Txn{AppID: cfg.txnAppID, Version: cfg.txnVersion, LastUpdated: &lastUpdated})
 	}
@@ -97,7 +106,6 @@ func (t *Table) beginAs(name, verb string, removesData bool, cfg writeConfig) (*
 		}
 		op.txns = append(op.txns, &x)
 	}
-	return op, nil
 }
 
 // precheck refuses, before any file is written, a table deltakit cannot
@@ -189,16 +197,28 @@ func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.
 	return nt, res, nil
 }
 
-// beginCreate starts the CREATE TABLE operation of a new table in store:
-// version 0 with protocol p and metadata m. Commit it with
-// commitOperation on created(store, cfg).
-func beginCreate(store objectstore.Store, p *txlog.Protocol, m *txlog.Metadata, cfg config) *operation {
-	return &operation{
-		name:  "CREATE TABLE",
-		verb:  "create",
-		tx:    txlog.CreateTransaction(store, p, m, cfg.txnOpts...),
-		start: time.Now(),
+// beginCreate starts operation name (CREATE TABLE; CREATE TABLE AS SELECT
+// or STREAMING UPDATE for a new table created with its data) of a new
+// table in store: version 0 with protocol p and metadata m, and the
+// transaction options of the table and then opts. Commit it with
+// commitCreate.
+func beginCreate(store objectstore.Store, name string, p *txlog.Protocol, m *txlog.Metadata, cfg config, opts ...txlog.TxnOption) *operation {
+	tx := txlog.CreateTransaction(store, p, m, append(slices.Clone(cfg.txnOpts), opts...)...)
+	tx.SetOperation(name)
+	return &operation{name: name, verb: "create", tx: tx, start: time.Now()}
+}
+
+// commitCreate commits op (from beginCreate) as version 0 of the table in
+// store. A table another writer created first is ErrTableExists.
+func commitCreate(ctx context.Context, store objectstore.Store, cfg config, op *operation) (*Table, error) {
+	nt, _, err := (&Table{store: store, cfg: cfg}).commitOperation(ctx, op)
+	if err != nil {
+		if errors.Is(err, txlog.ErrConcurrentModification) {
+			return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
+		}
+		return nil, err
 	}
+	return nt, nil
 }
 
 // newTransaction starts a txlog transaction on t's version with the

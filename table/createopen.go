@@ -41,11 +41,10 @@ func CreateOrOpen(ctx context.Context, uri string, sch *schema.StructType, opts 
 func createOrOpen(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, bool, error) {
 	cfg.version, cfg.at = -1, time.Time{}
 	open := func() (*Table, error) {
-		snap, err := txlog.Load(ctx, store)
+		t, err := openLatest(ctx, store, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("table: open %s: %w", store.URI(), err)
+			return nil, err
 		}
-		t := &Table{store: store, snap: snap, cfg: cfg}
 		if err := t.fits(sch, cfg.partitionColumns); err != nil {
 			return nil, err
 		}
@@ -72,6 +71,15 @@ func createOrOpen(ctx context.Context, store objectstore.Store, sch *schema.Stru
 		return nil, false, err
 	}
 	return t, false, nil
+}
+
+// openLatest opens the table in store at its latest version.
+func openLatest(ctx context.Context, store objectstore.Store, cfg config) (*Table, error) {
+	snap, err := txlog.Load(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("table: open %s: %w", store.URI(), err)
+	}
+	return &Table{store: store, snap: snap, cfg: cfg}, nil
 }
 
 // fits reports whether rows of schema sch, for a table partitioned by
@@ -234,12 +242,23 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // Commit commits adds (from WriteFiles) and returns the table at the new
 // version; created reports whether this call created the table.
 //
-// For NewDraft it creates the table (version 0) and appends adds to it
-// (version 1) as AppendFiles does. When another writer created the table
-// first, adds are appended to that table if their files fit it as they
-// are (CreateOrOpen's check, plus each column of the same type); a table
-// that does not fit is an error wrapping ErrTableExists and
-// ErrSchemaMismatch, and the draft's data files are deleted then.
+// For NewDraft it creates the table with its data in one commit, as
+// Spark's CREATE TABLE AS SELECT does: version 0 holds the protocol, the
+// metaData, the txn actions of WithTxn and WithExtraTxns, adds and
+// commitInfo (operation "CREATE TABLE AS SELECT" with Create's parameters
+// plus WithOperationParameters', and the WRITE metrics numFiles,
+// numOutputRows, numOutputBytes; with WithStreamingUpdate it is that
+// epoch's STREAMING UPDATE, as Spark's first streaming batch into a new
+// path). When another writer created the table first (its version 0 won
+// the put-if-absent), adds are appended to that table as the next version
+// (AppendFiles, operation WRITE) if their files fit it as they are
+// (CreateOrOpen's check, plus each column of the same type and, with
+// column mapping, the same physical names); a table that does not fit is
+// an error wrapping ErrTableExists and ErrSchemaMismatch, naming the table
+// and the difference, and the draft's data files are deleted then (best
+// effort: one that cannot be deleted is left unreferenced). So is a winner
+// that committed the WithTxn version already (another run of the same
+// query): an error wrapping ErrConcurrentTransaction, nothing committed.
 //
 // For DraftAppend it commits adds, with the schema change when there is
 // one, as AppendFiles does; a concurrent change of the metadata is a
@@ -257,9 +276,31 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 		d.keys = nil
 		return nt, false, nil
 	}
-	t, created, err := createOrOpen(ctx, d.store, d.sch, d.cfg)
-	if err == nil && !created {
-		err = t.filesFit(d.sch, d.cfg.partitionColumns)
+	wc := newWriteConfig(opts)
+	nt, err := d.create(ctx, adds, wc)
+	if err == nil {
+		d.keys = nil
+		return nt, true, nil
+	}
+	if !errors.Is(err, ErrTableExists) {
+		return nil, false, err
+	}
+	// Lost the create race: append to the winner's table when the files fit it.
+	d.cfg.logger.Debug("table: create lost to a concurrent writer; appending to its table", "table", d.store.URI())
+	cfg := d.cfg
+	cfg.version, cfg.at = -1, time.Time{}
+	t, err := openLatest(ctx, d.store, cfg)
+	if err == nil {
+		err = d.filesFit(t)
+	}
+	if err == nil && wc.txnSet {
+		if v := t.snap.TxnVersion(wc.txnAppID); v >= wc.txnVersion {
+			// The winner committed this txn version (another run of the
+			// same query): appending the files again would duplicate it.
+			err = fmt.Errorf("table: create %s: %w: version %d of app %s was committed by the writer that created the table (its txn version %d)",
+				t.URI(), ErrConcurrentTransaction, wc.txnVersion, wc.txnAppID, v)
+			d.Discard()
+		}
 	}
 	if err != nil {
 		if errors.Is(err, ErrSchemaMismatch) {
@@ -267,12 +308,66 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 		}
 		return nil, false, err
 	}
-	nt, err := t.AppendFiles(ctx, adds, opts...)
-	if err != nil {
-		return nil, created, err
+	if nt, err = t.AppendFiles(ctx, adds, opts...); err != nil {
+		return nil, false, err
 	}
 	d.keys = nil
-	return nt, created, nil
+	return nt, false, nil
+}
+
+// create commits version 0 of a NewDraft's table: the shadow's protocol
+// and metadata (the files were written for its schema and physical column
+// names) with adds, the txns of wc and commitInfo (see Commit).
+// ErrTableExists when a table is there or another writer creates it first.
+func (d *Draft) create(ctx context.Context, adds []*txlog.Add, wc writeConfig) (*Table, error) {
+	if err := wc.checkStream(); err != nil {
+		return nil, err
+	}
+	if err := d.shadow.checkAdds(adds); err != nil {
+		return nil, err
+	}
+	if exists, err := hasLog(ctx, d.store); err != nil {
+		return nil, fmt.Errorf("table: create %s: %w", d.store.URI(), err)
+	} else if exists {
+		return nil, fmt.Errorf("table: create %s: %w", d.store.URI(), ErrTableExists)
+	}
+	snap := d.shadow.snap
+	name := CreateTableAsSelectOperation
+	if wc.stream != nil {
+		name = StreamingUpdateOperation
+	}
+	m := snap.Metadata().Clone()
+	op := beginCreate(d.store, name, snap.Protocol().Clone(), m, d.cfg, wc.txnOpts...)
+	op.recordTxns(wc, d.cfg, d.store.URI())
+	op.adds = adds
+	rows, bytes := addTotals(adds)
+	if wc.stream != nil {
+		op.streamingUpdate(wc, rows, bytes)
+	} else {
+		op.params = paramsWith(createParams(m, d.cfg), wc)
+		op.metrics = writeMetrics(len(adds), rows, bytes)
+	}
+	return commitCreate(ctx, d.store, d.cfg, op)
+}
+
+// filesFit reports whether the draft's files can be added to t, the table
+// another writer created: filesFit's check and, when either table maps
+// columns, the same schema with its physical column names.
+func (d *Draft) filesFit(t *Table) error {
+	if err := t.filesFit(d.sch, d.cfg.partitionColumns); err != nil {
+		return err
+	}
+	mine, theirs := d.shadow.snap.Metadata(), t.snap.Metadata()
+	if strings.EqualFold(mine.ColumnMappingMode(), "none") && strings.EqualFold(theirs.ColumnMappingMode(), "none") {
+		return nil
+	}
+	if mine.SchemaString != theirs.SchemaString {
+		// Physical names are random per table ("col-<uuid>"): files written
+		// for one table's names cannot be added to another's.
+		return fmt.Errorf("table: create %s: %w: %w: column mapping (mode %s): the files were written with other physical column names than the table's",
+			t.URI(), ErrTableExists, ErrSchemaMismatch, theirs.ColumnMappingMode())
+	}
+	return nil
 }
 
 // CommitOn commits adds (from WriteFiles or WriteFilesArrow of a

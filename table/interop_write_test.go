@@ -502,6 +502,29 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		t.Fatal(err)
 	}
 	out = append(out, interopTable{name: "readings", tbl: cur, want: want, oldRows: 2000, wantFiles: -1})
+
+	// 5. Created with its rows in one commit (a draft: CREATE TABLE AS
+	// SELECT at version 0), then two appends (checkpoint at 2).
+	d, err := NewDraft(ctx, "", interopTypesSchema(), WithStore(newStore("ctas")), WithProperties(props))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = interopTypesRows(0, 20)
+	adds, err := d.WriteFiles(ctx, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _, err = d.Commit(ctx, adds); err != nil || cur.Version() != 0 {
+		t.Fatalf("ctas: version %v, %v; want version 0", cur, err)
+	}
+	for v := 1; v <= 2; v++ {
+		rows := interopTypesRows(v*20, 20)
+		if cur, err = cur.AppendRows(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rows...)
+	}
+	out = append(out, interopTable{name: "ctas", tbl: cur, want: want, oldRows: 40, wantFiles: 3})
 	return out
 }
 

@@ -94,28 +94,46 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 		ddl   string
 		props map[string]string
 		rows  []value.Row
+		ctas  bool // created with its rows in one commit (a draft), not Create + AppendRows
 	}{
 		{"NOT NULL + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)), "id BIGINT NOT NULL, t TIMESTAMP_NTZ", nil,
-			[]value.Row{{int64(1), t0}, {int64(2), nil}}},
+			[]value.Row{{int64(1), t0}, {int64(2), nil}}, false},
+		{"CREATE TABLE AS SELECT: NOT NULL + timestamp_ntz + deletion vectors", schema.NewStruct(field("id", long, false), field("t", ntz, true)), "id BIGINT NOT NULL, t TIMESTAMP_NTZ",
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), t0}, {int64(2), nil}, {int64(3), t0.Add(time.Minute)}}, true},
 		{"NOT NULL + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), "a"}, {int64(2), nil}}},
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), "a"}, {int64(2), nil}}, false},
 		{"NOT NULL + appendOnly", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.appendOnly": "true"}, []value.Row{{int64(3), "c"}}},
+			map[string]string{"delta.appendOnly": "true"}, []value.Row{{int64(3), "c"}}, false},
 		{"NOT NULL + appendOnly + deletion vectors + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)),
 			"id BIGINT NOT NULL, t TIMESTAMP_NTZ", map[string]string{"delta.appendOnly": "true", "delta.enableDeletionVectors": "true"},
-			[]value.Row{{int64(4), t0.Add(time.Hour)}}},
+			[]value.Row{{int64(4), t0.Add(time.Hour)}}, false},
 		{"CHECK constraint + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []value.Row{{int64(5), "e"}}},
+			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []value.Row{{int64(5), "e"}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			tbl, err := Create(ctx, dir, tc.sch, WithProperties(tc.props))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tbl.AppendRows(ctx, tc.rows); err != nil {
-				t.Fatal(err)
+			var tbl *Table
+			if tc.ctas {
+				d, err := NewDraft(ctx, dir, tc.sch, WithProperties(tc.props))
+				if err != nil {
+					t.Fatal(err)
+				}
+				adds, err := d.WriteFiles(ctx, tc.rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tbl, _, err = d.Commit(ctx, adds); err != nil || tbl.Version() != 0 {
+					t.Fatalf("create with rows: %v, %v; want version 0", tbl, err)
+				}
+			} else {
+				var err error
+				if tbl, err = Create(ctx, dir, tc.sch, WithProperties(tc.props)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tbl.AppendRows(ctx, tc.rows); err != nil {
+					t.Fatal(err)
+				}
 			}
 			res, err := spark.Read(dir, nil)
 			if err != nil {

@@ -339,21 +339,20 @@ func create(ctx context.Context, store objectstore.Store, sch *schema.StructType
 	if m.Configuration == nil {
 		m.Configuration = map[string]string{}
 	}
-	op := beginCreate(store, p, m, cfg)
-	op.params = map[string]string{
+	op := beginCreate(store, "CREATE TABLE", p, m, cfg)
+	op.params = createParams(m, cfg)
+	return commitCreate(ctx, store, cfg, op)
+}
+
+// createParams are the operationParameters of Spark's CREATE TABLE and
+// CREATE TABLE AS SELECT of a table with metadata m.
+func createParams(m *txlog.Metadata, cfg config) map[string]string {
+	return map[string]string{
 		"isManaged":   "false",
 		"description": cfg.description,
-		"partitionBy": jsonString(m.PartitionColumns),
+		"partitionBy": jsonString(nonNil(m.PartitionColumns)),
 		"properties":  jsonString(m.Configuration),
 	}
-	nt, _, err := (&Table{store: store, cfg: cfg}).commitOperation(ctx, op)
-	if err != nil {
-		if errors.Is(err, txlog.ErrConcurrentModification) {
-			return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
-		}
-		return nil, err
-	}
-	return nt, nil
 }
 
 // hasLog reports whether store holds any commit or checkpoint file.

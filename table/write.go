@@ -166,6 +166,11 @@ func WithExtraTxns(txns ...Txn) WriteOption {
 // epoch, as Spark's Delta sink writes it.
 const StreamingUpdateOperation = "STREAMING UPDATE"
 
+// CreateTableAsSelectOperation is the commitInfo.operation of a new table
+// created with its data in one commit (Draft.Commit of a NewDraft), as
+// Spark's CREATE TABLE AS SELECT writes it.
+const CreateTableAsSelectOperation = "CREATE TABLE AS SELECT"
+
 // StreamingUpdate describes the commit of one epoch of a streaming query,
 // as Spark's Delta sink makes it (operation STREAMING UPDATE).
 type StreamingUpdate struct {
@@ -447,20 +452,8 @@ func (t *Table) commitFiles(ctx context.Context, adds []*txlog.Add, merged *sche
 	if err := cfg.checkStream(); err != nil {
 		return nil, nil, err
 	}
-	parts := t.PartitionColumns()
-	for i, a := range adds {
-		if a == nil || a.Path == "" {
-			return nil, nil, fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
-		}
-		ok := len(a.PartitionValues) == len(parts)
-		for _, c := range t.partitionKeys() {
-			_, has := a.PartitionValues[c]
-			ok = ok && has
-		}
-		if !ok {
-			return nil, nil, fmt.Errorf("table: %w: add %s has partition values for %v, the table is partitioned by %v",
-				ErrInvalidArgument, a.Path, slices.Sorted(maps.Keys(a.PartitionValues)), parts)
-		}
+	if err := t.checkAdds(adds); err != nil {
+		return nil, nil, err
 	}
 	name, verb := "WRITE", "append to"
 	if cfg.stream != nil {
@@ -479,13 +472,7 @@ func (t *Table) commitFiles(ctx context.Context, adds []*txlog.Add, merged *sche
 		}
 	}
 	op.adds = adds
-	var rows, bytes int64
-	for _, a := range adds {
-		bytes += a.Size
-		if n, ok := a.NumRecords(); ok {
-			rows += n
-		}
-	}
+	rows, bytes := addTotals(adds)
 	if cfg.stream == nil {
 		op.params = t.operationParams(modeAppend, cfg, "")
 		if merged != nil {
@@ -502,18 +489,56 @@ func (t *Table) commitFiles(ctx context.Context, adds []*txlog.Add, merged *sche
 				op.removes = append(op.removes, f.RemoveAt(now.UnixMilli()))
 			}
 		}
-		op.params = paramsWith(map[string]string{}, cfg)
-		op.params["outputMode"] = cfg.stream.OutputMode
-		op.params["queryId"] = cfg.stream.QueryID
-		op.params["epochId"] = strconv.FormatInt(cfg.stream.EpochID, 10)
-		op.metrics = map[string]string{
-			"numAddedFiles":   strconv.Itoa(len(adds)),
-			"numRemovedFiles": strconv.Itoa(len(op.removes)),
-			"numOutputRows":   strconv.FormatInt(rows, 10),
-			"numOutputBytes":  strconv.FormatInt(bytes, 10),
-		}
+		op.streamingUpdate(cfg, rows, bytes)
 	}
 	return t.commitOperation(ctx, op)
+}
+
+// checkAdds refuses (ErrInvalidArgument) a nil add, one without a path and
+// one whose partition values do not name exactly t's partition columns.
+func (t *Table) checkAdds(adds []*txlog.Add) error {
+	parts := t.PartitionColumns()
+	for i, a := range adds {
+		if a == nil || a.Path == "" {
+			return fmt.Errorf("table: %w: add %d is nil or has no path", ErrInvalidArgument, i)
+		}
+		ok := len(a.PartitionValues) == len(parts)
+		for _, c := range t.partitionKeys() {
+			_, has := a.PartitionValues[c]
+			ok = ok && has
+		}
+		if !ok {
+			return fmt.Errorf("table: %w: add %s has partition values for %v, the table is partitioned by %v",
+				ErrInvalidArgument, a.Path, slices.Sorted(maps.Keys(a.PartitionValues)), parts)
+		}
+	}
+	return nil
+}
+
+// addTotals returns the rows (as their stats count them) and bytes of adds.
+func addTotals(adds []*txlog.Add) (rows, bytes int64) {
+	for _, a := range adds {
+		bytes += a.Size
+		if n, ok := a.NumRecords(); ok {
+			rows += n
+		}
+	}
+	return rows, bytes
+}
+
+// streamingUpdate sets op's parameters and metrics to those of Spark's
+// STREAMING UPDATE of epoch cfg.stream, whose files hold rows and bytes.
+func (op *operation) streamingUpdate(cfg writeConfig, rows, bytes int64) {
+	op.params = paramsWith(map[string]string{}, cfg)
+	op.params["outputMode"] = cfg.stream.OutputMode
+	op.params["queryId"] = cfg.stream.QueryID
+	op.params["epochId"] = strconv.FormatInt(cfg.stream.EpochID, 10)
+	op.metrics = map[string]string{
+		"numAddedFiles":   strconv.Itoa(len(op.adds)),
+		"numRemovedFiles": strconv.Itoa(len(op.removes)),
+		"numOutputRows":   strconv.FormatInt(rows, 10),
+		"numOutputBytes":  strconv.FormatInt(bytes, 10),
+	}
 }
 
 // writeMetrics are Spark's WRITE operationMetrics.

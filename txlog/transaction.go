@@ -275,6 +275,11 @@ func (t *Transaction) UpdateMetadata(m *Metadata) { t.metadata = m }
 // features of p are written as given; callers keep the existing ones.
 func (t *Transaction) UpdateProtocol(p *Protocol) { t.protocol = p }
 
+// SetOperation sets commitInfo.operation, the operation name given to
+// NewTransaction ("CREATE TABLE" for CreateTransaction): a new table created
+// with its data is Spark's "CREATE TABLE AS SELECT", say.
+func (t *Transaction) SetOperation(name string) { t.operation = name }
+
 // SetOperationParameters sets commitInfo.operationParameters (strings only:
 // Databricks fails on other JSON types).
 func (t *Transaction) SetOperationParameters(p map[string]string) { t.params = maps.Clone(p) }

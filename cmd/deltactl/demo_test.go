@@ -72,7 +72,7 @@ exec "`+realPython3(t)+`" "$@"`)
 		"query flights-demo: exactly once; 4 commit(s), epochs 0-3",
 		"4 file(s) (1.5 MiB) compacted into 1",
 		"would delete 4 file(s)",
-		"created file://" + out + "/weather: version 1, 1461 rows in 5 file(s)",
+		"created file://" + out + "/weather: version 0, 1461 rows in 5 file(s)",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q", want)

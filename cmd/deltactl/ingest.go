@@ -55,7 +55,9 @@ string; nested JSON objects and arrays become structs and arrays). For an
 existing table the input columns are matched to the table's by name and
 converted to its types.
 
-Without --epoch-rows, all rows land in one commit (operation WRITE).
+Without --epoch-rows, all rows land in one commit: operation WRITE, or for a
+new table CREATE TABLE AS SELECT, whose version 0 holds the table and its
+rows.
 
 "-" reads standard input; it, a pipe or /dev/stdin is read once (into a
 temp file), in the --format given or the one its first bytes show. A new
