@@ -358,6 +358,18 @@ func (d *Draft) filesFit(t *Table) error {
 		return err
 	}
 	mine, theirs := d.shadow.snap.Metadata(), t.snap.Metadata()
+	if col := looserNulls(t.Schema(), d.sch, ""); col != "" {
+		// The files were checked against the draft's schema only: a null
+		// there would break the table's NOT NULL column.
+		return fmt.Errorf("table: create %s: %w: %w: column %s is NOT NULL in the table, nullable in the files written for it",
+			t.URI(), ErrTableExists, ErrSchemaMismatch, col)
+	}
+	if c, err := missingConstraint(theirs, t.Schema(), mine, d.sch); err != nil || c != "" {
+		if err == nil {
+			err = fmt.Errorf("%w: the table has %s, which the files written for it were not checked against", ErrSchemaMismatch, c)
+		}
+		return fmt.Errorf("table: create %s: %w: %w", t.URI(), ErrTableExists, err)
+	}
 	if strings.EqualFold(mine.ColumnMappingMode(), "none") && strings.EqualFold(theirs.ColumnMappingMode(), "none") {
 		return nil
 	}
@@ -468,4 +480,72 @@ func sameType(a, b schema.Type) bool {
 		return ok && sameType(a.KeyType, b.KeyType) && sameType(a.ValueType, b.ValueType)
 	}
 	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// looserNulls returns the first column (dotted path) that is NOT NULL in
+// table schema tbl but nullable in files schema files, or "" when none is;
+// a column files lacks is not reported (fits decides about those).
+func looserNulls(tbl, files *schema.StructType, path string) string {
+	for _, f := range tbl.Fields {
+		i := fieldByName(files, f.Name)
+		if i < 0 {
+			continue
+		}
+		g := files.Fields[i]
+		if !f.Nullable && g.Nullable {
+			return path + f.Name
+		}
+		if c := looserNullsIn(f.Type, g.Type, path+f.Name); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// looserNullsIn is looserNulls for the elements of nested types.
+func looserNullsIn(tbl, files schema.Type, path string) string {
+	switch t := tbl.(type) {
+	case *schema.StructType:
+		if f, ok := files.(*schema.StructType); ok {
+			return looserNulls(t, f, path+".")
+		}
+	case *schema.ArrayType:
+		if f, ok := files.(*schema.ArrayType); ok {
+			if !t.ContainsNull && f.ContainsNull {
+				return path + ".element"
+			}
+			return looserNullsIn(t.ElementType, f.ElementType, path+".element")
+		}
+	case *schema.MapType:
+		if f, ok := files.(*schema.MapType); ok {
+			if !t.ValueContainsNull && f.ValueContainsNull {
+				return path + ".value"
+			}
+			return looserNullsIn(t.ValueType, f.ValueType, path+".value")
+		}
+	}
+	return ""
+}
+
+// missingConstraint returns the first CHECK constraint or invariant of the
+// table (metadata theirs, schema tsch) that the draft (mine, msch) does not
+// have with the same expression, described as "CHECK constraint pos (id >
+// 0)", or "" when the draft has them all.
+func missingConstraint(theirs *txlog.Metadata, tsch *schema.StructType, mine *txlog.Metadata, msch *schema.StructType) (string, error) {
+	want, err := tableConstraints(theirs, tsch)
+	if err != nil {
+		return "", err
+	}
+	have, err := tableConstraints(mine, msch)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(have, func(h *constraint) bool {
+			return h.kind == w.kind && h.name == w.name && h.expr == w.expr
+		}) {
+			return fmt.Sprintf("%s %s (%s)", w.kind, w.name, w.expr), nil
+		}
+	}
+	return "", nil
 }

@@ -246,8 +246,12 @@ func TestDraftCreateRaceLoserMismatch(t *testing.T) {
 		name   string
 		winner *schema.StructType
 		opts   []Option
+		wopts  []Option // the winner's only
 		want   string
 	}{
+		{name: "NOT NULL in the winner", winner: schema.NewStruct(field("id", prim(schema.Long), false)), want: "id is NOT NULL in the table"},
+		{name: "CHECK constraint in the winner", winner: schema.NewStruct(field("id", prim(schema.Long), true)),
+			wopts: []Option{WithProperties(map[string]string{"delta.constraints.pos": "id > 0"})}, want: "CHECK constraint pos (id > 0)"},
 		{name: "type", winner: schema.NewStruct(field("id", prim(schema.String), true)), want: `column "id"`},
 		{name: "column mapping", winner: schema.NewStruct(field("id", prim(schema.Long), true)),
 			opts: []Option{WithProperties(map[string]string{"delta.columnMapping.mode": "name"})}, want: "column mapping"},
@@ -264,7 +268,7 @@ func TestDraftCreateRaceLoserMismatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Create(ctx, "", tc.winner, append([]Option{WithStore(store)}, tc.opts...)...); err != nil {
+			if _, err := Create(ctx, "", tc.winner, append(append([]Option{WithStore(store)}, tc.opts...), tc.wopts...)...); err != nil {
 				t.Fatal(err)
 			}
 			_, _, err = d.Commit(ctx, adds)
@@ -322,5 +326,33 @@ func TestDraftCreateRaceSameTxn(t *testing.T) {
 	}
 	if _, err := store.Get(ctx, adds[1][0].Path, objectstore.Range{}); !errors.Is(err, objectstore.ErrNotExist) {
 		t.Fatalf("loser's file: %v, want deleted", err)
+	}
+}
+
+// TestDraftCreateRaceLoserSameConstraint: a loser whose draft has the
+// winner's CHECK constraint (its files were checked against it) appends its
+// files as version 1.
+func TestDraftCreateRaceLoserSameConstraint(t *testing.T) {
+	ctx := context.Background()
+	store := objectstore.NewMem(t.Name())
+	sch := schema.NewStruct(field("id", prim(schema.Long), false))
+	props := WithProperties(map[string]string{"delta.constraints.pos": "id > 0"})
+	d, err := NewDraft(ctx, "", sch, WithStore(store), props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WriteFiles(ctx, []value.Row{{int64(-1)}}); !errors.Is(err, ErrConstraintViolation) {
+		t.Fatalf("draft write of -1: %v, want ErrConstraintViolation", err)
+	}
+	adds, err := d.WriteFiles(ctx, []value.Row{{int64(3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(ctx, "", sch, WithStore(store), props); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := d.Commit(ctx, adds)
+	if err != nil || tbl.Version() != 1 || tbl.Snapshot().NumFiles() != 1 {
+		t.Fatalf("commit after losing: %v, want version 1 with the loser's file", err)
 	}
 }
