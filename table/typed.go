@@ -269,16 +269,28 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 	if err != nil {
 		return nil, err
 	}
-	rv := reflect.ValueOf(rows)
-	// CHECK constraints are evaluated on rows: such tables take the row path.
+	p, err := t.prepareStructs(ctx, reflect.ValueOf(rows), info, enc, target, columnar)
+	if err != nil {
+		return nil, opError(ctx, mode.op(), t.URI(), err)
+	}
+	p.schemaChanged = changed
+	return t.writeCommit(ctx, mode, p, cfg)
+}
+
+// prepareStructs prepares struct rows rv (a []T or []*T) bound by enc to
+// schema target: the columns copied straight from the fields when columnar
+// allows it and the table takes Append's columnar path (unpartitioned,
+// without CHECK constraints, which are evaluated on rows), else the rows
+// converted for the row path.
+func (t *Table) prepareStructs(ctx context.Context, rv reflect.Value, info *typeInfo, enc *structEncoder, target *schema.StructType, columnar bool) (*prepared, error) {
 	if columnar && len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
 		if tr := newTypedRows(rv, info, enc); tr != nil {
-			return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, typed: tr}, cfg)
+			return &prepared{schema: target, typed: tr}, nil
 		}
 	}
 	prows, err := encodeRows(ctx, rv, enc)
 	if err != nil {
-		return nil, opError(ctx, mode.op(), t.URI(), fmt.Errorf("table: %w", err))
+		return nil, fmt.Errorf("table: %w", err)
 	}
-	return t.writeCommit(ctx, mode, &prepared{schema: target, schemaChanged: changed, rows: prows}, cfg)
+	return &prepared{schema: target, rows: prows}, nil
 }

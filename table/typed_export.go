@@ -88,20 +88,10 @@ func WriteFilesOf[T any](ctx context.Context, d *Draft, rows []T, opts ...WriteO
 	if err != nil {
 		return nil, err
 	}
-	rv := reflect.ValueOf(rows)
 	cfg := newWriteConfig(opts)
 	cfg.rowSchema = nil
 	adds, err := t.writePreparedFiles(ctx, cfg, func() (*prepared, error) {
-		if len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
-			if tr := newTypedRows(rv, info, enc); tr != nil {
-				return &prepared{schema: target, typed: tr}, nil
-			}
-		}
-		prows, err := encodeRows(ctx, rv, enc)
-		if err != nil {
-			return nil, fmt.Errorf("table: %w", err)
-		}
-		return &prepared{schema: target, rows: prows}, nil
+		return t.prepareStructs(ctx, reflect.ValueOf(rows), info, enc, target, true)
 	})
 	d.recordKeys(adds)
 	return adds, err
