@@ -337,6 +337,14 @@ func writeP8Tables(ctx context.Context, dir string, per int, rows []value.Row) (
 			return nil, err
 		}
 	}
+	// The copy must not race the checkpoint due at the last append, which
+	// the table writes in the background: a copy that listed the log before
+	// the checkpoint existed and read _last_checkpoint after it named the
+	// checkpoint is refused by delta-rs ("_last_checkpoint hint but didn't
+	// find any checkpoints").
+	if err := tm.Close(ctx); err != nil {
+		return nil, err
+	}
 	if err := os.CopyFS(t.oneDir, os.DirFS(t.manyDir)); err != nil {
 		return nil, err
 	}
@@ -345,6 +353,9 @@ func writeP8Tables(ctx context.Context, dir string, per int, rows []value.Row) (
 		return nil, err
 	}
 	if t1, _, err = t1.Optimize(ctx); err != nil {
+		return nil, err
+	}
+	if err := t1.Close(ctx); err != nil {
 		return nil, err
 	}
 	t.many, t.one = tm, t1

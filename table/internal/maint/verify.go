@@ -167,63 +167,22 @@ type logScan struct {
 	cpFiles     map[int64][]txlog.LogFile // by version, in key order
 }
 
-// maxGapRelists bounds how many times scanLog lists again when the commits
-// of a listing have a gap (txlog's listLog has the same bound).
-const maxGapRelists = 3
-
-// scanLog lists "_delta_log/" and sorts out commits and checkpoints by
-// their names, as txlog does (txlog.ParseLogKey). As txlog's listLog, it
-// lists again, up to maxGapRelists times, when the commits listed are not
-// contiguous, until they are or the first gap stays where it was: a local
-// directory read while writers commit can return version v+1 without v,
-// and a listing started after it sees v.
+// scanLog lists "_delta_log/" (txlog.ListLogFiles, which lists again when
+// the commits listed have a gap) and sorts out commits and checkpoints.
 func scanLog(ctx context.Context, store objectstore.Store) (*logScan, error) {
-	ls, err := scanLogOnce(ctx, store)
-	for i := 0; err == nil && i < maxGapRelists; i++ {
-		gap := ls.firstGap()
-		if gap < 0 {
-			break
-		}
-		var again *logScan
-		if again, err = scanLogOnce(ctx, store); err == nil {
-			ls = again
-			if ls.firstGap() == gap {
-				break
-			}
-		}
+	files, err := txlog.ListLogFiles(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("table: log of %s: %w", store.URI(), err)
 	}
-	return ls, err
-}
-
-// firstGap returns the first missing version between the listed commits,
-// or -1 when they are contiguous.
-func (ls *logScan) firstGap() int64 {
-	for i := 1; i < len(ls.commits); i++ {
-		if want := ls.commits[i-1] + 1; ls.commits[i] != want {
-			return want
-		}
-	}
-	return -1
-}
-
-// scanLogOnce is one listing of scanLog.
-func scanLogOnce(ctx context.Context, store objectstore.Store) (*logScan, error) {
 	ls := &logScan{commitInfo: map[int64]objectstore.ObjectInfo{}, cpFiles: map[int64][]txlog.LogFile{}}
-	for info, err := range store.List(ctx, txlog.LogPrefix, "") {
-		if err != nil {
-			return nil, fmt.Errorf("table: listing %s%s: %w", store.URI(), txlog.LogPrefix, err)
-		}
-		f, ok := txlog.ParseLogKey(info.Key)
-		switch {
-		case !ok:
-		case f.Commit:
+	for _, f := range files {
+		if f.Commit {
 			ls.commits = append(ls.commits, f.Version)
-			ls.commitInfo[f.Version] = info
-		default:
+			ls.commitInfo[f.Version] = objectstore.ObjectInfo{Key: f.Key, Size: f.Size, ModTime: f.ModTime}
+		} else {
 			ls.cpFiles[f.Version] = append(ls.cpFiles[f.Version], f)
 		}
 	}
-	slices.Sort(ls.commits)
 	ls.checkpoints = slices.Sorted(maps.Keys(ls.cpFiles))
 	return ls, nil
 }
