@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -283,13 +284,16 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	if err := push(Action{Metadata: snap.metadata}); err != nil {
 		return nil, err
 	}
-	for _, t := range snap.Txns() {
-		if err := push(Action{Txn: t}); err != nil {
+	// Txns and domains in key order: the same snapshot gives the same
+	// checkpoint bytes.
+	txns := snap.Txns()
+	for _, id := range slices.Sorted(maps.Keys(txns)) {
+		if err := push(Action{Txn: txns[id]}); err != nil {
 			return nil, err
 		}
 	}
-	for _, d := range snap.domains {
-		if err := push(Action{DomainMetadata: d}); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(snap.domains)) {
+		if err := push(Action{DomainMetadata: snap.domains[name]}); err != nil {
 			return nil, err
 		}
 	}

@@ -87,3 +87,42 @@ func TestWriteCheckpointStreams(t *testing.T) {
 		t.Errorf("table loaded from the checkpoint has %d files, want 600", n)
 	}
 }
+
+// A checkpoint of one snapshot is the same bytes every time, with several
+// txns (Go maps iterate in random order; the checkpoint writes txns by
+// appId).
+func TestEncodeCheckpointDeterministic(t *testing.T) {
+	ctx := context.Background()
+	mem := objectstore.NewMem("t")
+	createTestTable(t, mem, nil)
+	snap, err := Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		tx := NewTransaction(snap, "STREAMING UPDATE")
+		tx.Add(Action{Txn: &Txn{AppID: fmt.Sprintf("query-%d", 7-i), Version: int64(i)}})
+		tx.Add(addFile(fmt.Sprintf("f%d.parquet", i), "a"))
+		res, err := tx.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap = res.Snapshot
+	}
+	if n := len(snap.Txns()); n != 8 {
+		t.Fatalf("snapshot has %d txns, want 8", n)
+	}
+	first, _, err := EncodeCheckpoint(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		again, _, err := EncodeCheckpoint(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, first) {
+			t.Fatalf("encoding %d of the same snapshot differs from the first (%d vs %d bytes)", i+2, len(again), len(first))
+		}
+	}
+}
