@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -213,6 +214,12 @@ func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[value.Row, error] {
 				return yield(r, nil) && (c.limit <= 0 || n < c.limit)
 			})
 			if err != nil {
+				if errors.Is(err, objectstore.ErrNotExist) {
+					// Spark's DELTA_CHANGE_DATA_FILE_NOT_FOUND says the same.
+					err = fmt.Errorf("a file this version added, removed or wrote as change data is gone: "+
+						"VACUUM deletes them once they are older than the retention (delta.deletedFileRetentionDuration), "+
+						"so the change data feed reads only versions whose files are retained: %w", err)
+				}
 				yield(nil, fmt.Errorf("table: changes of %s version %d: %w", c.t.URI(), v.version, err))
 				return
 			}

@@ -562,3 +562,49 @@ func TestChangesPartitionDeleteWithDV(t *testing.T) {
 		t.Errorf("versions with changes %v, want [3] (OPTIMIZE changes no data)", vs)
 	}
 }
+
+// After VACUUM removed the files of old versions, reading their changes
+// fails with ErrNotExist naming the version and the file, and saying why;
+// the versions whose files remain still read.
+func TestChangesAfterVacuum(t *testing.T) {
+	ctx := context.Background()
+	c := buildCDFTable(t, objectstore.NewMem("cdf"), "vacuumed", false, false)
+	later := time.Now().Add(30 * 24 * time.Hour)
+	res, err := c.tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(func() time.Time { return later }))
+	if err != nil || len(res.Files) == 0 {
+		t.Fatalf("vacuum: %d files, %v; want some deleted", len(res.Files), err)
+	}
+	feed, err := Changes(ctx, c.tbl, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	for _, err := range feed.Rows(ctx) {
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	if !errors.Is(rerr, objectstore.ErrNotExist) {
+		t.Fatalf("rows after VACUUM: %v, want ErrNotExist", rerr)
+	}
+	for _, want := range []string{"version 1:", "VACUUM", ".parquet"} {
+		if !strings.Contains(rerr.Error(), want) {
+			t.Errorf("error %q does not say %q", rerr, want)
+		}
+	}
+	// The last version's own files are live, not vacuumed.
+	last := c.tbl.Version()
+	feed, err = Changes(ctx, c.tbl, last, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := feedKeys(t, feed, historyTimes(t, c.tbl))
+	want := slices.Sorted(slices.Values(c.byVersion[last]))
+	if len(want) == 0 {
+		t.Fatalf("version %d recorded no changes", last)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes of version %d after VACUUM:\n%s", last, diffRows(got, want))
+	}
+}
