@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -170,12 +171,19 @@ func arrowFile(ctx context.Context, path string, sch *arrow.Schema, skip int64) 
 			// The Parquet types, not a stored ARROW:schema's (large_utf8, ...).
 			fr.Manifest, err = pqarrow.NewSchemaManifest(rdr.MetaData().Schema, nil, &props)
 		}
+		// The first skip rows are skipped by whole row groups, then by
+		// reading the rest of them and dropping them: pqarrow's SeekToRow
+		// fails on column chunks whose dictionary page is not listed in
+		// the metadata (no dictionary_page_offset, as Polars writes them:
+		// "dictionary page must be before data page"), and the rows to drop
+		// are fewer than one row group.
+		groups, drop := rowGroupsAfter(rdr.MetaData(), skip)
+		if err == nil && len(groups) == 0 {
+			return // the file has no rows after skip
+		}
 		var rr pqarrow.RecordReader
 		if err == nil {
-			rr, err = fr.GetRecordReader(ctx, nil, nil)
-		}
-		if err == nil && skip > 0 {
-			err = rr.SeekToRow(skip)
+			rr, err = fr.GetRecordReader(ctx, nil, groups)
 		}
 		if err != nil {
 			if rr != nil {
@@ -191,10 +199,19 @@ func arrowFile(ctx context.Context, path string, sch *arrow.Schema, skip int64) 
 				return
 			}
 			rec := rr.RecordBatch()
-			if !rec.Schema().Equal(sch) {
-				rec = array.NewRecordBatch(sch, rec.Columns(), rec.NumRows())
+			if n := rec.NumRows(); drop >= n {
+				drop -= n
+				continue
+			} else if drop > 0 {
+				rec = rec.NewSlice(drop, n)
+				drop = 0
 			} else {
 				rec.Retain()
+			}
+			if !rec.Schema().Equal(sch) {
+				re := array.NewRecordBatch(sch, rec.Columns(), rec.NumRows())
+				rec.Release()
+				rec = re
 			}
 			ok := yield(rec, nil)
 			rec.Release()
@@ -206,6 +223,22 @@ func arrowFile(ctx context.Context, path string, sch *arrow.Schema, skip int64) 
 			yield(nil, fmt.Errorf("%s: %w", path, err))
 		}
 	}
+}
+
+// rowGroupsAfter returns the row groups of md holding its rows after the
+// first skip ones, and how many rows at the start of the first of them are
+// among those skip rows (nil groups when the file has no rows after skip).
+func rowGroupsAfter(md *metadata.FileMetaData, skip int64) (groups []int, drop int64) {
+	before := int64(0)
+	for g := range md.NumRowGroups() {
+		n := md.RowGroup(g).NumRows()
+		if groups == nil && before+n <= skip {
+			before += n
+			continue
+		}
+		groups = append(groups, g)
+	}
+	return groups, skip - before
 }
 
 // rowError returns the error the row read of the file at path (after skip

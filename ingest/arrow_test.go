@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
@@ -223,4 +225,61 @@ func TestArrowBatchesMatchRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ArrowBatches resumes inside a file whose column chunks do not list their
+// dictionary page (vega-datasets' flights-3m.parquet, written by Polars):
+// the rows after skip are the row reader's, wherever skip falls.
+func TestArrowBatchesResumeUnlistedDictionary(t *testing.T) {
+	path := os.Getenv("DELTAKIT_FLIGHTS_PARQUET")
+	if path == "" {
+		testsupport.Absent(t, "set DELTAKIT_FLIGHTS_PARQUET to vega-datasets' data/flights-3m.parquet (scripts/test.sh does, after scripts/fetch-demo-data.sh)")
+	}
+	ctx := context.Background()
+	src, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if _, ok := src.ArrowSchema(); !ok {
+		t.Fatal("no Arrow schema for the flights file")
+	}
+	const n = 3000
+	for _, skip := range []int64{1, 100_000, 1_048_575, 1_048_576, 2_000_001, 2_999_000} {
+		var want []string
+		for r, err := range src.Rows(ctx, skip) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == n {
+				break
+			}
+			want = append(want, fmt.Sprintf("%#v", r))
+		}
+		var got []string
+		for recs, err := range src.ArrowBatches(ctx, skip, skip+n, 1000) {
+			if err != nil {
+				t.Fatalf("skip %d: %v", skip, err)
+			}
+			for _, rec := range recs {
+				rows, err := arrowio.Rows(rec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					got = append(got, fmt.Sprintf("%#v", r))
+				}
+			}
+		}
+		if len(want) != min(n, 3_000_000-int(skip)) || !slices.Equal(got, want) {
+			t.Errorf("skip %d: %d rows, want %d; first got %.80q, want %.80q", skip, len(got), len(want), first(got), first(want))
+		}
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }
