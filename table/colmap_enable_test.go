@@ -62,13 +62,14 @@ func TestEnableColumnMapping(t *testing.T) {
 		{"table features: columnMapping added to both lists", false, map[string]string{"delta.enableDeletionVectors": "true"},
 			txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping", "deletionVectors"},
 				WriterFeatures: []string{"appendOnly", "columnMapping", "deletionVectors", "invariants"}}},
-		{"partitioned, table features", true, map[string]string{"delta.enableDeletionVectors": "true", "delta.enableChangeDataFeed": "true"},
+		{"partitioned, table features, checkpoints before and after", true, map[string]string{"delta.enableDeletionVectors": "true",
+			"delta.enableChangeDataFeed": "true", "delta.checkpointInterval": "2", "delta.checkpoint.writeStatsAsStruct": "true"},
 			txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping", "deletionVectors"},
 				WriterFeatures: []string{"appendOnly", "changeDataFeed", "columnMapping", "deletionVectors", "invariants"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []Option{WithStore(objectstore.NewMem(t.Name())), WithProperties(tc.props)}
+			opts := []Option{WithStore(objectstore.NewMem(t.Name())), WithProperties(tc.props), WithSyncCheckpoints()}
 			if tc.partitioned {
 				opts = append(opts, WithPartitionColumns("city"))
 			}
@@ -83,7 +84,7 @@ func TestEnableColumnMapping(t *testing.T) {
 			if tbl, err = tbl.AppendRows(ctx, rows[3:]); err != nil {
 				t.Fatal(err)
 			}
-			files := slices.Collect(maps.Keys(livePathSet(tbl)))
+			files := livePathSet(tbl)
 			before := tbl.Version()
 			if tbl, err = SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: "name"}); err != nil {
 				t.Fatal(err)
@@ -141,13 +142,16 @@ func TestEnableColumnMapping(t *testing.T) {
 			// The rows written before, from the same files, read back
 			// unchanged (also by a fresh Open, and with a filter that
 			// skips files by their stats).
-			if now := slices.Collect(maps.Keys(livePathSet(tbl))); !sameSet(now, files) {
+			if now := livePathSet(tbl); !maps.Equal(now, files) {
 				t.Errorf("files %v, want %v (no rewrite)", now, files)
 			}
 			assertRows(t, scanAll(t, tbl), rows)
 			reopened, err := Open(ctx, "", WithStore(tbl.Store()))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.props["delta.checkpointInterval"] != "" && len(listKeys(t, tbl.Store(), txlog.LogPrefix+"00000000000000000002.checkpoint")) == 0 {
+				t.Errorf("no checkpoint at version 2 (before enabling, read by the reopened table)")
 			}
 			assertRows(t, scanAll(t, reopened), rows)
 			assertRows(t, scanAll(t, reopened, WithFilter(Col("id").Ge(int64(4)))), rows[4:])
@@ -192,13 +196,6 @@ func livePathSet(tbl *Table) map[string]bool {
 		out[a.Path] = true
 	}
 	return out
-}
-
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }
 
 // TestColumnMappingModeChangeRefused: the mode changes Spark refuses on an

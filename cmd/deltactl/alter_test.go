@@ -67,16 +67,9 @@ func TestAlterCommands(t *testing.T) {
 // rename-column works; mode id is refused naming the reason, and nothing is
 // committed.
 func TestAlterEnableColumnMapping(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.ndjson")
-	if err := os.WriteFile(in, []byte(`{"id":1,"city":"ams","v":1.5}
-{"id":2,"city":"ber","v":2.5}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tbl := filepath.Join(dir, "t")
+	tbl := filepath.Join(t.TempDir(), "t")
 	mustRun(t, "create", tbl, "--schema", "id long, city string, v double")
-	mustRun(t, "ingest", in, tbl)
+	mustRun(t, "ingest", "testdata/alter_colmap.ndjson", tbl)
 	_, errs, code := runCLI(t, "alter", "set-properties", tbl, "delta.columnMapping.mode=id")
 	if code != 1 || !strings.Contains(errs, "no Parquet field ids") || !strings.Contains(errs, "at version 1") {
 		t.Errorf("mode id: exit %d, stderr %q", code, errs)
