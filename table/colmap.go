@@ -33,6 +33,101 @@ const PropColumnMappingMaxColumnID = "delta.columnMapping.maxColumnId"
 // rewritten, and Spark refuses it too.
 var ErrColumnMappingRequired = errors.New("column mapping is required (delta.columnMapping.mode name or id)")
 
+// ErrColumnMappingModeChange is returned (wrapped in a
+// *ColumnMappingModeChangeError, which also matches ErrInvalidArgument) for
+// a change of delta.columnMapping.mode that an existing table cannot take
+// without rewriting its data files.
+var ErrColumnMappingModeChange = errors.New("column mapping mode change not supported")
+
+// ColumnMappingModeChangeError is a refused change of an existing table's
+// delta.columnMapping.mode (by SetProperties, or by any commit whose new
+// metaData changes the mode, such as a RESTORE to a version before column
+// mapping was enabled). The one change an existing table takes is none to
+// name (spec "Column Mapping": the upgrade keeps every column's name as
+// its physical name, so the data files stay readable), as Spark allows
+// (DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE otherwise). It matches
+// ErrColumnMappingModeChange and ErrInvalidArgument with errors.Is.
+type ColumnMappingModeChangeError struct {
+	Table    string // the table's URI
+	Version  int64  // the version the change was asked on
+	From, To string // the modes, lower case: none, name or id
+	Reason   string
+}
+
+// Error names the modes, the version and the reason; the table is named
+// by the operation's error that wraps it.
+func (e *ColumnMappingModeChangeError) Error() string {
+	return fmt.Sprintf("%v: %s from %s to %s at version %d: %s",
+		ErrColumnMappingModeChange, txlog.PropColumnMappingMode, e.From, e.To, e.Version, e.Reason)
+}
+
+// Unwrap returns ErrColumnMappingModeChange and ErrInvalidArgument.
+func (e *ColumnMappingModeChangeError) Unwrap() []error {
+	return []error{ErrColumnMappingModeChange, ErrInvalidArgument}
+}
+
+// checkMappingModeChange returns a *ColumnMappingModeChangeError when the
+// metaData m, committed on top of t's snapshot, changes the column mapping
+// mode other than from none to name, or changes it from none to name
+// without every field (at any depth) having a column mapping id and its
+// name as physical name (what SetProperties assigns, upgradeColumnMapping).
+// The commit path calls it for every new metaData of an existing table.
+func (t *Table) checkMappingModeChange(m *txlog.Metadata) error {
+	from, to := mappingMode(t.snap.Metadata()), mappingMode(m)
+	if from == to {
+		return nil
+	}
+	refuse := func(reason string) error {
+		return &ColumnMappingModeChangeError{Table: t.URI(), Version: t.Version(), From: from, To: to, Reason: reason}
+	}
+	switch {
+	case from == "none" && to == "id":
+		return refuse("the existing data files have no Parquet field ids; enable mode name instead")
+	case to == "none":
+		return refuse("the data files written since column mapping was enabled use physical names; a table cannot leave column mapping without a rewrite")
+	case from != "none":
+		return refuse("the data files are read by physical name in one mode and by field id in the other")
+	}
+	sch, err := schema.Parse(m.SchemaString)
+	if err != nil {
+		return fmt.Errorf("schema of the new metaData: %w", err)
+	}
+	var bad string
+	walkFields(sch, func(f *schema.StructField) {
+		_, hasID := f.FieldID()
+		if pn, _ := f.Metadata[schema.MetaColumnMappingName].(string); bad == "" && (!hasID || pn != f.Name) {
+			bad = f.Name
+		}
+	})
+	if bad != "" {
+		return refuse(fmt.Sprintf("field %q needs a column mapping id and its name as physical name (the existing data files use the names)", bad))
+	}
+	return nil
+}
+
+// upgradeColumnMapping returns sch with every field, at any depth (struct
+// fields, also inside arrays and maps), given a fresh column mapping id and
+// its current name as physical name, and conf with
+// delta.columnMapping.maxColumnId set: the metaData of enabling mode name
+// on an existing table (spec "Column Mapping"; the data files, stats and
+// partition values written without column mapping use the names, so they
+// stay readable without a rewrite). Column mapping keys a field carried
+// while the mode was none are replaced. Ids continue after a
+// delta.columnMapping.maxColumnId the table has. Neither input is modified.
+func upgradeColumnMapping(sch *schema.StructType, conf map[string]string) (*schema.StructType, map[string]string, error) {
+	named := mapFields(sch, func(f *schema.StructField) *schema.StructField {
+		nf := *f
+		nf.Metadata = maps.Clone(f.Metadata)
+		if nf.Metadata == nil {
+			nf.Metadata = map[string]any{}
+		}
+		delete(nf.Metadata, schema.MetaColumnMappingID)
+		nf.Metadata[schema.MetaColumnMappingName] = f.Name
+		return &nf
+	}).(*schema.StructType)
+	return assignColumnMapping(named, conf)
+}
+
 // mappingMode returns the table's column mapping mode in lower case:
 // "none", "name" or "id".
 func mappingMode(m *txlog.Metadata) string {

@@ -103,15 +103,21 @@ type colmapTable struct {
 	ref  colmapRef
 }
 
-// writeColmapTables runs the scenario on a table per mode (name, id) and
-// layout (unpartitioned; partitioned by city with deletion vectors).
+// writeColmapTables runs the scenario on a table per mode (name, id, and
+// "enabled": created without column mapping, mode name set by
+// SetProperties after the first appends) and layout (unpartitioned;
+// partitioned by city with deletion vectors, which makes the enabled
+// table's upgrade the table features one).
 func writeColmapTables(t *testing.T, newStore func(name string) objectstore.Store) []colmapTable {
 	ctx := context.Background()
 	var out []colmapTable
-	for _, mode := range []string{"name", "id"} {
+	for _, mode := range []string{"name", "id", "enabled"} {
 		for _, partitioned := range []bool{false, true} {
 			name := fmt.Sprintf("colmap-%s-part%v", mode, partitioned)
 			props := map[string]string{txlog.PropColumnMappingMode: mode}
+			if mode == "enabled" {
+				props = map[string]string{}
+			}
 			opts := []Option{WithStore(newStore(name))}
 			if partitioned {
 				opts = append(opts, WithPartitionColumns("city"))
@@ -131,7 +137,8 @@ func writeColmapTables(t *testing.T, newStore func(name string) objectstore.Stor
 
 // runColmapScenario runs the writes of the scenario on tbl (created with
 // colmapSchema) and checks the log on the way; colmapScenarioRef is what
-// the table then holds.
+// the table then holds. Mode "enabled" sets delta.columnMapping.mode=name
+// after the first two appends.
 func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	t.Helper()
 	ctx := context.Background()
@@ -155,6 +162,11 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	rows, _ := colmapInput(0, 30)
 	tbl = must(tbl.AppendRows(ctx, rows[:15]))
 	tbl = must(tbl.AppendRows(ctx, rows[15:]))
+	enabled := mode == "enabled"
+	if enabled {
+		tbl = must(SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: "name"}))
+		mode = "name"
+	}
 	// A new column by schema evolution.
 	withExtra := colmapSchema()
 	withExtra.Fields = append(withExtra.Fields, schema.NewField("extra", schema.Primitive(schema.String), true))
@@ -199,7 +211,7 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	if tbl, _, err = tbl.Optimize(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkColmapLog(t, tbl, mode)
+	checkColmapLog(t, tbl, mode, enabled)
 	return tbl
 }
 
@@ -255,17 +267,24 @@ func colmapScenarioRef() colmapRef {
 // checkColmapLog checks the table's log: every field has an id and a
 // physical name, maxColumnId is the highest id, and every live file's
 // partition values, stats and Parquet columns use physical names (and
-// field ids in id mode).
-func checkColmapLog(t *testing.T, tbl *Table, mode string) {
+// field ids in id mode). On a table whose column mapping was enabled
+// after creation (enabled), the columns of colmapSchema keep their
+// original names as physical names.
+func checkColmapLog(t *testing.T, tbl *Table, mode string, enabled bool) {
 	t.Helper()
 	ctx := context.Background()
 	sch := tbl.Schema()
+	original := map[string]bool{}
+	if enabled {
+		walkFields(colmapSchema(), func(f *schema.StructField) { original[f.Name] = true })
+	}
+	physical := func(pn string) bool { return strings.HasPrefix(pn, "col-") || original[pn] }
 	var maxID int64
 	phys := map[string]bool{}
 	walkFields(sch, func(f *schema.StructField) {
 		id, ok := f.FieldID()
 		pn, _ := f.Metadata[schema.MetaColumnMappingName].(string)
-		if !ok || !strings.HasPrefix(pn, "col-") {
+		if !ok || !physical(pn) {
 			t.Errorf("field %s: id %v (%v), physical name %q", f.Name, id, ok, pn)
 		}
 		if phys[pn] {
@@ -300,7 +319,7 @@ func checkColmapLog(t *testing.T, tbl *Table, mode string) {
 			t.Fatal(err)
 		}
 		for k := range st.MinValues {
-			if !strings.HasPrefix(k, "col-") {
+			if !physical(k) {
 				t.Errorf("file %s: stats key %q is not a physical name", a.Path, k)
 			}
 		}
@@ -319,7 +338,7 @@ func checkColmapLog(t *testing.T, tbl *Table, mode string) {
 		var walk func(fs []parquet.Field)
 		walk = func(fs []parquet.Field) {
 			for _, f := range fs {
-				if !strings.HasPrefix(f.Name(), "col-") {
+				if !physical(f.Name()) {
 					t.Errorf("file %s: Parquet column %q is not a physical name", a.Path, f.Name())
 				}
 				if id := f.ID(); (id != 0) != (mode == "id") {

@@ -159,6 +159,15 @@ func (t *Table) commitOperation(ctx context.Context, op *operation) (*Table, *tx
 func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.CommitResult, error) {
 	tx := op.tx
 	if op.metadata != nil {
+		if t.snap != nil {
+			// Every metaData of an existing table: the column mapping
+			// mode changes only from none to name, with the names kept
+			// as physical names (colmap.go).
+			if err := t.checkMappingModeChange(op.metadata); err != nil {
+				deleteFiles(t.store, op.written, t.cfg.logger)
+				return nil, nil, fmt.Errorf("table: %s %s: %w", op.verbName(), t.URI(), err)
+			}
+		}
 		tx.UpdateMetadata(op.metadata)
 	}
 	if op.protocol != nil {
@@ -188,13 +197,17 @@ func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.
 		if definitelyNotCommitted(err) {
 			deleteFiles(t.store, op.written, t.cfg.logger)
 		}
-		verb := op.verb
-		if verb == "" {
-			verb = strings.ToLower(op.name)
-		}
-		return nil, nil, fmt.Errorf("table: %s %s: %w", verb, t.URI(), err)
+		return nil, nil, fmt.Errorf("table: %s %s: %w", op.verbName(), t.URI(), err)
 	}
 	return nt, res, nil
+}
+
+// verbName names op in errors: its verb, else its lower-case name.
+func (op *operation) verbName() string {
+	if op.verb == "" {
+		return strings.ToLower(op.name)
+	}
+	return op.verb
 }
 
 // beginCreate starts operation name (CREATE TABLE; CREATE TABLE AS SELECT

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -37,10 +38,21 @@ const (
 // rowTracking: a backfill is needed). Turning in-commit timestamps on
 // records delta.inCommitTimestampEnablementVersion and
 // delta.inCommitTimestampEnablementTimestamp (spec "In-Commit Timestamps").
-// Changing delta.columnMapping.mode, and setting the properties deltakit
-// maintains itself (the ICT enablement properties, the row tracking
-// materialized column names, delta.columnMapping.maxColumnId), are
-// ErrInvalidArgument. On any error nothing is committed.
+// Setting delta.columnMapping.mode=name on a table without column mapping
+// enables it as Spark does (spec "Column Mapping"): the protocol is
+// upgraded (reader 2 / writer 5, or the columnMapping feature on a table
+// with table features), every column, nested fields too, gets a fresh
+// delta.columnMapping.id and its current name as
+// delta.columnMapping.physicalName (the existing data files, stats and
+// partition values use the names, so nothing is rewritten), and
+// delta.columnMapping.maxColumnId is set, all in this one commit;
+// RenameColumn and DropColumn work afterwards. Any other change of the mode
+// (none to id, name or id to none, name to id) is a
+// *ColumnMappingModeChangeError (ErrColumnMappingModeChange and
+// ErrInvalidArgument), naming the version and the reason. Setting the
+// properties deltakit maintains itself (the ICT enablement properties, the
+// row tracking materialized column names, delta.columnMapping.maxColumnId)
+// is ErrInvalidArgument. On any error nothing is committed.
 func SetProperties(ctx context.Context, t *Table, props map[string]string) (*Table, error) {
 	fail := func(err error) (*Table, error) {
 		return nil, fmt.Errorf("table: set properties %s: %w", t.URI(), err)
@@ -62,7 +74,14 @@ func SetProperties(ctx context.Context, t *Table, props map[string]string) (*Tab
 		conf = map[string]string{}
 	}
 	maps.Copy(conf, props)
-	return t.alterProperties(ctx, SetPropertiesOperation, "set properties", conf,
+	var sch *schema.StructType
+	if mappingMode(t.snap.Metadata()) == "none" && strings.EqualFold(conf[txlog.PropColumnMappingMode], "name") {
+		var err error
+		if sch, conf, err = upgradeColumnMapping(t.Schema(), conf); err != nil {
+			return fail(err)
+		}
+	}
+	return t.alterProperties(ctx, SetPropertiesOperation, "set properties", sch, conf,
 		map[string]string{"properties": jsonString(props)})
 }
 
@@ -101,7 +120,7 @@ func UnsetProperties(ctx context.Context, t *Table, ifExists bool, keys ...strin
 		}
 		delete(conf, k)
 	}
-	return t.alterProperties(ctx, UnsetPropertiesOperation, "unset properties", conf,
+	return t.alterProperties(ctx, UnsetPropertiesOperation, "unset properties", nil, conf,
 		map[string]string{"properties": jsonString(keys), "ifExists": strconv.FormatBool(ifExists)})
 }
 
@@ -114,35 +133,43 @@ var maintainedProperties = []string{
 }
 
 // checkMaintainedProperty refuses setting (set true, to value v; old is
-// the current value) or unsetting a property deltakit maintains, and any
-// change of delta.columnMapping.mode (an upgrade of an existing table needs
-// ids and physical names for every column, which deltakit does not assign
-// to an existing table).
+// the current value) or unsetting a property deltakit maintains, and
+// unsetting delta.columnMapping.mode. (Setting the mode is checked by the
+// commit path, checkMappingModeChange: only none to name is taken.)
 func checkMaintainedProperty(k, old, v string, set bool) error {
 	if slices.Contains(maintainedProperties, k) && (!set || v != old) {
 		return fmt.Errorf("%w: table property %s is maintained by the writer", ErrInvalidArgument, k)
 	}
-	if k == txlog.PropColumnMappingMode && (!set || !strings.EqualFold(v, old) && !(old == "" && strings.EqualFold(v, "none"))) {
-		return fmt.Errorf("%w: table property %s cannot be changed on an existing table (from %q to %q)",
-			ErrInvalidArgument, k, old, v)
+	if k == txlog.PropColumnMappingMode && !set {
+		return fmt.Errorf("%w: table property %s cannot be unset (it is %q)", ErrInvalidArgument, k, old)
 	}
 	return nil
 }
 
 // alterProperties commits conf as the table's new configuration through
-// the one operation path, with the protocol the new properties need.
-func (t *Table) alterProperties(ctx context.Context, name, verb string, conf, params map[string]string) (*Table, error) {
+// the one operation path, with the protocol the new properties need, and
+// sch as its new schema when not nil (enabling column mapping).
+func (t *Table) alterProperties(ctx context.Context, name, verb string, sch *schema.StructType, conf, params map[string]string) (*Table, error) {
 	fail := func(err error) (*Table, error) {
 		return nil, fmt.Errorf("table: %s %s: %w", verb, t.URI(), err)
 	}
+	m := t.snap.Metadata().Clone()
+	if sch == nil {
+		sch = t.Schema()
+	} else {
+		s, err := schema.Marshal(sch)
+		if err != nil {
+			return fail(err)
+		}
+		m.SchemaString = s
+	}
 	cur := t.snap.Protocol()
-	p, err := protocolForChange(cur, t.Schema(), conf)
+	p, err := protocolForChange(cur, sch, conf)
 	if err != nil {
 		return fail(err)
 	}
-	m := t.snap.Metadata().Clone()
 	m.Configuration = conf
-	if _, err := tableConstraints(m, t.Schema()); err != nil {
+	if _, err := tableConstraints(m, sch); err != nil {
 		return fail(err)
 	}
 	op, err := t.beginAs(name, verb, false, writeConfig{})

@@ -165,7 +165,7 @@ func TestSetPropertiesRefused(t *testing.T) {
 		{"bad interval", map[string]string{"delta.checkpointInterval": "0"}, nil, ErrInvalidArgument, nil},
 		{"bad boolean", map[string]string{"delta.enableChangeDataFeed": "yes"}, nil, ErrInvalidArgument, nil},
 		{"bad checkpoint policy", map[string]string{"delta.checkpointPolicy": "v3"}, nil, ErrInvalidArgument, nil},
-		{"column mapping mode change", map[string]string{"delta.columnMapping.mode": "name"}, nil, ErrInvalidArgument, nil},
+		{"column mapping mode change to id", map[string]string{"delta.columnMapping.mode": "id"}, nil, ErrColumnMappingModeChange, nil},
 		{"maintained property", map[string]string{txlog.PropInCommitTimestampEnablementVersion: "1"}, nil, ErrInvalidArgument, nil},
 		{"constraint on a missing column", map[string]string{"delta.constraints.c": "nosuch > 0"}, nil, ErrUnsupportedConstraint, nil},
 		{"no properties", map[string]string{}, nil, ErrInvalidArgument, nil},

@@ -48,7 +48,10 @@ func ToTimestamp(ts time.Time) RestoreTarget { return RestoreTarget{version: -1,
 // (txlog.ErrVersionNotFound), a target not before the table's version or a
 // timestamp after its latest commit, as Spark refuses it (ErrInvalidArgument), a data or deletion-vector file of that version that
 // is gone (vacuumed; objectstore.ErrNotExist, naming the file),
-// ErrAppendOnly when files would be removed from an append-only table.
+// ErrAppendOnly when files would be removed from an append-only table, a
+// *ColumnMappingModeChangeError for a version before column mapping was
+// enabled (its metaData would turn column mapping off; Spark refuses it
+// too).
 func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOption) (*Table, *DMLResult, error) {
 	cfg := newWriteConfig(opts)
 	fail := func(err error) (*Table, *DMLResult, error) {

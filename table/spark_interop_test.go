@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +59,12 @@ func sparkResultRows(res *testsupport.SparkResult) []string {
 // loadProtocol returns the protocol of the table at dir.
 func loadProtocol(t *testing.T, dir string) *txlog.Protocol {
 	t.Helper()
+	return loadSnapshot(t, dir).Protocol()
+}
+
+// loadSnapshot returns the latest snapshot of the table at dir.
+func loadSnapshot(t *testing.T, dir string) *txlog.Snapshot {
+	t.Helper()
 	store, err := objectstore.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +73,7 @@ func loadProtocol(t *testing.T, dir string) *txlog.Protocol {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return snap.Protocol()
+	return snap
 }
 
 func sparkProtocol(p *txlog.Protocol) string {
@@ -95,20 +102,27 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 		props map[string]string
 		rows  []value.Row
 		ctas  bool // created with its rows in one commit (a draft), not Create + AppendRows
+		// alter is set after the rows by SetProperties, and on Spark's
+		// table by ALTER TABLE SET TBLPROPERTIES.
+		alter map[string]string
 	}{
 		{"NOT NULL + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)), "id BIGINT NOT NULL, t TIMESTAMP_NTZ", nil,
-			[]value.Row{{int64(1), t0}, {int64(2), nil}}, false},
+			[]value.Row{{int64(1), t0}, {int64(2), nil}}, false, nil},
 		{"CREATE TABLE AS SELECT: NOT NULL + timestamp_ntz + deletion vectors", schema.NewStruct(field("id", long, false), field("t", ntz, true)), "id BIGINT NOT NULL, t TIMESTAMP_NTZ",
-			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), t0}, {int64(2), nil}, {int64(3), t0.Add(time.Minute)}}, true},
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), t0}, {int64(2), nil}, {int64(3), t0.Add(time.Minute)}}, true, nil},
 		{"NOT NULL + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), "a"}, {int64(2), nil}}, false},
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(1), "a"}, {int64(2), nil}}, false, nil},
 		{"NOT NULL + appendOnly", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.appendOnly": "true"}, []value.Row{{int64(3), "c"}}, false},
+			map[string]string{"delta.appendOnly": "true"}, []value.Row{{int64(3), "c"}}, false, nil},
 		{"NOT NULL + appendOnly + deletion vectors + timestamp_ntz", schema.NewStruct(field("id", long, false), field("t", ntz, true)),
 			"id BIGINT NOT NULL, t TIMESTAMP_NTZ", map[string]string{"delta.appendOnly": "true", "delta.enableDeletionVectors": "true"},
-			[]value.Row{{int64(4), t0.Add(time.Hour)}}, false},
+			[]value.Row{{int64(4), t0.Add(time.Hour)}}, false, nil},
 		{"CHECK constraint + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
-			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []value.Row{{int64(5), "e"}}, false},
+			map[string]string{"delta.enableDeletionVectors": "true", "delta.constraints.idpos": "id > 0"}, []value.Row{{int64(5), "e"}}, false, nil},
+		{"column mapping enabled by SET TBLPROPERTIES", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
+			nil, []value.Row{{int64(6), "f"}, {int64(7), nil}}, false, map[string]string{"delta.columnMapping.mode": "name"}},
+		{"column mapping enabled by SET TBLPROPERTIES + deletion vectors", schema.NewStruct(field("id", long, false), field("s", str, true)), "id BIGINT NOT NULL, s STRING",
+			map[string]string{"delta.enableDeletionVectors": "true"}, []value.Row{{int64(8), "g"}}, false, map[string]string{"delta.columnMapping.mode": "name"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +145,13 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 				if tbl, err = Create(ctx, dir, tc.sch, WithProperties(tc.props)); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := tbl.AppendRows(ctx, tc.rows); err != nil {
+				if tbl, err = tbl.AppendRows(ctx, tc.rows); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.alter != nil {
+				var err error
+				if tbl, err = SetProperties(ctx, tbl, tc.alter); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -164,13 +184,53 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 			if len(props) > 0 {
 				stmt += " TBLPROPERTIES (" + strings.Join(props, ", ") + ")"
 			}
+			if tc.alter != nil {
+				var kv []string
+				for _, k := range slices.Sorted(maps.Keys(tc.alter)) {
+					kv = append(kv, fmt.Sprintf("'%s' = '%s'", k, tc.alter[k]))
+				}
+				checks = append(checks, fmt.Sprintf("ALTER TABLE delta.`%s` SET TBLPROPERTIES (%s)", sdir, strings.Join(kv, ", ")))
+			}
 			for _, s := range append([]string{stmt}, checks...) {
 				if _, err := spark.SQL(s); err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
 			}
-			if got, want := sparkProtocol(tbl.Snapshot().Protocol()), sparkProtocol(loadProtocol(t, sdir)); got != want {
+			ours, theirs := tbl.Snapshot().Protocol(), loadProtocol(t, sdir)
+			if got, want := sparkProtocol(ours), sparkProtocol(theirs); got != want && tc.alter == nil {
 				t.Errorf("deltakit protocol %s, Spark's CREATE TABLE %s", got, want)
+			} else if got != want {
+				// Spark's ALTER of a (1,2) table to column mapping writes
+				// (2,7) with appendOnly, columnMapping and invariants
+				// listed; deltakit keeps its legacy policy (txlog.ProtocolFor:
+				// (2,5), as for every all-legacy feature set). The same
+				// reader features, and every writer feature Spark's lists.
+				if r1, r2 := ours.EffectiveReaderFeatures(), theirs.EffectiveReaderFeatures(); !slices.Equal(r1, r2) {
+					t.Errorf("deltakit reader features %v (%s), Spark's %v (%s)", r1, got, r2, want)
+				}
+				for _, f := range theirs.EffectiveWriterFeatures() {
+					if !slices.Contains(ours.EffectiveWriterFeatures(), f) {
+						t.Errorf("deltakit protocol %s lacks writer feature %s of Spark's %s", got, f, want)
+					}
+				}
+			}
+			if tc.alter != nil {
+				// Column mapping enabled: Spark keeps the names as physical
+				// names too, and sets the same maxColumnId.
+				sm := loadSnapshot(t, sdir).Metadata()
+				ss, err := schema.Parse(sm.SchemaString)
+				if err != nil {
+					t.Fatal(err)
+				}
+				walkFields(ss, func(f *schema.StructField) {
+					if pn := f.Metadata[schema.MetaColumnMappingName]; pn != f.Name {
+						t.Errorf("Spark's field %s: physical name %v", f.Name, pn)
+					}
+				})
+				k := PropColumnMappingMaxColumnID
+				if got, want := tbl.Snapshot().Metadata().Configuration[k], sm.Configuration[k]; got != want {
+					t.Errorf("deltakit %s=%s, Spark's %s", k, got, want)
+				}
 			}
 		})
 	}

@@ -267,7 +267,7 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 // a column mapping id and a "col-<uuid>" physical name and
 // delta.columnMapping.maxColumnId is set (spec "Column Mapping"); another
 // mode value is ErrInvalidArgument. SetProperties changes properties of an
-// existing table.
+// existing table (and enables column mapping mode name on one).
 func Create(ctx context.Context, uri string, sch *schema.StructType, opts ...Option) (*Table, error) {
 	cfg := newConfig(opts)
 	store, err := cfg.openStore(ctx, uri)

@@ -152,7 +152,7 @@ var writerFeatures = []WriterFeature{
 	{FeatureGeneratedColumns, "GENERATED ALWAYS AS column", WriterOnlyInactive, "generation expressions are not evaluated"},
 	{FeatureColumnDefaults, "delta.feature.allowColumnDefaults=supported + DEFAULT", WriterOnlyInactive, "column defaults are not applied"},
 	{FeatureChangeDataFeed, "delta.enableChangeDataFeed=true", WriterSupported, "DELETE, UPDATE and MERGE write cdc files (table/cdf.go)"},
-	{FeatureColumnMapping, "delta.columnMapping.mode=name|id", WriterSupported, "physical names and field ids written, ids assigned to new columns; RENAME/DROP COLUMN (table/colmap.go)"},
+	{FeatureColumnMapping, "delta.columnMapping.mode=name|id", WriterSupported, "physical names and field ids written, ids assigned to new columns; RENAME/DROP COLUMN; mode none to name on an existing table (table/colmap.go)"},
 	{FeatureIdentityColumns, "GENERATED ... AS IDENTITY column", WriterOnlyInactive, "identity values are not generated"},
 	{FeatureDeletionVectors, "delta.enableDeletionVectors=true", WriterSupported, "DML writes deletion vectors; removes carry the file's DV"},
 	{FeatureRowTracking, "delta.enableRowTracking=true", WriterSupported,

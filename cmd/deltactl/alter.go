@@ -80,14 +80,18 @@ func newAlterCmd(a *app) *cobra.Command {
 		Long: `alter changes a table's schema or properties without rewriting data files.
 rename-column and drop-column commit a new schema only (Spark's ALTER TABLE
 RENAME COLUMN and DROP COLUMNS). Both need column mapping (create the table with
---property delta.columnMapping.mode=name or id); a dotted path (a.b) names a
+--property delta.columnMapping.mode=name or id, or enable it later with
+set-properties <table> delta.columnMapping.mode=name); a dotted path (a.b) names a
 field of a struct column. Partition columns cannot be dropped; columns a CHECK
 constraint uses cannot be renamed or dropped.
 set-properties and unset-properties commit new table properties only (Spark's
 ALTER TABLE SET TBLPROPERTIES and UNSET TBLPROPERTIES). A property that turns on
 a table feature (delta.enableChangeDataFeed, delta.enableDeletionVectors,
 delta.enableInCommitTimestamps, ...) upgrades the protocol in the same commit;
-a feature deltakit cannot write is refused by name, and nothing is committed.`,
+a feature deltakit cannot write is refused by name, and nothing is committed.
+delta.columnMapping.mode=name on a table without column mapping enables it as
+Spark does: every column keeps its name as physical name (no data file is
+rewritten); other mode changes (none to id, back to none) are refused.`,
 	}
 	cmd.AddCommand(&cobra.Command{
 		Use:     "rename-column <table> <column> <new-name>",

@@ -62,6 +62,30 @@ func TestAlterCommands(t *testing.T) {
 	}
 }
 
+// alter set-properties delta.columnMapping.mode=name enables column mapping
+// on a table created without it: the rows ingested before read back, and
+// rename-column works; mode id is refused naming the reason, and nothing is
+// committed.
+func TestAlterEnableColumnMapping(t *testing.T) {
+	tbl := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", tbl, "--schema", "id long, city string, v double")
+	mustRun(t, "ingest", "testdata/alter_colmap.ndjson", tbl)
+	_, errs, code := runCLI(t, "alter", "set-properties", tbl, "delta.columnMapping.mode=id")
+	if code != 1 || !strings.Contains(errs, "no Parquet field ids") || !strings.Contains(errs, "at version 1") {
+		t.Errorf("mode id: exit %d, stderr %q", code, errs)
+	}
+	out := mustRun(t, "alter", "set-properties", tbl, "delta.columnMapping.mode=name")
+	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.columnMapping.maxColumnId=3, delta.columnMapping.mode=name; protocol (2,5)\n"; out != want {
+		t.Errorf("set-properties output\n%q\nwant\n%q", out, want)
+	}
+	mustRun(t, "alter", "rename-column", tbl, "v", "value")
+	got := strings.Split(strings.TrimSpace(mustRun(t, "cat", tbl, "-o", "json")), "\n")
+	slices.Sort(got)
+	if want := []string{`{"id":1,"city":"ams","value":1.5}`, `{"id":2,"city":"ber","value":2.5}`}; !slices.Equal(got, want) {
+		t.Errorf("cat after enabling and renaming: %v, want %v", got, want)
+	}
+}
+
 // alter set-properties and unset-properties: the change data feed turned on
 // later makes delete write change data; deletion vectors upgrade the
 // protocol; refused features and bad values change nothing.
