@@ -118,6 +118,7 @@ func Changes(ctx context.Context, t *Table, fromVersion, toVersion int64, opts .
 	if plan.locs, err = newLocator(end); err != nil {
 		return fail(err)
 	}
+	plan.fileErrors = true // Rows names the version of each file
 	c := &ChangeFeed{From: fromVersion, To: toVersion, t: end, plan: plan, cdcPlan: changeDataPlan(plan), limit: cfg.limit}
 	c.sch = &schema.StructType{Fields: slices.Concat(plan.outSch.Fields, []*schema.StructField{
 		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -588,10 +589,13 @@ func TestChangesAfterVacuum(t *testing.T) {
 	if !errors.Is(rerr, objectstore.ErrNotExist) {
 		t.Fatalf("rows after VACUUM: %v, want ErrNotExist", rerr)
 	}
-	for _, want := range []string{"version 1:", "VACUUM", ".parquet"} {
+	for _, want := range []string{"version 1: a file", "VACUUM", "data file part-"} {
 		if !strings.Contains(rerr.Error(), want) {
 			t.Errorf("error %q does not say %q", rerr, want)
 		}
+	}
+	if v := c.tbl.Version(); strings.Contains(rerr.Error(), fmt.Sprintf("version %d", v)) {
+		t.Errorf("error %q names the latest version %d, not the version of the file", rerr, v)
 	}
 	// The last version's own files are live, not vacuumed.
 	last := c.tbl.Version()

@@ -179,10 +179,16 @@ type scanPlan struct {
 	direct   bool   // parquetio rows are the output rows as they are
 	files    []*scanFile
 	locs     *locator // set by selectFiles
+	// fileErrors: errors name the data file only, the caller names the
+	// table and the version (a change feed reads files of older versions).
+	fileErrors bool
 }
 
 // errorf wraps err with the table, the version and, if set, the file.
 func (p *scanPlan) errorf(file string, err error) error {
+	if p.fileErrors && file != "" {
+		return fmt.Errorf("data file %s: %w", file, err)
+	}
 	if file == "" {
 		return fmt.Errorf("table: scan %s version %d: %w", p.t.URI(), p.version, err)
 	}
