@@ -260,4 +260,3 @@ func TestLostCreateNamesVersion(t *testing.T) {
 		t.Fatalf("error %v, want ErrTableExists naming version 0", err)
 	}
 }
-
