@@ -70,8 +70,10 @@ With --epoch-rows N and --query-id ID the input is a stream of epochs of N
 rows, each committed exactly once through the streaming sink (operation
 STREAMING UPDATE with a txn action {appId: ID, version: epoch}). A restart
 with the same input and query id resumes after the query's last committed
-epoch (its txn version); the epochs before are reported as skipped.
---max-epochs stops after that many epochs (to simulate a stop mid-stream);
+epoch (its txn version); the epochs before are reported as skipped. Into
+a new table the first epoch's commit creates it: version 0 holds the table,
+the epoch's txn and its rows (with --merge-on the table is created empty
+first). --max-epochs stops after that many epochs (to simulate a stop mid-stream);
 --from-epoch replays from an earlier epoch, as a source whose offsets lag
 the table would, and the sink skips the epochs the table already holds.
 
