@@ -63,10 +63,10 @@ exec "`+realPython3(t)+`" "$@"`)
 	}
 	t.Logf("demo.sh on 200,000 rows took %v", time.Since(start).Round(time.Second))
 	for _, want := range []string{
-		"epoch 0: committed as version 1 (50000 rows",
+		"epoch 0: committed as version 0 (50000 rows",
 		"stopped by --max-epochs",
 		"epoch 0: skipped by the sink",
-		"epoch 3: committed as version 4 (50000 rows",
+		"epoch 3: committed as version 3 (50000 rows",
 		"rows:              200000",
 		"timestampNtz",
 		"query flights-demo: exactly once; 4 commit(s), epochs 0-3",
