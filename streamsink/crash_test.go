@@ -2,6 +2,7 @@ package streamsink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -205,6 +206,10 @@ type crashPath struct {
 	// upsert: epoch e upserts upsertRows(e) by id (crash_upsert_test.go);
 	// the table must hold the latest row per id of the epochs committed.
 	upsert bool
+	// newTable: there is no table before the stream; the sink of
+	// CreateOrOpen creates it with epoch 0 (version 0), so a crash before
+	// that commit must leave no table.
+	newTable bool
 	// byKind: a crash point is the nth call of one kind (op and key with
 	// data and deletion vector file names cut, see callString), not the
 	// nth call: the path reads several live files in the order of their
@@ -242,8 +247,11 @@ func (p crashPath) expected(last int64) ([]int64, map[int64][]value.Row) {
 
 // versions is the table version after the whole stream.
 func (p crashPath) versions() int64 {
-	if p.prefilled {
+	switch {
+	case p.prefilled:
 		return crashEpochs + 1
+	case p.newTable:
+		return crashEpochs - 1
 	}
 	return crashEpochs
 }
@@ -262,6 +270,16 @@ func openSinkWriter(ctx context.Context, store objectstore.Store) (epochWriter, 
 		return nil, err
 	}
 	s, err := New(tbl, crashQuery, WithLogger(quiet), WithWriteOptions(table.WithWriteConcurrency(1)))
+	if err != nil {
+		return nil, err
+	}
+	return &sinkWriter{s: s}, nil
+}
+
+// openNewTableSinkWriter is openSinkWriter through CreateOrOpen: on a store
+// without a table, the first epoch creates it.
+func openNewTableSinkWriter(ctx context.Context, store objectstore.Store) (epochWriter, error) {
+	s, err := CreateOrOpen(ctx, "", crashQuery, eventSchema, []Option{WithLogger(quiet), WithWriteOptions(table.WithWriteConcurrency(1))}, tableOpts(store)...)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +307,7 @@ var crashPaths = []crashPath{
 	{name: "group append", open: openGroupWriter},
 	upsertPath,
 	upsertDVPath,
+	{name: "new table", open: openNewTableSinkWriter, newTable: true},
 }
 
 // deletePath is the matrix's DELETE-with-deletion-vectors path.
@@ -352,10 +371,14 @@ func (sc scenario) run(t *testing.T) *outcome {
 	ctx := t.Context()
 	out := &outcome{check: &tableCheck{}}
 	base := sc.env.newStore(t)
-	tbl, err := table.Create(ctx, "", eventSchema, append(tableOpts(base), table.WithProperties(sc.path.props))...)
-	if err != nil {
-		out.check.addf("create: %v", err)
-		return out
+	var tbl *table.Table
+	var err error
+	if !sc.path.newTable {
+		tbl, err = table.Create(ctx, "", eventSchema, append(tableOpts(base), table.WithProperties(sc.path.props))...)
+		if err != nil {
+			out.check.addf("create: %v", err)
+			return out
+		}
 	}
 	if sc.path.prefilled {
 		if _, err := tbl.AppendRows(ctx, prefillRows(), table.WithWriteConcurrency(1)); err != nil {
@@ -465,10 +488,19 @@ func (sc scenario) restart(ctx context.Context, store objectstore.Store, out *ou
 		c.lost += int(out.acked[n-1]-last) * crashRowsPerEpoch
 		c.addf("restart: table's last epoch %d, but epoch %d was acknowledged", last, out.acked[n-1])
 	}
-	if sc.path.upsert {
+	switch {
+	case w.table() == nil:
+		// No epoch committed into a new table: there is none.
+		if last != -1 || !sc.path.newTable {
+			c.addf("restart: no table, last epoch %d", last)
+		}
+		if _, err := table.Open(ctx, "", table.WithStore(store)); !errors.Is(err, table.ErrTableNotFound) {
+			c.addf("restart: a crash before the first commit left a table: %v", err)
+		}
+	case sc.path.upsert:
 		// The table holds the latest row per id of epochs 0..last, whole.
 		checkUpsertRows(ctx, c, w.table(), last)
-	} else {
+	default:
 		counts, err := epochCounts(ctx, w.table())
 		if err != nil {
 			c.addf("restart: %v", err)
@@ -703,8 +735,8 @@ func TestCrashMatrix(t *testing.T) {
 		s3Counts["delete"] = runMatrix(t, env, deletePath, writes, 4, &s3)
 		s3Counts["upsert"] = runMatrix(t, env, upsertDVPath, writes, 4, &s3)
 	})
-	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d, group append %d, upsert %d, upsert-dv %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d, upsert-dv %d); %d lost, %d duplicated, %d orphan files never referenced",
-		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"], memCounts["group append"], memCounts["upsert"], memCounts["upsert-dv"],
+	summary := fmt.Sprintf("crash matrix: memory: %d points (append %d, epoch %d, checkpoint %d, delete %d, group append %d, upsert %d, upsert-dv %d, new table %d), MinIO: %d points (epoch %d, checkpoint %d, delete %d, upsert-dv %d); %d lost, %d duplicated, %d orphan files never referenced",
+		mem.points.Load(), memCounts["append"], memCounts["epoch"], memCounts["checkpoint"], memCounts["delete"], memCounts["group append"], memCounts["upsert"], memCounts["upsert-dv"], memCounts["new table"],
 		s3.points.Load(), s3Counts["epoch"], s3Counts["checkpoint"], s3Counts["delete"], s3Counts["upsert"],
 		mem.lost.Load()+s3.lost.Load(), mem.duplicated.Load()+s3.duplicated.Load(), mem.orphans.Load()+s3.orphans.Load())
 	t.Log(summary)

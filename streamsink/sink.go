@@ -81,8 +81,20 @@ type Sink struct {
 	mergeKeys []string
 	rowSchema *schema.StructType
 
+	// create, when set, is the table a CreateOrOpen sink creates with its
+	// first epoch; tbl is nil until the table exists.
+	create *pendingTable
+
 	mu  sync.Mutex
 	tbl *table.Table
+}
+
+// pendingTable is the table at uri that a sink of CreateOrOpen creates with
+// schema sch and options opts.
+type pendingTable struct {
+	uri  string
+	sch  *schema.StructType
+	opts []table.Option
 }
 
 // Option configures a Sink.
@@ -128,10 +140,15 @@ func WithConflictRetries(n int) Option { return func(s *Sink) { s.retries = max(
 // stable across restarts of the query (persist it, as Spark keeps its query
 // id in the checkpoint); a per-run id would defeat exactly-once.
 func New(tbl *table.Table, queryID string, opts ...Option) (*Sink, error) {
+	return newSink(tbl, nil, queryID, opts)
+}
+
+// newSink is New on tbl, or on the table create makes (tbl nil).
+func newSink(tbl *table.Table, create *pendingTable, queryID string, opts []Option) (*Sink, error) {
 	if queryID == "" {
 		return nil, errors.New("streamsink: empty queryId")
 	}
-	s := &Sink{queryID: queryID, mode: Append, now: time.Now, retries: 3, tbl: tbl}
+	s := &Sink{queryID: queryID, mode: Append, now: time.Now, retries: 3, tbl: tbl, create: create}
 	for _, o := range opts {
 		o(s)
 	}
@@ -145,6 +162,46 @@ func New(tbl *table.Table, queryID string, opts ...Option) (*Sink, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// CreateOrOpen returns a sink for the streaming query queryID on the table
+// at uri; when there is no table there yet, the sink's first epoch creates
+// it, with schema sch and the partition columns and properties of topts,
+// in the epoch's own commit, as Spark's first streaming batch into a new
+// path does: version 0 holds the protocol, the metaData, the txn {appId:
+// queryID, version: epochId} (and WriteEpochWith's extra txns), the
+// epoch's adds and commitInfo STREAMING UPDATE with queryId and epochId
+// (see table.Draft.Commit of a table.NewDraft). Nothing is written by
+// CreateOrOpen itself: a stream that fails or crashes before its first
+// commit leaves no table (only data files no log references). A replay of
+// the epoch once version 0 exists is skipped, as on any table. When
+// another writer creates the table between the sink's look and its
+// commit, the epoch is appended to that table as the next version if its
+// files fit it as they are, else the error wraps table.ErrTableExists
+// (and table.ErrSchemaMismatch, naming the difference); a winner that is
+// another run of the same query and committed the epoch already fences
+// this one (table.ErrConcurrentTransaction).
+//
+// Epochs that need a table before their data files (upsert mode's MERGE,
+// WriteEpochChecked's precondition, the two-phase Prepare and Commit)
+// create the empty table first, in a commit of its own (CREATE TABLE, as
+// table.CreateOrOpen does). Table returns nil until the table exists. An
+// invalid new table (partition columns, properties) is an error here, as
+// table.Create reports it; an existing table is opened as table.Open
+// opens it (sch is not compared: an epoch that does not fit it is refused
+// as on any table).
+func CreateOrOpen(ctx context.Context, uri, queryID string, sch *schema.StructType, opts []Option, topts ...table.Option) (*Sink, error) {
+	tbl, err := table.Open(ctx, uri, topts...)
+	if err == nil {
+		return New(tbl, queryID, opts...)
+	}
+	if !errors.Is(err, table.ErrTableNotFound) {
+		return nil, err
+	}
+	if _, err := table.NewDraft(ctx, uri, sch, topts...); err != nil {
+		return nil, err
+	}
+	return newSink(nil, &pendingTable{uri: uri, sch: sch, opts: topts}, queryID, opts)
 }
 
 // Open opens the table at uri (see table.Open) and returns a sink on it.
@@ -162,13 +219,17 @@ func Open(ctx context.Context, uri, queryID string, opts []Option, topts ...tabl
 // exactly-once does not depend on it. Call it before the process exits. The
 // sink stays usable after Close.
 func (s *Sink) Close(ctx context.Context) error {
-	return s.Table().Close(ctx)
+	if t := s.Table(); t != nil {
+		return t.Close(ctx)
+	}
+	return nil
 }
 
 // QueryID returns the sink's query id (the txn appId of its commits).
 func (s *Sink) QueryID() string { return s.queryID }
 
-// Table returns the table as of the sink's last refresh or commit.
+// Table returns the table as of the sink's last refresh or commit; nil for
+// a sink of CreateOrOpen whose table does not exist yet.
 func (s *Sink) Table() *table.Table {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -181,12 +242,36 @@ func (s *Sink) Table() *table.Table {
 func (s *Sink) LastCommittedEpoch(ctx context.Context) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tbl, err := s.tbl.Refresh(ctx)
-	if err != nil {
+	tbl, err := s.refresh(ctx, false)
+	if err != nil || tbl == nil {
 		return -1, err
 	}
-	s.tbl = tbl
 	return tbl.Snapshot().TxnVersion(s.queryID), nil
+}
+
+// refresh moves the sink to the newest version of its table (s.mu held)
+// and returns it. For a sink of CreateOrOpen whose table does not exist
+// yet it returns nil, or with create it creates the empty table first
+// (table.CreateOrOpen: a commit of its own), for the writes that need a
+// table before their files.
+func (s *Sink) refresh(ctx context.Context, create bool) (*table.Table, error) {
+	var tbl *table.Table
+	var err error
+	switch {
+	case s.tbl != nil:
+		tbl, err = s.tbl.Refresh(ctx)
+	case create:
+		tbl, _, err = table.CreateOrOpen(ctx, s.create.uri, s.create.sch, s.create.opts...)
+	default:
+		if tbl, err = table.Open(ctx, s.create.uri, s.create.opts...); errors.Is(err, table.ErrTableNotFound) {
+			return nil, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.tbl = tbl
+	return tbl, nil
 }
 
 // Result reports what WriteEpoch did.
@@ -203,8 +288,13 @@ type Result struct {
 	Files int
 	Rows  int64
 	Bytes int64
-	// Attempts counts commit attempts (version files tried).
+	// Attempts counts commit attempts (version files tried; for an epoch
+	// that lost the create of a new table to another writer, 2: its
+	// version 0 and the append).
 	Attempts int
+	// Created is true when the epoch's commit created the table (version
+	// 0 of a CreateOrOpen sink's new table).
+	Created bool
 	// Merge is what the epoch's MERGE did, in upsert mode (WithMergeKeys;
 	// nil otherwise or when skipped): Files and Bytes are then its added
 	// files and bytes, Rows the epoch's rows as given (Merge.SourceRows
@@ -337,11 +427,21 @@ func (s *Sink) writeEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, f
 }
 
 // draft returns the draft of appending the epoch's rows of schema sch
-// (nil: a table.WithRowSchema among wopts, else the table's) to tbl: with
+// (nil: a table.WithRowSchema among wopts, else the table's) to tbl, or,
+// when tbl is nil (a CreateOrOpen sink's table does not exist yet), of
+// the new table with them (table.NewDraft; rows of sch are written as
+// table.WithRowSchema aligns them): with
 // table.WithSchemaEvolution among the sink's write options the table's
 // schema evolves to take them, in the epoch's commit; without it a column
 // the table lacks is refused here, before any file is written.
 func (s *Sink) draft(ctx context.Context, tbl *table.Table, epochID int64, sch *schema.StructType, wopts []table.WriteOption) (*table.Draft, error) {
+	if tbl == nil {
+		d, err := table.NewDraft(ctx, s.create.uri, s.create.sch, s.create.opts...)
+		if err != nil {
+			return nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
+		}
+		return d, nil
+	}
 	d, err := tbl.DraftAppend(ctx, sch, wopts...)
 	if err != nil {
 		return nil, fmt.Errorf("streamsink: query %s epoch %d: table version %d: %w", s.queryID, epochID, tbl.Version(), err)
@@ -376,7 +476,7 @@ func (s *Sink) writeEpochFiles(ctx context.Context, epochID int64, write filesFu
 		var err error
 		// The overlap only pays off when the epoch is new to the sink's
 		// snapshot; a replay it already holds takes the plain refresh.
-		if round == 0 && reusable && s.mode == Append && check == nil && epochID > s.tbl.Snapshot().TxnVersion(s.queryID) {
+		if round == 0 && reusable && s.mode == Append && check == nil && s.tbl != nil && epochID > s.tbl.Snapshot().TxnVersion(s.queryID) {
 			tbl, skipped, d, adds, nrows, err = s.overlapAttempt(ctx, epochID, write, upd)
 		} else {
 			tbl, skipped, err = s.beginAttempt(ctx, epochID, check)
@@ -495,13 +595,18 @@ func sameTable(a, b *table.Table) bool {
 // the sink to a fresh snapshot of the table and, when that snapshot already
 // holds the epoch (the query's txn version, which the commit records as
 // read, on this same snapshot), returns the skipped Result; otherwise it
-// runs check (when not nil) on the snapshot and returns it.
+// runs check (when not nil) on the snapshot and returns it. For a sink of
+// CreateOrOpen whose table does not exist yet it returns a nil table (the
+// epoch creates it), unless check or upsert mode needs one: then it
+// creates the empty table first (see refresh).
 func (s *Sink) beginAttempt(ctx context.Context, epochID int64, check func(*table.Table) error) (*table.Table, *Result, error) {
-	tbl, err := s.tbl.Refresh(ctx)
+	tbl, err := s.refresh(ctx, check != nil || s.mergeKeys != nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("streamsink: query %s epoch %d: %w", s.queryID, epochID, err)
 	}
-	s.tbl = tbl
+	if tbl == nil {
+		return nil, nil, nil
+	}
 	if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
 		s.logger.Debug("streamsink: epoch already committed, skipping", "query", s.queryID, "epoch", epochID, "txnVersion", v)
 		return nil, &Result{Epoch: epochID, Skipped: true, Version: tbl.Version()}, nil
@@ -539,6 +644,9 @@ func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, d *table.Draft
 		table.WithExtraTxns(extra...),
 		table.WithCommitOptions(s.txnOpts...),
 	}
+	if tbl == nil {
+		return s.createEpoch(ctx, d, upd, adds, opts, rows)
+	}
 	ntbl, cr, err := d.CommitOn(ctx, tbl, adds, opts...)
 	if err != nil {
 		retry = s.retryable(err, round)
@@ -548,9 +656,45 @@ func (s *Sink) commitEpoch(ctx context.Context, tbl *table.Table, d *table.Draft
 		return nil, retry, err
 	}
 	s.tbl = ntbl
+	return epochResult(upd, adds, rows, cr.Version, cr.Attempts), false, nil
+}
+
+// createEpoch commits the epoch of upd as version 0 of the new table of
+// draft d, with opts (commitEpoch's), and moves the sink to the table;
+// when another writer created the table first, Draft.Commit appends the
+// files to it or refuses them (never retried here: a table that does not
+// fit stays refused, and a winner of the same query fences the epoch).
+func (s *Sink) createEpoch(ctx context.Context, d *table.Draft, upd table.StreamingUpdate, adds []*table.Add, opts []table.WriteOption, rows int64) (*Result, bool, error) {
+	ntbl, created, err := d.Commit(ctx, adds, opts...)
+	if err != nil {
+		return nil, false, err
+	}
+	s.tbl = ntbl
+	attempts := 1
+	if !created {
+		attempts = 2
+		s.logger.Info("streamsink: another writer created the table first; epoch appended to it", "query", s.queryID, "epoch", upd.EpochID, "version", ntbl.Version())
+	}
+	res := epochResult(upd, adds, rows, ntbl.Version(), attempts)
+	res.Created = created
+	return res, false, nil
+}
+
+// epochResult is the Result of the epoch of upd committed at version with
+// adds holding rows.
+func epochResult(upd table.StreamingUpdate, adds []*table.Add, rows, version int64, attempts int) *Result {
 	var bytes int64
 	for _, a := range adds {
 		bytes += a.Size
 	}
-	return &Result{Epoch: upd.EpochID, Version: cr.Version, Files: len(adds), Rows: rows, Bytes: bytes, Attempts: cr.Attempts}, false, nil
+	return &Result{Epoch: upd.EpochID, Version: version, Files: len(adds), Rows: rows, Bytes: bytes, Attempts: attempts}
+}
+
+// schemaURI returns the schema and location of the sink's table, or of the
+// table its first epoch creates.
+func (s *Sink) schemaURI() (*schema.StructType, string) {
+	if s.tbl != nil {
+		return s.tbl.Schema(), s.tbl.URI()
+	}
+	return s.create.sch, s.create.uri
 }

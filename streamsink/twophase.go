@@ -247,11 +247,10 @@ func (s *Sink) Prepare(ctx context.Context, epochID int64, rows []table.Row) (*C
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tbl, err := s.tbl.Refresh(ctx)
+	tbl, err := s.refresh(ctx, true)
 	if err != nil {
 		return nil, fmt.Errorf("streamsink: query %s prepare epoch %d: %w", s.queryID, epochID, err)
 	}
-	s.tbl = tbl
 	c := &Committable{tableID: tbl.Snapshot().Metadata().ID, queryID: s.queryID, epochID: epochID, mode: s.mode}
 	if v := tbl.Snapshot().TxnVersion(s.queryID); epochID <= v {
 		s.logger.Debug("streamsink: epoch already committed, preparing nothing", "query", s.queryID, "epoch", epochID, "txnVersion", v)
@@ -551,11 +550,10 @@ func liveAny(snap *table.Snapshot, c *Committable) bool {
 // refreshFor moves the sink to the table's latest version and checks that
 // it is the table c was prepared for (ErrInvalidCommittable otherwise).
 func (s *Sink) refreshFor(ctx context.Context, c *Committable) (*table.Table, error) {
-	tbl, err := s.tbl.Refresh(ctx)
+	tbl, err := s.refresh(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	s.tbl = tbl
 	if id := tbl.Snapshot().Metadata().ID; c.tableID != "" && id != c.tableID {
 		return nil, fmt.Errorf("%w: prepared for table id %s, %s has id %s", ErrInvalidCommittable, c.tableID, tbl.URI(), id)
 	}

@@ -77,8 +77,9 @@ func (s *Sink) checkUpsert() error {
 	if s.mode != Append {
 		return fmt.Errorf("streamsink: query %s: %w: upsert mode (WithMergeKeys) needs output mode Append, not %s", s.queryID, table.ErrInvalidArgument, s.mode)
 	}
-	if _, _, err := table.MergeRows(s.tbl.Schema(), nil).LatestPerKey(s.mergeKeys...); err != nil {
-		return fmt.Errorf("streamsink: query %s: merge keys of table %s: %w", s.queryID, s.tbl.URI(), err)
+	sch, uri := s.schemaURI()
+	if _, _, err := table.MergeRows(sch, nil).LatestPerKey(s.mergeKeys...); err != nil {
+		return fmt.Errorf("streamsink: query %s: merge keys of table %s: %w", s.queryID, uri, err)
 	}
 	if s.rowSchema != nil {
 		if _, _, err := table.MergeRows(s.rowSchema, nil).LatestPerKey(s.mergeKeys...); err != nil {

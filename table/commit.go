@@ -222,12 +222,13 @@ func beginCreate(store objectstore.Store, name string, p *txlog.Protocol, m *txl
 }
 
 // commitCreate commits op (from beginCreate) as version 0 of the table in
-// store. A table another writer created first is ErrTableExists.
+// store. A table another writer created first is ErrTableExists, naming
+// the version (0) the winner committed.
 func commitCreate(ctx context.Context, store objectstore.Store, cfg config, op *operation) (*Table, error) {
 	nt, _, err := (&Table{store: store, cfg: cfg}).commitOperation(ctx, op)
 	if err != nil {
 		if errors.Is(err, txlog.ErrConcurrentModification) {
-			return nil, fmt.Errorf("table: create %s: %w", store.URI(), ErrTableExists)
+			return nil, fmt.Errorf("table: create %s: %w: another writer committed version 0 first", store.URI(), ErrTableExists)
 		}
 		return nil, err
 	}

@@ -564,6 +564,35 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 		t.Fatal(err)
 	}
 	out = append(out, interopTable{name: "grouped", tbl: cur, want: want, oldRows: 20, wantFiles: 9, anyCheckpoint: true})
+
+	// 7. Created by the first epoch of a stream (version 0: protocol,
+	// metaData, txn, adds, STREAMING UPDATE, as streamsink.CreateOrOpen's
+	// first epoch commits it), then two more epochs.
+	epoch := func(e int64) WriteOption {
+		return WithStreamingUpdate(StreamingUpdate{QueryID: "interop-query", EpochID: e, OutputMode: "Append"})
+	}
+	if d, err = NewDraft(ctx, "", interopTypesSchema(), WithStore(newStore("stream")), WithProperties(props)); err != nil {
+		t.Fatal(err)
+	}
+	want = interopTypesRows(0, 20)
+	if adds, err = d.WriteFiles(ctx, want, epoch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _, err = d.Commit(ctx, adds, epoch(0)); err != nil || cur.Version() != 0 || cur.Snapshot().TxnVersion("interop-query") != 0 {
+		t.Fatalf("stream: version %v, %v; want version 0 with the epoch's txn", cur, err)
+	}
+	for e := int64(1); e <= 2; e++ {
+		rows := interopTypesRows(int(e)*20, 20)
+		adds, err := cur.WriteFiles(ctx, rows, epoch(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur, _, err = cur.CommitFiles(ctx, adds, epoch(e)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rows...)
+	}
+	out = append(out, interopTable{name: "stream", tbl: cur, want: want, oldRows: 40, wantFiles: 3})
 	return out
 }
 

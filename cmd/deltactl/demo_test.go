@@ -63,13 +63,13 @@ exec "`+realPython3(t)+`" "$@"`)
 	}
 	t.Logf("demo.sh on 200,000 rows took %v", time.Since(start).Round(time.Second))
 	for _, want := range []string{
-		"epoch 0: committed as version 1 (25000 rows",
+		"epoch 0: committed as version 0 (25000 rows",
 		"stopped by --max-epochs",
 		// The restart replays from epoch 1: it skips 25,000 rows of the
 		// file, inside its first row group.
 		"epoch 1: skipped by the sink",
 		"epoch 2: skipped by the sink",
-		"epoch 7: committed as version 8 (25000 rows",
+		"epoch 7: committed as version 7 (25000 rows",
 		"rows:              200000",
 		"timestampNtz",
 		"query flights-demo: exactly once; 8 commit(s), epochs 0-7",

@@ -70,8 +70,10 @@ With --epoch-rows N and --query-id ID the input is a stream of epochs of N
 rows, each committed exactly once through the streaming sink (operation
 STREAMING UPDATE with a txn action {appId: ID, version: epoch}). A restart
 with the same input and query id resumes after the query's last committed
-epoch (its txn version); the epochs before are reported as skipped.
---max-epochs stops after that many epochs (to simulate a stop mid-stream);
+epoch (its txn version); the epochs before are reported as skipped. Into
+a new table the first epoch's commit creates it: version 0 holds the table,
+the epoch's txn and its rows (with --merge-on the table is created empty
+first). --max-epochs stops after that many epochs (to simulate a stop mid-stream);
 --from-epoch replays from an earlier epoch, as a source whose offsets lag
 the table would, and the sink skips the epochs the table already holds.
 
@@ -542,26 +544,37 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 				return err
 			}
 		}
+	} else if sink, err = streamsink.CreateOrOpen(ctx, uri, f.queryID, src.Schema(), sopts, a.tableOptions(create...)...); err != nil {
+		// A new table: the first epoch creates it in its own commit
+		// (version 0 with the epoch's txn), so that an input that fails
+		// before leaves none.
+		return err
 	}
 	// prepare runs before the first epoch is written, once its rows have
-	// been read: it creates a new table (so that an input that fails
-	// before leaves none) and checks that the input fits the table (or,
-	// with --merge-schema, may evolve it: the first epoch's commit then
-	// carries the schema change).
+	// been read: it checks that the input fits the table (or, with
+	// --merge-schema, may evolve it: the first epoch's commit then carries
+	// the schema change); a table that does not exist yet is created by
+	// the first epoch, or here when there is none to write or the epochs
+	// are upserts (a MERGE needs its target table).
 	prepared := false
-	prepare := func() error {
+	prepare := func(empty bool) error {
 		prepared = true
-		if sink == nil {
-			t, created, err := table.CreateOrOpen(ctx, uri, src.Schema(), a.tableOptions(create...)...)
+		t := sink.Table()
+		if t == nil && (empty || len(f.mergeOn) > 0) {
+			nt, created, err := table.CreateOrOpen(ctx, uri, src.Schema(), a.tableOptions(create...)...)
 			if err != nil {
 				return err
 			}
 			view.Created = created
-			if sink, err = streamsink.New(t, f.queryID, sopts...); err != nil {
+			if sink, err = streamsink.New(nt, f.queryID, sopts...); err != nil {
 				return err
 			}
+			t = nt
 		}
-		_, err := sink.Table().DraftAppend(ctx, src.Schema(), wopts...)
+		if t == nil {
+			return nil
+		}
+		_, err := t.DraftAppend(ctx, src.Schema(), wopts...)
 		return err
 	}
 	start, err := resumeEpochs(f, last, sink, view, out)
@@ -580,7 +593,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 			return false, nil
 		}
 		if !prepared {
-			if err := prepare(); err != nil {
+			if err := prepare(false); err != nil {
 				return false, err
 			}
 		}
@@ -594,6 +607,7 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 			}
 			return false, err
 		}
+		view.Created = view.Created || res.Created
 		ev := view.addEpoch(epoch, res)
 		bar.Clear()
 		if err := out.Epoch(&ev); err != nil {
@@ -618,9 +632,9 @@ func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, cr
 	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && int64(ran)*int64(f.epochRows) < total {
 		view.Stopped = true
 	}
-	if !prepared {
+	if !prepared || sink.Table() == nil {
 		// No epoch to write (an empty input, or all of it skipped).
-		if err := prepare(); err != nil {
+		if err := prepare(true); err != nil {
 			return err
 		}
 	}

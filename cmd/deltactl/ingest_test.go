@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/deltakit/deltakit/table"
 )
 
 // runCLIIn is runCLI with stdin.
@@ -73,8 +75,31 @@ func TestIngestConcurrentFirstWrites(t *testing.T) {
 			if got := tableIDs(t, tbl); !equal64(got, want) {
 				t.Fatalf("ids %v, want %v", got, want)
 			}
-			if h := mustRun(t, "history", tbl); strings.Count(h, "CREATE TABLE") != 1 {
-				t.Fatalf("history has not exactly one CREATE TABLE:\n%s", h)
+			h := mustRun(t, "history", tbl, "-o", "json")
+			var view struct {
+				Commits []struct {
+					Version   int64  `json:"version"`
+					Operation string `json:"operation"`
+				} `json:"commits"`
+			}
+			if err := json.Unmarshal([]byte(h), &view); err != nil {
+				t.Fatalf("%v\n%s", err, h)
+			}
+			// One version per write: the batch ingests one each (the
+			// winner's CREATE TABLE AS SELECT, the others' WRITE), the
+			// stream ones one per epoch (two each), the first of them
+			// creating the table (STREAMING UPDATE at version 0).
+			wantVersions, wantFirst := n, table.CreateTableAsSelectOperation
+			if stream {
+				wantVersions, wantFirst = 2*n, table.StreamingUpdateOperation
+			}
+			ops := map[int64]string{}
+			hist := view.Commits
+			for _, c := range hist {
+				ops[c.Version] = c.Operation
+			}
+			if len(hist) != wantVersions || ops[0] != wantFirst || strings.Contains(h, `"CREATE TABLE"`) {
+				t.Fatalf("history: %d versions, version 0 %q; want %d, %q, no CREATE TABLE commit:\n%s", len(hist), ops[0], wantVersions, wantFirst, h)
 			}
 		})
 	}

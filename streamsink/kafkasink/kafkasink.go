@@ -276,11 +276,16 @@ type Ingester struct {
 
 // New returns an Ingester that reads topics from the cluster at brokers
 // ("host:port" seeds) into sink's table. The sink's query id names the
-// offsets in the table: keep it stable across restarts.
+// offsets in the table: keep it stable across restarts. The table must
+// exist (a streamsink.CreateOrOpen sink whose table does not exist yet is
+// ErrInvalidArgument of package table): the records are decoded against
+// its schema.
 func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Ingester, error) {
 	switch {
 	case sink == nil:
 		return nil, errors.New("kafkasink: nil sink")
+	case sink.Table() == nil:
+		return nil, fmt.Errorf("kafkasink: %w: the sink's table does not exist yet", table.ErrInvalidArgument)
 	case len(brokers) == 0:
 		return nil, errors.New("kafkasink: no brokers")
 	case len(topics) == 0:

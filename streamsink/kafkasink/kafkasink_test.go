@@ -559,6 +559,14 @@ func testBadInput(t *testing.T, c cluster) {
 	if _, err := New(nil, brokers, []string{topic}); err == nil {
 		t.Error("nil sink accepted")
 	}
+	// A sink whose table does not exist yet: the records need its schema.
+	pending, err := streamsink.CreateOrOpen(ctx, "", "q-pending", eventSchema, nil, table.WithStore(objectstore.NewMem(t.Name()+"-none")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(pending, brokers, []string{topic}); !errors.Is(err, table.ErrInvalidArgument) {
+		t.Errorf("sink without a table: %v, want table.ErrInvalidArgument", err)
+	}
 	in, _ := New(s, brokers, []string{"no-such-topic"}, WithIdleTimeout(100*time.Millisecond), WithLogger(quiet))
 	if _, err := in.Run(ctx); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("unknown topic: %v, want ErrUnknownTopic", err)
