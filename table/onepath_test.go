@@ -55,10 +55,30 @@ func commitViolations(t *testing.T, path string, noActions bool) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Draft.Commit is table's API (it commits through commit.go): a
+	// Commit call on a parameter or field of type *table.Draft is allowed.
+	drafts := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if fld, ok := n.(*ast.Field); ok {
+			if st, ok := fld.Type.(*ast.StarExpr); ok {
+				if ts, ok := st.X.(*ast.SelectorExpr); ok && ts.Sel.Name == "Draft" {
+					if x, ok := ts.X.(*ast.Ident); ok && x.Name == "table" {
+						for _, id := range fld.Names {
+							drafts[id.Name] = true
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok {
 			if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && sel.Sel.Name == "Commit" && drafts[x.Name] {
+					return true
+				}
 				switch name := sel.Sel.Name; name {
 				case "NewTransaction", "CreateTransaction", "Commit":
 					out = append(out, fset.Position(sel.Pos()).String()+": a call of "+name)
