@@ -23,13 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
+	"github.com/deltakit/deltakit/txlog"
 )
 
 // Operation is the commitInfo.operation of every epoch commit, as Spark
@@ -588,7 +589,31 @@ func sameTable(a, b *table.Table) bool {
 		return true
 	}
 	sa, sb := a.Snapshot(), b.Snapshot()
-	return reflect.DeepEqual(sa.Metadata(), sb.Metadata()) && reflect.DeepEqual(sa.Protocol(), sb.Protocol())
+	return sameMetadata(sa.Metadata(), sb.Metadata()) && sameProtocol(sa.Protocol(), sb.Protocol())
+}
+
+// sameMetadata reports whether a and b agree on what the data files depend
+// on: table id, schema, partition columns, format and configuration. Nil and
+// empty slices and maps are equal (both are written as [] and {}); name,
+// description and creation time are ignored.
+func sameMetadata(a, b *txlog.Metadata) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.ID == b.ID && a.SchemaString == b.SchemaString &&
+		slices.Equal(a.PartitionColumns, b.PartitionColumns) &&
+		a.Format.Provider == b.Format.Provider && maps.Equal(a.Format.Options, b.Format.Options) &&
+		maps.Equal(a.Configuration, b.Configuration)
+}
+
+// sameProtocol reports whether a and b require the same reader and writer
+// versions and features (nil and empty feature lists are equal).
+func sameProtocol(a, b *txlog.Protocol) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
+		slices.Equal(a.ReaderFeatures, b.ReaderFeatures) && slices.Equal(a.WriterFeatures, b.WriterFeatures)
 }
 
 // beginAttempt starts an attempt at writing epochID (s.mu held): it moves
