@@ -30,7 +30,6 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/txlog"
 )
 
 // Operation is the commitInfo.operation of every epoch commit, as Spark
@@ -596,7 +595,7 @@ func sameTable(a, b *table.Table) bool {
 // on: table id, schema, partition columns, format and configuration. Nil and
 // empty slices and maps are equal (both are written as [] and {}); name,
 // description and creation time are ignored.
-func sameMetadata(a, b *txlog.Metadata) bool {
+func sameMetadata(a, b *table.Metadata) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
@@ -608,7 +607,7 @@ func sameMetadata(a, b *txlog.Metadata) bool {
 
 // sameProtocol reports whether a and b require the same reader and writer
 // versions and features (nil and empty feature lists are equal).
-func sameProtocol(a, b *txlog.Protocol) bool {
+func sameProtocol(a, b *table.Protocol) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -43,6 +43,10 @@ type Snapshot = txlog.Snapshot
 // features).
 type Protocol = txlog.Protocol
 
+// Metadata is a table's metaData action (id, schema, partition columns,
+// format, configuration; spec "Change Metadata").
+type Metadata = txlog.Metadata
+
 // Checkpointer writes checkpoints in the background (WithCheckpointer).
 type Checkpointer = txlog.Checkpointer
 
