@@ -39,11 +39,13 @@ func ParseLogKey(key string) (f LogFile, ok bool) {
 	return lf.exported(), true
 }
 
-// ListLogFiles lists the commit and checkpoint files of "_delta_log/" in
-// key order (ascending version), as Load lists them: when the commits listed are not contiguous
+// ListLogFiles lists the commit and checkpoint files of "_delta_log/"
+// (spec "Delta Log Entries", "Checkpoints") in key order (ascending
+// version), as Load lists them: when the commits listed are not contiguous
 // it lists again, because a listing is not a snapshot of the directory
-// (see listLog), so a gap that remains is the log's. For tools that check
-// or show the whole log (table's Verify and History). Errors are the
+// (see listLog), so a gap that remains is the log's. Tools that check or
+// show the whole log (table's Verify, History and Changes, through maint)
+// use it so that the relist rule lives in txlog only. Errors are the
 // store's, wrapped.
 func ListLogFiles(ctx context.Context, store objectstore.Store) ([]LogFile, error) {
 	l, err := listLog(ctx, store, "", -1)
