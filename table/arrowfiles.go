@@ -43,7 +43,7 @@ func (t *Table) writeFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 	}
 	opts = append(opts[:len(opts):len(opts)], WithRowSchema(sch))
 	cfg := newWriteConfig(opts)
-	if len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
+	if t.columnarTable() {
 		if target, changed, merr := t.mergeSchema(sch, cfg.evolve); merr == nil && !changed {
 			if ac := newArrowColumns(recs, in, target); ac != nil {
 				return t.writePreparedFiles(ctx, cfg, func() (*prepared, error) {

@@ -65,7 +65,7 @@ func writeArrow(ctx context.Context, t *Table, mode writeMode, reader array.Reco
 			}
 		}
 	}()
-	if err == nil && sch != nil && len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
+	if err == nil && sch != nil && t.columnarTable() {
 		// The columnar path (arrowcolumns.go) when the input allows it.
 		cfg := newWriteConfig(opts)
 		if target, changed, merr := mergeSchemas(t.Schema(), sch, cfg.evolve); merr == nil {

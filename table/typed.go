@@ -277,13 +277,20 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 	return t.writeCommit(ctx, mode, p, cfg)
 }
 
+// columnarTable reports whether writes to t may take the columnar path
+// (typed struct rows, Arrow batches): t is unpartitioned, since rows are
+// split by partition values, and has no CHECK constraints or invariants,
+// which are evaluated on rows. The input must fit the path as well.
+func (t *Table) columnarTable() bool {
+	return len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata())
+}
+
 // prepareStructs prepares struct rows rv (a []T or []*T) bound by enc to
 // schema target: the columns copied straight from the fields when columnar
-// allows it and the table takes Append's columnar path (unpartitioned,
-// without CHECK constraints, which are evaluated on rows), else the rows
-// converted for the row path.
+// allows it and the table takes the columnar path (columnarTable), else
+// the rows converted for the row path.
 func (t *Table) prepareStructs(ctx context.Context, rv reflect.Value, info *typeInfo, enc *structEncoder, target *schema.StructType, columnar bool) (*prepared, error) {
-	if columnar && len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata()) {
+	if columnar && t.columnarTable() {
 		if tr := newTypedRows(rv, info, enc); tr != nil {
 			return &prepared{schema: target, typed: tr}, nil
 		}
