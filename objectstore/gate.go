@@ -8,10 +8,15 @@ import "context"
 // context; the caller makes it return once for all uploads if it must).
 // When gate returns an error the upload stores nothing and its Write or
 // Commit returns a *KeyError wrapping that error. Every other call goes to
-// store unchanged. table's WithUploadGate uses it to encode data files
+// store unchanged. The returned store is an Uploader, and a RangeReader
+// when store is one. table's WithUploadGate uses it to encode data files
 // while the caller still decides whether they may be stored.
 func GateUploads(store Store, gate func(context.Context) error, hold int) Store {
-	return &uploadGateStore{Store: store, gate: gate, hold: hold}
+	g := &uploadGateStore{Store: store, gate: gate, hold: hold}
+	if rr, ok := store.(RangeReader); ok {
+		return &rangeGateStore{uploadGateStore: g, rr: rr}
+	}
+	return g
 }
 
 // uploadGateStore is the Store of GateUploads.
@@ -19,6 +24,17 @@ type uploadGateStore struct {
 	Store
 	gate func(context.Context) error
 	hold int
+}
+
+// rangeGateStore is the Store of GateUploads over a RangeReader: it keeps
+// the wrapped store's ReadAt, which embedding Store alone would hide.
+type rangeGateStore struct {
+	*uploadGateStore
+	rr RangeReader
+}
+
+func (g *rangeGateStore) ReadAt(ctx context.Context, key string, p []byte, off int64) (int, error) {
+	return g.rr.ReadAt(ctx, key, p, off)
 }
 
 func (g *uploadGateStore) Upload(ctx context.Context, key string) (Upload, error) {
