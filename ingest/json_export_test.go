@@ -73,3 +73,26 @@ func TestJSONRow(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONRowErrorShowsValueAsInput: a value that does not fit its column
+// is shown as the input holds it: a JSON number bare, a JSON string quoted.
+func TestJSONRowErrorShowsValueAsInput(t *testing.T) {
+	sch := schema.NewStruct(
+		schema.NewField("id", schema.Primitive(schema.Long), true),
+		schema.NewField("ok", schema.Primitive(schema.Boolean), true),
+		schema.NewField("x", schema.Primitive(schema.Double), true),
+	)
+	for _, tc := range []struct{ in, want string }{
+		{`{"id": 1.5}`, "ingest: column id: 1.5 is not a long"},
+		{`{"id": 99999999999999999999}`, "ingest: column id: 99999999999999999999 is not a long"},
+		{`{"id": "1.5"}`, `ingest: column id: "1.5" is not a long`},
+		{`{"ok": 2}`, "ingest: column ok: 2 is not a boolean"},
+		{`{"ok": "yes"}`, `ingest: column ok: "yes" is not a boolean`},
+		{`{"x": 1e400}`, "ingest: column x: 1e400 is not a double"},
+	} {
+		_, err := JSONRow(sch, []byte(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("JSONRow(%s) error = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}

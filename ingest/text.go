@@ -103,7 +103,15 @@ func typeOfMask(m kindMask, seen bool) schema.Type {
 }
 
 // parseText converts the text of one value to Delta type t; "" is null.
+// An error quotes the text.
 func parseText(t schema.Type, s string) (any, error) {
+	return parseShown(t, s, strconv.Quote)
+}
+
+// parseShown is parseText with show rendering the text in errors: quoted
+// for text (a CSV field, a JSON string), as is for a JSON number, so that
+// an error shows the value as the input holds it.
+func parseShown(t schema.Type, s string, show func(string) string) (any, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -119,14 +127,14 @@ func parseText(t schema.Type, s string) (any, error) {
 			// deltactl cat writes it and Spark's JSON reader reads it.
 			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
 			if err != nil {
-				return nil, fmt.Errorf("%q is not base64 (a binary value is read as base64 text)", truncate(s, 64))
+				return nil, fmt.Errorf("%s is not base64 (a binary value is read as base64 text)", show(truncate(s, 64)))
 			}
 			return b, nil
 		case schema.Long, schema.Integer, schema.Short, schema.Byte:
 			bits := map[string]int{schema.Long: 64, schema.Integer: 32, schema.Short: 16, schema.Byte: 8}[t.Name]
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, bits)
 			if err != nil {
-				return nil, fmt.Errorf("%q is not a %s", s, t.Name)
+				return nil, fmt.Errorf("%s is not a %s", show(s), t.Name)
 			}
 			switch bits {
 			case 32:
@@ -140,7 +148,7 @@ func parseText(t schema.Type, s string) (any, error) {
 		case schema.Double, schema.Float:
 			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 			if err != nil {
-				return nil, fmt.Errorf("%q is not a %s", s, t.Name)
+				return nil, fmt.Errorf("%s is not a %s", show(s), t.Name)
 			}
 			if t.Name == schema.Float {
 				return float32(f), nil
@@ -149,13 +157,13 @@ func parseText(t schema.Type, s string) (any, error) {
 		case schema.Boolean:
 			b, err := strconv.ParseBool(strings.TrimSpace(s))
 			if err != nil {
-				return nil, fmt.Errorf("%q is not a boolean", s)
+				return nil, fmt.Errorf("%s is not a boolean", show(s))
 			}
 			return b, nil
 		case schema.Date:
 			d, err := time.Parse(time.DateOnly, strings.TrimSpace(s))
 			if err != nil {
-				return nil, fmt.Errorf("%q is not a date (want yyyy-mm-dd)", s)
+				return nil, fmt.Errorf("%s is not a date (want yyyy-mm-dd)", show(s))
 			}
 			return value.DateOf(d), nil
 		case schema.TimestampNTZ:
@@ -165,7 +173,7 @@ func parseText(t schema.Type, s string) (any, error) {
 			if d, err := time.Parse(time.DateOnly, strings.TrimSpace(s)); err == nil {
 				return d, nil
 			}
-			return nil, fmt.Errorf("%q is not a timestamp without time zone", s)
+			return nil, fmt.Errorf("%s is not a timestamp without time zone", show(s))
 		case schema.Timestamp:
 			if ts, ok := parseTZ(strings.TrimSpace(s)); ok {
 				return ts, nil
@@ -176,12 +184,12 @@ func parseText(t schema.Type, s string) (any, error) {
 			if d, err := time.Parse(time.DateOnly, strings.TrimSpace(s)); err == nil {
 				return d, nil
 			}
-			return nil, fmt.Errorf("%q is not a timestamp", s)
+			return nil, fmt.Errorf("%s is not a timestamp", show(s))
 		}
 	case *schema.StructType, *schema.ArrayType, *schema.MapType:
 		v, err := decodeJSONText(s)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not JSON for %s: %v", s, t, err)
+			return nil, fmt.Errorf("%s is not JSON for %s: %v", show(s), t, err)
 		}
 		return convertJSON(t, v)
 	}
@@ -709,7 +717,7 @@ func convertJSON(t schema.Type, v any) (any, error) {
 			if t.Name == schema.String {
 				return x.String(), nil
 			}
-			return parseText(t, x.String())
+			return parseShown(t, x.String(), func(s string) string { return s })
 		case bool:
 			switch t.Name {
 			case schema.Boolean:

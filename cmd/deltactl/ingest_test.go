@@ -164,7 +164,7 @@ func TestFailedIngestLeavesNoTable(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--epoch-rows", "1", "--query-id", "q"}} {
 		tbl := filepath.Join(t.TempDir(), "t")
 		_, errs, code := runCLI(t, append([]string{"ingest", in, tbl}, extra...)...)
-		if code != 1 || !strings.Contains(errs, "is not a double") {
+		if code != 1 || !strings.Contains(errs, "column a: 1e400 is not a double") {
 			t.Fatalf("ingest %v: exit %d: %s", extra, code, errs)
 		}
 		if _, err := os.Stat(filepath.Join(tbl, "_delta_log")); !os.IsNotExist(err) {
