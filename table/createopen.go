@@ -254,8 +254,8 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // (AppendFiles, operation WRITE) if their files fit it as they are
 // (CreateOrOpen's check, plus each column of the same type and, with
 // column mapping, the same physical names); a table that does not fit is
-// an error wrapping ErrTableExists and ErrSchemaMismatch, naming the table
-// and the difference, and the draft's data files are deleted then (best
+// an error wrapping ErrTableExists and ErrSchemaMismatch, naming the table,
+// the difference and version 0 as the one lost to, and the draft's data files are deleted then (best
 // effort: one that cannot be deleted is left unreferenced). So is a winner
 // that committed the WithTxn version already (another run of the same
 // query): an error wrapping ErrConcurrentTransaction, nothing committed.
@@ -291,7 +291,9 @@ func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOpti
 	cfg.version, cfg.at = -1, time.Time{}
 	t, err := openLatest(ctx, d.store, cfg)
 	if err == nil {
-		err = d.filesFit(t)
+		if err = d.filesFit(t); err != nil {
+			err = fmt.Errorf("%w (lost the create: version 0 was committed by another writer)", err)
+		}
 	}
 	if err == nil && wc.txnSet {
 		if v := t.snap.TxnVersion(wc.txnAppID); v >= wc.txnVersion {

@@ -272,8 +272,9 @@ func TestDraftCreateRaceLoserMismatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _, err = d.Commit(ctx, adds)
-			if !errors.Is(err, ErrTableExists) || !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), store.URI()) {
-				t.Fatalf("commit after losing: %v, want ErrTableExists and ErrSchemaMismatch naming %s and %s", err, store.URI(), tc.want)
+			const lost = "(lost the create: version 0 was committed by another writer)"
+			if !errors.Is(err, ErrTableExists) || !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), store.URI()) || !strings.HasSuffix(err.Error(), lost) {
+				t.Fatalf("commit after losing: %v, want ErrTableExists and ErrSchemaMismatch naming %s, %s and ending %s", err, store.URI(), tc.want, lost)
 			}
 			tbl, err := Open(ctx, "", WithStore(store))
 			if err != nil {
