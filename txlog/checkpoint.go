@@ -218,18 +218,40 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// maxCheckpointGroupRows bounds the rows of one checkpoint row group, so
+// that readers decode a large checkpoint on several cores.
+const maxCheckpointGroupRows = 32_768
+
+// checkpointGroupRows returns the rows per row group for a checkpoint of
+// rows rows: as few groups as maxCheckpointGroupRows allows, of equal size
+// (the last may be smaller by less than the number of groups), so that
+// parallel decoders get equal shares: 99,902 rows become 4 groups of
+// 24,976 rather than 3 of 32,768 and one of 1,598 (two workers then decode
+// 49,951 rows each instead of 65,536 and 34,366; P3 in BENCHMARKS.md).
+func checkpointGroupRows(rows int) int64 {
+	if rows <= maxCheckpointGroupRows {
+		return maxCheckpointGroupRows
+	}
+	groups := (rows + maxCheckpointGroupRows - 1) / maxCheckpointGroupRows
+	return int64((rows + groups - 1) / groups)
+}
+
 // encodeCheckpoint writes a classic checkpoint of snap to out and returns
 // the matching _last_checkpoint content.
 func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	cw := &countingWriter{w: out}
-	// Row groups of at most 32,768 rows let readers decode large checkpoints
-	// in parallel.
-	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(32_768)}
 	// A table supporting v2Checkpoint gets a classic-named V2-spec
 	// checkpoint: its rows include one checkpointMetadata action (spec
 	// "V2 Checkpoint": classic-named checkpoints of such a table must be
 	// V2 checkpoints); other tables a V1-spec one, without the column.
 	v2 := snap.protocol != nil && slices.Contains(snap.protocol.EffectiveWriterFeatures(), FeatureV2Checkpoint)
+	txns := snap.Txns()
+	tombstones := snap.Tombstones()
+	rowCount := 2 + len(txns) + len(snap.domains) + snap.NumFiles() + len(tombstones)
+	if v2 {
+		rowCount++
+	}
+	opts := []parquet.WriterOption{parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(checkpointGroupRows(rowCount))}
 	var (
 		write  func(rows []checkpointRow) error
 		closeW func() error
@@ -286,7 +308,6 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 	}
 	// Txns and domains in key order: the same snapshot gives the same
 	// checkpoint bytes.
-	txns := snap.Txns()
 	for _, id := range slices.Sorted(maps.Keys(txns)) {
 		if err := push(Action{Txn: txns[id]}); err != nil {
 			return nil, err
@@ -303,7 +324,7 @@ func encodeCheckpoint(snap *Snapshot, out io.Writer) (*LastCheckpoint, error) {
 		}
 		numAdds++
 	}
-	for _, r := range snap.Tombstones() {
+	for _, r := range tombstones {
 		// checkpointRowOf keeps no stats or tags of removes
 		if err := push(Action{Remove: r}); err != nil {
 			return nil, err
