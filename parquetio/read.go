@@ -61,6 +61,10 @@ type File struct {
 	store objectstore.Store // nil when reading from a caller's io.ReaderAt
 	key   string
 	ra    io.ReaderAt // the whole file
+	// tail is the file from tailOff to its end, fetched by Open: column
+	// chunk bytes it holds are not fetched again.
+	tail    []byte
+	tailOff int64
 }
 
 // Open reads the footer of the Parquet file at key in store and prepares to
@@ -87,21 +91,34 @@ func Open(ctx context.Context, store objectstore.Store, key string, readSchema *
 		return nil, fileErr("open", key, fmt.Errorf("%w: object shorter than its stat size %d", ErrCorrupt, size))
 	}
 	ra := &storeReaderAt{ctx: ctx, store: store, key: key, tail: tail, tailOff: tailOff}
-	f, err := openFile(ra, size, key, readSchema, cfg)
+	// No GET of the 4-byte leading magic: it is checked here when the tail
+	// holds the whole file, else from the body when the first row group's
+	// chunks are fetched (fetchChunks); the trailing magic is in the tail.
+	lead := leadMagic{skip: true}
+	if tailOff == 0 {
+		lead.held = tail
+	}
+	f, err := openFile(ra, size, key, readSchema, cfg, lead)
 	if err != nil {
 		return nil, err
 	}
-	f.store, f.key = store, key
+	f.store, f.key, f.tail, f.tailOff = store, key, tail, tailOff
 	return f, nil
+}
+
+// leadMagic says how openFile checks a file's leading "PAR1".
+type leadMagic struct {
+	skip bool   // parquet-go does not read it (it would cost a GET)
+	held []byte // the file from offset 0, when already fetched: checked here
 }
 
 // OpenReaderAt is Open for a file the caller holds as an io.ReaderAt of size
 // bytes (an *os.File, a bytes.Reader, ...). name is used in errors only.
 func OpenReaderAt(r io.ReaderAt, size int64, name string, readSchema *schema.StructType, opts ...ReadOption) (*File, error) {
-	return openFile(r, size, name, readSchema, newReadConfig(opts))
+	return openFile(r, size, name, readSchema, newReadConfig(opts), leadMagic{})
 }
 
-func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructType, cfg readConfig) (f *File, err error) {
+func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructType, cfg readConfig, lead leadMagic) (f *File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, err = nil, fileErr("open", name, fmt.Errorf("%w: %v\n%s", ErrCorrupt, p, debug.Stack()))
@@ -124,7 +141,13 @@ func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructT
 	if footerLen := int64(binary.LittleEndian.Uint32(trailer[:4])); footerLen > size-12 {
 		return nil, fileErr("open", name, fmt.Errorf("%w: footer length %d exceeds the file size %d", ErrCorrupt, footerLen, size))
 	}
+	if len(lead.held) >= 4 {
+		if err := checkLeadMagic(lead.held); err != nil {
+			return nil, fileErr("open", name, err)
+		}
+	}
 	pf, err := parquet.OpenFile(r, size,
+		parquet.SkipMagicBytes(lead.skip),
 		parquet.SkipPageIndex(true),
 		parquet.SkipBloomFilters(true),
 		parquet.ReadBufferSize(256<<10),
@@ -150,6 +173,15 @@ func openFile(r io.ReaderAt, size int64, name string, readSchema *schema.StructT
 		}
 	}
 	return &File{name: name, cfg: cfg, pf: pf, root: root, plan: plan, ra: r}, nil
+}
+
+// checkLeadMagic checks that a file's first bytes b are the "PAR1" magic,
+// as parquet-go does when it reads them.
+func checkLeadMagic(b []byte) error {
+	if string(b[:4]) != "PAR1" {
+		return fmt.Errorf("%w: invalid magic header of parquet file: %q", ErrCorrupt, b[:4])
+	}
+	return nil
 }
 
 // NumRows returns the number of rows in the file, as its footer says.
@@ -295,11 +327,24 @@ type span struct {
 // spanReaderAt serves reads from fetched spans at absolute file offsets.
 type spanReaderAt struct{ spans []span }
 
+// A read may run on from one span into the next when that starts where the
+// first ends (a range split between a GET and the tail Open fetched).
 func (s *spanReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	for _, sp := range s.spans {
-		if off >= sp.off && off < sp.off+int64(len(sp.data)) {
-			return readFrom(p, sp.data[off-sp.off:])
+	for i, sp := range s.spans {
+		if off < sp.off || off >= sp.off+int64(len(sp.data)) {
+			continue
 		}
+		n := copy(p, sp.data[off-sp.off:])
+		for _, next := range s.spans[i+1:] {
+			if n == len(p) || next.off != off+int64(n) {
+				break
+			}
+			n += copy(p[n:], next.data)
+		}
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
 	}
 	return 0, fmt.Errorf("%w: read at offset %d outside the fetched column chunks", ErrCorrupt, off)
 }
@@ -394,16 +439,40 @@ func (f *File) fetchChunks(ctx context.Context, g int) (*spanReaderAt, error) {
 		}
 		merged = append(merged, r)
 	}
+	// The first row group's first chunk starts right after the leading
+	// magic in files as writers lay them out: the GET of its range starts
+	// at 0 instead, so the magic is checked without a request of its own.
+	checkLead := g == 0 && len(merged) > 0 && merged[0].off == 4 && f.tailOff > 0
+	if checkLead {
+		merged[0].off = 0
+	}
 	out := &spanReaderAt{}
 	for _, r := range merged {
-		b, err := f.store.Get(ctx, f.key, objectstore.Range{Offset: r.off, Length: r.end - r.off})
-		if err != nil {
+		// Bytes the tail holds are served from it; only the part before
+		// the tail is fetched, when there is one.
+		if end := min(r.end, f.tailOff); r.off < end {
+			b, err := f.store.Get(ctx, f.key, objectstore.Range{Offset: r.off, Length: end - r.off})
+			if err != nil {
+				return nil, err
+			}
+			if int64(len(b)) != end-r.off {
+				return nil, fmt.Errorf("%w: got %d bytes of column chunk range [%d,%d)", ErrCorrupt, len(b), r.off, end)
+			}
+			out.spans = append(out.spans, span{off: r.off, data: b})
+		}
+		if r.end > f.tailOff {
+			off := max(r.off, f.tailOff)
+			out.spans = append(out.spans, span{off: off, data: f.tail[off-f.tailOff : r.end-f.tailOff]})
+		}
+	}
+	if checkLead {
+		var magic [4]byte
+		if _, err := out.ReadAt(magic[:], 0); err != nil {
+			return nil, fmt.Errorf("%w: reading the leading magic: %v", ErrCorrupt, err)
+		}
+		if err := checkLeadMagic(magic[:]); err != nil {
 			return nil, err
 		}
-		if int64(len(b)) != r.end-r.off {
-			return nil, fmt.Errorf("%w: got %d bytes of column chunk range [%d,%d)", ErrCorrupt, len(b), r.off, r.end)
-		}
-		out.spans = append(out.spans, span{off: r.off, data: b})
 	}
 	return out, nil
 }

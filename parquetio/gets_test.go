@@ -1,0 +1,149 @@
+package parquetio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sync/atomic"
+	"testing"
+
+	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/value"
+)
+
+// getCountingStore counts a store's Gets and the bytes they return. It hides
+// the wrapped store's ReadAt, so every read is a Get.
+type getCountingStore struct {
+	objectstore.Store
+	gets, bytes atomic.Int64
+}
+
+func (s *getCountingStore) Get(ctx context.Context, key string, r objectstore.Range) ([]byte, error) {
+	b, err := s.Store.Get(ctx, key, r)
+	s.gets.Add(1)
+	s.bytes.Add(int64(len(b)))
+	return b, err
+}
+
+func getsSchema() *schema.StructType {
+	return schema.NewStruct(field("id", prim(schema.Long), false), field("payload", prim(schema.String), true))
+}
+
+// getsRows are n rows with 40 bytes of random hex each, which no codec
+// shrinks much: the file grows with n.
+func getsRows(n int) []value.Row {
+	rng := rand.New(rand.NewPCG(7, uint64(n)))
+	rows := make([]value.Row, n)
+	for i := range rows {
+		rows[i] = value.Row{int64(i), fmt.Sprintf("%016x%016x%08x", rng.Uint64(), rng.Uint64(), rng.Uint32())}
+	}
+	return rows
+}
+
+// TestOpenGetsPerRead: reading a data file from a store costs one GET when
+// the speculative tail holds the whole file, two when it does not (the tail,
+// then the body without the tail's bytes: the bytes fetched are the file's
+// size exactly, and there is no GET of the leading magic), one GET per row
+// group outside the tail for a file of several, and a projected read fetches
+// the tail and its column's chunk only.
+func TestOpenGetsPerRead(t *testing.T) {
+	ctx := context.Background()
+	sch := getsSchema()
+	idOnly := schema.NewStruct(field("id", prim(schema.Long), false))
+	const tail = 64 << 10
+	for _, tc := range []struct {
+		name      string
+		rows      int
+		groupRows int64
+		read      *schema.StructType
+		wantGets  int64
+		wantAll   bool // the bytes fetched are the whole file
+	}{
+		{"small full", 500, 1 << 20, sch, 1, true},
+		{"large full", 20000, 1 << 20, sch, 2, true},
+		{"large id only", 20000, 1 << 20, idOnly, 2, false},
+		{"four row groups full", 20000, 5000, sch, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := getsRows(tc.rows)
+			data, _ := writeToBytes(t, sch, rows, WithRowGroupRows(tc.groupRows))
+			if small := len(data) <= tail; small != (tc.rows == 500) {
+				t.Fatalf("file of %d bytes: small=%v, the case assumes otherwise", len(data), small)
+			}
+			st := &getCountingStore{Store: objectstore.NewMem("gets")}
+			if err := st.Put(ctx, "f.parquet", data); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(ctx, st, "f.parquet", tc.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []value.Row
+			for row, err := range f.Rows(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, row)
+			}
+			if len(got) != len(rows) {
+				t.Fatalf("%d rows, want %d", len(got), len(rows))
+			}
+			for i, row := range got {
+				want := rows[i][:len(tc.read.Fields)]
+				if !reflect.DeepEqual(row, want) {
+					t.Fatalf("row %d = %v, want %v", i, row, want)
+				}
+			}
+			wantBytes := int64(len(data))
+			if !tc.wantAll {
+				// The tail, and the id chunk with the 4 bytes of magic
+				// before it (the id chunk is the first, outside the tail).
+				off, n, err := f.chunkRange(0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if off != 4 || off+n > int64(len(data))-tail {
+					t.Fatalf("id chunk at [%d,+%d) of %d bytes: the case assumes it at 4, before the tail", off, n, len(data))
+				}
+				wantBytes = tail + off + n
+			}
+			if g, b := st.gets.Load(), st.bytes.Load(); g != tc.wantGets || b != wantBytes {
+				t.Errorf("%d GETs of %d bytes for a file of %d bytes, want %d of %d", g, b, len(data), tc.wantGets, wantBytes)
+			}
+		})
+	}
+}
+
+// TestOpenBadLeadingMagic: a file whose leading magic is not PAR1 is an
+// ErrCorrupt *FileError naming it, from Open when the tail holds the whole
+// file, else from the read of the first row group (whose GET holds the
+// magic).
+func TestOpenBadLeadingMagic(t *testing.T) {
+	ctx := context.Background()
+	sch := getsSchema()
+	for _, tc := range []struct {
+		rows   int
+		wantOp string
+	}{{500, "open"}, {20000, "read"}} {
+		data, _ := writeToBytes(t, sch, getsRows(tc.rows))
+		data[1] = 'X'
+		st := objectstore.NewMem("gets")
+		const key = "bad/f.parquet"
+		if err := st.Put(ctx, key, data); err != nil {
+			t.Fatal(err)
+		}
+		var rerr error
+		for _, err := range ReadFile(ctx, st, key, sch) {
+			if err != nil {
+				rerr = err
+			}
+		}
+		var fe *FileError
+		if !errors.As(rerr, &fe) || fe.File != key || fe.Op != tc.wantOp || !errors.Is(rerr, ErrCorrupt) {
+			t.Fatalf("%d rows: error %v, want an ErrCorrupt *FileError of %s %s", tc.rows, rerr, tc.wantOp, key)
+		}
+	}
+}
