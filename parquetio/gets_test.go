@@ -65,7 +65,8 @@ func TestOpenGetsPerRead(t *testing.T) {
 		{"small full", 500, 1 << 20, sch, 1, true},
 		{"large full", 20000, 1 << 20, sch, 2, true},
 		{"large id only", 20000, 1 << 20, idOnly, 2, false},
-		{"four row groups full", 20000, 5000, sch, 5, true},
+		{"four row groups full", 20000, 5000, sch, 2, true},
+		{"four row groups id only", 20000, 5000, idOnly, 5, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := getsRows(tc.rows)
@@ -99,16 +100,19 @@ func TestOpenGetsPerRead(t *testing.T) {
 			}
 			wantBytes := int64(len(data))
 			if !tc.wantAll {
-				// The tail, and the id chunk with the 4 bytes of magic
-				// before it (the id chunk is the first, outside the tail).
-				off, n, err := f.chunkRange(0, 0)
-				if err != nil {
-					t.Fatal(err)
+				// The tail, and each row group's id chunk (the first, outside
+				// the tail), the first with the 4 bytes of magic before it.
+				wantBytes = tail + 4
+				for g := range f.NumRowGroups() {
+					off, n, err := f.chunkRange(g, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if g == 0 && off != 4 || off+n > int64(len(data))-tail {
+						t.Fatalf("id chunk of row group %d at [%d,+%d) of %d bytes: the case assumes the first at 4, all before the tail", g, off, n, len(data))
+					}
+					wantBytes += n
 				}
-				if off != 4 || off+n > int64(len(data))-tail {
-					t.Fatalf("id chunk at [%d,+%d) of %d bytes: the case assumes it at 4, before the tail", off, n, len(data))
-				}
-				wantBytes = tail + off + n
 			}
 			if g, b := st.gets.Load(), st.bytes.Load(); g != tc.wantGets || b != wantBytes {
 				t.Errorf("%d GETs of %d bytes for a file of %d bytes, want %d of %d", g, b, len(data), tc.wantGets, wantBytes)
@@ -144,6 +148,39 @@ func TestOpenBadLeadingMagic(t *testing.T) {
 		var fe *FileError
 		if !errors.As(rerr, &fe) || fe.File != key || fe.Op != tc.wantOp || !errors.Is(rerr, ErrCorrupt) {
 			t.Fatalf("%d rows: error %v, want an ErrCorrupt *FileError of %s %s", tc.rows, rerr, tc.wantOp, key)
+		}
+	}
+}
+
+// TestOpenTailSplitsChunk: when the tail starts inside a column chunk (or
+// inside the leading magic), the chunk is read from a GET of its part before
+// the tail and the tail's bytes, which together are the file, once.
+func TestOpenTailSplitsChunk(t *testing.T) {
+	ctx := context.Background()
+	sch := getsSchema()
+	rows := getsRows(3000)
+	data, _ := writeToBytes(t, sch, rows)
+	for _, before := range []int64{2, 4, 1000, int64(len(data)) / 2} {
+		st := &getCountingStore{Store: objectstore.NewMem("gets")}
+		if err := st.Put(ctx, "f.parquet", data); err != nil {
+			t.Fatal(err)
+		}
+		tailAt := func(c *readConfig) { c.tailSize = int64(len(data)) - before }
+		var n int
+		for row, err := range ReadFile(ctx, st, "f.parquet", sch, tailAt) {
+			if err != nil {
+				t.Fatalf("tail from %d: %v", before, err)
+			}
+			if !reflect.DeepEqual(row, rows[n]) {
+				t.Fatalf("tail from %d: row %d = %v, want %v", before, n, row, rows[n])
+			}
+			n++
+		}
+		if n != len(rows) {
+			t.Fatalf("tail from %d: %d rows, want %d", before, n, len(rows))
+		}
+		if g, b := st.gets.Load(), st.bytes.Load(); g != 2 || b != int64(len(data)) {
+			t.Errorf("tail from %d: %d GETs of %d bytes, want 2 of %d", before, g, b, len(data))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"runtime/debug"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -65,6 +67,7 @@ type File struct {
 	// chunk bytes it holds are not fetched again.
 	tail    []byte
 	tailOff int64
+	body    *spanReaderAt // all row groups' chunks, when fetched at once
 }
 
 // Open reads the footer of the Parquet file at key in store and prepares to
@@ -413,36 +416,74 @@ func (f *File) openRowGroup(ctx context.Context, g int) (rr *rowReader, err erro
 	return rr, nil
 }
 
+// wholeBody is the most bytes outside Open's tail that the first row
+// group's fetch takes for the chunks of all row groups at once, when they
+// are back to back (a read of every column): a file of several row groups
+// read in full then costs the tail and one GET, not one per row group.
+const wholeBody = 4 << 20
+
+// byteRange is a range [off, end) of a file.
+type byteRange struct{ off, end int64 }
+
 // fetchChunks gets the byte ranges of the needed column chunks of row group
 // g, merging ranges that are close together into one request.
 func (f *File) fetchChunks(ctx context.Context, g int) (*spanReaderAt, error) {
-	type rng struct{ off, end int64 }
-	var rs []rng
-	for _, col := range f.plan.cols {
-		off, n, err := f.chunkRange(g, col)
+	if f.body != nil {
+		return f.body, nil
+	}
+	if n := len(f.pf.RowGroups()); g == 0 && n > 1 {
+		all, err := f.neededRanges(0, n, 0)
 		if err != nil {
 			return nil, err
 		}
-		rs = append(rs, rng{off, off + n})
-	}
-	// Sort by offset (few elements: insertion sort).
-	for i := 1; i < len(rs); i++ {
-		for j := i; j > 0 && rs[j].off < rs[j-1].off; j-- {
-			rs[j], rs[j-1] = rs[j-1], rs[j]
+		if len(all) == 1 && min(all[0].end, f.tailOff)-all[0].off <= wholeBody {
+			body, err := f.fetchRanges(ctx, all, true)
+			if err != nil {
+				return nil, err
+			}
+			f.body = body
+			return body, nil
 		}
 	}
-	var merged []rng
+	merged, err := f.neededRanges(g, g+1, f.cfg.coalesce)
+	if err != nil {
+		return nil, err
+	}
+	return f.fetchRanges(ctx, merged, g == 0)
+}
+
+// neededRanges returns the byte ranges of the needed column chunks of row
+// groups [from, to), sorted, those at most gap bytes apart merged.
+func (f *File) neededRanges(from, to int, gap int64) ([]byteRange, error) {
+	var rs []byteRange
+	for g := from; g < to; g++ {
+		for _, col := range f.plan.cols {
+			off, n, err := f.chunkRange(g, col)
+			if err != nil {
+				return nil, err
+			}
+			rs = append(rs, byteRange{off, off + n})
+		}
+	}
+	slices.SortFunc(rs, func(a, b byteRange) int { return cmp.Compare(a.off, b.off) })
+	var merged []byteRange
 	for _, r := range rs {
-		if k := len(merged) - 1; k >= 0 && r.off <= merged[k].end+f.cfg.coalesce {
+		if k := len(merged) - 1; k >= 0 && r.off <= merged[k].end+gap {
 			merged[k].end = max(merged[k].end, r.end)
 			continue
 		}
 		merged = append(merged, r)
 	}
-	// The first row group's first chunk starts right after the leading
-	// magic in files as writers lay them out: the GET of its range starts
-	// at 0 instead, so the magic is checked without a request of its own.
-	checkLead := g == 0 && len(merged) > 0 && merged[0].off == 4 && f.tailOff > 0
+	return merged, nil
+}
+
+// fetchRanges gets the sorted ranges merged, serving the bytes Open's tail
+// holds from it. With first (the first row group's chunks) the leading
+// magic is checked too: a file's first chunk starts right after it in files
+// as writers lay them out, so the GET of that range starts at 0 instead and
+// the magic costs no request of its own.
+func (f *File) fetchRanges(ctx context.Context, merged []byteRange, first bool) (*spanReaderAt, error) {
+	checkLead := first && len(merged) > 0 && merged[0].off == 4 && f.tailOff > 0
 	if checkLead {
 		merged[0].off = 0
 	}
