@@ -73,8 +73,13 @@ type File struct {
 // Open reads the footer of the Parquet file at key in store and prepares to
 // read it as readSchema (logical field order, Delta types). Fields of
 // readSchema absent from the file read as nil; file columns not in
-// readSchema are never fetched. Column chunks are fetched from the store one
-// row group at a time, only for the requested columns.
+// readSchema are never fetched. Open GETs the file's last 64 KiB (the whole
+// file when it is smaller), which hold the footer. Column chunks are fetched
+// from the store one row group at a time, only for the requested columns
+// and only the bytes that tail does not hold; the chunks of all row groups
+// are fetched at once when they are back to back (every column is read) and
+// at most 4 MiB. So a file read in full costs one GET when the tail holds it,
+// else two when it has one row group or at most 4 MiB outside the tail.
 //
 // Errors are *FileError values naming key; they wrap objectstore errors,
 // ErrCorrupt or ErrSchemaMismatch.
