@@ -88,6 +88,10 @@ func columnarType(t schema.Type) bool {
 // columnar scan reads at once.
 const arrowInflightBytes = 160 << 20
 
+// inflightWeight is the share of arrowInflightBytes that reading f holds:
+// its add.size, at least 1, a file larger than the budget taking it whole.
+func inflightWeight(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
+
 // arrowMsg is one message of a file's columnar reader: a batch, or the
 // end of the file with its counts or error.
 type arrowMsg struct {
@@ -140,7 +144,6 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 	// that large files do not each bring their buffers and batches at
 	// once: the scan's memory stays bounded whatever the file sizes.
 	budget := semaphore.NewWeighted(arrowInflightBytes)
-	weight := func(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
 	pending := make(chan chan arrowMsg, conc)
 	workers := p.stripeWorkers(conc)
 	mem := newPoolAllocator()
@@ -154,7 +157,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			case <-ctx.Done():
 				return
 			}
-			if budget.Acquire(ctx, weight(f)) != nil {
+			if budget.Acquire(ctx, inflightWeight(f)) != nil {
 				return
 			}
 			ch := make(chan arrowMsg, 2)
@@ -227,7 +230,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 		<-slots
-		budget.Release(weight(p.files[fileIdx]))
+		budget.Release(inflightWeight(p.files[fileIdx]))
 		fileIdx++
 	}
 	if err := ctx.Err(); err != nil {

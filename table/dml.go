@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -82,6 +84,12 @@ type dmlRead struct {
 // whose rows the predicate cannot match are not returned. The plan holds the
 // partition pruning and stats skipping (its files are what the operation
 // read, for conflict detection).
+//
+// Up to DefaultScanConcurrency files are read at once, and at most
+// arrowInflightBytes of Parquet (a larger file alone), as a scan reads
+// them; the targets come back in the plan's file order whatever the order
+// the reads end in. The first error (naming its file) stops the other
+// reads and is returned; the context's error is returned as it is.
 func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, []*dmlTarget, error) {
 	var opts []ScanOption
 	if where != nil {
@@ -98,7 +106,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 			r.matchedRows, r.readWhole = true, true
 		}
 	}
-	reader, proj, full, err := t.dmlReader(plan, r)
+	reader, proj, err := t.dmlReader(plan, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,90 +117,135 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	if !r.matchedRows && !r.keptRows {
 		rt = nil // no row is written again
 	}
-	var out []*dmlTarget
-	for _, f := range plan.files {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+	d := &dmlFileReader{plan: plan, reader: &reader, proj: proj, width: len(t.snap.Schema().Fields), r: r, rt: rt, partOnly: partOnly}
+	found := make([]*dmlTarget, len(plan.files))
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(max(plan.cfg.concurrency, 1))
+	budget := semaphore.NewWeighted(arrowInflightBytes)
+	for i, f := range plan.files {
+		w := inflightWeight(f)
+		if gctx.Err() != nil || budget.Acquire(gctx, w) != nil {
+			break // a read failed, or ctx is done
 		}
-		tg := &dmlTarget{f: f, live: -1, whole: partOnly}
-		if !partOnly && !r.readWhole {
-			// Stats may prove every row matches: removed unread.
-			if fs := parseFileStats(f.add.Stats); fs != nil {
-				partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
-				tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
-			}
-		}
-		if f.add.DeletionVector != nil {
-			bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
-			if err != nil {
-				return nil, nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
-			}
-			tg.oldDV = bm
-			f.dv = bm // readFile applies it without loading it again
-		}
-		if n, ok := f.add.NumRecords(); ok {
-			tg.live = n
-			if tg.oldDV != nil {
-				tg.live -= int64(tg.oldDV.GetCardinality())
-			}
-		}
-		if tg.whole && !r.readWhole && tg.live >= 0 {
-			out = append(out, tg)
-			continue
-		}
-		var live int64
-		var keptIdx []int64
-		_, err := reader.readFile(ctx, f, func(idx int64, row value.Row) bool {
-			live++
-			if proj != nil {
-				for i, top := range proj {
-					full[top] = row[i]
-				}
-				row = full
-			}
-			if plan.pred == nil || plan.pred.matchRow(row) {
-				tg.matched = append(tg.matched, idx)
-				if r.matchedRows {
-					tg.matchedRows = append(tg.matchedRows, row)
-				}
-			} else if r.keptRows {
-				tg.keptRows = append(tg.keptRows, row)
-				if rt != nil {
-					keptIdx = append(keptIdx, idx)
-				}
-			}
-			return true
+		eg.Go(func() error {
+			defer budget.Release(w)
+			tg, err := d.read(gctx, f)
+			found[i] = tg
+			return err
 		})
-		if err != nil {
-			return nil, nil, err
-		}
-		if rt != nil && len(tg.matched) > 0 {
-			if err := tg.track(ctx, rt, plan.mode, keptIdx, r.matchedRows); err != nil {
-				return nil, nil, plan.errorf(f.path, err)
-			}
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
-		tg.live = live
-		tg.whole = int64(len(tg.matched)) == live
-		if len(tg.matched) > 0 {
+	}
+	err = eg.Wait()
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, nil, cerr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*dmlTarget
+	for _, tg := range found {
+		if tg != nil {
 			out = append(out, tg)
 		}
 	}
 	return plan, out, nil
 }
 
+// dmlFileReader reads the files of a DML scan (dmlScan), one call of read
+// per file, safe for concurrent use.
+type dmlFileReader struct {
+	plan     *scanPlan
+	reader   *scanPlan // what the files are read with (dmlReader)
+	proj     []int     // dmlReader's projection, nil for none
+	width    int       // top-level columns of the table schema
+	r        dmlRead
+	rt       *rowTracker // nil: no row tracking to carry
+	partOnly bool        // the predicate is on partition columns alone
+}
+
+// read returns the target of file f: nil when no row of it matches.
+func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, error) {
+	plan, r := d.plan, d.r
+	tg := &dmlTarget{f: f, live: -1, whole: d.partOnly}
+	if !d.partOnly && !r.readWhole {
+		// Stats may prove every row matches: removed unread.
+		if fs := parseFileStats(f.add.Stats); fs != nil {
+			partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
+			tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
+		}
+	}
+	if f.add.DeletionVector != nil {
+		bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
+		if err != nil {
+			return nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+		}
+		tg.oldDV = bm
+		f.dv = bm // readFile applies it without loading it again
+	}
+	if n, ok := f.add.NumRecords(); ok {
+		tg.live = n
+		if tg.oldDV != nil {
+			tg.live -= int64(tg.oldDV.GetCardinality())
+		}
+	}
+	if tg.whole && !r.readWhole && tg.live >= 0 {
+		return tg, nil
+	}
+	var full value.Row // the projected row placed at its top-level indexes
+	if d.proj != nil {
+		full = make(value.Row, d.width)
+	}
+	var live int64
+	var keptIdx []int64
+	_, err := d.reader.readFile(ctx, f, func(idx int64, row value.Row) bool {
+		live++
+		if d.proj != nil {
+			for i, top := range d.proj {
+				full[top] = row[i]
+			}
+			row = full
+		}
+		if plan.pred == nil || plan.pred.matchRow(row) {
+			tg.matched = append(tg.matched, idx)
+			if r.matchedRows {
+				tg.matchedRows = append(tg.matchedRows, row)
+			}
+		} else if r.keptRows {
+			tg.keptRows = append(tg.keptRows, row)
+			if d.rt != nil {
+				keptIdx = append(keptIdx, idx)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.rt != nil && len(tg.matched) > 0 {
+		if err := tg.track(ctx, d.rt, plan.mode, keptIdx, r.matchedRows); err != nil {
+			return nil, plan.errorf(f.path, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tg.live = live
+	tg.whole = int64(len(tg.matched)) == live
+	if len(tg.matched) == 0 {
+		return nil, nil
+	}
+	return tg, nil
+}
+
 // dmlReader returns the plan dmlScan reads plan's files with: rows are
 // read unfiltered and matched by dmlScan. A DELETE with deletion vectors
 // keeps no rows: it reads only the predicate's columns (proj, to be placed
-// at their top-level indexes in full for matching), not every column;
-// otherwise proj and full are nil.
-func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, full value.Row, err error) {
+// at their top-level indexes in a row of every column for matching), not
+// every column; otherwise proj is nil.
+func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, err error) {
 	reader = *plan
 	reader.pred = nil
 	if r.matchedRows || r.keptRows || plan.pred == nil {
-		return reader, nil, nil, nil
+		return reader, nil, nil
 	}
 	sch := t.snap.Schema()
 	need := make([]bool, len(sch.Fields))
@@ -207,10 +260,10 @@ func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []in
 	cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
 	np, err := t.newPlan(cfg)
 	if err != nil {
-		return scanPlan{}, nil, nil, err
+		return scanPlan{}, nil, err
 	}
 	np.files, np.locs = plan.files, plan.locs
-	return *np, np.out, make(value.Row, len(sch.Fields)), nil
+	return *np, np.out, nil
 }
 
 // track fills tg.matchedTracks (when matched, for matchedRows) and
