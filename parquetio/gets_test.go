@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,6 +182,57 @@ func TestOpenTailSplitsChunk(t *testing.T) {
 		}
 		if g, b := st.gets.Load(), st.bytes.Load(); g != 2 || b != int64(len(data)) {
 			t.Errorf("tail from %d: %d GETs of %d bytes, want 2 of %d", before, g, b, len(data))
+		}
+	}
+}
+
+// TestOpenTailAtChunkBoundaries: a file of 4 row groups read from a store,
+// in full (the chunks of all row groups at once) and projected (row group by
+// row group), with the tail starting inside the leading magic and at, just
+// before, just after and inside every column chunk, reads its rows.
+func TestOpenTailAtChunkBoundaries(t *testing.T) {
+	ctx := context.Background()
+	sch := getsSchema()
+	rows := getsRows(8000)
+	data, _ := writeToBytes(t, sch, rows, WithRowGroupRows(2000))
+	st := objectstore.NewMem("gets")
+	if err := st.Put(ctx, "f.parquet", data); err != nil {
+		t.Fatal(err)
+	}
+	f0, err := OpenReaderAt(bytes.NewReader(data), int64(len(data)), "x", sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cuts []int64
+	for g := range f0.NumRowGroups() {
+		for c := 0; c < 2; c++ {
+			off, n, _ := f0.chunkRange(g, c)
+			cuts = append(cuts, off-1, off, off+1, off+n/2, off+n-1, off+n, off+n+1)
+		}
+	}
+	cuts = append(cuts, 1, 2, 3)
+	idOnly := schema.NewStruct(field("id", prim(schema.Long), false))
+	payOnly := schema.NewStruct(field("payload", prim(schema.String), true))
+	for _, rs := range []*schema.StructType{sch, idOnly, payOnly} {
+		for _, before := range cuts {
+			tailAt := func(c *readConfig) { c.tailSize = int64(len(data)) - before }
+			var n int
+			for row, err := range ReadFile(ctx, st, "f.parquet", rs, tailAt) {
+				if err != nil {
+					t.Fatalf("%d fields tail from %d: %v", len(rs.Fields), before, err)
+				}
+				var want any = rows[n][:len(rs.Fields)]
+				if rs == payOnly {
+					want = rows[n][1:]
+				}
+				if !reflect.DeepEqual(any(row), want) {
+					t.Fatalf("tail from %d: row %d = %v, want %v", before, n, row, want)
+				}
+				n++
+			}
+			if n != len(rows) {
+				t.Fatalf("tail from %d: %d rows", before, n)
+			}
 		}
 	}
 }

@@ -101,7 +101,9 @@ func Open(ctx context.Context, store objectstore.Store, key string, readSchema *
 	ra := &storeReaderAt{ctx: ctx, store: store, key: key, tail: tail, tailOff: tailOff}
 	// No GET of the 4-byte leading magic: it is checked here when the tail
 	// holds the whole file, else from the body when the first row group's
-	// chunks are fetched (fetchChunks); the trailing magic is in the tail.
+	// fetch GETs the chunk at offset 4 (fetchRanges); a read that needs no
+	// GET from offset 4 (a projection without the first column, a file of
+	// no row groups) does not check it. The trailing magic is in the tail.
 	lead := leadMagic{skip: true}
 	if tailOff == 0 {
 		lead.held = tail
@@ -486,7 +488,8 @@ func (f *File) neededRanges(from, to int, gap int64) ([]byteRange, error) {
 // holds from it. With first (the first row group's chunks) the leading
 // magic is checked too: a file's first chunk starts right after it in files
 // as writers lay them out, so the GET of that range starts at 0 instead and
-// the magic costs no request of its own.
+// the magic costs no request of its own. When no range to GET starts at 4,
+// the leading magic is not checked.
 func (f *File) fetchRanges(ctx context.Context, merged []byteRange, first bool) (*spanReaderAt, error) {
 	checkLead := first && len(merged) > 0 && merged[0].off == 4 && f.tailOff > 0
 	if checkLead {
