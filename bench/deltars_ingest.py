@@ -4,7 +4,7 @@
 # table at TABLE_DIR with one write_deltalake (one commit), both inside the
 # timed region, then prints one JSON line (seconds: wall from
 # time.perf_counter, cpu from time.process_time, all threads; maxrss_kb the
-# process's peak RSS from getrusage; rows the row count of the table's data
+# process's peak RSS (VmHWM, else getrusage); rows the row count of the table's data
 # files, read from their footers after the clock stops), or {"error": ...}.
 import json
 import resource
@@ -23,13 +23,28 @@ except Exception as e:  # the Go side reports the error
     sys.exit(0)
 
 src, dst = sys.argv[1], sys.argv[2]
+
+
+def vm_hwm_kb():
+    # This process's own peak RSS (KiB). Not ru_maxrss: on Linux a process
+    # started by exec inherits its parent's peak RSS as the floor of its
+    # ru_maxrss (deltabench's, ~4 GiB after P11).
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
 try:
     c0, t0 = time.process_time(), time.perf_counter()
     tbl = pq.read_table(src)
     t1 = time.perf_counter()
     write_deltalake(dst, tbl)
     t2, c2 = time.perf_counter(), time.process_time()
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    maxrss = vm_hwm_kb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     dt = DeltaTable(dst)
     rows = sum(pq.ParquetFile(u.removeprefix("file://")).metadata.num_rows for u in dt.file_uris())
     out = {"deltalake": deltalake.__version__, "wall": t2 - t0, "read": t1 - t0, "cpu": c2 - c0,
