@@ -255,8 +255,9 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // (CreateOrOpen's check, plus each column of the same type and, with
 // column mapping, the same physical names); a table that does not fit is
 // an error wrapping ErrTableExists and ErrSchemaMismatch, naming the table,
-// the difference and version 0 as the one lost to, and the draft's data files are deleted then (best
-// effort: one that cannot be deleted is left unreferenced). So is a winner
+// the difference and version 0 as the one lost to, and the draft's data
+// files are deleted then (best effort: one that cannot be deleted is left
+// unreferenced). So is a winner
 // that committed the WithTxn version already (another run of the same
 // query): an error wrapping ErrConcurrentTransaction, nothing committed.
 //
