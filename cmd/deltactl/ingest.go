@@ -519,129 +519,175 @@ func (a *app) ingestBatch(ctx context.Context, tbl *table.Table, uri string, cre
 	return nil
 }
 
+// ingestStream writes the input as epochs of --epoch-rows rows through the
+// exactly-once sink into tbl (nil: a new table at uri, created with create
+// by the first epoch's commit), resuming after the query's last committed
+// epoch or at --from-epoch, and reports each epoch on out.
 func (a *app) ingestStream(ctx context.Context, tbl *table.Table, uri string, create []table.Option, src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, view *IngestView, out Output) error {
 	params, err := streamParams(src, f.epochRows)
 	if err != nil {
 		return err
 	}
-	sopts := a.sinkOptions(src, f, wopts, params)
+	s := &epochStream{a: a, f: f, src: src, uri: uri, create: create, sopts: a.sinkOptions(src, f, wopts, params), wopts: wopts, view: view, out: out}
 	view.QueryID = f.queryID
 	view.Epochs = []EpochView{}
 	if len(f.mergeOn) > 0 {
 		view.MergeOn = f.mergeOn
 	}
-	var sink *streamsink.Sink
-	last := int64(-1)
-	if tbl != nil {
-		if sink, err = streamsink.New(tbl, f.queryID, sopts...); err != nil {
-			return err
-		}
-		if last, err = sink.LastCommittedEpoch(ctx); err != nil {
-			return err
-		}
-		if last >= 0 {
-			if err := a.checkResume(ctx, sink.Table(), f.queryID, last, params); err != nil {
-				return err
-			}
-		}
-	} else if sink, err = streamsink.CreateOrOpen(ctx, uri, f.queryID, src.Schema(), sopts, a.tableOptions(create...)...); err != nil {
-		// A new table: the first epoch creates it in its own commit
-		// (version 0 with the epoch's txn), so that an input that fails
-		// before leaves none.
+	last, err := s.openSink(ctx, tbl, params)
+	if err != nil {
 		return err
 	}
-	// prepare runs before the first epoch is written, once its rows have
-	// been read: it checks that the input fits the table (or, with
-	// --merge-schema, may evolve it: the first epoch's commit then carries
-	// the schema change); a table that does not exist yet is created by
-	// the first epoch, or here when there is none to write or the epochs
-	// are upserts (a MERGE needs its target table).
-	prepared := false
-	prepare := func(empty bool) error {
-		prepared = true
-		t := sink.Table()
-		if t == nil && (empty || len(f.mergeOn) > 0) {
-			nt, created, err := table.CreateOrOpen(ctx, uri, src.Schema(), a.tableOptions(create...)...)
-			if err != nil {
-				return err
-			}
-			view.Created = created
-			if sink, err = streamsink.New(nt, f.queryID, sopts...); err != nil {
-				return err
-			}
-			t = nt
-		}
-		if t == nil {
-			return nil
-		}
-		_, err := t.DraftAppend(ctx, src.Schema(), wopts...)
-		return err
-	}
-	start, err := resumeEpochs(f, last, sink, view, out)
+	start, err := resumeEpochs(f, last, s.sink, view, out)
 	if err != nil {
 		return err
 	}
 	skip := start * int64(f.epochRows)
 	total := inputRows(src, skip, f.maxRows)
-	bar := a.newProgress(total, "ingest", "rows")
-	defer bar.Finish()
-	epoch := start
-	ran := 0
-	writeEpoch := func(write func() (*streamsink.Result, error)) (bool, error) {
-		if f.maxEpochs > 0 && ran >= f.maxEpochs {
-			view.Stopped = true
-			return false, nil
-		}
-		if !prepared {
-			if err := prepare(false); err != nil {
-				return false, err
-			}
-		}
-		res, err := write()
-		if err != nil {
-			if len(f.mergeOn) == 0 {
-				// A row of an append epoch by its row in the input (epoch
-				// E starts at row E × epochRows); an upsert epoch's rows
-				// are deduplicated by key before the MERGE sees them.
-				err = inputRowError(err, epoch*int64(f.epochRows))
-			}
-			return false, err
-		}
-		view.Created = view.Created || res.Created
-		ev := view.addEpoch(epoch, res)
-		bar.Clear()
-		if err := out.Epoch(&ev); err != nil {
-			return false, err
-		}
-		epoch++
-		ran++
-		return true, nil
+	s.bar = a.newProgress(total, "ingest", "rows")
+	defer s.bar.Finish()
+	s.epoch = start
+	if err := s.writeEpochs(ctx, skip); err != nil {
+		return fmt.Errorf("ingest epoch %d: %w", s.epoch, err)
 	}
-	if asch, ok := a.arrowInput(src, f); ok {
-		err = arrowBatches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(recs []arrow.RecordBatch, _ int) (bool, error) {
-			return writeEpoch(func() (*streamsink.Result, error) { return sink.WriteEpochBatches(ctx, epoch, recs, asch) })
-		})
-	} else {
-		err = batches(ctx, src, skip, f.maxRows, f.epochRows, bar, func(rows []table.Row) (bool, error) {
-			return writeEpoch(func() (*streamsink.Result, error) { return sink.WriteEpoch(ctx, epoch, rows) })
-		})
-	}
-	if err != nil {
-		return fmt.Errorf("ingest epoch %d: %w", epoch, err)
-	}
-	if f.maxEpochs > 0 && ran >= f.maxEpochs && total >= 0 && int64(ran)*int64(f.epochRows) < total {
+	if f.maxEpochs > 0 && s.ran >= f.maxEpochs && total >= 0 && int64(s.ran)*int64(f.epochRows) < total {
 		view.Stopped = true
 	}
-	if !prepared || sink.Table() == nil {
+	if !s.prepared || s.sink.Table() == nil {
 		// No epoch to write (an empty input, or all of it skipped).
-		if err := prepare(true); err != nil {
+		if err := s.prepare(ctx, true); err != nil {
 			return err
 		}
 	}
-	view.Table = sink.Table().URI()
-	view.Schema = fieldViews(sink.Table().Schema())
-	view.Version = sink.Table().Version()
+	view.Table = s.sink.Table().URI()
+	view.Schema = fieldViews(s.sink.Table().Schema())
+	view.Version = s.sink.Table().Version()
 	return nil
+}
+
+// epochStream is one streaming ingest (ingestStream) under way: its input
+// and options, its sink, the next epoch to write and how many epochs this
+// run wrote.
+type epochStream struct {
+	a      *app
+	f      *ingestFlags
+	src    *ingest.Source
+	uri    string
+	create []table.Option // options of a new table
+	sopts  []streamsink.Option
+	wopts  []table.WriteOption
+	view   *IngestView
+	out    Output
+	bar    progress
+
+	sink     *streamsink.Sink
+	prepared bool  // prepare has run
+	epoch    int64 // the next epoch
+	ran      int   // epochs written in this run
+}
+
+// openSink opens the sink of the query on the existing table tbl and
+// returns the query's last committed epoch (-1: none), after checking that
+// the input resumes the stream that committed it; tbl nil opens a sink that
+// creates the table with the first epoch (-1).
+func (s *epochStream) openSink(ctx context.Context, tbl *table.Table, params map[string]string) (int64, error) {
+	var err error
+	if tbl == nil {
+		// A new table: the first epoch creates it in its own commit
+		// (version 0 with the epoch's txn), so that an input that fails
+		// before leaves none.
+		s.sink, err = streamsink.CreateOrOpen(ctx, s.uri, s.f.queryID, s.src.Schema(), s.sopts, s.a.tableOptions(s.create...)...)
+		return -1, err
+	}
+	if s.sink, err = streamsink.New(tbl, s.f.queryID, s.sopts...); err != nil {
+		return -1, err
+	}
+	last, err := s.sink.LastCommittedEpoch(ctx)
+	if err != nil {
+		return -1, err
+	}
+	if last >= 0 {
+		if err := s.a.checkResume(ctx, s.sink.Table(), s.f.queryID, last, params); err != nil {
+			return -1, err
+		}
+	}
+	return last, nil
+}
+
+// prepare runs before the first epoch is written, once its rows have been
+// read: it checks that the input fits the table (or, with --merge-schema,
+// may evolve it: the first epoch's commit then carries the schema change);
+// a table that does not exist yet is created by the first epoch, or here
+// when there is none to write (empty) or the epochs are upserts (a MERGE
+// needs its target table).
+func (s *epochStream) prepare(ctx context.Context, empty bool) error {
+	s.prepared = true
+	t := s.sink.Table()
+	if t == nil && (empty || len(s.f.mergeOn) > 0) {
+		nt, created, err := table.CreateOrOpen(ctx, s.uri, s.src.Schema(), s.a.tableOptions(s.create...)...)
+		if err != nil {
+			return err
+		}
+		s.view.Created = created
+		if s.sink, err = streamsink.New(nt, s.f.queryID, s.sopts...); err != nil {
+			return err
+		}
+		t = nt
+	}
+	if t == nil {
+		return nil
+	}
+	_, err := t.DraftAppend(ctx, s.src.Schema(), s.wopts...)
+	return err
+}
+
+// writeEpochs reads the input after its first skip rows in epochs and
+// writes each through the sink, column-wise when the input allows it,
+// until the input or --max-epochs ends.
+func (s *epochStream) writeEpochs(ctx context.Context, skip int64) error {
+	f := s.f
+	if asch, ok := s.a.arrowInput(s.src, f); ok {
+		return arrowBatches(ctx, s.src, skip, f.maxRows, f.epochRows, s.bar, func(recs []arrow.RecordBatch, _ int) (bool, error) {
+			return s.writeEpoch(ctx, func() (*streamsink.Result, error) { return s.sink.WriteEpochBatches(ctx, s.epoch, recs, asch) })
+		})
+	}
+	return batches(ctx, s.src, skip, f.maxRows, f.epochRows, s.bar, func(rows []table.Row) (bool, error) {
+		return s.writeEpoch(ctx, func() (*streamsink.Result, error) { return s.sink.WriteEpoch(ctx, s.epoch, rows) })
+	})
+}
+
+// writeEpoch writes the next epoch with write (after prepare, for the
+// first) and reports it; false stops the stream: --max-epochs epochs ran.
+func (s *epochStream) writeEpoch(ctx context.Context, write func() (*streamsink.Result, error)) (bool, error) {
+	f := s.f
+	if f.maxEpochs > 0 && s.ran >= f.maxEpochs {
+		s.view.Stopped = true
+		return false, nil
+	}
+	if !s.prepared {
+		if err := s.prepare(ctx, false); err != nil {
+			return false, err
+		}
+	}
+	res, err := write()
+	if err != nil {
+		if len(f.mergeOn) == 0 {
+			// A row of an append epoch by its row in the input (epoch
+			// E starts at row E × epochRows); an upsert epoch's rows
+			// are deduplicated by key before the MERGE sees them.
+			err = inputRowError(err, s.epoch*int64(f.epochRows))
+		}
+		return false, err
+	}
+	s.view.Created = s.view.Created || res.Created
+	ev := s.view.addEpoch(s.epoch, res)
+	s.bar.Clear()
+	if err := s.out.Epoch(&ev); err != nil {
+		return false, err
+	}
+	s.epoch++
+	s.ran++
+	return true, nil
 }
 
 // resumeEpochs returns the first epoch a streaming ingest writes: the one
