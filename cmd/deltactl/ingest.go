@@ -133,9 +133,9 @@ func (a *app) ingest(cmd *cobra.Command, input, uri string, f *ingestFlags) erro
 		return usagef("--from-epoch must be >= 0")
 	}
 	f.fromEpochSet = cmd.Flags().Changed("from-epoch")
-	target, err := parseSize(f.targetSize)
+	target, err := parseTargetSize(f.targetSize)
 	if err != nil {
-		return usagef("--target-size: %v", err)
+		return err
 	}
 	props, err := parseProperties(f.props)
 	if err != nil {

@@ -165,9 +165,9 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err := f.check(); err != nil {
 		return err
 	}
-	target, err := parseSize(f.targetSize)
+	target, err := parseTargetSize(f.targetSize)
 	if err != nil {
-		return usagef("--target-size: %v", err)
+		return err
 	}
 	tbl, err := a.openTable(ctx, uri)
 	if err != nil {

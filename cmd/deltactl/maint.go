@@ -121,6 +121,16 @@ func parseSize(s string) (int64, error) {
 	return int64(n), nil
 }
 
+// parseTargetSize parses the --target-size flag of ingest, ingest kafka
+// and optimize (parseSize); a bad size is a usage error.
+func parseTargetSize(s string) (int64, error) {
+	n, err := parseSize(s)
+	if err != nil {
+		return 0, usagef("--target-size: %v", err)
+	}
+	return n, nil
+}
+
 func newOptimizeCmd(a *app) *cobra.Command {
 	var target string
 	cmd := &cobra.Command{
@@ -134,9 +144,9 @@ stay on storage until vacuum deletes them after the retention.`,
 		Example: "  deltactl optimize ./demo-data/flights --target-size 64MB",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			size, err := parseSize(target)
+			size, err := parseTargetSize(target)
 			if err != nil {
-				return usagef("--target-size: %v", err)
+				return err
 			}
 			t, err := a.openTable(cmd.Context(), args[0])
 			if err != nil {
