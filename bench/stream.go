@@ -71,27 +71,27 @@ func newStreamBench(ctx context.Context, s3 *testenv.MinIO, rowsPerEpoch int) (*
 // epoch writes the next epoch through the sink.
 func (s *streamBench) epoch(ctx context.Context) error {
 	res, err := s.sink.WriteEpoch(ctx, s.next, s.rows[s.next%streamDistinct])
-	if err != nil {
-		return err
-	}
-	if res.Skipped {
-		return fmt.Errorf("bench: new epoch %d skipped", s.next)
-	}
-	s.next++
-	return nil
+	return wroteNewEpoch(res, err, "", &s.next)
 }
 
 // typedEpoch writes the next epoch of the typed table through
 // streamsink.WriteEpochOf from the floor's own []Flight.
 func (s *streamBench) typedEpoch(ctx context.Context) error {
 	res, err := streamsink.WriteEpochOf(ctx, s.typed, s.nextT, s.flights[s.nextT%streamDistinct])
+	return wroteNewEpoch(res, err, "typed ", &s.nextT)
+}
+
+// wroteNewEpoch checks the outcome (res, err) of writing the new epoch
+// *next, which the sink must not skip (kind names the sink in the error:
+// "" or "typed "), and then advances *next.
+func wroteNewEpoch(res *streamsink.Result, err error, kind string, next *int64) error {
 	if err != nil {
 		return err
 	}
 	if res.Skipped {
-		return fmt.Errorf("bench: new typed epoch %d skipped", s.nextT)
+		return fmt.Errorf("bench: new %sepoch %d skipped", kind, *next)
 	}
-	s.nextT++
+	*next++
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table"
 )
@@ -55,7 +54,7 @@ func (s *Sink) WriteEpochArrow(ctx context.Context, epochID int64, reader array.
 
 // WriteEpochBatches writes one epoch of the rows of the record batches recs
 // (all of Arrow schema in) as WriteEpoch writes the same rows aligned with
-// arrowio.DeltaSchema(in) (as WithRowSchema would align them): the same
+// table.SchemaOfArrow(in) (as WithRowSchema would align them): the same
 // txn check, files, stats, commit, schema evolution (a column the table
 // lacks is added only with table.WithSchemaEvolution among the sink's
 // write options) and errors (a *table.RowError names the column and the
@@ -71,7 +70,7 @@ func (s *Sink) WriteEpochBatches(ctx context.Context, epochID int64, recs []arro
 // (called only when the epoch is not skipped).
 func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func() ([]arrow.RecordBatch, error), in *arrow.Schema) (*Result, error) {
 	rowsOf := func(*table.Table) ([]table.Row, *schema.StructType, error) {
-		sch, err := arrowio.DeltaSchema(in)
+		sch, err := table.SchemaOfArrow(in)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,7 +82,7 @@ func (s *Sink) writeEpochArrow(ctx context.Context, epochID int64, batches func(
 		return rows, sch, err
 	}
 	files := func(ctx context.Context, tbl *table.Table, wopts []table.WriteOption) (*table.Draft, []*table.Add, int64, error) {
-		sch, err := arrowio.DeltaSchema(in)
+		sch, err := table.SchemaOfArrow(in)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("streamsink: query %s epoch %d: arrow input: %w", s.queryID, epochID, err)
 		}

@@ -141,6 +141,16 @@ func readArrowRows(ctx context.Context, reader array.RecordReader) ([]value.Row,
 	return rows, sch, nil
 }
 
+// SchemaOfArrow returns the Delta schema of the Arrow schema s, as the
+// Arrow writes (AppendArrow, Draft.WriteFilesArrow, streamsink's
+// WriteEpochBatches) derive it: each field's Delta type is the one package
+// arrowio maps its Arrow type to (arrowio.DeltaSchema; the input-only types
+// large_utf8, timestamps of any unit, date64, ... included), nullability
+// and field metadata kept. An Arrow type with no Delta type (unsigned
+// integers, unions, dictionaries, ...) wraps arrowio.ErrUnsupportedType,
+// naming the field.
+func SchemaOfArrow(s *arrow.Schema) (*schema.StructType, error) { return arrowio.DeltaSchema(s) }
+
 // RowsOfBatches returns the rows of the record batches recs, in order, in
 // the value model (arrowio.RowsOf; one value per column of the batch, of
 // the Delta type arrowio.DeltaSchema gives it), as the Arrow writes read

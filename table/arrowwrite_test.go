@@ -753,3 +753,48 @@ func TestAppendArrowTimestampUnits(t *testing.T) {
 		})
 	}
 }
+
+func TestSchemaOfArrow(t *testing.T) {
+	tests := []struct {
+		name    string
+		fields  []arrow.Field
+		want    string // the result as encoding/json marshals it
+		wantErr error
+	}{
+		{
+			name: "input-only types map to their Delta type",
+			fields: []arrow.Field{
+				{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+				{Name: "s", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+				{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true},
+			},
+			want: `{"fields":[{"metadata":{},"name":"id","nullable":false,"type":"long"},{"metadata":{},"name":"s","nullable":true,"type":"string"},{"metadata":{},"name":"ts","nullable":true,"type":"timestamp"}],"type":"struct"}`,
+		},
+		{
+			name:    "unsigned integers have no Delta type",
+			fields:  []arrow.Field{{Name: "u", Type: arrow.PrimitiveTypes.Uint32}},
+			wantErr: arrowio.ErrUnsupportedType,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SchemaOfArrow(arrow.NewSchema(tt.fields, nil))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.fields[0].Name) {
+					t.Fatalf("err = %v, want %v naming %q", err, tt.wantErr, tt.fields[0].Name)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.want {
+				t.Fatalf("schema = %s\nwant     %s", b, tt.want)
+			}
+		})
+	}
+}

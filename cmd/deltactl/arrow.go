@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/deltakit/deltakit/arrowio"
 	"github.com/deltakit/deltakit/table"
 )
 
@@ -117,7 +116,7 @@ func scanBatches(ctx context.Context, t *table.Table, opts []table.ScanOption, w
 }
 
 // arrowRows yields the rows of ScanArrow's batches in the value model
-// (arrowio.Rows), as the text formats of cat print them.
+// (table.RowsOfBatches), as the text formats of cat print them.
 func arrowRows(ctx context.Context, t *table.Table, opts []table.ScanOption) iter.Seq2[table.Row, error] {
 	return func(yield func(table.Row, error) bool) {
 		rr, err := table.ScanArrow(ctx, t, opts...)
@@ -127,7 +126,7 @@ func arrowRows(ctx context.Context, t *table.Table, opts []table.ScanOption) ite
 		}
 		defer rr.Release()
 		for rr.Next() {
-			rows, err := arrowio.Rows(rr.RecordBatch())
+			rows, err := table.RowsOfBatches([]arrow.RecordBatch{rr.RecordBatch()})
 			if err != nil {
 				yield(nil, err)
 				return
