@@ -718,10 +718,21 @@ func resumeEpochs(f *ingestFlags, last int64, sink *streamsink.Sink, view *Inges
 // appending one, or with --merge-on an upserting one whose MERGE source is
 // the input (WithRowSchema) and whose files get the file options only.
 func (a *app) sinkOptions(src *ingest.Source, f *ingestFlags, wopts []table.WriteOption, params map[string]string) []streamsink.Option {
-	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...), streamsink.WithOperationParameters(params)}
+	more := []streamsink.Option{streamsink.WithOperationParameters(params)}
 	if len(f.mergeOn) > 0 {
-		sopts = []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(mergeWriteOptions(wopts)...),
-			streamsink.WithOperationParameters(params), streamsink.WithMergeKeys(f.mergeOn...), streamsink.WithRowSchema(src.Schema())}
+		wopts = mergeWriteOptions(wopts)
+		more = append(more, streamsink.WithRowSchema(src.Schema()))
+	}
+	return a.streamSinkOptions(wopts, f.mergeOn, more...)
+}
+
+// streamSinkOptions returns the options of the sink of ingest --epoch-rows
+// and of ingest kafka: the app's logger and clock, the file options wopts,
+// more, and with mergeOn an upserting sink by those key columns.
+func (a *app) streamSinkOptions(wopts []table.WriteOption, mergeOn []string, more ...streamsink.Option) []streamsink.Option {
+	sopts := append([]streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(wopts...)}, more...)
+	if len(mergeOn) > 0 {
+		sopts = append(sopts, streamsink.WithMergeKeys(mergeOn...))
 	}
 	if a.now != nil {
 		sopts = append(sopts, streamsink.WithClock(a.now))

@@ -176,13 +176,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err := checkMergeKeys("--merge-on", f.mergeOn, tbl.Schema(), nil); err != nil {
 		return err
 	}
-	sopts := []streamsink.Option{streamsink.WithLogger(a.logger), streamsink.WithWriteOptions(table.WithTargetFileSize(target))}
-	if len(f.mergeOn) > 0 {
-		sopts = append(sopts, streamsink.WithMergeKeys(f.mergeOn...))
-	}
-	if a.now != nil {
-		sopts = append(sopts, streamsink.WithClock(a.now))
-	}
+	sopts := a.streamSinkOptions([]table.WriteOption{table.WithTargetFileSize(target)}, f.mergeOn)
 	clientOpts, err := f.conn.clientOpts(a.getenv)
 	if err != nil {
 		return err
