@@ -583,43 +583,44 @@ type Action struct {
 
 // kinds returns how many fields are set.
 func (a *Action) kinds() int {
-	n := 0
-	for _, set := range []bool{a.CommitInfo != nil, a.Protocol != nil, a.Metadata != nil, a.Add != nil,
-		a.Remove != nil, a.Txn != nil, a.CDC != nil, a.DomainMetadata != nil, a.CheckpointMetadata != nil,
-		a.Sidecar != nil} {
-		if set {
-			n++
-		}
-	}
+	n, _ := a.setFields()
 	return n
 }
 
 // Kind returns the JSON key of the action ("add", "metaData", ...), or "" for
 // an action with no field set.
 func (a *Action) Kind() string {
-	switch {
-	case a.CommitInfo != nil:
-		return "commitInfo"
-	case a.Protocol != nil:
-		return "protocol"
-	case a.Metadata != nil:
-		return "metaData"
-	case a.Add != nil:
-		return "add"
-	case a.Remove != nil:
-		return "remove"
-	case a.Txn != nil:
-		return "txn"
-	case a.CDC != nil:
-		return "cdc"
-	case a.DomainMetadata != nil:
-		return "domainMetadata"
-	case a.CheckpointMetadata != nil:
-		return "checkpointMetadata"
-	case a.Sidecar != nil:
-		return "sidecar"
+	_, key := a.setFields()
+	return key
+}
+
+// setFields returns how many fields of a are set and the JSON key of the
+// first one set, in field order ("" when none is): the one list of Action's
+// fields that kinds and Kind read.
+func (a *Action) setFields() (n int, first string) {
+	for _, f := range [...]struct {
+		set bool
+		key string
+	}{
+		{a.CommitInfo != nil, "commitInfo"},
+		{a.Protocol != nil, "protocol"},
+		{a.Metadata != nil, "metaData"},
+		{a.Add != nil, "add"},
+		{a.Remove != nil, "remove"},
+		{a.Txn != nil, "txn"},
+		{a.CDC != nil, "cdc"},
+		{a.DomainMetadata != nil, "domainMetadata"},
+		{a.CheckpointMetadata != nil, "checkpointMetadata"},
+		{a.Sidecar != nil, "sidecar"},
+	} {
+		if f.set {
+			if n == 0 {
+				first = f.key
+			}
+			n++
+		}
 	}
-	return ""
+	return n, first
 }
 
 // validate checks the required fields that replay depends on.
