@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deltakit/deltakit/internal/ctxwait"
 	"github.com/deltakit/deltakit/objectstore"
 )
 
@@ -263,14 +264,7 @@ func (f *Store) plan(op Op, key string, record bool) (before, after *Fault, cras
 func strikeBefore(ctx context.Context, ft *Fault, op Op, key string) error {
 	switch ft.Kind {
 	case Latency:
-		t := time.NewTimer(ft.Latency)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
+		return ctxwait.Sleep(ctx, ft.Latency)
 	case Crash:
 		return &InjectedError{Op: op, Key: key, Err: ErrCrashed}
 	case Status:

@@ -1,0 +1,25 @@
+// Package ctxwait waits for a duration unless a context ends first, as
+// faultstore's injected latency does (and txlog's commit retry backoff,
+// whose sleepCtx is the same wait).
+package ctxwait
+
+import (
+	"context"
+	"time"
+)
+
+// Sleep waits d and returns nil, or returns ctx.Err() as soon as ctx is
+// done. A d of zero or less does not wait: it returns ctx.Err().
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
