@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/deltakit/deltakit/internal/ctxwait"
 	"github.com/deltakit/deltakit/objectstore"
 )
 
@@ -175,7 +176,7 @@ func newTransaction(store objectstore.Store, operation string, opts []TxnOption)
 		minBackoff:   5 * time.Millisecond,
 		maxBackoff:   2 * time.Second,
 		now:          time.Now,
-		sleep:        sleepCtx,
+		sleep:        ctxwait.Sleep,
 		rand:         rand.Float64,
 		clock:        time.Now,
 	}
@@ -781,20 +782,6 @@ func (t *Transaction) backoff(n int) time.Duration {
 		ceil = t.cfg.maxBackoff
 	}
 	return time.Duration(t.cfg.rand() * float64(ceil))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 type versionedActions struct {

@@ -1,6 +1,5 @@
-// Package ctxwait waits for a duration unless a context ends first, as
-// faultstore's injected latency does (and txlog's commit retry backoff,
-// whose sleepCtx is the same wait).
+// Package ctxwait waits for a duration unless a context ends first: the
+// wait of txlog's commit retry backoff and of faultstore's injected latency.
 package ctxwait
 
 import (
