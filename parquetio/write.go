@@ -85,6 +85,9 @@ type writeConfig struct {
 	createdBy      string
 	tempDir        string
 	rowShred       bool // tests: shred every field value by value (no Columns, see shredBatch)
+	// plainFields are the top-level fields (by physical name) that
+	// Writer.open found too distinct for a dictionary.
+	plainFields map[string]bool
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -154,8 +157,12 @@ const (
 	// with Snappy for the sorted, run-rich timestamps of event data (it
 	// emits a run only for 8 equal indexes at a multiple of 8): the
 	// flights' date column is 3.40 MB dictionary-encoded, 2.32 MB PLAIN,
-	// pyarrow's 2.20 MB (BENCHMARKS.md, P19), and distinct timestamps fall
-	// back to PLAIN anyway after 1 MiB of dictionary.
+	// pyarrow's 2.20 MB (BENCHMARKS.md, S1), and distinct timestamps fall
+	// back to PLAIN anyway after 1 MiB of dictionary. A top-level number
+	// column whose first 65,536 values (given to the first Write or
+	// WriteColumns call, at least 8,192 of them) are more than 90%
+	// distinct is written PLAIN for the whole file: its dictionary would
+	// only fill up and fall back, at a cost in CPU and bytes.
 	DictionaryDefault DictionaryMode = iota
 	// DictionaryStrings dictionary-encodes string and binary columns only
 	// (deltakit's default before issue 30; its numbers were PLAIN).
@@ -238,7 +245,12 @@ func WithCreatedBy(app string) WriteOption {
 type Writer struct {
 	cfg  writeConfig
 	sch  *schema.StructType
+	sel  *statsSelection
 	plan *writePlan
+	// pcfg is parquet-go's configuration of plan; pw, nil until the first
+	// values or Close, is created from it once the encodings are chosen
+	// (see Writer.open).
+	pcfg *parquet.WriterConfig
 	pw   *parquet.Writer
 	out  *tailWriter
 	// pages holds the page buffers of large row groups (pagespill.go);
@@ -332,8 +344,9 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 	wr = &Writer{
 		cfg:   cfg,
 		sch:   sch,
+		sel:   sel,
 		plan:  plan,
-		pw:    newParquetWriter(out, pcfg),
+		pcfg:  pcfg,
 		out:   out,
 		pages: pages,
 		cols:  make([][]parquet.Value, plan.numCols),
@@ -399,6 +412,11 @@ func (w *Writer) Write(rows []value.Row) (err error) {
 	}
 	defer w.recoverInto(&err, "write")
 	defer w.dropValues()
+	if w.pw == nil {
+		if err := w.open(w.rowSampler(rows)); err != nil {
+			return err
+		}
+	}
 	if w.rowCols == nil {
 		w.rowCols = make([]Column, len(w.plan.fields))
 	}
@@ -534,6 +552,11 @@ func (w *Writer) Close() (st *Stats, err error) {
 			w.err = err
 		}
 	}()
+	if w.pw == nil {
+		if err := w.open(nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.pw.Flush(); err != nil {
 		return nil, fmt.Errorf("parquetio: flush row group: %w", err)
 	}

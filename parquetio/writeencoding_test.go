@@ -3,6 +3,7 @@ package parquetio
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -211,47 +212,99 @@ func TestWriteDictionaryFloatBits(t *testing.T) {
 	}
 }
 
-// TestWriteDictionaryNumbersBounded: a long column of distinct values
-// falls back to PLAIN pages once its dictionary passes dictMaxBytes, so its
-// dictionary page stays within the first page's values (parquet-go checks
-// the dictionary when it cuts a page: about 1 MiB of 4-byte indexes, 2 MiB
-// of longs); a long column of few values stays dictionary encoded.
-func TestWriteDictionaryNumbersBounded(t *testing.T) {
-	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("k", prim(schema.Long), true))
+// TestWriteDictionaryDistinctNumbers: a top-level number column whose
+// first values are nearly all distinct is written PLAIN from the start,
+// through Write and through WriteColumns, while a column of few values
+// beside it stays dictionary encoded; when the first call brings too few
+// rows to judge, the column starts with a dictionary that falls back to
+// PLAIN once it passes dictMaxBytes, its dictionary page within the first
+// page's values (parquet-go checks the dictionary when it cuts a page:
+// about 1 MiB of 4-byte indexes, 2 MiB of longs).
+func TestWriteDictionaryDistinctNumbers(t *testing.T) {
+	sch := schema.NewStruct(field("id", prim(schema.Long), false), field("k", prim(schema.Long), true), field("x", prim(schema.Double), true))
 	const n = 400_000
 	rows := make([]value.Row, n)
+	cols := []Column{{Int64: make([]int64, n)}, {Int64: make([]int64, n)}, {Float64: make([]float64, n)}}
 	for i := range rows {
-		rows[i] = value.Row{int64(i) * 7919, int64(i % 3)}
+		id, k, x := int64(i)*7919, int64(i%3), float64(i%5)/2
+		rows[i] = value.Row{id, k, x}
+		cols[0].Int64[i], cols[1].Int64[i], cols[2].Float64[i] = id, k, x
 	}
-	data, md := writeFooter(t, sch, rows)
-	if len(md.RowGroups) != 1 {
-		t.Fatalf("%d row groups, want 1", len(md.RowGroups))
-	}
-	cols := md.RowGroups[0].Columns
-	id := cols[0].MetaData
-	if id.DictionaryPageOffset == 0 {
-		t.Fatal("id: no dictionary page, want one before the fallback")
-	}
-	if got, limit := id.DataPageOffset-id.DictionaryPageOffset, int64(2<<20+64<<10); got > limit {
-		t.Errorf("id dictionary page: %d bytes, want at most %d", got, limit)
-	}
-	if enc := dataPageEncodings(id); !enc[format.Plain] {
-		t.Errorf("id data page encodings %v: want PLAIN pages after the dictionary filled", enc)
-	}
-	if enc := dataPageEncodings(cols[1].MetaData); len(enc) != 1 || !enc[format.RLEDictionary] {
-		t.Errorf("k data page encodings %v: want RLE_DICTIONARY only", enc)
-	}
-	i := 0
-	for row, err := range ReadReaderAt(context.Background(), bytes.NewReader(data), int64(len(data)), "x", sch) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if row[0] != rows[i][0] || row[1] != rows[i][1] {
-			t.Fatalf("row %d: %v, want %v", i, row, rows[i])
-		}
-		i++
-	}
-	if i != n {
-		t.Fatalf("read %d rows, want %d", i, n)
+	for _, tc := range []struct {
+		name   string
+		write  func(w *Writer) error
+		idDict bool // id starts with a dictionary page (then falls back)
+	}{
+		{"one Write", func(w *Writer) error { return w.Write(rows) }, false},
+		{"one WriteColumns", func(w *Writer) error { return w.WriteColumns(n, cols) }, false},
+		{"small first Write", func(w *Writer) error {
+			if err := w.Write(rows[:sampleMin-1]); err != nil {
+				return err
+			}
+			return w.Write(rows[sampleMin-1:])
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, sch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.write(w); err != nil {
+				t.Fatal(err)
+			}
+			st, err := w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.NumRecords != n {
+				t.Errorf("stats: %d records, want %d", st.NumRecords, n)
+			}
+			// The stats come through the plan rebuilt for the PLAIN id.
+			if len(st.MinValues) != 3 || len(st.MaxValues) != 3 ||
+				fmt.Sprintf("%v %v %v %v", st.MinValues[0].Value, st.MaxValues[0].Value, st.MaxValues[1].Value, st.MaxValues[2].Value) != fmt.Sprintf("0 %d 2 2", (n-1)*7919) {
+				t.Errorf("stats min %+v max %+v, want id 0..%d, k max 2, x max 2", st.MinValues, st.MaxValues, (n-1)*7919)
+			}
+			data := buf.Bytes()
+			pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := pf.Metadata()
+			if len(md.RowGroups) != 1 {
+				t.Fatalf("%d row groups, want 1", len(md.RowGroups))
+			}
+			cc := md.RowGroups[0].Columns
+			id := cc[0].MetaData
+			if hasDict := id.DictionaryPageOffset != 0; hasDict != tc.idDict {
+				t.Errorf("id: dictionary page %v, want %v", hasDict, tc.idDict)
+			}
+			if tc.idDict {
+				if got, limit := id.DataPageOffset-id.DictionaryPageOffset, int64(2<<20+64<<10); got > limit {
+					t.Errorf("id dictionary page: %d bytes, want at most %d", got, limit)
+				}
+			}
+			if enc := dataPageEncodings(id); !enc[format.Plain] || (!tc.idDict && len(enc) != 1) {
+				t.Errorf("id data page encodings %v: want PLAIN pages (only, without a dictionary page)", enc)
+			}
+			for c, name := range []string{"k", "x"} {
+				if enc := dataPageEncodings(cc[c+1].MetaData); len(enc) != 1 || !enc[format.RLEDictionary] {
+					t.Errorf("%s data page encodings %v: want RLE_DICTIONARY only", name, enc)
+				}
+			}
+			i := 0
+			for row, err := range ReadReaderAt(context.Background(), bytes.NewReader(data), int64(len(data)), "x", sch) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !valuesEqual(row, rows[i]) {
+					t.Fatalf("row %d: %v, want %v", i, row, rows[i])
+				}
+				i++
+			}
+			if i != n {
+				t.Fatalf("read %d rows, want %d", i, n)
+			}
+		})
 	}
 }

@@ -239,6 +239,9 @@ func (b *planWriter) leaf(t schema.Type, path []string) (parquet.Node, leafEncod
 	// it (strings: whether it is a string or binary column), else PLAIN
 	// (parquet-go's own default for BYTE_ARRAY is DELTA_LENGTH_BYTE_ARRAY).
 	dict := func(n parquet.Node, strings bool) parquet.Node {
+		if len(path) == 1 && b.cfg.plainFields[path[0]] {
+			return parquet.Encoded(n, &parquet.Plain) // see Writer.open
+		}
 		if b.cfg.dictionary == DictionaryDefault || (strings && b.cfg.dictionary == DictionaryStrings) {
 			return parquet.Encoded(n, &parquet.RLEDictionary)
 		}
