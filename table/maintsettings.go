@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -68,4 +69,25 @@ func (t *Table) intervalProperty(key string, def time.Duration) (time.Duration, 
 		return def, fmt.Errorf("table %s: %w: %s=%q: %v", t.URI(), ErrInvalidArgument, key, s, err)
 	}
 	return d, nil
+}
+
+// LatestCheckpoint lists the log and returns the version of the newest
+// checkpoint at or below t's version, by the log's file names (-1 when
+// there is none): the one a reader loading t's version starts from, unless
+// it cannot be read. t.Snapshot().CheckpointVersion is the checkpoint t's
+// snapshot was replayed from, older than this when t came from commits
+// made since (a checkpoint written by the commit path does not move it).
+// Errors are the store's, wrapped.
+func (t *Table) LatestCheckpoint(ctx context.Context) (int64, error) {
+	ls, err := scanLog(ctx, t.store)
+	if err != nil {
+		return -1, err
+	}
+	latest := int64(-1)
+	for _, v := range ls.checkpoints {
+		if v <= t.Version() {
+			latest = max(latest, v)
+		}
+	}
+	return latest, nil
 }
