@@ -55,14 +55,17 @@ func (r *Report) recommend(parts map[string]*partAgg) {
 		r.Recommendations = append(r.Recommendations, Recommendation{Action: "checkpoint", Reason: fmt.Sprintf(
 			"the checkpoint(s) of version(s) %s cannot be read: readers replay the commits around them; a new checkpoint of version %d gives them one to read",
 			joinInts(l.SkippedCheckpoints), r.Version)})
-	case l.CommitsSinceCheckpoint >= s.CheckpointInterval:
+	case r.Version-r.Version%s.CheckpointInterval > max(l.CheckpointVersion, 0):
+		// Spark writes the checkpoint of every version divisible by the
+		// interval: the last one due is missing.
 		since := "no checkpoint"
 		if l.CheckpointVersion >= 0 {
 			since = fmt.Sprintf("the checkpoint of version %d", l.CheckpointVersion)
 		}
 		r.Recommendations = append(r.Recommendations, Recommendation{Action: "checkpoint", Reason: fmt.Sprintf(
-			"%d commit(s) since %s, at least delta.checkpointInterval (%d): every reader replays them one file at a time; "+
-				"a checkpoint of version %d lets it read one Parquet file instead", l.CommitsSinceCheckpoint, since, s.CheckpointInterval, r.Version)})
+			"%d commit(s) since %s: the checkpoint due at version %d (delta.checkpointInterval %d) was not written, so every reader "+
+				"replays the commits one file at a time; a checkpoint of version %d lets it read one Parquet file instead",
+			l.CommitsSinceCheckpoint, since, r.Version-r.Version%s.CheckpointInterval, s.CheckpointInterval, r.Version)})
 	}
 
 	if l.ExpiredLogFiles > 0 {

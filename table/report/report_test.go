@@ -336,7 +336,7 @@ func TestBuildLogMaintenance(t *testing.T) {
 		t.Errorf("log without a checkpoint %+v", l)
 	}
 	i = slices.IndexFunc(r.Recommendations, func(rec report.Recommendation) bool { return rec.Action == "checkpoint" })
-	if i < 0 || !strings.Contains(r.Recommendations[i].Reason, "5 commit(s) since no checkpoint, at least delta.checkpointInterval (3)") {
+	if i < 0 || !strings.Contains(r.Recommendations[i].Reason, "5 commit(s) since no checkpoint: the checkpoint due at version 3 (delta.checkpointInterval 3) was not written") {
 		t.Errorf("recommendations %+v", r.Recommendations)
 	}
 }
