@@ -64,7 +64,8 @@ func demoTable(t *testing.T) string {
 type filesFacts struct {
 	files, dvFiles, overFivePct int
 	bytes, rows, deletedRows    int64
-	// byPartition: "origin=X" -> files, bytes, rows; bySize: power-of-two
+	// byPartition: Hive-style name ("origin=SFO") -> files, bytes, rows;
+	// empty for a table without partition columns. bySize: power-of-two
 	// bucket floor -> files.
 	byPartition map[string][3]int64
 	bySize      map[int64]int
@@ -72,6 +73,10 @@ type filesFacts struct {
 
 func filesOf(t *testing.T, tbl string) filesFacts {
 	t.Helper()
+	var snap SnapshotView
+	if err := json.Unmarshal([]byte(mustRun(t, "snapshot", tbl, "-o", "json")), &snap); err != nil {
+		t.Fatal(err)
+	}
 	var v FilesView
 	if err := json.Unmarshal([]byte(mustRun(t, "files", tbl, "-o", "json")), &v); err != nil {
 		t.Fatal(err)
@@ -91,9 +96,19 @@ func filesOf(t *testing.T, tbl string) filesFacts {
 				ff.overFivePct++
 			}
 		}
-		name := "origin=" + *f.PartitionValues["origin"]
-		p := ff.byPartition[name]
-		ff.byPartition[name] = [3]int64{p[0] + 1, p[1] + f.Size, p[2] + *f.Rows}
+		if len(snap.PartitionColumns) > 0 {
+			var name []string
+			for _, c := range snap.PartitionColumns {
+				val := "__HIVE_DEFAULT_PARTITION__"
+				if p := f.PartitionValues[c]; p != nil {
+					val = *p
+				}
+				name = append(name, c+"="+val)
+			}
+			k := strings.Join(name, "/")
+			p := ff.byPartition[k]
+			ff.byPartition[k] = [3]int64{p[0] + 1, p[1] + f.Size, p[2] + *f.Rows}
+		}
 		floor := int64(0)
 		if f.Size > 0 {
 			floor = 1 << (bits.Len64(uint64(f.Size)) - 1)
@@ -194,15 +209,26 @@ func TestReportMatchesFiles(t *testing.T) {
 // TestReportHTMLInBrowser renders deltactl report --html of the demo's
 // table in headless Chromium: the screenshot is not blank, every plot has
 // bars in its colour, and the numbers in the page are deltactl files'.
+// (TestDemo checks the report of the demo's own table the same way.)
 func TestReportHTMLInBrowser(t *testing.T) {
 	browser := findChromium(t)
 	tbl := demoTable(t)
-	ff := filesOf(t, tbl)
 	page := filepath.Join(t.TempDir(), "report.html")
 	out := mustRun(t, "report", tbl, "--html", page)
 	if !strings.Contains(out, "# HTML report written to "+page) {
 		t.Errorf("report output lacks the HTML file:\n%s", out)
 	}
+	checkReportPage(t, browser, page, tbl, map[string]string{"file sizes": colorSmallBar, "bytes per partition": colorPartBytes,
+		"rows per partition": colorPartRows, "deletion-vector share": colorDVOver, "commits per hour": opColors[0]})
+}
+
+// checkReportPage checks the HTML report page of the table tbl: it is
+// self-contained, its numbers and the values of its bars are those of
+// deltactl files, and its screenshot in browser is not blank and shows the
+// bars of each plot in its colour.
+func checkReportPage(t *testing.T, browser, page, tbl string, plots map[string]string) {
+	t.Helper()
+	ff := filesOf(t, tbl)
 	b, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -222,9 +248,15 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		}
 	}
 	// The bars of the file-size plot add up to the files, those of the
-	// partitions plot to the bytes and rows.
+	// partitions plot (when partitioned) to the bytes and rows.
 	sums := map[string]int64{}
-	for _, plot := range []string{"plot-sizes", "plot-partitions"} {
+	want := map[string]int64{"plot-sizes": int64(ff.files)}
+	svgs := []string{"plot-sizes"}
+	if len(ff.byPartition) > 0 {
+		svgs = append(svgs, "plot-partitions")
+		want["plot-partitions "+colorPartBytes], want["plot-partitions "+colorPartRows] = ff.bytes, ff.rows
+	}
+	for _, plot := range svgs {
 		i := strings.Index(html, `<svg id="`+plot+`"`)
 		if i < 0 {
 			t.Fatalf("no %s in the page", plot)
@@ -232,17 +264,18 @@ func TestReportHTMLInBrowser(t *testing.T) {
 		svg := html[i : i+strings.Index(html[i:], "</svg>")]
 		for _, m := range regexp.MustCompile(`fill="(#[0-9a-f]{6})" data-value="(\d+)"`).FindAllStringSubmatch(svg, -1) {
 			n, _ := strconv.ParseInt(m[2], 10, 64)
-			sums[plot+" "+m[1]] += n
+			k := plot + " " + m[1]
+			if plot == "plot-sizes" {
+				k = plot // small and large files alike
+			}
+			sums[k] += n
 		}
 	}
-	if want := map[string]int64{"plot-sizes " + colorSmallBar: int64(ff.files), "plot-partitions " + colorPartBytes: ff.bytes,
-		"plot-partitions " + colorPartRows: ff.rows}; !maps.Equal(sums, want) {
+	if !maps.Equal(sums, want) {
 		t.Errorf("plot bars sum to %v, want %v", sums, want)
 	}
 
 	shot := screenshot(t, browser, page)
-	plots := map[string]string{"file sizes": colorSmallBar, "bytes per partition": colorPartBytes, "rows per partition": colorPartRows,
-		"deletion-vector share": colorDVOver, "commits per hour": opColors[0]}
 	if err := checkPicture(shot, plots); err != nil {
 		t.Error(err)
 	}
@@ -332,11 +365,10 @@ func parseHex(s string) color.RGBA {
 	return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 0xff}
 }
 
-// findChromium returns the headless browser: $DELTAKIT_CHROMIUM, else
-// chromium (Debian's, scripts/install-chromium.sh) or Chrome on the PATH.
-// Without one the test is skipped, or fails under CI=true.
-func findChromium(t *testing.T) string {
-	t.Helper()
+// lookChromium returns the headless browser: $DELTAKIT_CHROMIUM, else
+// chromium (Debian's, scripts/install-chromium.sh) or Chrome on the PATH;
+// "" when there is none.
+func lookChromium() string {
 	if p := os.Getenv("DELTAKIT_CHROMIUM"); p != "" {
 		return p
 	}
@@ -345,8 +377,21 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	testsupport.Absent(t, "no chromium for the HTML report test: scripts/install-chromium.sh installs it (apt-get install chromium), or set DELTAKIT_CHROMIUM")
 	return ""
+}
+
+// noChromium says how to get a browser for the HTML report checks.
+const noChromium = "no chromium for the HTML report check: scripts/install-chromium.sh installs it (apt-get install chromium), or set DELTAKIT_CHROMIUM"
+
+// findChromium is lookChromium for a test that needs the browser: without
+// one the test is skipped, or fails under CI=true.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	p := lookChromium()
+	if p == "" {
+		testsupport.Absent(t, noChromium)
+	}
+	return p
 }
 
 // screenshot renders page (a local file) in headless Chromium at 1200 ×

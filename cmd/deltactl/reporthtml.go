@@ -111,7 +111,8 @@ func vbars(id string, labels []string, values []int64, fills []string, titles []
 			h = max(h, 1)
 		}
 		x := marginL + i*slot
-		c.Bars = append(c.Bars, svgBar{X: x + gap/2, Y: marginT + innerH - h, W: max(slot-gap, 1), H: h, Fill: fills[i], Value: v, Title: titles[i]})
+		w := min(max(slot-gap, 1), 60)
+		c.Bars = append(c.Bars, svgBar{X: x + (slot-w)/2, Y: marginT + innerH - h, W: w, H: h, Fill: fills[i], Value: v, Title: titles[i]})
 		every := max(1, (len(values)+11)/12) // at most about 12 labels
 		if i%every == 0 {
 			c.Texts = append(c.Texts, svgText{X: x + slot/2, Y: marginT + innerH + 12, Anchor: "end", Rotate: -40, Text: labels[i]})
@@ -167,9 +168,12 @@ func dvChart(v *ReportView) *svgChart {
 		titles = append(titles, fmt.Sprintf("%s of the rows deleted: %d file(s)", shareRange(b), b.Files))
 	}
 	c := vbars("plot-dv", labels, values, fills, titles, "files")
-	if c.Empty != "" {
-		c.Empty = "no file has a deletion vector with a row count"
-	} else {
+	switch {
+	case v.DeletionVectors.Files == 0:
+		c.Empty = "no file has a deletion vector"
+	case c.Empty != "":
+		c.Empty = "no file with a deletion vector has a row count"
+	default:
 		pct := strconv.FormatFloat(v.Settings.MaxDeletedRowsRatio*100, 'f', -1, 64) + "%"
 		c.Legend = []svgLegend{{colorDVBar, "up to " + pct}, {colorDVOver, "over " + pct + " (optimize rewrites them)"}}
 	}
