@@ -139,7 +139,7 @@ type ReportView struct {
 		SmallFiles   int   `json:"smallFiles"`
 		SmallBytes   int64 `json:"smallBytes"`
 	} `json:"files"`
-	SizeHistogram []report.SizeBucket `json:"sizeHistogram"`
+	SizeHistogram []ReportSizeBucketView `json:"sizeHistogram"`
 	Partitions    struct {
 		Count     int                   `json:"count"`
 		MinBytes  int64                 `json:"minBytes"`
@@ -153,23 +153,23 @@ type ReportView struct {
 		Top       []ReportPartitionView `json:"top"`
 	} `json:"partitions"`
 	DeletionVectors struct {
-		Files              int                  `json:"files"`
-		DeletedRows        int64                `json:"deletedRows"`
-		UnknownShare       int                  `json:"unknownShare"`
-		OverThreshold      int                  `json:"overThreshold"`
-		OverThresholdBytes int64                `json:"overThresholdBytes"`
-		Histogram          []report.ShareBucket `json:"histogram"`
-		Top                []report.DVFile      `json:"top"`
+		Files              int                     `json:"files"`
+		DeletedRows        int64                   `json:"deletedRows"`
+		UnknownShare       int                     `json:"unknownShare"`
+		OverThreshold      int                     `json:"overThreshold"`
+		OverThresholdBytes int64                   `json:"overThresholdBytes"`
+		Histogram          []ReportShareBucketView `json:"histogram"`
+		Top                []ReportDVFileView      `json:"top"`
 	} `json:"deletionVectors"`
 	Commits struct {
-		Read          int                     `json:"read"`
-		Limited       bool                    `json:"limited"`
-		OldestVersion int64                   `json:"oldestVersion"`
-		NewestVersion int64                   `json:"newestVersion"`
-		First         string                  `json:"first"`
-		Last          string                  `json:"last"`
-		Operations    []report.OperationCount `json:"operations"`
-		Hours         []ReportHourView        `json:"hours"`
+		Read          int                   `json:"read"`
+		Limited       bool                  `json:"limited"`
+		OldestVersion int64                 `json:"oldestVersion"`
+		NewestVersion int64                 `json:"newestVersion"`
+		First         string                `json:"first"`
+		Last          string                `json:"last"`
+		Operations    []ReportOperationView `json:"operations"`
+		Hours         []ReportHourView      `json:"hours"`
 	} `json:"commits"`
 	Log struct {
 		CheckpointVersion      int64   `json:"checkpointVersion"`
@@ -209,9 +209,48 @@ type ReportPartitionView struct {
 
 // ReportHourView is one hour of ReportView's commits.
 type ReportHourView struct {
-	Start      string                  `json:"start"`
-	Commits    int                     `json:"commits"`
-	Operations []report.OperationCount `json:"operations"`
+	Start      string                `json:"start"`
+	Commits    int                   `json:"commits"`
+	Operations []ReportOperationView `json:"operations"`
+}
+
+// ReportSizeBucketView counts the files of sizes in [min, max) bytes.
+type ReportSizeBucketView struct {
+	Min   int64 `json:"min"`
+	Max   int64 `json:"max"`
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// ReportShareBucketView counts the files whose deleted share is in (min,
+// max] (the first bucket includes min).
+type ReportShareBucketView struct {
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Files int     `json:"files"`
+}
+
+// ReportDVFileView is a file with a deletion vector.
+type ReportDVFileView struct {
+	Path        string  `json:"path"`
+	Size        int64   `json:"size"`
+	Rows        int64   `json:"rows"`
+	DeletedRows int64   `json:"deletedRows"`
+	Share       float64 `json:"share"`
+}
+
+// ReportOperationView is the number of commits of one operation.
+type ReportOperationView struct {
+	Operation string `json:"operation"`
+	Commits   int    `json:"commits"`
+}
+
+func operationViews(ops []report.OperationCount) []ReportOperationView {
+	out := make([]ReportOperationView, len(ops))
+	for i, o := range ops {
+		out[i] = ReportOperationView(o)
+	}
+	return out
 }
 
 // ReportRecommendationView is one recommendation with the command that
@@ -224,8 +263,11 @@ type ReportRecommendationView struct {
 
 func reportView(r *report.Report) *ReportView {
 	v := &ReportView{Table: r.Table, Version: r.Version, Timestamp: fmtTime(r.Timestamp), GeneratedAt: fmtTime(r.GeneratedAt),
-		PartitionColumns: nonNil(r.PartitionColumns), SizeHistogram: nonNil(r.SizeHistogram), Notes: nonNil(r.Notes),
+		PartitionColumns: nonNil(r.PartitionColumns), SizeHistogram: []ReportSizeBucketView{}, Notes: nonNil(r.Notes),
 		Recommendations: []ReportRecommendationView{}}
+	for _, b := range r.SizeHistogram {
+		v.SizeHistogram = append(v.SizeHistogram, ReportSizeBucketView(b))
+	}
 	s := r.Settings
 	v.Settings.SmallFileSize, v.Settings.MaxDeletedRowsRatio, v.Settings.CheckpointInterval = s.SmallFileSize, s.MaxDeletedRowsRatio, s.CheckpointInterval
 	v.Settings.LogRetention, v.Settings.DeletedFileRetention = s.LogRetention.String(), s.DeletedFileRetention.String()
@@ -250,13 +292,19 @@ func reportView(r *report.Report) *ReportView {
 	d := r.DeletionVectors
 	v.DeletionVectors.Files, v.DeletionVectors.DeletedRows, v.DeletionVectors.UnknownShare = d.Files, d.DeletedRows, d.UnknownShare
 	v.DeletionVectors.OverThreshold, v.DeletionVectors.OverThresholdBytes = d.OverThreshold, d.OverThresholdBytes
-	v.DeletionVectors.Histogram, v.DeletionVectors.Top = nonNil(d.Histogram), nonNil(d.Top)
+	v.DeletionVectors.Histogram, v.DeletionVectors.Top = []ReportShareBucketView{}, []ReportDVFileView{}
+	for _, b := range d.Histogram {
+		v.DeletionVectors.Histogram = append(v.DeletionVectors.Histogram, ReportShareBucketView(b))
+	}
+	for _, f := range d.Top {
+		v.DeletionVectors.Top = append(v.DeletionVectors.Top, ReportDVFileView(f))
+	}
 	c := r.Commits
 	v.Commits.Read, v.Commits.Limited, v.Commits.OldestVersion, v.Commits.NewestVersion = c.Read, c.Limited, c.OldestVersion, c.NewestVersion
-	v.Commits.First, v.Commits.Last, v.Commits.Operations = fmtTime(c.First), fmtTime(c.Last), nonNil(c.Operations)
+	v.Commits.First, v.Commits.Last, v.Commits.Operations = fmtTime(c.First), fmtTime(c.Last), operationViews(c.Operations)
 	v.Commits.Hours = []ReportHourView{}
 	for _, h := range c.Hours {
-		v.Commits.Hours = append(v.Commits.Hours, ReportHourView{Start: fmtTime(h.Start), Commits: h.Commits, Operations: h.Operations})
+		v.Commits.Hours = append(v.Commits.Hours, ReportHourView{Start: fmtTime(h.Start), Commits: h.Commits, Operations: operationViews(h.Operations)})
 	}
 	l := r.Log
 	v.Log.CheckpointVersion, v.Log.CommitsSinceCheckpoint, v.Log.SkippedCheckpoints = l.CheckpointVersion, l.CommitsSinceCheckpoint, nonNil(l.SkippedCheckpoints)
@@ -291,17 +339,17 @@ func shellQuote(s string) string {
 }
 
 // sizeRange names a size bucket: "256 B-512 B".
-func sizeRange(b report.SizeBucket) string {
+func sizeRange(b ReportSizeBucketView) string {
 	return humanBytes(b.Min) + "-" + humanBytes(b.Max)
 }
 
 // shareRange names a share bucket: "0-5%", "5-10%".
-func shareRange(b report.ShareBucket) string {
+func shareRange(b ReportShareBucketView) string {
 	return strconv.FormatFloat(b.Min*100, 'f', -1, 64) + "-" + strconv.FormatFloat(b.Max*100, 'f', -1, 64) + "%"
 }
 
 // opList formats operation counts: "WRITE 5, DELETE 2".
-func opList(ops []report.OperationCount) string {
+func opList(ops []ReportOperationView) string {
 	parts := make([]string, len(ops))
 	for i, o := range ops {
 		parts[i] = fmt.Sprintf("%s %d", orDash(o.Operation), o.Commits)
