@@ -379,6 +379,18 @@ func durationText(s string) string {
 	return "1 day"
 }
 
+// rowsText says how many rows the files hold: "12 rows", "12 rows (+ 2
+// file(s) without stats)", or "rows unknown (no file has stats)".
+func rowsText(rows int64, withoutStats, files int) string {
+	switch {
+	case withoutStats == 0:
+		return fmt.Sprintf("%d rows", rows)
+	case withoutStats == files:
+		return "rows unknown (no file has stats)"
+	}
+	return fmt.Sprintf("%d rows (+ %d file(s) without stats)", rows, withoutStats)
+}
+
 // reportTextHours is how many hours with commits the text report lists
 // (the newest).
 const reportTextHours = 24
@@ -396,11 +408,7 @@ func (o *textOutput) Report(v *ReportView) error {
 	}
 
 	f := v.Files
-	rows := strconv.FormatInt(f.Rows, 10)
-	if f.WithoutStats > 0 {
-		rows += fmt.Sprintf(" (+ %d file(s) without stats)", f.WithoutStats)
-	}
-	fmt.Fprintf(w, "\nfiles: %d, %s (%d bytes), %s rows", f.Count, humanBytes(f.Bytes), f.Bytes, rows)
+	fmt.Fprintf(w, "\nfiles: %d, %s (%d bytes), %s", f.Count, humanBytes(f.Bytes), f.Bytes, rowsText(f.Rows, f.WithoutStats, f.Count))
 	if f.DeletedRows > 0 {
 		fmt.Fprintf(w, ", %d deleted by deletion vectors", f.DeletedRows)
 	}
@@ -432,9 +440,12 @@ func (o *textOutput) Report(v *ReportView) error {
 	case p.Count == 0:
 		fmt.Fprintf(w, "\npartitions: none with files (partitioned by %s)\n", strings.Join(v.PartitionColumns, ", "))
 	default:
-		fmt.Fprintf(w, "\npartitions: %d by %s; bytes %s to %s (mean %s, largest %.2fx the mean), rows %d to %d (mean %d, largest %.2fx)\n",
-			p.Count, strings.Join(v.PartitionColumns, ", "), humanBytes(p.MinBytes), humanBytes(p.MaxBytes), humanBytes(p.MeanBytes), p.BytesSkew,
-			p.MinRows, p.MaxRows, p.MeanRows, p.RowsSkew)
+		fmt.Fprintf(w, "\npartitions: %d by %s; bytes %s to %s (mean %s, largest %.2fx the mean)",
+			p.Count, strings.Join(v.PartitionColumns, ", "), humanBytes(p.MinBytes), humanBytes(p.MaxBytes), humanBytes(p.MeanBytes), p.BytesSkew)
+		if f.Rows > 0 {
+			fmt.Fprintf(w, ", rows %d to %d (mean %d, largest %.2fx)", p.MinRows, p.MaxRows, p.MeanRows, p.RowsSkew)
+		}
+		fmt.Fprintln(w)
 		parts := make([][]string, 0, len(p.Top))
 		for _, pt := range p.Top {
 			parts = append(parts, []string{"  " + pt.Name, strconv.Itoa(pt.Files), humanBytes(pt.Bytes), strconv.FormatInt(pt.Rows, 10),

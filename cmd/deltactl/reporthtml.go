@@ -24,6 +24,7 @@ var reportHTML = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur":   durationText,
 	"ops":   opList,
 	"dash":  orDash,
+	"rows":  rowsText,
 }).Parse(reportHTMLTemplate))
 
 // The plots' colours (the HTML test looks for them in the screenshot).
