@@ -313,10 +313,11 @@ func WithTopPartitions(n int) Option { return func(c *config) { c.topPartitions 
 // WithClock sets the clock retention is measured from (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithVacuumScan turns the listing of the table's storage for Vacuum on
-// or off (default on): the same listing a vacuum dry run makes, one LIST
-// of every data file under the root, which can take a while on large
-// tables in object storage.
+// WithVacuumScan turns vacuum's dry run for Report.Vacuum on or off
+// (default on): it lists every data file under the table root, which can
+// take a while on large tables in object storage, and its planning holds
+// the keys of the live files (Table.Vacuum); off, the report's memory
+// stays per partition.
 func WithVacuumScan(on bool) Option { return func(c *config) { c.vacuumScan = on } }
 
 // Build reports on t's version. It reads t's snapshot (once through the
