@@ -312,6 +312,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		return in.finish(st, err)
 	}
 	epoch := st.StartEpoch
+	var wait idleWait // set while idle with lag in the group
 	for in.cfg.maxBatches == 0 || st.Batches < in.cfg.maxBatches {
 		recs, ends, idle, err := in.poll(ctx, cl)
 		assignMu.Lock()
@@ -323,13 +324,22 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		case err != nil:
 			return done(err)
 		case idle:
-			st.Stopped = StopIdle
-			return done(nil)
+			// The idle timeout passed without a record for this member;
+			// other members (or a dead member's session) may still hold
+			// partitions with records the table has not got.
+			stop, err := in.idleInGroup(ctx, cl, &wait)
+			if err != nil || stop {
+				if err == nil {
+					st.Stopped = StopIdle
+				}
+				return done(err)
+			}
 		}
 		if len(recs) == 0 {
 			cl.AllowRebalance()
 			continue
 		}
+		wait = idleWait{}
 		b, err := in.writeBatch(ctx, epoch, recs, ends, st, g)
 		if err != nil {
 			return done(err)

@@ -241,6 +241,22 @@ func WithMaxBatches(n int) Option { return func(c *config) { c.maxBatches = max(
 // until ctx ends or WithMaxBatches is reached). It also shortens the
 // client's fetch long poll (FetchMaxWait) to d/4, so that records waiting
 // on a partition are not mistaken for silence.
+//
+// In a consumer group (WithConsumerGroup) a member's silence says nothing
+// about the partitions other members hold, and a member that died (killed,
+// cut off) holds its partitions until its session times out. So when no
+// record arrived for d, the member looks at every partition of the topics:
+// it stops (StopIdle) when none holds records the table has not got (a
+// read_committed read past the table's offset finds no record: transaction
+// markers and aborted records do not count), or when each that does
+// advances in the table (other members are consuming them). Otherwise it
+// says so in a warning and waits, still in the group, so that the
+// partitions of a dead member come to it when its session times out: up to
+// the session timeout plus the larger of d and 5 s. Records that arrive
+// meanwhile are ingested as usual, and the idle timeout starts again. When
+// the wait ends with partitions that did not advance, Run returns a
+// *GroupLagError (ErrGroupLag) naming them, their offsets and the member
+// holding them.
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = max(0, d) } }
 
 // WithMaxBatchRecords bounds the records of one batch (one epoch, one
@@ -524,20 +540,30 @@ func (in *Ingester) finish(st *Stats, err error) (*Stats, error) {
 
 // partitions lists the partitions of the topics.
 func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
+	return in.listPartitions(ctx, in.topics)
+}
+
+// listPartitions lists the partitions of topics.
+func (in *Ingester) listPartitions(ctx context.Context, topics []string) ([]TopicPartition, error) {
 	cl, err := kgo.NewClient(append(slices.Clone(in.cfg.clientOpts), kgo.SeedBrokers(in.brokers...))...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
 	}
 	defer cl.Close()
+	return partitionsOf(ctx, cl, topics)
+}
+
+// partitionsOf lists the partitions of topics through cl.
+func partitionsOf(ctx context.Context, cl *kgo.Client, topics []string) ([]TopicPartition, error) {
 	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range in.topics {
+	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t)
 		req.Topics = append(req.Topics, rt)
 	}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return nil, fmt.Errorf("kafkasink: listing partitions of %v: %w", in.topics, err)
+		return nil, fmt.Errorf("kafkasink: listing partitions of %v: %w", topics, err)
 	}
 	var out []TopicPartition
 	for _, t := range resp.Topics {
@@ -557,7 +583,7 @@ func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
 	}
 	slices.SortFunc(out, compareTP)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no partitions in %v", ErrUnknownTopic, in.topics)
+		return nil, fmt.Errorf("%w: no partitions in %v", ErrUnknownTopic, topics)
 	}
 	return out, nil
 }
