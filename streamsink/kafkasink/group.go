@@ -225,10 +225,7 @@ func (in *Ingester) assign(ctx context.Context, g *groupState, assigned map[stri
 	defer g.mu.Unlock()
 	out := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
-		o, start := kgo.NewOffset().AtStart(), int64(-2)
-		if in.cfg.startAtEnd {
-			o, start = kgo.NewOffset().AtEnd(), -1
-		}
+		o, start := in.cfg.startAt.offset()
 		if v := offs[tp]; v >= 0 {
 			o, start = kgo.NewOffset().At(v).WithEpoch(-1), v
 		}
@@ -273,10 +270,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 	if in.cfg.idle > 0 {
 		opts = append(opts, kgo.FetchMaxWait(min(max(in.cfg.idle/4, 10*time.Millisecond), 5*time.Second)))
 	}
-	reset := kgo.NewOffset().AtStart()
-	if in.cfg.startAtEnd {
-		reset = kgo.NewOffset().AtEnd()
-	}
+	reset, _ := in.cfg.startAt.offset()
 	opts = append(append(opts, in.cfg.clientOpts...),
 		kgo.SeedBrokers(in.brokers...),
 		kgo.ConsumerGroup(in.cfg.group),

@@ -194,7 +194,7 @@ func (in *Ingester) groupLag(ctx context.Context, cl *kgo.Client) ([]PartitionLa
 		switch {
 		case next[tp] >= 0:
 			from[tp] = next[tp]
-		case !in.cfg.startAtEnd:
+		case in.cfg.startAt.kind == startEarliest:
 			if starts == nil {
 				if starts, err = listOffsets(ctx, cl, parts, -2); err != nil {
 					return nil, err

@@ -196,10 +196,11 @@ type Stats struct {
 	// Records counts consumed records, Rows written rows, DroppedRecords the
 	// records a BadRecordFunc or the decoder dropped.
 	Records, Rows, DroppedRecords int64
-	// StartOffsets are the offsets each partition started at (-2: the
-	// start of the partition, -1: its end, for partitions the table had no
-	// offset for); Offsets the next offsets to consume after the run, as
-	// the table records them.
+	// StartOffsets are the offsets each partition started at (for
+	// partitions the table had no offset for, StartOffsetEarliest,
+	// StartOffsetLatest or StartOffsetTime, as WithStartAt says); Offsets
+	// the next offsets to consume after the run, as the table records
+	// them.
 	StartOffsets, Offsets map[TopicPartition]int64
 	// Version is the table version after the run.
 	Version int64
@@ -216,7 +217,7 @@ type config struct {
 	maxBatches int
 	idle       time.Duration
 	maxRecords int
-	startAtEnd bool
+	startAt    StartAt
 	clientOpts []kgo.Opt
 	logger     *slog.Logger
 	onBatch    func(Batch)
@@ -264,8 +265,9 @@ func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle =
 func WithMaxBatchRecords(n int) Option { return func(c *config) { c.maxRecords = n } }
 
 // WithStartAtEnd makes partitions without an offset in the table start at
-// their end (only records produced from now on) instead of their start.
-func WithStartAtEnd() Option { return func(c *config) { c.startAtEnd = true } }
+// their end (only records produced from now on) instead of their start:
+// WithStartAt(StartLatest()).
+func WithStartAtEnd() Option { return WithStartAt(StartLatest()) }
 
 // WithClientOptions adds options to the Kafka client (TLS, SASL, client id,
 // fetch sizes, ...). Options that choose what to consume or the isolation
@@ -463,11 +465,8 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 	}
 	start := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
-		o := kgo.NewOffset().AtStart()
-		st.StartOffsets[tp] = -2
-		if in.cfg.startAtEnd {
-			o, st.StartOffsets[tp] = kgo.NewOffset().AtEnd(), -1
-		}
+		o, so := in.cfg.startAt.offset()
+		st.StartOffsets[tp] = so
 		if v := committed[tp]; v >= 0 {
 			o, st.StartOffsets[tp] = kgo.NewOffset().At(v), v
 			st.Offsets[tp] = v
