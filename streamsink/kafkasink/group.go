@@ -293,6 +293,13 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		kgo.OnPartitionsRevoked(revoked),
 		kgo.OnPartitionsLost(revoked),
 	)
+	dlq, err := in.deadLetterClient(ctx)
+	if err != nil {
+		return in.finish(st, err)
+	}
+	if dlq != nil {
+		defer dlq.Close()
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
@@ -334,7 +341,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 			continue
 		}
 		wait = idleWait{}
-		b, err := in.writeBatch(ctx, epoch, recs, ends, st, g)
+		b, err := in.writeBatch(ctx, epoch, recs, ends, st, g, dlq)
 		if err != nil {
 			return done(err)
 		}

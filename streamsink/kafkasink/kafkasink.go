@@ -157,6 +157,9 @@ type Batch struct {
 	// member of the consumer group had committed them first (see the
 	// package doc); they are in the table once, from that member.
 	Dropped int
+	// DeadLetters counts the records of the batch sent to the
+	// WithDeadLetterTopic topic instead of the table.
+	DeadLetters int
 	// Merge is what the batch's MERGE did when the sink upserts
 	// (streamsink.WithMergeKeys), nil otherwise.
 	Merge *table.MergeResult
@@ -194,8 +197,9 @@ type Stats struct {
 	StartEpoch int64
 	Batches    int
 	// Records counts consumed records, Rows written rows, DroppedRecords the
-	// records a BadRecordFunc or the decoder dropped.
-	Records, Rows, DroppedRecords int64
+	// records a BadRecordFunc or the decoder dropped, DeadLetters the
+	// records sent to the WithDeadLetterTopic topic.
+	Records, Rows, DroppedRecords, DeadLetters int64
 	// StartOffsets are the offsets each partition started at (for
 	// partitions the table had no offset for, StartOffsetEarliest,
 	// StartOffsetLatest or StartOffsetTime, as WithStartAt says); Offsets
@@ -221,6 +225,9 @@ type config struct {
 	clientOpts []kgo.Opt
 	logger     *slog.Logger
 	onBatch    func(Batch)
+	// deadLetterTopic is set by WithDeadLetterTopic (deadLetterSet).
+	deadLetterTopic string
+	deadLetterSet   bool
 	// group and offsetsQuery are set by WithConsumerGroup.
 	group        string
 	offsetsQuery string
@@ -335,6 +342,14 @@ func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Inge
 	}
 	if err := checkGroup(&cfg, sink.QueryID()); err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.deadLetterSet && cfg.deadLetterTopic == "":
+		return nil, errors.New("kafkasink: empty dead-letter topic name")
+	case cfg.deadLetterSet && cfg.badRecord != nil:
+		return nil, errors.New("kafkasink: WithDeadLetterTopic and WithBadRecords both given: bad records go to the dead-letter topic; choose one")
+	case cfg.deadLetterSet && slices.Contains(topics, cfg.deadLetterTopic):
+		return nil, fmt.Errorf("kafkasink: the dead-letter topic %q is one of the topics consumed", cfg.deadLetterTopic)
 	}
 	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
 	return &Ingester{sink: sink, brokers: slices.Clone(brokers), topics: topics, cfg: cfg}, nil
@@ -492,6 +507,13 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		kgo.ConsumePartitions(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)
+	dlq, err := in.deadLetterClient(ctx)
+	if err != nil {
+		return in.finish(st, err)
+	}
+	if dlq != nil {
+		defer dlq.Close()
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
@@ -511,7 +533,7 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		if len(recs) == 0 {
 			continue
 		}
-		b, err := in.writeBatch(ctx, epoch, recs, ends, st, nil)
+		b, err := in.writeBatch(ctx, epoch, recs, ends, st, nil, dlq)
 		if err != nil {
 			return in.finish(st, err)
 		}
@@ -631,8 +653,13 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 // ends are the partitions' last stable offsets, for Batch.Lag. In a
 // consumer group (g != nil) it first leaves out the records other members
 // committed (see the package doc) and returns a nil Batch when none is
-// left: the epoch is not used.
-func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, ends map[TopicPartition]int64, st *Stats, g *groupState) (*Batch, error) {
+// left: the epoch is not used. dlq, when not nil, produces the batch's dead
+// letters (WithDeadLetterTopic).
+func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, ends map[TopicPartition]int64, st *Stats, g *groupState, dlq *kgo.Client) (*Batch, error) {
+	var dead *deadLetters
+	if dlq != nil {
+		dead = &deadLetters{topic: in.cfg.deadLetterTopic, cl: dlq}
+	}
 	// Decode against the table's current schema.
 	if _, err := in.sink.LastCommittedEpoch(ctx); err != nil {
 		return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
@@ -648,9 +675,13 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 				return nil, nil
 			}
 		}
-		b, bad, err := in.commitRecords(ctx, epoch, recs, g)
+		b, bad, err := in.commitRecords(ctx, epoch, recs, g, dead)
 		if err == nil {
 			b.Dropped = dropped
+			if dead != nil {
+				b.DeadLetters = dead.count()
+				st.DeadLetters += int64(b.DeadLetters)
+			}
 			b.Lag = map[TopicPartition]int64{}
 			for tp, next := range b.Offsets {
 				if end, ok := ends[tp]; ok {
@@ -701,8 +732,9 @@ const maxMoveRetries = 10
 // commitRecords decodes recs and commits them as epoch with their offsets
 // (in a group, under the precondition that the table's offsets of their
 // partitions are still g's); bad counts the records the bad-record policy
-// dropped.
-func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState) (_ *Batch, bad int64, _ error) {
+// dropped. With dead (WithDeadLetterTopic), bad records become dead
+// letters instead, produced before each commit attempt.
+func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState, dead *deadLetters) (_ *Batch, bad int64, _ error) {
 	sch := in.sink.Table().Schema()
 	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
 	rows := make([]table.Row, 0, len(recs))
@@ -711,6 +743,10 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		b.Offsets[tp] = max(b.Offsets[tp], r.Offset+1)
 		row, err := in.cfg.decoder(r, sch)
+		if err != nil && dead != nil {
+			dead.add(r, err)
+			continue
+		}
 		if err != nil {
 			if err := in.bad(r, err); err != nil {
 				return nil, 0, err
@@ -731,6 +767,13 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		txns = append(txns, table.Txn{AppID: AppID(in.offsetsQuery(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
 	}
 	for {
+		if dead != nil {
+			// Every record the commit leaves out is in the dead-letter
+			// topic before its offset is in the table.
+			if err := dead.flush(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
 		var res *streamsink.Result
 		var err error
 		if g != nil {
@@ -741,13 +784,18 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		var re *table.RowError
 		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) && sameSchema(sch, in.sink.Table().Schema()) {
 			// The table refused one row before writing anything: drop its
-			// record if the bad-record policy says so, and write again.
-			if err := in.bad(src[re.Row], err); err != nil {
-				return nil, 0, err
+			// record if the bad-record policy says so (or send it to the
+			// dead-letter topic), and write again.
+			if dead != nil {
+				dead.add(src[re.Row], fmt.Errorf("the table refuses the row: %w", re.Err))
+			} else {
+				if err := in.bad(src[re.Row], err); err != nil {
+					return nil, 0, err
+				}
+				bad++
 			}
 			rows = slices.Delete(rows, re.Row, re.Row+1)
 			src = slices.Delete(src, re.Row, re.Row+1)
-			bad++
 			continue
 		}
 		if err != nil {
