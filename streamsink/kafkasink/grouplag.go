@@ -68,8 +68,7 @@ func (e *GroupLagError) Error() string {
 		parts[i] = l.String()
 	}
 	return fmt.Sprintf("kafkasink: consumer group %q: no record arrived for the idle timeout %v, but partitions still hold records the table has not got: %s; "+
-		"no member consumed them in the %v waited after it (the session timeout %v plus a rebalance): the member holding them is alive but stuck, or did not give them up; "+
-		"run again, or check that member",
+		"no member consumed them in the %v waited after it (the session timeout %v plus a rebalance): the member holding them is alive but stuck, or did not give them up",
 		e.Group, e.Idle, strings.Join(parts, "; "), e.Waited.Round(time.Millisecond), e.SessionTimeout)
 }
 
