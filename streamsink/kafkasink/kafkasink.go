@@ -55,6 +55,20 @@
 // member. A member that finds its own epoch already in the table (another
 // live process with its sink query id) stops with ErrFenced.
 //
+// A member with an idle timeout stops only when the whole group is done:
+// while partitions held by other members (or by the session of a member
+// that died) still hold records the table has not got, it waits for them
+// to advance or to be handed over, and fails with ErrGroupLag when they
+// do not (see WithIdleTimeout).
+//
+// # Where partitions start, and bad records
+//
+// A partition the table holds no offset for starts at its first record,
+// its end, or the first record at or after a time (WithStartAt). Records
+// that do not decode or that the table refuses stop the run, unless
+// WithBadRecords drops them or WithDeadLetterTopic sends them, with the
+// reason in a header, to a topic (acknowledged before the batch commits).
+//
 // # Offset appIds
 //
 // The offset of a partition is recorded under the appId
