@@ -23,8 +23,10 @@
 //   - The protocol gate (checkReadable, checkWritable, CheckWritableTable)
 //     refuses tables whose reader or writer features deltakit does not
 //     implement, naming them (spec "Table Features").
-//   - LoadDeletionVectorAt reads a deletion vector, inline or from its file
-//     (spec "Deletion Vectors", "Deletion Vector Format").
+//   - Deletion vectors are replayed by descriptor (unique id, file location:
+//     DeletionVectorDescriptor.AbsolutePath, Locate); reading and writing
+//     their bitmaps and files is package txlog/dvcodec (spec "Deletion
+//     Vectors", "Deletion Vector Format").
 //
 // Writing: WriteCheckpoint writes a classic V1 checkpoint and
 // _last_checkpoint; the commit path (Transaction) builds on the same types.
