@@ -306,6 +306,10 @@ type Txn struct {
 	LastUpdated *int64 `json:"lastUpdated,omitempty"`
 }
 
+// DomainClustering is the domain holding a clustered table's clustering
+// columns (spec "Clustered Table").
+const DomainClustering = "delta.clustering"
+
 // DomainMetadata is the domainMetadata action (spec "Domain Metadata").
 type DomainMetadata struct {
 	Domain        string `json:"domain"`
