@@ -28,7 +28,7 @@ func (t *Transaction) prevFromSnapshot() prevCommit {
 	if ct := t.snap.CommitTimestamp(); !ct.IsZero() {
 		p.ts, p.hasTS = ct.UnixMilli(), true
 	}
-	if d, ok := t.snap.DomainMetadata(DomainRowTracking); ok && !d.Removed {
+	if d, ok := t.snap.DomainMetadata(domainRowTracking); ok && !d.Removed {
 		if v, ok := rowIDHighWaterMark(d.Configuration); ok {
 			p.hwm = v
 		}
@@ -48,7 +48,7 @@ func (p prevCommit) after(won []Action) prevCommit {
 		}
 	}
 	for _, a := range won {
-		if d := a.DomainMetadata; d != nil && d.Domain == DomainRowTracking && !d.Removed {
+		if d := a.DomainMetadata; d != nil && d.Domain == domainRowTracking && !d.Removed {
 			if v, ok := rowIDHighWaterMark(d.Configuration); ok {
 				p.hwm = max(p.hwm, v)
 			}

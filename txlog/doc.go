@@ -5,7 +5,7 @@
 //
 //   - Actions: Protocol, Metadata, Add, Remove, AddCDCFile, Txn, CommitInfo,
 //     DomainMetadata, CheckpointMetadata, Sidecar, wrapped one per log line in
-//     Action; DecodeCommit and EncodeCommit convert a commit file (spec
+//     Action; EncodeCommit writes a commit file and ReadCommit reads one (spec
 //     "Actions"). Required fields are always written, optional ones only
 //     when set; unknown actions and fields are ignored on read.
 //   - Load lists "_delta_log/" once (from the _last_checkpoint hint when it

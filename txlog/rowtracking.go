@@ -16,8 +16,8 @@ import (
 
 // Row tracking names (spec "Row Tracking").
 const (
-	// DomainRowTracking is the domain holding the row id high-water mark.
-	DomainRowTracking = "delta.rowTracking"
+	// domainRowTracking is the domain holding the row id high-water mark.
+	domainRowTracking = "delta.rowTracking"
 	// PropMaterializedRowIDColumn names the hidden data file column of
 	// materialized (preserved) row ids.
 	PropMaterializedRowIDColumn = "delta.rowTracking.materializedRowIdColumnName"
@@ -113,11 +113,11 @@ func (t *Transaction) assignRowIDs(out []Action, version int64, prev prevCommit)
 		out[i].Add = &n
 	}
 	if assigned && hwm > prev.hwm {
-		conf := fmt.Sprintf(`{"rowIdHighWaterMark":%d,"domainName":%q}`, hwm, DomainRowTracking)
-		d := &DomainMetadata{Domain: DomainRowTracking, Configuration: conf}
+		conf := fmt.Sprintf(`{"rowIdHighWaterMark":%d,"domainName":%q}`, hwm, domainRowTracking)
+		d := &DomainMetadata{Domain: domainRowTracking, Configuration: conf}
 		replaced := false
 		for i := range out {
-			if x := out[i].DomainMetadata; x != nil && x.Domain == DomainRowTracking {
+			if x := out[i].DomainMetadata; x != nil && x.Domain == domainRowTracking {
 				out[i].DomainMetadata, replaced = d, true
 			}
 		}

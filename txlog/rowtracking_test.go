@@ -21,7 +21,7 @@ func baseRowIDs(t *testing.T, actions []Action) (map[string][2]int64, int64) {
 			}
 			ids[a.Add.Path] = [2]int64{*a.Add.BaseRowID, *a.Add.DefaultRowCommitVersion}
 		}
-		if d := a.DomainMetadata; d != nil && d.Domain == DomainRowTracking {
+		if d := a.DomainMetadata; d != nil && d.Domain == domainRowTracking {
 			v, ok := rowIDHighWaterMark(d.Configuration)
 			if !ok {
 				t.Fatalf("bad row tracking domain %q", d.Configuration)
@@ -72,7 +72,7 @@ func TestRowIDsAcrossLostRace(t *testing.T) {
 	if want := map[string][2]int64{"b1.parquet": {5, 2}}; fmt.Sprint(ids2) != fmt.Sprint(want) || hwm2 != 8 {
 		t.Errorf("version 2 ids %v hwm %d, want %v hwm 8", ids2, hwm2, want)
 	}
-	if d, ok := res.Snapshot.DomainMetadata(DomainRowTracking); !ok || d.Configuration != `{"rowIdHighWaterMark":8,"domainName":"delta.rowTracking"}` {
+	if d, ok := res.Snapshot.DomainMetadata(domainRowTracking); !ok || d.Configuration != `{"rowIdHighWaterMark":8,"domainName":"delta.rowTracking"}` {
 		t.Errorf("post-commit domain %+v", d)
 	}
 	// A recommitted add (new DV) keeps its ids and moves no high-water mark.
