@@ -306,10 +306,6 @@ type Txn struct {
 	LastUpdated *int64 `json:"lastUpdated,omitempty"`
 }
 
-// domainClustering is the domain holding a clustered table's clustering
-// columns (spec "Clustered Table").
-const domainClustering = "delta.clustering"
-
 // DomainMetadata is the domainMetadata action (spec "Domain Metadata").
 type DomainMetadata struct {
 	Domain        string `json:"domain"`
