@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -289,7 +290,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 		}
 	}
 	if len(r.dvFiles) > 0 {
-		dvw := txlog.NewDeletionVectorWriter()
+		dvw := dvcodec.NewWriter()
 		for i, a := range r.dvFiles {
 			d, err := dvw.Add(r.dvBitmaps[i])
 			if err != nil {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -117,11 +116,7 @@ func TestDelete(t *testing.T) {
 // lastCommitInfo reads the commitInfo of the table's latest version.
 func lastCommitInfo(t *testing.T, tbl *Table) *txlog.CommitInfo {
 	t.Helper()
-	data, err := tbl.Store().Get(context.Background(), txlog.CommitKey(tbl.Version()), objectstore.FullObject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actions, err := txlog.DecodeCommit(tbl.Version(), data)
+	actions, err := txlog.ReadCommit(context.Background(), tbl.Store(), tbl.Version())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -36,7 +37,7 @@ func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // descriptor's offset and size.
 func putDVFile(t *testing.T, store objectstore.Store, key string, rows ...uint64) (int32, int32) {
 	t.Helper()
-	raw, err := txlog.EncodeDeletionVectorBitmap(roaring64.BitmapOf(rows...))
+	raw, err := dvcodec.EncodeBitmap(roaring64.BitmapOf(rows...))
 	if err != nil {
 		t.Fatal(err)
 	}

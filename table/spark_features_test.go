@@ -472,7 +472,7 @@ func checkFeatureLog(t *testing.T, tbl *Table, c featureCase) {
 		}
 	case txlog.FeatureRowTracking:
 		hwm := int64(-1)
-		if d, ok := snap.DomainMetadata(txlog.DomainRowTracking); ok {
+		if d, ok := snap.DomainMetadata("delta.rowTracking"); ok {
 			var conf struct {
 				HWM int64 `json:"rowIdHighWaterMark"`
 			}
@@ -500,7 +500,7 @@ func checkFeatureLog(t *testing.T, tbl *Table, c featureCase) {
 			}
 		}
 	case txlog.FeatureClustering:
-		d, ok := snap.DomainMetadata(txlog.DomainClustering)
+		d, ok := snap.DomainMetadata("delta.clustering")
 		if !ok || !strings.Contains(d.Configuration, "id") {
 			t.Errorf("clustering domain lost: %+v", d)
 		}
