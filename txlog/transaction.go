@@ -802,7 +802,7 @@ func (t *Transaction) finish(ctx context.Context, c *commitLoop, version int64, 
 	}
 	res.Snapshot = snap
 	snap.race = t.nextRace(c)
-	if t.cfg.noCheckpoint || version == 0 || version%snap.checkpointInterval() != 0 {
+	if t.cfg.noCheckpoint || version == 0 || version%snap.CheckpointInterval() != 0 {
 		return res
 	}
 	if cp := t.cfg.checkpointer; cp != nil {
@@ -823,8 +823,10 @@ func (t *Transaction) finish(ctx context.Context, c *commitLoop, version int64, 
 	return res
 }
 
-// checkpointInterval returns delta.checkpointInterval, or the default.
-func (s *Snapshot) checkpointInterval() int64 {
+// CheckpointInterval returns the snapshot's delta.checkpointInterval, the
+// number of commits between checkpoints: Spark's default 10 when the
+// property is unset or not a positive integer, as the commit path reads it.
+func (s *Snapshot) CheckpointInterval() int64 {
 	if v, err := strconv.ParseInt(s.metadata.Configuration[PropCheckpointInterval], 10, 64); err == nil && v > 0 {
 		return v
 	}
