@@ -74,7 +74,7 @@ type changeVersion struct {
 // log (log cleanup), ErrNoChangeData when the change data feed was off at
 // fromVersion or a later version of the range turned it off, and the
 // errors of reading the log and resolving the options.
-func Changes(ctx context.Context, t *Table, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
+func (t *Table) Changes(ctx context.Context, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
 	fail := func(err error) (*ChangeFeed, error) {
 		return nil, fmt.Errorf("table: changes of %s from version %d: %w", t.URI(), fromVersion, err)
 	}

@@ -78,7 +78,7 @@ import (
 // meets a table with delta.appendOnly=true (an insert-only MERGE is
 // allowed), txlog.ErrUnsupportedFeature; ErrMergeMultipleMatches; a row that fails
 // validation is a *RowError. The table is unchanged after any error.
-func Merge(ctx context.Context, t *Table, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
+func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
 	if err != nil {
 		return nil, nil, opError(ctx, "merge into", t.URI(), err)

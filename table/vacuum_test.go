@@ -242,7 +242,7 @@ func TestVacuumChangeData(t *testing.T) {
 	if got := maintScan(t, c.tbl); !slices.Equal(got, rows) {
 		t.Errorf("rows after vacuum %v, want %v", got, rows)
 	}
-	feed, err := Changes(ctx, c.tbl, 9, -1)
+	feed, err := c.tbl.Changes(ctx, 9, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
