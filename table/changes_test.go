@@ -571,7 +571,7 @@ func TestChangesAfterVacuum(t *testing.T) {
 	ctx := context.Background()
 	c := buildCDFTable(t, objectstore.NewMem("cdf"), "vacuumed", false, false)
 	later := time.Now().Add(30 * 24 * time.Hour)
-	res, err := c.tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(func() time.Time { return later }))
+	res, err := reopenAt(t, c.tbl, func() time.Time { return later }).Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil || len(res.Files) == 0 {
 		t.Fatalf("vacuum: %d files, %v; want some deleted", len(res.Files), err)
 	}

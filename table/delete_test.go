@@ -212,7 +212,7 @@ func TestDeletionVectorsVacuumOptimize(t *testing.T) {
 	secondKey, _ := second.AbsolutePath()
 	want := refFilter(input, func(r value.Row) bool { id := r[0].(int64); return id < 10 || id >= 50 })
 
-	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Hour)))
+	res, err := reopenAt(t, tbl, maintAt(time.Hour)).Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil {
 		t.Fatal(err)
 	}

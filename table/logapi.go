@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
@@ -79,29 +78,23 @@ type CleanupOption func(*cleanupConfig)
 
 type cleanupConfig struct {
 	dryRun bool
-	now    func() time.Time
 }
 
 // WithCleanupDryRun makes CleanupLog report what it would delete without
 // deleting anything.
 func WithCleanupDryRun(on bool) CleanupOption { return func(c *cleanupConfig) { c.dryRun = on } }
 
-// WithCleanupClock sets the clock that delta.logRetentionDuration is
-// measured from (default time.Now).
-func WithCleanupClock(now func() time.Time) CleanupOption {
-	return func(c *cleanupConfig) { c.now = now }
-}
-
 // CleanupLog deletes the expired log files of the table (spec "Metadata
 // Cleanup"): commits, checkpoints and .crc files below the newest complete
 // checkpoint whose files were all last modified longer ago than
-// delta.logRetentionDuration (30 days when unset), so that every version
+// delta.logRetentionDuration (30 days when unset) before the table's clock
+// (WithClock, default time.Now), so that every version
 // from that checkpoint on stays reconstructable. Data files are not touched
 // (see Vacuum). Errors are the store's, wrapped (txlog.CleanupLog).
 func (t *Table) CleanupLog(ctx context.Context, opts ...CleanupOption) (*LogCleanup, error) {
-	cfg := cleanupConfig{now: time.Now}
+	var cfg cleanupConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return txlog.CleanupLog(ctx, t.snap, cfg.now(), cfg.dryRun)
+	return txlog.CleanupLog(ctx, t.snap, t.cfg.now(), cfg.dryRun)
 }

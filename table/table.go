@@ -156,10 +156,15 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 // txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithClock sets the clock used for modification times, txn lastUpdated,
-// remove deletion timestamps and commitInfo.timestamp of the table's
-// commits (default time.Now): it is the transactions' clock too
-// (txlog.WithTxnClock), unless WithTxnOptions sets another.
+// WithClock sets the table's one clock (default time.Now), which every
+// operation on the table and on the tables derived from it reads: the
+// modification times, txn lastUpdated, remove deletion timestamps and
+// commitInfo.timestamp of its commits (DML, Optimize, streaming epochs and
+// the rest), the time Vacuum measures retention back from and the time
+// CleanupLog measures delta.logRetentionDuration back from. It is the
+// transactions' clock too (txlog.WithTxnClock), unless WithTxnOptions sets
+// another. Verify, which checks a store rather than an opened table, reads
+// time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // AtVersion makes Open load version v (time travel). Writes from such a
