@@ -221,7 +221,7 @@ func eachArrowBatch(ctx context.Context, reader array.RecordReader, fn func(arro
 // type wraps arrowio.ErrUnsupportedType. The values themselves (nulls in
 // NOT NULL columns, ranges) are checked by the write. The reader is not
 // released.
-func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]value.Row, error) {
+func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]Row, error) {
 	rows, in, err := readArrowRows(ctx, reader)
 	if err != nil || in == nil {
 		return rows, err

@@ -206,7 +206,7 @@ func (c *ChangeFeed) Versions() []int64 {
 // then the added files' (inserts). Files are read one at a time. Errors
 // (reading a file, named with its version) are yielded once, as (nil,
 // err), and end the iteration.
-func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[value.Row, error] {
+func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[Row, error] {
 	return func(yield func(value.Row, error) bool) {
 		var n int64
 		for _, v := range c.versions {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
-	"github.com/deltakit/deltakit/value"
 )
 
 // ErrConstraintViolation is wrapped when a write holds a row that violates
@@ -160,7 +159,7 @@ func invariantExpression(raw any) (string, error) {
 
 // HasConstraints reports whether metadata m declares CHECK constraints or
 // SQL invariants, which CheckConstraints evaluates.
-func HasConstraints(m *txlog.Metadata) bool {
+func HasConstraints(m *Metadata) bool {
 	if m == nil {
 		return false
 	}
@@ -182,7 +181,7 @@ func HasConstraints(m *txlog.Metadata) bool {
 // its expression and the first violating row and its values, or an error
 // wrapping ErrUnsupportedConstraint when a constraint cannot be evaluated.
 // NOT NULL columns are checked with the rows' other values by the write.
-func CheckConstraints(m *txlog.Metadata, sch *schema.StructType, rows []value.Row) error {
+func CheckConstraints(m *Metadata, sch *schema.StructType, rows []Row) error {
 	if !HasConstraints(m) {
 		return nil
 	}

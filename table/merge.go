@@ -30,7 +30,7 @@ type MergeSource struct {
 // per field of sch in schema order, in the value model (package value) (as
 // AppendRows takes them). The rows are not copied and must not change
 // until the MERGE returns.
-func MergeRows(sch *schema.StructType, rows []value.Row) *MergeSource {
+func MergeRows(sch *schema.StructType, rows []Row) *MergeSource {
 	return &MergeSource{schema: sch, rows: rows}
 }
 

@@ -94,7 +94,7 @@ type Option func(*config)
 // WithStore uses store instead of opening the URI (the URI is then ignored
 // and may be ""). Tests use it to wrap a store, e.g. with
 // faultstore.New.
-func WithStore(store objectstore.Store) Option { return func(c *config) { c.store = store } }
+func WithStore(store Store) Option { return func(c *config) { c.store = store } }
 
 // WithStoreOptions passes options to objectstore.Open (S3 endpoint,
 // path-style addressing, credentials, a mem:// registry).
@@ -127,7 +127,7 @@ func WithS3Region(region string) Option {
 
 // WithTxnOptions passes options to every transaction the table commits
 // (attempt bounds, backoff, logger).
-func WithTxnOptions(opts ...txlog.TxnOption) Option {
+func WithTxnOptions(opts ...TxnOption) Option {
 	return func(c *config) { c.txnOpts = append(c.txnOpts, opts...) }
 }
 
@@ -140,7 +140,7 @@ func WithTxnOptions(opts ...txlog.TxnOption) Option {
 // by several tables. The caller owns cp and closes it when done writing. A
 // nil cp is WithSyncCheckpoints. Tables derived from this one (by writes
 // and Refresh) keep the option.
-func WithCheckpointer(cp *txlog.Checkpointer) Option {
+func WithCheckpointer(cp *Checkpointer) Option {
 	return func(c *config) {
 		c.syncCheckpoints = cp == nil
 		c.checkpoints = nil
@@ -451,7 +451,7 @@ func checkPropertyValues(props map[string]string) error {
 // (1,2) without features (NOT NULL columns are legacy invariants, implied by
 // writer version 2); (3,7) listing timestampNtz, and invariants when a
 // column is NOT NULL, when any column, at any depth, is timestamp_ntz.
-func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
+func MinimalProtocol(sch *schema.StructType) *Protocol {
 	return txlog.ProtocolFor(nil, sch, nil)
 }
 
@@ -459,7 +459,7 @@ func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
 func (t *Table) Version() int64 { return t.snap.Version() }
 
 // Snapshot returns the log snapshot behind the table.
-func (t *Table) Snapshot() *txlog.Snapshot { return t.snap }
+func (t *Table) Snapshot() *Snapshot { return t.snap }
 
 // Schema returns the table schema (logical column names).
 func (t *Table) Schema() *schema.StructType { return t.snap.Schema() }
@@ -468,7 +468,7 @@ func (t *Table) Schema() *schema.StructType { return t.snap.Schema() }
 func (t *Table) PartitionColumns() []string { return t.snap.PartitionColumns() }
 
 // Store returns the store rooted at the table.
-func (t *Table) Store() objectstore.Store { return t.store }
+func (t *Table) Store() Store { return t.store }
 
 // URI returns the table's location.
 func (t *Table) URI() string { return t.store.URI() }

@@ -99,7 +99,7 @@ func WithVerifyProgress(fn func(done, total int)) VerifyOption { return maint.Wi
 //
 // Txn expiry (delta.setTransactionRetentionDuration), which decides the
 // txns a checkpoint must hold, is measured back from time.Now.
-func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
+func Verify(ctx context.Context, store Store, opts ...VerifyOption) (*VerifyReport, error) {
 	opts = append([]VerifyOption{maint.WithPartitionParser(ParsePartitionValue)}, opts...)
 	return maint.Verify(ctx, store, opts...)
 }
@@ -129,7 +129,7 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
+func VerifyExactlyOnce(ctx context.Context, store Store) (*ExactlyOnceReport, error) {
 	return maint.VerifyExactlyOnce(ctx, store)
 }
 

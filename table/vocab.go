@@ -54,6 +54,19 @@ type Checkpointer = txlog.Checkpointer
 // WithCommitOptions).
 type TxnOption = txlog.TxnOption
 
+// Transaction is one commit being built (Table.NewTransaction, Table.Commit;
+// txlog.Transaction).
+type Transaction = txlog.Transaction
+
+// CommitResult reports a commit: the version written, the attempts it took,
+// the snapshot after it and whether a checkpoint followed
+// (txlog.CommitResult).
+type CommitResult = txlog.CommitResult
+
+// CheckpointerStats counts the snapshots a background checkpointer queued,
+// wrote, coalesced, failed and dropped (Table.CheckpointStats; txlog.CheckpointerStats).
+type CheckpointerStats = txlog.CheckpointerStats
+
 // Errors of the lower packages that callers of table match with errors.Is.
 var (
 	// ErrConcurrentTransaction: a concurrent commit changed an application
