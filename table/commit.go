@@ -190,7 +190,7 @@ func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.
 	if t.snap != nil && t.rowTrackingEnabled() {
 		// Every rewrite keeps stable row ids (rowtracking.go); Spark tags
 		// each commit on such a table the same way.
-		tx.SetTags(map[string]string{PreservedRowTrackingTag: "true"})
+		tx.SetTags(map[string]string{preservedRowTrackingTag: "true"})
 	}
 	nt, res, err := t.commitTx(ctx, tx)
 	if err != nil {

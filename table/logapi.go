@@ -39,6 +39,8 @@ func OpenStore(ctx context.Context, uri string, opts ...Option) (Store, error) {
 // wrapping the error: ErrTableNotFound, a *VersionNotFoundError
 // (ErrVersionNotFound) naming the earliest and latest versions, a
 // *CorruptLogError, ErrNoProtocol, ErrNoMetadata, ErrLogGap, store errors.
+// deltactl's inspect command uses it on a store it has opened with
+// OpenStore.
 func LoadSnapshot(ctx context.Context, store Store, version int64) (*Snapshot, error) {
 	if version < 0 {
 		return txlog.Load(ctx, store)
@@ -50,18 +52,21 @@ func LoadSnapshot(ctx context.Context, store Store, version int64) (*Snapshot, e
 // store (spec "Delta Log Entries"), in file order: an error wrapping
 // ErrNotExist when the log no longer holds it (log cleanup) or never did, a
 // *CorruptLogError when it cannot be decoded. (*Table).ReadCommit is the
-// same on an opened table.
+// same on an opened table; deltactl's inspect command uses this one on a
+// log that may not load.
 func ReadCommit(ctx context.Context, store Store, v int64) ([]Action, error) {
 	return txlog.ReadCommit(ctx, store, v)
 }
 
 // CommitKey returns the store key of the commit file of version v,
-// "_delta_log/<v, 20 digits>.json" (spec "Delta Log Entries").
+// "_delta_log/<v, 20 digits>.json" (spec "Delta Log Entries"); deltactl
+// prints it in its commit views.
 func CommitKey(v int64) string { return txlog.CommitKey(v) }
 
 // CheckpointKey returns the store key of the classic single-file checkpoint
 // of version v, "_delta_log/<v, 20 digits>.checkpoint.parquet" (spec
-// "Checkpoints"), where Checkpoint writes it.
+// "Checkpoints"), where Checkpoint writes it; deltactl checkpoint reports
+// it.
 func CheckpointKey(v int64) string { return txlog.CheckpointKey(v) }
 
 // Checkpoint writes a checkpoint of t's version now, in the calling

@@ -446,12 +446,12 @@ func checkPropertyValues(props map[string]string) error {
 	return nil
 }
 
-// MinimalProtocol returns the lowest protocol a new table with this schema
+// minimalProtocol returns the lowest protocol a new table with this schema
 // and no properties needs (spec "Protocol Evolution"; txlog.ProtocolFor):
 // (1,2) without features (NOT NULL columns are legacy invariants, implied by
 // writer version 2); (3,7) listing timestampNtz, and invariants when a
 // column is NOT NULL, when any column, at any depth, is timestamp_ntz.
-func MinimalProtocol(sch *schema.StructType) *Protocol {
+func minimalProtocol(sch *schema.StructType) *Protocol {
 	return txlog.ProtocolFor(nil, sch, nil)
 }
 

@@ -573,7 +573,7 @@ func nonNil(s []string) []string {
 // any data file: m is the metadata the commit will have (nil: the
 // snapshot's), p the rows. It refuses tables deltakit cannot write
 // (checkWritable: unsupported writer features, by name) and rows that
-// violate the table's CHECK constraints or invariants (CheckConstraints).
+// violate the table's CHECK constraints or invariants (checkConstraints).
 // NOT NULL columns are checked with the rows' values in writeDataFiles,
 // also before anything is written.
 func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
@@ -583,11 +583,11 @@ func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
 	if m == nil {
 		m = t.snap.Metadata()
 	}
-	if p.typed != nil && HasConstraints(m) {
+	if p.typed != nil && hasConstraints(m) {
 		// writeTypedPath takes the row path for such tables.
 		return fmt.Errorf("table: write to %s: %w: columnar rows cannot be checked against constraints", t.URI(), ErrUnsupportedConstraint)
 	}
-	if err := CheckConstraints(m, p.schema, p.rows); err != nil {
+	if err := checkConstraints(m, p.schema, p.rows); err != nil {
 		return fmt.Errorf("table: write to %s: %w", t.URI(), err)
 	}
 	return nil
