@@ -1,24 +1,3 @@
-// Package table is deltakit's public API for Delta tables: create and open
-// tables by URI, append and overwrite rows (typed from Go structs or untyped),
-// and scan them with partition pruning and stats-based file skipping.
-//
-// A *Table is an immutable view of one table version. Every write operation
-// (append, overwrite, AppendFiles and CommitFiles, streaming epochs,
-// Optimize, Delete, Update, Restore, Create) commits a new version through
-// the package's one operation path (commit.go), above txlog's single
-// commit, and returns a new *Table; the old one stays valid, so a *Table is
-// safe to share between goroutines.
-//
-// The checkpoint that becomes due every delta.checkpointInterval versions
-// is written in the background by default, off the commit's latency, by a
-// checkpointer that the tables derived from one Open or Create share:
-// call Close before the process exits to wait for it, or open the table
-// WithSyncCheckpoints to write it inside the commit (see bgcheckpoint.go's
-// comment and Close).
-//
-// The Go struct tags of typed rows (Append, ScanAs, ...) are documented
-// with SchemaOf. First writes into a location that may not hold a table
-// yet, by several writers at once, go through CreateOrOpen or NewDraft.
 package table
 
 import (
