@@ -313,12 +313,11 @@ func TestVacuumNeverLeavesRoot(t *testing.T) {
 	for _, p := range []string{"file://" + filepath.ToSlash(victims[0]), "../other/removed.parquet", "%2e%2e/other/removed.parquet"} {
 		f.commitActions(txlog.Action{Remove: &txlog.Remove{Path: p, DeletionTimestamp: &old, DataChange: true}})
 	}
-	tbl, err := Open(ctx, root)
+	tbl, err := Open(ctx, root, WithClock(func() time.Time { return time.Now().Add(time.Hour) }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true),
-		WithVacuumClock(func() time.Time { return time.Now().Add(time.Hour) }))
+	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil {
 		t.Fatal(err)
 	}

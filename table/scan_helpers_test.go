@@ -36,7 +36,7 @@ var scanFixtureSeq atomic.Int64
 
 // newScanFixture starts a table in a fresh in-memory store. Version 0
 // (protocol and metaData) is written by the first commit, together with the
-// actions given to it. proto nil means MinimalProtocol, or (2,5) when config
+// actions given to it. proto nil means minimalProtocol, or (2,5) when config
 // sets a column mapping mode.
 func newScanFixture(t *testing.T, sch *schema.StructType, partCols []string, config map[string]string, proto *txlog.Protocol) *scanFixture {
 	t.Helper()
@@ -57,7 +57,7 @@ func newScanFixtureIn(t *testing.T, store objectstore.Store, sch *schema.StructT
 		}
 	}
 	if proto == nil {
-		proto = MinimalProtocol(sch)
+		proto = minimalProtocol(sch)
 	}
 	ss, err := schema.Marshal(sch)
 	if err != nil {
