@@ -10,34 +10,32 @@ import (
 	"github.com/deltakit/deltakit/table"
 )
 
-// Flight is one row of the example table; field tags name the columns.
-type Flight struct {
-	Date     time.Time `delta:"date,timestamp_ntz"`
-	Delay    int64     `delta:"delay"`
-	Distance int64     `delta:"distance"`
-	Origin   string    `delta:"origin"`
-}
-
 // Create a partitioned table, append typed rows and scan them back with a
 // filter.
 func Example() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "flights")
+	uri, err := os.MkdirTemp("", "flights") // or "s3://bucket/flights"
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(uri)
 
+	type Flight struct {
+		Date     time.Time `delta:"date,timestamp_ntz"`
+		Delay    int64     `delta:"delay"`
+		Distance int64     `delta:"distance"`
+		Origin   string    `delta:"origin"`
+	}
 	sch, err := table.SchemaOf[Flight]()
 	if err != nil {
 		log.Fatal(err)
 	}
-	tbl, err := table.Create(ctx, dir, sch, table.WithPartitionColumns("origin"))
+	tbl, err := table.Create(ctx, uri, sch, table.WithPartitionColumns("origin"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	day := time.Date(2024, 1, 2, 8, 30, 0, 0, time.UTC)
-	tbl, err = table.Append(ctx, tbl, []Flight{
+	tbl, err = table.Append(ctx, tbl, []Flight{ // one commit; returns the table at the new version
 		{day, 5, 300, "SFO"},
 		{day, 42, 1200, "JFK"},
 		{day.Add(time.Hour), 0, 300, "SFO"},
@@ -46,7 +44,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("version", tbl.Version())
-	for f, err := range table.ScanAs[Flight](ctx, tbl, table.WithFilter(table.Col("origin").Eq("SFO"))) {
+	for f, err := range table.ScanAs[Flight](ctx, tbl, table.WithFilter(table.Col("origin").Eq("SFO"))) { // typed rows
 		if err != nil {
 			log.Fatal(err)
 		}
