@@ -186,6 +186,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newVerifyCmd(a),
 		newCleanupCmd(a),
 	)
+	guardSubcommands(root)
 	return root
 }
 
