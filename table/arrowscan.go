@@ -26,6 +26,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -738,7 +739,7 @@ func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *sca
 		if n < 0 {
 			return nil, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
 		}
-		if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, cf.rowGroupBounds(p, rg)) {
+		if p.pred != nil && !p.pred.MayMatch(func(bc *bind.BoundCol) any { return f.part[p.partSlot[bc.Top]] }, cf.rowGroupBounds(p, rg)) {
 			del := deletedIn(fr, start, n)
 			c.rows += n - del
 			c.deleted += del
@@ -768,10 +769,10 @@ func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *sca
 func (cf *columnarFile) planColumns(p *scanPlan, fr *fileRead) error {
 	inFilter := make([]bool, len(cf.cols))
 	if p.pred != nil {
-		p.pred.columns(func(bc *boundCol) {
-			if !bc.partition {
+		p.pred.Columns(func(bc *bind.BoundCol) {
+			if !bc.Partition {
 				for i, top := range p.readTop {
-					if top == bc.top {
+					if top == bc.Top {
 						inFilter[i] = true
 					}
 				}
@@ -1096,15 +1097,15 @@ func (sr *stripeReader) selection(cols []arrow.Array, n, streamPos int64) (keep 
 		}
 	}
 	af := &arrowFilter{
-		col: func(bc *boundCol) arrow.Array {
+		col: func(bc *bind.BoundCol) arrow.Array {
 			for i, top := range p.readTop {
-				if top == bc.top {
+				if top == bc.Top {
 					return cols[i]
 				}
 			}
 			return nil
 		},
-		part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
+		part: func(bc *bind.BoundCol) any { return f.part[p.partSlot[bc.Top]] },
 	}
 	af.eval(p.pred, keep)
 	kept = 0
@@ -1230,8 +1231,8 @@ func convertTimestamps(a *array.Timestamp, dst *arrow.TimestampType) arrow.Array
 // statistics: top-level integer, date and string columns read from the
 // file whose stats the Delta stats would also use (no type widening); nil
 // for the others (the row group may match).
-func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaData) func(*boundCol) *colBounds {
-	return func(bc *boundCol) *colBounds {
+func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaData) func(*bind.BoundCol) *bind.ColBounds {
+	return func(bc *bind.BoundCol) *bind.ColBounds {
 		ri, ok := cf.statsColumn(p, bc)
 		if !ok {
 			return nil
@@ -1247,7 +1248,7 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 		if err != nil || ts == nil {
 			return nil
 		}
-		b := &colBounds{Kind: bc.kind, NullCount: -1, NumRecords: rg.NumRows()}
+		b := &bind.ColBounds{Kind: bc.Kind, NullCount: -1, NumRecords: rg.NumRows()}
 		if ts.HasNullCount() {
 			b.NullCount = ts.NullCount()
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -345,7 +346,7 @@ func (c *ChangeFeed) file(ctx context.Context, path string, pv map[string]string
 	if err != nil {
 		return nil, fmt.Errorf("file %s: %w", dec, err)
 	}
-	if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, nil) {
+	if p.pred != nil && !p.pred.MayMatch(func(bc *bind.BoundCol) any { return f.part[p.partSlot[bc.Top]] }, nil) {
 		return nil, nil
 	}
 	store, key, err := p.locs.locate(ctx, dec)

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -99,7 +100,7 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	if err != nil {
 		return nil, nil, err
 	}
-	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
+	partOnly := plan.pred == nil || !plan.pred.HasDataLeaf()
 	if r.changeData {
 		hasDV := slices.ContainsFunc(plan.files, func(f *scanFile) bool { return f.add.DeletionVector != nil })
 		if !partOnly || hasDV {
@@ -168,9 +169,9 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 	tg := &dmlTarget{f: f, live: -1, whole: d.partOnly}
 	if !d.partOnly && !r.readWhole {
 		// Stats may prove every row matches: removed unread.
-		if fs := parseFileStats(f.add.Stats); fs != nil {
-			partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
-			tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
+		if fs := bind.ParseFileStats(f.add.Stats); fs != nil {
+			partFn := func(c *bind.BoundCol) any { return f.part[plan.partSlot[c.Top]] }
+			tg.whole = plan.pred.MustMatch(partFn, fs.Bounds)
 		}
 	}
 	if f.add.DeletionVector != nil {
@@ -204,7 +205,7 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 			}
 			row = full
 		}
-		if plan.pred == nil || plan.pred.matchRow(row) {
+		if plan.pred == nil || plan.pred.MatchRow(row) {
 			tg.matched = append(tg.matched, idx)
 			if r.matchedRows {
 				tg.matchedRows = append(tg.matchedRows, row)
@@ -249,7 +250,7 @@ func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []in
 	}
 	sch := t.snap.Schema()
 	need := make([]bool, len(sch.Fields))
-	plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+	plan.pred.Columns(func(c *bind.BoundCol) { need[c.Top] = true })
 	var names []string
 	for i, f := range sch.Fields {
 		if need[i] {
@@ -358,6 +359,6 @@ func (p *scanPlan) partitionPredicate() txlog.PartitionPredicate {
 			}
 			vals[i] = v
 		}
-		return pred.mayMatch(func(c *boundCol) any { return vals[slot[c.top]] }, nil)
+		return pred.MayMatch(func(c *bind.BoundCol) any { return vals[slot[c.Top]] }, nil)
 	}
 }

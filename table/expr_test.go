@@ -9,6 +9,7 @@ import (
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -135,13 +136,13 @@ func TestExprMatchRows(t *testing.T) {
 	rows := exprRows()
 	for _, tc := range tests {
 		t.Run(tc.e.String(), func(t *testing.T) {
-			p, err := newBinder(sch, nil, "none").bind(tc.e, false)
+			p, err := bind.NewBinder(sch, nil, "none").Bind(tc.e, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []int
 			for i, r := range rows {
-				if p.matchRow(r) {
+				if p.MatchRow(r) {
 					got = append(got, i)
 				}
 			}
@@ -155,28 +156,28 @@ func TestExprMatchRows(t *testing.T) {
 // TestExprNegationNormalForm checks that NOT is pushed into the leaves.
 func TestExprNegationNormalForm(t *testing.T) {
 	sch := exprSchema()
-	p, err := newBinder(sch, nil, "none").bind(Not(And(Col("i").Lt(1), Or(Col("s").IsNull(), Not(Col("d").Ge(2))), And())), false)
+	p, err := bind.NewBinder(sch, nil, "none").Bind(Not(And(Col("i").Lt(1), Or(Col("s").IsNull(), Not(Col("d").Ge(2))), And())), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// NOT (i < 1 AND (s IS NULL OR NOT d >= 2) AND TRUE)
 	//   = i >= 1 OR (s IS NOT NULL AND d >= 2)
-	if p.kind != predOr || len(p.kids) != 2 {
-		t.Fatalf("top: kind %d with %d kids, want OR of 2", p.kind, len(p.kids))
+	if p.Kind != bind.PredOr || len(p.Kids) != 2 {
+		t.Fatalf("top: kind %d with %d kids, want OR of 2", p.Kind, len(p.Kids))
 	}
-	a, b := p.kids[0], p.kids[1]
-	if a.kind != predCmp || a.op != opGe || a.col.name != "i" {
+	a, b := p.Kids[0], p.Kids[1]
+	if a.Kind != bind.PredCmp || a.Op != bind.OpGe || a.Col.Name != "i" {
 		t.Errorf("first: %+v, want i >= 1", a)
 	}
-	if b.kind != predAnd || len(b.kids) != 2 || b.kids[0].kind != predIsNotNull || b.kids[1].kind != predCmp ||
-		b.kids[1].op != opGe || b.kids[1].nanTrue {
+	if b.Kind != bind.PredAnd || len(b.Kids) != 2 || b.Kids[0].Kind != bind.PredIsNotNull || b.Kids[1].Kind != bind.PredCmp ||
+		b.Kids[1].Op != bind.OpGe || b.Kids[1].NaNTrue {
 		t.Errorf("second: %+v, want s IS NOT NULL AND d >= 2", b)
 	}
-	p, err = newBinder(sch, nil, "none").bind(Not(Col("d").Lt(2)), false)
+	p, err = bind.NewBinder(sch, nil, "none").Bind(Not(Col("d").Lt(2)), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.op != opGe || !p.nanTrue {
+	if p.Op != bind.OpGe || !p.NaNTrue {
 		t.Errorf("NOT d < 2 = %+v, want d >= 2 OR NaN", p)
 	}
 }
@@ -249,11 +250,11 @@ func TestExprBindErrors(t *testing.T) {
 		Col("").IsNull(),
 		Column{}.IsNull(),
 	} {
-		if _, err := newBinder(sch, nil, "none").bind(e, false); !errors.Is(err, ErrInvalidArgument) {
+		if _, err := bind.NewBinder(sch, nil, "none").Bind(e, false); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("bind(%s) = %v, want ErrInvalidArgument", e, err)
 		}
 	}
-	if _, err := newBinder(sch, nil, "none").bind(Col("Name").Eq("x"), false); err != nil {
+	if _, err := bind.NewBinder(sch, nil, "none").Bind(Col("Name").Eq("x"), false); err != nil {
 		t.Errorf("exact name: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -88,15 +89,15 @@ func Merge(ctx context.Context, t *Table, m *MergeBuilder, opts ...WriteOption) 
 
 // mergeKey is one equi-join key: target column = source column.
 type mergeKey struct {
-	t, s *boundCol // bound in the merge row schema
-	name string    // target column name (top level)
-	top  int       // target column index, -1 for a nested field
+	t, s *bind.BoundCol // bound in the merge row schema
+	name string         // target column name (top level)
+	top  int            // target column index, -1 for a nested field
 }
 
 // boundMergeClause is a clause bound to the merge row schema.
 type boundMergeClause struct {
 	mergeClause
-	cond *pred       // nil: always
+	cond *bind.Pred  // nil: always
 	sets []setClause // target columns (new schema indexes) set by update/insert
 	// keep[j] for UpdateAll: column j is absent from the source and keeps
 	// its value (schema evolution).
@@ -156,8 +157,8 @@ type mergeExec struct {
 	evolved                       bool
 	rowSch                        *schema.StructType // struct<target: sch, source: src.schema>
 	keys                          []mergeKey
-	residual                      *pred  // the condition's terms beyond the keys (nil: none)
-	targetOnly                    []Expr // residual terms on target columns alone, unqualified
+	residual                      *bind.Pred // the condition's terms beyond the keys (nil: none)
+	targetOnly                    []Expr     // residual terms on target columns alone, unqualified
 	onText                        string
 	matched, notMatched, bySource []*boundMergeClause
 	checkDup                      bool
@@ -168,10 +169,10 @@ type mergeExec struct {
 
 func merge(ctx context.Context, t *Table, m *MergeBuilder, cfg writeConfig) (*Table, *MergeResult, error) {
 	if m == nil || m.src == nil || m.src.schema == nil {
-		return nil, nil, invalidf("merge into %s: no source", t.URI())
+		return nil, nil, bind.Invalidf("merge into %s: no source", t.URI())
 	}
 	if len(m.matched)+len(m.notMatched)+len(m.bySource) == 0 {
-		return nil, nil, invalidf("merge into %s: no WHEN clause", t.URI())
+		return nil, nil, bind.Invalidf("merge into %s: no WHEN clause", t.URI())
 	}
 	removes := len(m.matched)+len(m.bySource) > 0
 	op, err := t.beginAs("MERGE", "merge into", removes, cfg)
@@ -232,7 +233,7 @@ func (e *mergeExec) bind() error {
 		schema.NewField(mergeSourceAlias, src, true),
 	}}
 	if e.b.on == nil {
-		return invalidf("MERGE needs a condition (e.g. MergeOn(\"id\"))")
+		return bind.Invalidf("MERGE needs a condition (e.g. MergeOn(\"id\"))")
 	}
 	qualify := qualifyColumn(e.sch, src)
 	on, err := mapExpr(e.b.on, qualify)
@@ -240,7 +241,7 @@ func (e *mergeExec) bind() error {
 		return err
 	}
 	e.onText = on.String()
-	bd := newBinder(e.rowSch, nil, "none")
+	bd := bind.NewBinder(e.rowSch, nil, "none")
 	var rest []Expr
 	for _, c := range conjuncts(on) {
 		if k, ok, err := e.keyOf(bd, c); err != nil {
@@ -258,10 +259,10 @@ func (e *mergeExec) bind() error {
 		}
 	}
 	if len(e.keys) == 0 {
-		return invalidf("MERGE condition %s has no equality of a target column with a source column (target.k = source.k)", e.onText)
+		return bind.Invalidf("MERGE condition %s has no equality of a target column with a source column (target.k = source.k)", e.onText)
 	}
 	if len(rest) > 0 {
-		if e.residual, err = bd.bind(And(rest...), false); err != nil {
+		if e.residual, err = bd.Bind(And(rest...), false); err != nil {
 			return err
 		}
 	}
@@ -288,9 +289,9 @@ func (e *mergeExec) bind() error {
 }
 
 // keyOf reports whether conjunct c is a join key target.x = source.y.
-func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
+func (e *mergeExec) keyOf(bd *bind.Binder, c Expr) (mergeKey, bool, error) {
 	ce, ok := c.(*expr.Comparison)
-	if !ok || ce.Op != opEq {
+	if !ok || ce.Op != bind.OpEq {
 		return mergeKey{}, false, nil
 	}
 	oc, ok := ce.Value.(Column)
@@ -301,20 +302,20 @@ func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
 	if tc.Name(0) == mergeSourceAlias {
 		tc, sc = sc, tc
 	}
-	tb, err := bd.column(tc)
+	tb, err := bd.Column(tc)
 	if err != nil {
 		return mergeKey{}, false, fmt.Errorf("merge key %s: the target has no such column: %w", tc, err)
 	}
-	sb, err := bd.column(sc)
+	sb, err := bd.Column(sc)
 	if err != nil {
 		return mergeKey{}, false, fmt.Errorf("merge key %s: the source has no such column: %w", sc, err)
 	}
-	if tb.kind != sb.kind || tb.kind == kindUnsupported {
-		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.typ, sc, sb.typ)
+	if tb.Kind != sb.Kind || tb.Kind == bind.KindUnsupported {
+		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.Type, sc, sb.Type)
 	}
-	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.sub[0]].Name, top: -1}
-	if len(tb.sub) == 1 {
-		k.top = tb.sub[0]
+	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.Sub[0]].Name, top: -1}
+	if len(tb.Sub) == 1 {
+		k.top = tb.Sub[0]
 	}
 	return k, true, nil
 }
@@ -329,7 +330,7 @@ func (e *mergeExec) bindStar() error {
 		i := fieldByName(src, f.Name)
 		if i < 0 {
 			if !e.cfg.evolve {
-				return invalidf("UpdateAll/InsertAll: the source has no column %s of the target (WithSchemaEvolution keeps or nulls it)", f.Name)
+				return bind.Invalidf("UpdateAll/InsertAll: the source has no column %s of the target (WithSchemaEvolution keeps or nulls it)", f.Name)
 			}
 			continue
 		}
@@ -346,7 +347,7 @@ func (e *mergeExec) bindStar() error {
 	return nil
 }
 
-func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (Column, error)) (*boundMergeClause, error) {
+func (e *mergeExec) bindClause(bd *bind.Binder, c mergeClause, qualify func(Column) (Column, error)) (*boundMergeClause, error) {
 	bc := &boundMergeClause{mergeClause: c}
 	if c.cond != nil {
 		q, err := mapExpr(c.cond, qualify)
@@ -354,7 +355,7 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 			return nil, err
 		}
 		bc.mergeClause.cond = q
-		if bc.cond, err = bd.bind(q, false); err != nil {
+		if bc.cond, err = bd.Bind(q, false); err != nil {
 			return nil, err
 		}
 	}
@@ -366,22 +367,22 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 		}
 	case actUpdate, actInsert:
 		if len(c.set) == 0 {
-			return nil, invalidf("%s needs at least one column", c.action.actionType())
+			return nil, bind.Invalidf("%s needs at least one column", c.action.actionType())
 		}
-		tb := newBinder(e.sch, e.t.PartitionColumns(), "none")
+		tb := bind.NewBinder(e.sch, e.t.PartitionColumns(), "none")
 		seen := map[int]bool{}
 		for name, v := range c.set {
 			col := strings.TrimPrefix(name, mergeTargetAlias+".")
-			target, err := tb.column(Col(col))
+			target, err := tb.Column(Col(col))
 			if err != nil {
 				return nil, err
 			}
-			if seen[target.top] {
-				return nil, invalidf("column %s is set twice", target.name)
+			if seen[target.Top] {
+				return nil, bind.Invalidf("column %s is set twice", target.Name)
 			}
-			seen[target.top] = true
+			seen[target.Top] = true
 			if v == nil {
-				return nil, invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
+				return nil, bind.Invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
 			}
 			qv, err := mapValue(v, qualify)
 			if err != nil {
@@ -391,10 +392,10 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 			if err != nil {
 				return nil, err
 			}
-			if val.typ == nil && !e.sch.Fields[target.top].Nullable {
-				return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, target.name)
+			if val.typ == nil && !e.sch.Fields[target.Top].Nullable {
+				return nil, bind.Invalidf("SET %s = NULL: column %s is NOT NULL", name, target.Name)
 			}
-			bc.sets = append(bc.sets, setClause{top: target.top, val: val})
+			bc.sets = append(bc.sets, setClause{top: target.Top, val: val})
 		}
 		slices.SortFunc(bc.sets, func(a, b setClause) int { return a.top - b.top })
 	}
@@ -418,7 +419,7 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 		if target {
 			c = k.t
 		}
-		v := c.value(row)
+		v := c.Value(row)
 		if v == nil {
 			return buf, false, nil
 		}
@@ -426,11 +427,11 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 		fast := true
 		switch x := v.(type) {
 		case int64:
-			n, fast = x, c.kind == kindInt
+			n, fast = x, c.Kind == bind.KindInt
 		case int32:
-			n, fast = int64(x), c.kind == kindInt
+			n, fast = int64(x), c.Kind == bind.KindInt
 		case value.Date:
-			n, fast = int64(x), c.kind == kindDate
+			n, fast = int64(x), c.Kind == bind.KindDate
 		default:
 			fast = false
 		}
@@ -456,15 +457,15 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 
 // canonicalKey renders a non-null key value so that values SQL equality
 // finds equal render alike.
-func canonicalKey(c *boundCol, v any) (string, error) {
-	x, err := convertLiteral(c, v)
+func canonicalKey(c *bind.BoundCol, v any) (string, error) {
+	x, err := bind.ConvertLiteral(c, v)
 	if err != nil {
 		return "", err
 	}
-	switch c.kind {
-	case kindInt, kindDate:
+	switch c.Kind {
+	case bind.KindInt, bind.KindDate:
 		return strconv.FormatInt(x.(int64), 10), nil
-	case kindFloat32, kindFloat64:
+	case bind.KindFloat32, bind.KindFloat64:
 		f := x.(float64)
 		if f == 0 {
 			f = 0 // -0 = 0
@@ -473,15 +474,15 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 			return "NaN", nil
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
-	case kindBool:
+	case bind.KindBool:
 		return strconv.FormatBool(x.(bool)), nil
-	case kindString:
+	case bind.KindString:
 		return x.(string), nil
-	case kindBinary:
+	case bind.KindBinary:
 		return string(x.([]byte)), nil
-	case kindTimestamp, kindTimestampNTZ:
+	case bind.KindTimestamp, bind.KindTimestampNTZ:
 		return x.(time.Time).UTC().Format(time.RFC3339Nano), nil
-	case kindDecimal:
+	case bind.KindDecimal:
 		s := x.(value.Decimal).String()
 		if strings.Contains(s, ".") {
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -491,14 +492,14 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 		}
 		return s, nil
 	}
-	return "", invalidf("column %s of type %s cannot be a merge key", c.name, c.typ)
+	return "", bind.Invalidf("column %s of type %s cannot be a merge key", c.Name, c.Type)
 }
 
 // keyText names a source row's key in errors: (id=3, day=DATE '2024-01-02').
 func (e *mergeExec) keyText(row value.Row) string {
 	parts := make([]string, len(e.keys))
 	for i, k := range e.keys {
-		parts[i] = k.name + "=" + formatLiteral(k.t.value(row))
+		parts[i] = k.name + "=" + bind.FormatLiteral(k.t.Value(row))
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
@@ -515,24 +516,24 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		var lo, hi any
 		distinct := map[string]any{}
 		for _, r := range e.src.rows {
-			v := r[k.s.sub[0]]
-			if len(k.s.sub) > 1 {
-				v = k.s.value(value.Row{nil, r})
+			v := r[k.s.Sub[0]]
+			if len(k.s.Sub) > 1 {
+				v = k.s.Value(value.Row{nil, r})
 			}
 			if v == nil {
 				continue
 			}
-			x, err := convertLiteral(k.s, v)
+			x, err := bind.ConvertLiteral(k.s, v)
 			if err != nil {
-				return nil, fmt.Errorf("merge source key %s: %w", k.s.name, err)
+				return nil, fmt.Errorf("merge source key %s: %w", k.s.Name, err)
 			}
 			if lo == nil {
 				lo, hi = x, x
 			} else {
-				if c, ok := compareValue(k.s.kind, x, lo); ok && c < 0 {
+				if c, ok := bind.CompareValue(k.s.Kind, x, lo); ok && c < 0 {
 					lo = x
 				}
-				if c, ok := compareValue(k.s.kind, x, hi); ok && c > 0 {
+				if c, ok := bind.CompareValue(k.s.Kind, x, hi); ok && c > 0 {
 					hi = x
 				}
 			}
@@ -544,10 +545,10 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		if lo == nil {
 			return Or(), nil // no source key: no target row can match
 		}
-		col := expr.ColPath(k.t.path()...)
+		col := expr.ColPath(k.t.Path()...)
 		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
 		lit := func(x any) any {
-			if k.s.kind == kindDate {
+			if k.s.Kind == bind.KindDate {
 				return value.Date(x.(int64))
 			}
 			return x
@@ -571,12 +572,6 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 // maxPruneValues bounds the distinct source key values the pruning filter
 // lists for a partition column (beyond it: their range).
 const maxPruneValues = 1000
-
-// path returns the column's logical path below the merge row's target or
-// source struct.
-func (c *boundCol) path() []string {
-	return strings.Split(c.name, ".")[1:]
-}
 
 // mergeCounts are a MERGE's row counts.
 type mergeCounts struct {
@@ -696,7 +691,7 @@ func (j *mergeJoin) match(trow value.Row, path string) (hit, n int, err error) {
 	}
 	for _, si := range j.bySrcKey[string(j.keyBuf)] {
 		mr[1] = e.src.rows[si]
-		if e.residual != nil && !e.residual.matchRow(mr) {
+		if e.residual != nil && !e.residual.MatchRow(mr) {
 			continue
 		}
 		j.srcMatched[si] = true
@@ -815,7 +810,7 @@ func (j *mergeJoin) insertUnmatched() error {
 // firstClause returns the first clause whose condition holds on mr.
 func firstClause(cs []*boundMergeClause, mr value.Row) *boundMergeClause {
 	for _, c := range cs {
-		if c.cond == nil || c.cond.matchRow(mr) {
+		if c.cond == nil || c.cond.MatchRow(mr) {
 			return c
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -167,7 +168,7 @@ type scanPlan struct {
 	version  int64
 	mode     string
 	width    int // number of top-level columns
-	pred     *pred
+	pred     *bind.Pred
 	out      []int // output columns (top-level indexes) in output order
 	outSch   *schema.StructType
 	read     *schema.StructType // data columns to read, in schema order
@@ -200,12 +201,12 @@ func resolveColumns(sch *schema.StructType, names []string) ([]int, error) {
 	out := make([]int, 0, len(names))
 	seen := map[int]bool{}
 	for _, n := range names {
-		i, err := lookupField(sch, n)
+		i, err := bind.LookupField(sch, n)
 		if err != nil {
 			return nil, err
 		}
 		if seen[i] {
-			return nil, invalidf("column %q is projected twice", sch.Fields[i].Name)
+			return nil, bind.Invalidf("column %q is projected twice", sch.Fields[i].Name)
 		}
 		seen[i] = true
 		out = append(out, i)
@@ -258,18 +259,18 @@ func (t *Table) newPlan(cfg scanConfig) (*scanPlan, error) {
 		needed[top] = true
 	}
 	if len(cfg.filters) > 0 {
-		b := newBinder(sch, partCols, p.mode)
+		b := bind.NewBinder(sch, partCols, p.mode)
 		var e Expr = And(cfg.filters...)
 		if len(cfg.filters) == 1 {
 			e = cfg.filters[0]
 		}
-		pr, err := b.bind(e, false)
+		pr, err := b.Bind(e, false)
 		if err != nil {
 			return nil, p.errorf("", fmt.Errorf("filter %s: %w", e, err))
 		}
-		if pr.kind != predTrue {
+		if pr.Kind != bind.PredTrue {
 			p.pred = pr
-			pr.columns(func(c *boundCol) { needed[c.top] = true })
+			pr.Columns(func(c *bind.BoundCol) { needed[c.Top] = true })
 		}
 	}
 	// Columns to read from data files and partition columns to fill.
@@ -330,7 +331,7 @@ func (p *scanPlan) selectFiles(ctx context.Context) error {
 	// AllFiles: a large snapshot stays packed; only the planned files'
 	// adds are kept.
 	st := ScanStats{Version: p.version, FilesTotal: p.t.snap.NumFiles()}
-	stats := p.pred != nil && p.pred.hasDataLeaf()
+	stats := p.pred != nil && p.pred.HasDataLeaf()
 	locs, err := newLocator(p.t)
 	if err != nil {
 		return p.errorf("", err)
@@ -343,14 +344,14 @@ func (p *scanPlan) selectFiles(ctx context.Context) error {
 			return p.errorf(path, err)
 		}
 		if p.pred != nil {
-			partFn := func(c *boundCol) any { return f.part[p.partSlot[c.top]] }
-			if !p.pred.mayMatch(partFn, nil) {
+			partFn := func(c *bind.BoundCol) any { return f.part[p.partSlot[c.Top]] }
+			if !p.pred.MayMatch(partFn, nil) {
 				st.FilesPruned++
 				continue
 			}
 			if stats {
-				fs := parseFileStats(a.Stats)
-				if fs != nil && fs.numRecords == 0 || !p.pred.mayMatch(partFn, fs.bounds) {
+				fs := bind.ParseFileStats(a.Stats)
+				if fs != nil && fs.NumRecords == 0 || !p.pred.MayMatch(partFn, fs.Bounds) {
 					st.FilesSkipped++
 					continue
 				}
@@ -435,7 +436,7 @@ func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, v
 		for i, pc := range p.parts {
 			full[pc.top] = f.part[i]
 		}
-		if p.pred != nil && !p.pred.matchRow(full) {
+		if p.pred != nil && !p.pred.MatchRow(full) {
 			continue
 		}
 		var out value.Row

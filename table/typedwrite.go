@@ -10,6 +10,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -484,7 +485,7 @@ func (r *colReader) micros(p unsafe.Pointer, validate bool) (int64, error) {
 		return 0, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
 	}
 	if r.dst == schema.TimestampNTZ && t.Location() != time.UTC {
-		t = wallClockUTC(t)
+		t = bind.WallClockUTC(t)
 	}
 	return t.UnixMicro(), nil
 }

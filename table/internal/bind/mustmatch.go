@@ -1,4 +1,4 @@
-package table
+package bind
 
 // mustMatch reports whether every row of a file matches p, by its partition
 // values and stats alone, so that a DELETE can remove the file without
@@ -8,23 +8,23 @@ package table
 // millisecond timestamps or NaN-prone floats), with bounds present and a
 // null count of 0 (comparisons are never true on null). part and stats are
 // as for mayMatch; stats may not be nil.
-func (p *pred) mustMatch(part func(*boundCol) any, stats func(*boundCol) *colBounds) bool {
-	return p.fileEval(part, func(l *pred) bool { return l.mustMatchBounds(stats(l.col)) })
+func (p *Pred) MustMatch(part func(*BoundCol) any, stats func(*BoundCol) *ColBounds) bool {
+	return p.fileEval(part, func(l *Pred) bool { return l.mustMatchBounds(stats(l.Col)) })
 }
 
 // mustMatchBounds reports whether every row satisfies the data leaf p,
 // given its column's bounds b (nil: unknown).
-func (p *pred) mustMatchBounds(b *colBounds) bool {
+func (p *Pred) mustMatchBounds(b *ColBounds) bool {
 	if b == nil {
 		return false
 	}
-	switch p.kind {
-	case predIsNull:
+	switch p.Kind {
+	case PredIsNull:
 		return b.AllNull()
-	case predIsNotNull:
+	case PredIsNotNull:
 		return b.NullCount == 0
-	case predCmp:
-		return b.MustCompare(p.op, p.lit)
+	case PredCmp:
+		return b.MustCompare(p.Op, p.Lit)
 	}
 	return false
 }
