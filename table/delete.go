@@ -101,7 +101,7 @@ func (t *Table) dmlTargets(ctx context.Context, op *operation, where Expr, r dml
 		t.cfg.logger.Debug("table: "+strings.ToLower(op.name)+" matched no rows; nothing committed", "table", t.URI(), "version", t.Version(), "predicate", exprString(where))
 		return nil, nil, scanMs, nil
 	}
-	op.tx.ReadFiles(plan.partitionPredicate())
+	op.tx.ReadFiles(plan.PartitionPredicate())
 	return targets, newRemover(t, op, useDV), scanMs, nil
 }
 
@@ -222,7 +222,7 @@ func (r *remover) reserve(targets []*dmlTarget) {
 // remove deletes tg's matched rows and returns how many that is. Kept rows
 // of copy-on-write files are collected for write.
 func (r *remover) remove(tg *dmlTarget) int64 {
-	a := tg.f.add
+	a := tg.f.Add
 	r.op.removes = append(r.op.removes, a.RemoveAt(r.now))
 	if tg.whole {
 		r.removedFiles++

@@ -603,7 +603,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
 	}
 	scanMs := time.Since(op.start).Milliseconds()
-	op.tx.ReadFiles(plan.partitionPredicate())
+	op.tx.ReadFiles(plan.PartitionPredicate())
 
 	j := &mergeJoin{e: e, useDV: useDV, bySrcKey: bySrcKey, srcMatched: make([]bool, len(e.src.rows)),
 		rw: newRemover(t, op, useDV)}
@@ -711,13 +711,13 @@ func (j *mergeJoin) match(trow value.Row, path string) (hit, n int, err error) {
 // changed one of them.
 func (j *mergeJoin) file(tg *dmlTarget) error {
 	e := j.e
-	fc := &mergeFileChanges{add: tg.f.add}
+	fc := &mergeFileChanges{add: tg.f.Add}
 	var changed []int64
 	var kept []value.Row
 	var keptTracks []rowTrack
 	for i, row := range tg.matchedRows {
 		trow := j.pad(row)
-		hit, n, err := j.match(trow, tg.f.path)
+		hit, n, err := j.match(trow, tg.f.Path)
 		if err != nil {
 			return err
 		}
@@ -749,7 +749,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 		}
 		nr, err := e.apply(c, mr)
 		if err != nil {
-			return fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), tg.f.path, err)
+			return fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), tg.f.Path, err)
 		}
 		fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
 		j.written = append(j.written, nr)

@@ -474,7 +474,7 @@ func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 			}
 			ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
 			if f.DeletionVector != nil {
-				bm, err := locs.loadDV(ctx, f.DeletionVector)
+				bm, err := locs.LoadDV(ctx, f.DeletionVector)
 				if err != nil {
 					yield(batch{}, fmt.Errorf("file %s: %w", f.Path, err))
 					return

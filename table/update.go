@@ -69,7 +69,7 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 			for _, s := range sets {
 				v, err := s.val.eval(row)
 				if err != nil {
-					return nil, nil, fmt.Errorf("table: update %s: data file %s: %w", t.URI(), tg.f.path, err)
+					return nil, nil, fmt.Errorf("table: update %s: data file %s: %w", t.URI(), tg.f.Path, err)
 				}
 				nr[s.top] = v
 			}

@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func (f *arrowFilter) eval(p *bind.Pred, active []bool) {
 // types without a typed loop: decimals, struct fields).
 func (f *arrowFilter) evalBoxed(p *bind.Pred, a arrow.Array, active []bool) {
 	if d, ok := a.(*array.Dictionary); ok {
-		g, err := gatherStrings(d, nil)
+		g, err := GatherStrings(d, nil)
 		if err != nil {
 			clear(active)
 			return

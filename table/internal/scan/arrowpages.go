@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"slices"
@@ -40,8 +40,8 @@ type pageLeaf struct {
 // selectPages drops from fr the intervals of the selected row groups that
 // the filter's page statistics prove false (see above), counting their
 // rows as read (minus deleted) in c, as for skipped row groups.
-func (cf *columnarFile) selectPages(p *scanPlan, f *scanFile, fr *fileRead, c *fileCounts) {
-	if p.pred == nil || p.cfg.arrow.noPageIndex || fr.total == 0 || !cf.seekable(fr) || !cf.seekableLeaves(fr, cf.lateLeaves(fr)) {
+func (cf *columnarFile) selectPages(p *Plan, f *File, fr *fileRead, c *fileCounts) {
+	if p.Pred == nil || p.Cfg.Arrow.NoPageIndex || fr.total == 0 || !cf.seekable(fr) || !cf.seekableLeaves(fr, cf.lateLeaves(fr)) {
 		return
 	}
 	pir := cf.fr.ParquetReader().GetPageIndexReader()
@@ -119,13 +119,13 @@ func appendSpan(spans []stripe, s stripe) []stripe {
 // row-group rows, and the filter columns' pages wholly dropped; ok is
 // false when no filter column has a usable page index (then nothing is
 // dropped).
-func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.PageIndexReader, g int, n int64) (kept []stripe, skipped int, ok bool) {
+func (cf *columnarFile) rowGroupPages(p *Plan, f *File, pir *metadata.PageIndexReader, g int, n int64) (kept []stripe, skipped int, ok bool) {
 	rgi, err := pir.RowGroup(g)
 	if err != nil || rgi == nil {
 		return nil, 0, false
 	}
 	var leaves []*pageLeaf
-	p.pred.Columns(func(bc *bind.BoundCol) {
+	p.Pred.Columns(func(bc *bind.BoundCol) {
 		ri, ok := cf.statsColumn(p, bc)
 		if !ok || slices.ContainsFunc(leaves, func(l *pageLeaf) bool { return l.ri == ri }) {
 			return
@@ -144,7 +144,7 @@ func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.Pa
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	part := func(bc *bind.BoundCol) any { return f.part[p.partSlot[bc.Top]] }
+	part := func(bc *bind.BoundCol) any { return f.Part[p.PartSlot[bc.Top]] }
 	for i := 0; i+1 < len(cuts); i++ {
 		from := cuts[i]
 		for _, l := range leaves {
@@ -160,7 +160,7 @@ func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.Pa
 			}
 			return nil
 		}
-		if !p.pred.MayMatch(part, bounds) {
+		if !p.Pred.MayMatch(part, bounds) {
 			continue
 		}
 		for _, l := range leaves {
@@ -261,12 +261,12 @@ func setMinMax(b *bind.ColBounds, src arrow.DataType, lo, hi any) {
 // statsColumn returns the read index of the file column whose Parquet
 // statistics may bound bc: a top-level data column read from the file,
 // whose stats the Delta stats would also use (no type widening).
-func (cf *columnarFile) statsColumn(p *scanPlan, bc *bind.BoundCol) (int, bool) {
+func (cf *columnarFile) statsColumn(p *Plan, bc *bind.BoundCol) (int, bool) {
 	if bc.Partition || len(bc.Sub) > 0 || bc.StatsPath == nil {
 		return -1, false
 	}
 	ri := -1
-	for i, top := range p.readTop {
+	for i, top := range p.ReadTop {
 		if top == bc.Top {
 			ri = i
 		}
