@@ -362,6 +362,9 @@ func (o *textOutput) Ingest(v *IngestView) error {
 		}
 		fmt.Fprintln(o.w)
 	}
+	if v.DeadLetterTopic != "" {
+		fmt.Fprintf(o.w, "%d bad record(s) sent to the dead-letter topic %s\n", v.DeadLetters, v.DeadLetterTopic)
+	}
 	return nil
 }
 
