@@ -870,45 +870,38 @@ func clausePredicates(cs []*boundMergeClause) string {
 	return jsonString(out)
 }
 
-// finish writes the new files and commits the MERGE.
+// finish writes the new files and commits the MERGE with its parameters
+// and Spark's metrics (finishRewrite).
 func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res *MergeResult, scanMs int64) (*Table, *MergeResult, error) {
-	t := e.t
-	rewriteStart := time.Now()
-	if err := rw.write(ctx, e.cfg); err != nil {
-		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
-	}
-	res.CopiedRows = rw.copied
-	res.RemovedFiles, res.AddedFiles = rw.removedFiles, rw.addedFiles
-	res.DeletionVectorsAdded, res.DeletionVectorsUpdated, res.DeletionVectorsRemoved = rw.dvAdded, rw.dvUpdated, rw.dvRemoved
-	op.params = paramsWith(map[string]string{
+	params := map[string]string{
 		"predicate":                    jsonString([]string{e.onText}),
 		"matchedPredicates":            clausePredicates(e.matched),
 		"notMatchedPredicates":         clausePredicates(e.notMatched),
 		"notMatchedBySourcePredicates": clausePredicates(e.bySource),
-	}, e.cfg)
-	op.metrics = metricsOf(map[string]int64{
-		"numSourceRows":                          res.SourceRows,
-		"numTargetRowsInserted":                  res.InsertedRows,
-		"numTargetRowsUpdated":                   res.UpdatedRows,
-		"numTargetRowsMatchedUpdated":            res.MatchedUpdatedRows,
-		"numTargetRowsNotMatchedBySourceUpdated": res.NotMatchedBySourceUpdatedRows,
-		"numTargetRowsDeleted":                   res.DeletedRows,
-		"numTargetRowsMatchedDeleted":            res.MatchedDeletedRows,
-		"numTargetRowsNotMatchedBySourceDeleted": res.NotMatchedBySourceDeletedRows,
-		"numTargetRowsCopied":                    rw.copied,
-		"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
-		"numTargetFilesAdded":                    int64(rw.addedFiles),
-		"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
-		"numTargetBytesAdded":                    rw.addedBytes,
-		"numTargetBytesRemoved":                  rw.removedBytes,
-		"numTargetChangeFilesAdded":              int64(len(op.cdcs)),
-		"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
-		"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
-		"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),
-		"scanTimeMs":                             scanMs,
-		"rewriteTimeMs":                          time.Since(rewriteStart).Milliseconds(),
+	}
+	nt, err := e.t.finishRewrite(ctx, op, rw, e.cfg, &res.DMLResult, "merge into", params, func() map[string]int64 {
+		return map[string]int64{
+			"numSourceRows":                          res.SourceRows,
+			"numTargetRowsInserted":                  res.InsertedRows,
+			"numTargetRowsUpdated":                   res.UpdatedRows,
+			"numTargetRowsMatchedUpdated":            res.MatchedUpdatedRows,
+			"numTargetRowsNotMatchedBySourceUpdated": res.NotMatchedBySourceUpdatedRows,
+			"numTargetRowsDeleted":                   res.DeletedRows,
+			"numTargetRowsMatchedDeleted":            res.MatchedDeletedRows,
+			"numTargetRowsNotMatchedBySourceDeleted": res.NotMatchedBySourceDeletedRows,
+			"numTargetRowsCopied":                    rw.copied,
+			"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
+			"numTargetFilesAdded":                    int64(rw.addedFiles),
+			"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
+			"numTargetBytesAdded":                    rw.addedBytes,
+			"numTargetBytesRemoved":                  rw.removedBytes,
+			"numTargetChangeFilesAdded":              int64(len(op.cdcs)),
+			"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
+			"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
+			"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),
+			"scanTimeMs":                             scanMs,
+		}
 	})
-	nt, err := t.commitDML(ctx, op, &res.DMLResult)
 	if err != nil {
 		return nil, nil, err
 	}
