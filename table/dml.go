@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/table/internal/bind"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -61,7 +62,7 @@ type dmlTarget struct {
 	// matchedTracks and keptTracks are the stable row ids and row commit
 	// versions of matchedRows and keptRows, when the table has row
 	// tracking enabled (rowtracking.go); nil otherwise.
-	matchedTracks, keptTracks []rowTrack
+	matchedTracks, keptTracks []rowtrack.Track
 }
 
 // dmlRead says which rows a DML scan keeps in memory.
@@ -160,8 +161,8 @@ type dmlFileReader struct {
 	proj     []int      // dmlReader's projection, nil for none
 	width    int        // top-level columns of the table schema
 	r        dmlRead
-	rt       *rowTracker // nil: no row tracking to carry
-	partOnly bool        // the predicate is on partition columns alone
+	rt       *rowtrack.Tracker // nil: no row tracking to carry
+	partOnly bool              // the predicate is on partition columns alone
 }
 
 // read returns the target of file f: nil when no row of it matches.
@@ -270,7 +271,7 @@ func (t *Table) dmlReader(plan *scan.Plan, r dmlRead) (reader scan.Plan, proj []
 
 // track fills tg.matchedTracks (when matched, for matchedRows) and
 // tg.keptTracks (the rows at physical indexes kept) from its file.
-func (tg *dmlTarget) track(ctx context.Context, rt *rowTracker, mode string, kept []int64, matched bool) error {
+func (tg *dmlTarget) track(ctx context.Context, rt *rowtrack.Tracker, mode string, kept []int64, matched bool) error {
 	var idx []int64
 	if matched {
 		idx = tg.matched
@@ -278,7 +279,7 @@ func (tg *dmlTarget) track(ctx context.Context, rt *rowTracker, mode string, kep
 	if len(kept) > 0 {
 		idx = slices.Sorted(slices.Values(append(slices.Clone(idx), kept...)))
 	}
-	tracks, err := rt.tracksOf(ctx, tg.f.Store, tg.f.Key, mode, tg.f.Add, idx)
+	tracks, err := rt.TracksOf(ctx, tg.f.Store, tg.f.Key, mode, tg.f.Add, idx)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table/internal/bind"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -659,7 +660,7 @@ type mergeJoin struct {
 	// With row tracking enabled, writtenTracks are the stable row ids and
 	// commit versions of written (rowtracking.go): updated rows keep their
 	// id, inserted ones get fresh ids.
-	writtenTracks []rowTrack
+	writtenTracks []rowtrack.Track
 	keyBuf        []byte
 }
 
@@ -714,7 +715,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 	fc := &mergeFileChanges{add: tg.f.Add}
 	var changed []int64
 	var kept []value.Row
-	var keptTracks []rowTrack
+	var keptTracks []rowtrack.Track
 	for i, row := range tg.matchedRows {
 		trow := j.pad(row)
 		hit, n, err := j.match(trow, tg.f.Path)
@@ -754,7 +755,7 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 		fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
 		j.written = append(j.written, nr)
 		if tg.matchedTracks != nil {
-			j.writtenTracks = append(j.writtenTracks, tg.matchedTracks[i].updated())
+			j.writtenTracks = append(j.writtenTracks, tg.matchedTracks[i].Updated())
 		}
 		if n > 0 {
 			j.cnt.matchedUpdated++
@@ -801,7 +802,7 @@ func (j *mergeJoin) insertUnmatched() error {
 		}
 		j.ch.inserted = append(j.ch.inserted, nr)
 		j.written = append(j.written, nr)
-		j.writtenTracks = append(j.writtenTracks, freshTrack)
+		j.writtenTracks = append(j.writtenTracks, rowtrack.Fresh)
 		j.cnt.inserted++
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -140,7 +141,7 @@ type remover struct {
 	// the operation's new rows (UPDATE); with row tracking enabled, tracks
 	// holds their stable row ids and commit versions (rowtracking.go).
 	rows   []value.Row
-	tracks []rowTrack
+	tracks []rowtrack.Track
 	copied int64
 	// changes are the operation's change data (a change data feed table):
 	// written by write to change data files after the data files.
@@ -220,7 +221,7 @@ func (r *remover) remove(tg *dmlTarget) int64 {
 // rows, rowTrack.updated of tg.matchedTracks for updated ones, freshTrack
 // for inserted ones. write refuses rows queued without tracks on such a
 // table.
-func (r *remover) addRows(rows []value.Row, tracks []rowTrack) {
+func (r *remover) addRows(rows []value.Row, tracks []rowtrack.Track) {
 	r.rows = append(r.rows, rows...)
 	r.tracks = append(r.tracks, tracks...)
 }

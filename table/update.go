@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -62,7 +63,7 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 	}
 	res := &DMLResult{}
 	var updated []value.Row
-	var tracks []rowTrack
+	var tracks []rowtrack.Track
 	for _, tg := range targets {
 		for i, row := range tg.matchedRows {
 			nr := slices.Clone(row)
@@ -78,7 +79,7 @@ func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opt
 				rw.changes = append(rw.changes, changeRow{typ: ChangeUpdatePreimage, row: row}, changeRow{typ: ChangeUpdatePostimage, row: nr})
 			}
 			if tg.matchedTracks != nil {
-				tracks = append(tracks, tg.matchedTracks[i].updated())
+				tracks = append(tracks, tg.matchedTracks[i].Updated())
 			}
 		}
 		res.UpdatedRows += rw.remove(tg)
