@@ -37,6 +37,7 @@ type Output interface {
 	ExactlyOnce(*ExactlyOnceView) error
 	Cleanup(*CleanupView) error
 	Version(*VersionView) error
+	Report(*ReportView) error
 }
 
 // jsonOutput writes each view as one indented JSON document.
