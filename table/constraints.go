@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
@@ -204,7 +205,7 @@ func CheckConstraints(m *txlog.Metadata, sch *schema.StructType, rows []value.Ro
 			}
 			vals := make([]string, len(c.cols))
 			for j, b := range c.cols {
-				vals[j] = b.Name + " => " + bind.FormatLiteral(b.Value(row))
+				vals[j] = b.Name + " => " + expr.FormatLiteral(b.Value(row))
 			}
 			return &ConstraintViolationError{Kind: c.kind, Name: c.name, Expression: c.expr, Row: i, Values: vals}
 		}

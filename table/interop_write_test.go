@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
-	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/testenv"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -189,7 +189,7 @@ func interopValue(t schema.Type, v any) any {
 		case schema.Timestamp:
 			return v.(time.Time).UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000") + "Z"
 		case schema.TimestampNTZ:
-			return bind.WallClockUTC(v.(time.Time)).Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000")
+			return expr.WallClockUTC(v.(time.Time)).Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000")
 		case schema.String:
 			if s, ok := v.(string); ok && s == "" {
 				return s

@@ -292,7 +292,7 @@ func (e *mergeExec) bind() error {
 // keyOf reports whether conjunct c is a join key target.x = source.y.
 func (e *mergeExec) keyOf(bd *bind.Binder, c Expr) (mergeKey, bool, error) {
 	ce, ok := c.(*expr.Comparison)
-	if !ok || ce.Op != bind.OpEq {
+	if !ok || ce.Op != expr.OpEq {
 		return mergeKey{}, false, nil
 	}
 	oc, ok := ce.Value.(Column)
@@ -311,7 +311,7 @@ func (e *mergeExec) keyOf(bd *bind.Binder, c Expr) (mergeKey, bool, error) {
 	if err != nil {
 		return mergeKey{}, false, fmt.Errorf("merge key %s: the source has no such column: %w", sc, err)
 	}
-	if tb.Kind != sb.Kind || tb.Kind == bind.KindUnsupported {
+	if tb.Kind != sb.Kind || tb.Kind == expr.KindUnsupported {
 		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.Type, sc, sb.Type)
 	}
 	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.Sub[0]].Name, top: -1}
@@ -428,11 +428,11 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 		fast := true
 		switch x := v.(type) {
 		case int64:
-			n, fast = x, c.Kind == bind.KindInt
+			n, fast = x, c.Kind == expr.KindInt
 		case int32:
-			n, fast = int64(x), c.Kind == bind.KindInt
+			n, fast = int64(x), c.Kind == expr.KindInt
 		case value.Date:
-			n, fast = int64(x), c.Kind == bind.KindDate
+			n, fast = int64(x), c.Kind == expr.KindDate
 		default:
 			fast = false
 		}
@@ -464,9 +464,9 @@ func canonicalKey(c *bind.BoundCol, v any) (string, error) {
 		return "", err
 	}
 	switch c.Kind {
-	case bind.KindInt, bind.KindDate:
+	case expr.KindInt, expr.KindDate:
 		return strconv.FormatInt(x.(int64), 10), nil
-	case bind.KindFloat32, bind.KindFloat64:
+	case expr.KindFloat32, expr.KindFloat64:
 		f := x.(float64)
 		if f == 0 {
 			f = 0 // -0 = 0
@@ -475,15 +475,15 @@ func canonicalKey(c *bind.BoundCol, v any) (string, error) {
 			return "NaN", nil
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
-	case bind.KindBool:
+	case expr.KindBool:
 		return strconv.FormatBool(x.(bool)), nil
-	case bind.KindString:
+	case expr.KindString:
 		return x.(string), nil
-	case bind.KindBinary:
+	case expr.KindBinary:
 		return string(x.([]byte)), nil
-	case bind.KindTimestamp, bind.KindTimestampNTZ:
+	case expr.KindTimestamp, expr.KindTimestampNTZ:
 		return x.(time.Time).UTC().Format(time.RFC3339Nano), nil
-	case bind.KindDecimal:
+	case expr.KindDecimal:
 		s := x.(value.Decimal).String()
 		if strings.Contains(s, ".") {
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -500,7 +500,7 @@ func canonicalKey(c *bind.BoundCol, v any) (string, error) {
 func (e *mergeExec) keyText(row value.Row) string {
 	parts := make([]string, len(e.keys))
 	for i, k := range e.keys {
-		parts[i] = k.name + "=" + bind.FormatLiteral(k.t.Value(row))
+		parts[i] = k.name + "=" + expr.FormatLiteral(k.t.Value(row))
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
@@ -531,10 +531,10 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 			if lo == nil {
 				lo, hi = x, x
 			} else {
-				if c, ok := bind.CompareValue(k.s.Kind, x, lo); ok && c < 0 {
+				if c, ok := expr.Compare(k.s.Kind, x, lo); ok && c < 0 {
 					lo = x
 				}
-				if c, ok := bind.CompareValue(k.s.Kind, x, hi); ok && c > 0 {
+				if c, ok := expr.Compare(k.s.Kind, x, hi); ok && c > 0 {
 					hi = x
 				}
 			}
@@ -549,7 +549,7 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		col := expr.ColPath(k.t.Path()...)
 		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
 		lit := func(x any) any {
-			if k.s.Kind == bind.KindDate {
+			if k.s.Kind == expr.KindDate {
 				return value.Date(x.(int64))
 			}
 			return x

@@ -39,7 +39,7 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 			return nil, 0, fmt.Errorf("latest per key: key column %s: %w", k, err)
 		}
 		switch c.Kind {
-		case bind.KindInt, bind.KindDate, bind.KindFloat32, bind.KindFloat64, bind.KindBool, bind.KindString, bind.KindBinary, bind.KindTimestamp, bind.KindTimestampNTZ, bind.KindDecimal:
+		case expr.KindInt, expr.KindDate, expr.KindFloat32, expr.KindFloat64, expr.KindBool, expr.KindString, expr.KindBinary, expr.KindTimestamp, expr.KindTimestampNTZ, expr.KindDecimal:
 		default:
 			return nil, 0, bind.Invalidf("latest per key: column %s of type %s cannot be a merge key", c.Name, c.Type)
 		}

@@ -8,9 +8,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
-	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -485,7 +485,7 @@ func (r *colReader) micros(p unsafe.Pointer, validate bool) (int64, error) {
 		return 0, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
 	}
 	if r.dst == schema.TimestampNTZ && t.Location() != time.UTC {
-		t = bind.WallClockUTC(t)
+		t = expr.WallClockUTC(t)
 	}
 	return t.UnixMicro(), nil
 }

@@ -37,7 +37,7 @@ func Div(a, b any) Value { return expr.Div(a, b) }
 
 // boundValue evaluates a Value on a full table row (schema order).
 type boundValue struct {
-	kind bind.ValueKind // kindInt or kindFloat64 for arithmetic results
+	kind expr.Kind // kindInt or kindFloat64 for arithmetic results
 	typ  schema.Type
 	eval func(value.Row) (any, error)
 }
@@ -53,7 +53,7 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bind.
 		if err != nil {
 			return nil, bind.Invalidf("SET %s = %s: %v", target.Name, v, err)
 		}
-		if target.Kind == bind.KindDate {
+		if target.Kind == expr.KindDate {
 			x = value.Date(x.(int64))
 		}
 		if _, err := checkValue(target.Type, x); err != nil {
@@ -68,10 +68,10 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bind.
 	if b.typ == nil { // NULL
 		return b, nil
 	}
-	if b.kind == target.Kind && (b.kind != bind.KindUnsupported && b.kind != bind.KindDecimal || b.typ.String() == target.Type.String()) {
+	if b.kind == target.Kind && (b.kind != expr.KindUnsupported && b.kind != expr.KindDecimal || b.typ.String() == target.Type.String()) {
 		return b, nil
 	}
-	if b.kind == bind.KindInt && (target.Kind == bind.KindFloat32 || target.Kind == bind.KindFloat64) {
+	if b.kind == expr.KindInt && (target.Kind == expr.KindFloat32 || target.Kind == expr.KindFloat64) {
 		return &boundValue{kind: target.Kind, typ: target.Type, eval: func(r value.Row) (any, error) {
 			x, err := b.eval(r)
 			if x == nil || err != nil {
@@ -81,7 +81,7 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bind.
 			return float64(n), nil
 		}}, nil
 	}
-	if b.kind == bind.KindFloat32 && target.Kind == bind.KindFloat64 || b.kind == bind.KindFloat64 && target.Kind == bind.KindFloat32 {
+	if b.kind == expr.KindFloat32 && target.Kind == expr.KindFloat64 || b.kind == expr.KindFloat64 && target.Kind == expr.KindFloat32 {
 		return b, nil
 	}
 	return nil, bind.Invalidf("SET %s = %s: a %s value does not fit column %s of type %s", target.Name, v, b.typ, target.Name, target.Type)
@@ -100,7 +100,7 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 			return nil, err
 		}
 		lit := x.V
-		return &boundValue{kind: bind.KindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
+		return &boundValue{kind: expr.KindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
 	case Column:
 		c, err := bind.NewBinder(sch, partCols, "none").Column(x)
 		if err != nil {
@@ -132,7 +132,7 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		return nil, err
 	}
 	numeric := func(b *boundValue) bool {
-		return b.typ == nil || b.kind == bind.KindInt || b.kind == bind.KindFloat32 || b.kind == bind.KindFloat64
+		return b.typ == nil || b.kind == expr.KindInt || b.kind == expr.KindFloat32 || b.kind == expr.KindFloat64
 	}
 	if !numeric(l) || !numeric(r) {
 		bad := l
@@ -141,10 +141,10 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		}
 		return nil, bind.Invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
 	}
-	asFloat := a.Op == '/' || l.kind == bind.KindFloat32 || l.kind == bind.KindFloat64 || r.kind == bind.KindFloat32 || r.kind == bind.KindFloat64
-	out := &boundValue{kind: bind.KindInt, typ: schema.Primitive(schema.Long)}
+	asFloat := a.Op == '/' || l.kind == expr.KindFloat32 || l.kind == expr.KindFloat64 || r.kind == expr.KindFloat32 || r.kind == expr.KindFloat64
+	out := &boundValue{kind: expr.KindInt, typ: schema.Primitive(schema.Long)}
 	if asFloat {
-		out.kind, out.typ = bind.KindFloat64, schema.Primitive(schema.Double)
+		out.kind, out.typ = expr.KindFloat64, schema.Primitive(schema.Double)
 	}
 	text := a.String()
 	out.eval = func(row value.Row) (any, error) {

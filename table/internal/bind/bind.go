@@ -3,7 +3,6 @@ package bind
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/objectstore"
@@ -11,46 +10,25 @@ import (
 	"github.com/deltakit/deltakit/value"
 )
 
-// cmpOp is a comparison operator (the bound predicate's name for expr.Op).
-type CmpOp = expr.Op
-
-// The operators, as the bound predicate names them.
-const OpEq, OpNe, OpLt, OpLe, OpGt, OpGe = expr.OpEq, expr.OpNe, expr.OpLt, expr.OpLe, expr.OpGt, expr.OpGe
-
-// formatLiteral renders a predicate value (expr.FormatLiteral).
-func FormatLiteral(v any) string { return expr.FormatLiteral(v) }
-
-// valueKind is how a column's values compare (expr.Kind).
-type ValueKind = expr.Kind
-
-// The kinds, as the bound predicate and the evaluators name them.
-const (
-	KindUnsupported, KindInt, KindFloat32, KindFloat64 = expr.KindUnsupported, expr.KindInt, expr.KindFloat32, expr.KindFloat64
-	KindBool, KindString, KindBinary, KindDate         = expr.KindBool, expr.KindString, expr.KindBinary, expr.KindDate
-	KindTimestamp, KindTimestampNTZ, KindDecimal       = expr.KindTimestamp, expr.KindTimestampNTZ, expr.KindDecimal
-)
-
-func KindOf(t schema.Type) ValueKind { return expr.KindOf(t) }
-
-// boundCol is a predicate column resolved against one table schema.
+// BoundCol is a predicate column resolved against one table schema.
 type BoundCol struct {
 	Name      string // dotted logical path, for messages
 	Top       int    // index of the top-level field in the table schema
 	Sub       []int  // struct field indexes below the top-level field
 	Type      schema.Type
-	Kind      ValueKind
+	Kind      expr.Kind
 	Partition bool   // a (top-level) partition column
 	partKey   string // its partitionValues key: the physical name
-	// statsPath is the column's path of physical names in the stats JSON;
+	// StatsPath is the column's path of physical names in the stats JSON;
 	// nil when the stats must not be used for it (type widening changed
 	// its type, or a collation orders its strings differently).
 	StatsPath []string
 }
 
-type predKind uint8
+type PredKind uint8
 
 const (
-	PredTrue predKind = iota
+	PredTrue PredKind = iota
 	PredFalse
 	PredAnd
 	PredOr
@@ -62,16 +40,16 @@ const (
 	predColCmp    // col op col2 (a column compared with another, e.g. MERGE's target.id = source.id)
 )
 
-// pred is a bound predicate in negation normal form: NOT has been pushed
+// Pred is a bound predicate in negation normal form: NOT has been pushed
 // into the leaves (De Morgan; NOT a<b is a>=b, which has the same TRUE set
 // under three-valued logic), so a row matches iff the tree evaluates to
 // true with every leaf false on null.
 type Pred struct {
-	Kind predKind
+	Kind PredKind
 	Kids []*Pred
 	Col  *BoundCol
-	Op   CmpOp
-	// nanTrue is the value of a predCmp leaf on an unordered (NaN) float:
+	Op   expr.Op
+	// NaNTrue is the value of a predCmp leaf on an unordered (NaN) float:
 	// IEEE 754 makes NaN != x true and every other comparison false, and
 	// NOT (x < y) is then "x >= y OR x is NaN".
 	NaNTrue bool
@@ -80,7 +58,7 @@ type Pred struct {
 	col2    *BoundCol // the right-hand column (predColCmp)
 }
 
-// binder resolves expressions against a table schema.
+// Binder resolves expressions against a table schema.
 type Binder struct {
 	sch      *schema.StructType
 	partCols map[string]bool
@@ -118,7 +96,7 @@ func (b *Binder) Bind(e expr.Expr, neg bool) (*Pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		op, nanTrue := e.Op, e.Op == OpNe
+		op, nanTrue := e.Op, e.Op == expr.OpNe
 		if neg {
 			op, nanTrue = op.Negate(), !nanTrue
 		}
@@ -203,11 +181,11 @@ func (b *Binder) bindColCmp(e *expr.Comparison, col *BoundCol, other expr.Column
 	if err != nil {
 		return nil, err
 	}
-	if col.Kind == KindUnsupported || col2.Kind == KindUnsupported ||
+	if col.Kind == expr.KindUnsupported || col2.Kind == expr.KindUnsupported ||
 		col.Kind != col2.Kind && !(col.Kind.IsNumber() && col2.Kind.IsNumber()) {
 		return nil, Invalidf("%s: column %s of type %s cannot be compared with column %s of type %s", e, col.Name, col.Type, col2.Name, col2.Type)
 	}
-	op, nanTrue := e.Op, e.Op == OpNe
+	op, nanTrue := e.Op, e.Op == expr.OpNe
 	if neg {
 		op, nanTrue = op.Negate(), !nanTrue
 	}
@@ -224,7 +202,7 @@ func (p *Pred) colCmpTrue(row value.Row) bool {
 	k := p.Col.Kind
 	if k != p.col2.Kind {
 		// mixed numbers compare as doubles
-		a, b, k = expr.NumberAsFloat(a), expr.NumberAsFloat(b), KindFloat64
+		a, b, k = expr.NumberAsFloat(a), expr.NumberAsFloat(b), expr.KindFloat64
 	}
 	lit, err := ConvertLiteral(&BoundCol{Kind: k, Name: p.col2.Name, Type: p.col2.Type}, b)
 	if err != nil {
@@ -233,7 +211,7 @@ func (p *Pred) colCmpTrue(row value.Row) bool {
 	return expr.CompareTrue(k, a, p.Op, lit, p.NaNTrue)
 }
 
-// lookupField finds a field by exact name, else by the one name equal under
+// LookupField finds a field by exact name, else by the one name equal under
 // case folding.
 func LookupField(st *schema.StructType, name string) (int, error) {
 	if i := st.FieldIndex(name); i >= 0 {
@@ -254,7 +232,7 @@ func LookupField(st *schema.StructType, name string) (int, error) {
 	return found, nil
 }
 
-// column resolves a column reference (memoized, so every leaf on one column
+// Column resolves a column reference (memoized, so every leaf on one column
 // shares one *boundCol).
 func (b *Binder) Column(c expr.Column) (*BoundCol, error) {
 	path := c.Path()
@@ -293,7 +271,7 @@ func (b *Binder) Column(c expr.Column) (*BoundCol, error) {
 	if !statsOK {
 		bc.StatsPath = nil
 	}
-	bc.Kind = KindOf(bc.Type)
+	bc.Kind = expr.KindOf(bc.Type)
 	b.cols[key] = bc
 	return bc, nil
 }
@@ -307,18 +285,11 @@ func fieldBlocksStats(f *schema.StructField) bool {
 	return widened || collated
 }
 
-// convertLiteral converts a predicate value to the canonical form of the
+// ConvertLiteral converts a predicate value to the canonical form of the
 // column's kind (expr.Convert).
 func ConvertLiteral(c *BoundCol, v any) (any, error) { return expr.Convert(c.Kind, c.Name, c.Type, v) }
 
-// wallClockUTC returns t's wall clock in its own location as a UTC time.
-func WallClockUTC(t time.Time) time.Time { return expr.WallClockUTC(t) }
-
-// compareValue compares a value with a canonical value lit of kind k
-// (expr.Compare).
-func CompareValue(k ValueKind, v, lit any) (c int, ok bool) { return expr.Compare(k, v, lit) }
-
-// leafTrue evaluates a leaf on the column's value v (nil for null).
+// LeafTrue evaluates a leaf on the column's value v (nil for null).
 func LeafTrue(p *Pred, v any) bool {
 	switch p.Kind {
 	case PredIsNull:
@@ -334,14 +305,14 @@ func LeafTrue(p *Pred, v any) bool {
 		return expr.CompareTrue(p.Col.Kind, v, p.Op, p.Lit, p.NaNTrue)
 	case PredIn:
 		for _, lit := range p.Lits {
-			if expr.CompareTrue(p.Col.Kind, v, OpEq, lit, false) {
+			if expr.CompareTrue(p.Col.Kind, v, expr.OpEq, lit, false) {
 				return true
 			}
 		}
 		return false
 	case PredNotIn:
 		for _, lit := range p.Lits {
-			if !expr.CompareTrue(p.Col.Kind, v, OpNe, lit, true) {
+			if !expr.CompareTrue(p.Col.Kind, v, expr.OpNe, lit, true) {
 				return false
 			}
 		}
@@ -367,7 +338,7 @@ func (c *BoundCol) Value(row value.Row) any {
 	return v
 }
 
-// matchRow evaluates p on a full-width table row (values in schema order).
+// MatchRow evaluates p on a full-width table row (values in schema order).
 func (p *Pred) MatchRow(row value.Row) bool {
 	return p.eval(func(l *Pred) bool {
 		if l.Kind == predColCmp {
@@ -403,7 +374,7 @@ func (p *Pred) eval(leaf func(*Pred) bool) bool {
 	return leaf(p)
 }
 
-// columns calls fn for every column the predicate references.
+// Columns calls fn for every column the predicate references.
 func (p *Pred) Columns(fn func(*BoundCol)) {
 	if p.Col != nil {
 		fn(p.Col)
@@ -416,7 +387,7 @@ func (p *Pred) Columns(fn func(*BoundCol)) {
 	}
 }
 
-// path returns the column's logical path below its top-level column (for a
+// Path returns the column's logical path below its top-level column (for a
 // MERGE row: below the target or source struct).
 func (c *BoundCol) Path() []string {
 	return strings.Split(c.Name, ".")[1:]

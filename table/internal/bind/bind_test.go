@@ -161,18 +161,18 @@ func TestExprNegationNormalForm(t *testing.T) {
 		t.Fatalf("top: kind %d with %d kids, want OR of 2", p.Kind, len(p.Kids))
 	}
 	a, b := p.Kids[0], p.Kids[1]
-	if a.Kind != PredCmp || a.Op != OpGe || a.Col.Name != "i" {
+	if a.Kind != PredCmp || a.Op != expr.OpGe || a.Col.Name != "i" {
 		t.Errorf("first: %+v, want i >= 1", a)
 	}
 	if b.Kind != PredAnd || len(b.Kids) != 2 || b.Kids[0].Kind != PredIsNotNull || b.Kids[1].Kind != PredCmp ||
-		b.Kids[1].Op != OpGe || b.Kids[1].NaNTrue {
+		b.Kids[1].Op != expr.OpGe || b.Kids[1].NaNTrue {
 		t.Errorf("second: %+v, want s IS NOT NULL AND d >= 2", b)
 	}
 	p, err = NewBinder(sch, nil, "none").Bind(expr.Not(expr.Col("d").Lt(2)), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Op != OpGe || !p.NaNTrue {
+	if p.Op != expr.OpGe || !p.NaNTrue {
 		t.Errorf("NOT d < 2 = %+v, want d >= 2 OR NaN", p)
 	}
 }

@@ -18,11 +18,11 @@ import "github.com/deltakit/deltakit/expr"
 //     value, and nullCount is used only when it is 0 or numRecords, as the
 //     spec allows.
 
-// mayMatch reports whether a file may hold a row matching p: part returns the parsed value of a
+// MayMatch reports whether a file may hold a row matching p: part returns the parsed value of a
 // partition column (by top-level index); stats returns the bounds of a data
 // column, or nil when the caller wants data columns assumed to match (the
 // partition-only pass).
-func (p *Pred) MayMatch(part func(*BoundCol) any, stats func(*BoundCol) *ColBounds) bool {
+func (p *Pred) MayMatch(part func(*BoundCol) any, stats func(*BoundCol) *expr.Bounds) bool {
 	return p.fileEval(part, func(l *Pred) bool {
 		if stats == nil {
 			return true
@@ -44,7 +44,7 @@ func (p *Pred) fileEval(part func(*BoundCol) any, data func(leaf *Pred) bool) bo
 	})
 }
 
-// hasDataLeaf reports whether p references a column that is not a
+// HasDataLeaf reports whether p references a column that is not a
 // partition column (so file stats can help).
 func (p *Pred) HasDataLeaf() bool {
 	found := false
@@ -56,11 +56,8 @@ func (p *Pred) HasDataLeaf() bool {
 	return found
 }
 
-// colBounds is what a file's stats say about one column (expr.Bounds).
-type ColBounds = expr.Bounds
-
 // boundsMayMatch evaluates a data leaf against its column's bounds.
-func boundsMayMatch(b *ColBounds, p *Pred) bool {
+func boundsMayMatch(b *expr.Bounds, p *Pred) bool {
 	switch p.Kind {
 	case PredIsNull:
 		return b.MayNull(false)
@@ -82,7 +79,7 @@ type fileStats struct {
 	NumRecords int64 // -1 when absent
 }
 
-// parseFileStats parses add.stats; it returns nil for absent or malformed
+// ParseFileStats parses add.stats; it returns nil for absent or malformed
 // stats (the file then may match anything).
 func ParseFileStats(s string) *fileStats {
 	st := expr.ParseStats(s)
@@ -92,9 +89,9 @@ func ParseFileStats(s string) *fileStats {
 	return &fileStats{st: st, NumRecords: st.NumRecords}
 }
 
-// bounds returns the stats of column c, or nil when the file has no stats
+// Bounds returns the stats of column c, or nil when the file has no stats
 // or c's stats must not be used.
-func (fs *fileStats) Bounds(c *BoundCol) *ColBounds {
+func (fs *fileStats) Bounds(c *BoundCol) *expr.Bounds {
 	if fs == nil || c.StatsPath == nil {
 		return nil
 	}

@@ -29,7 +29,7 @@ type Track struct{ ID, Version int64 }
 // freshTrack is the rowTrack of an inserted row: both null.
 var Fresh = Track{ID: noTrack, Version: noTrack}
 
-// updated returns the rowTrack of the row after an UPDATE (or a MERGE
+// Updated returns the rowTrack of the row after an UPDATE (or a MERGE
 // update) changed it: the same id, a null commit version (the commit's
 // defaultRowCommitVersion applies), as Spark's UpdateCommand writes it.
 func (r Track) Updated() Track { return Track{ID: r.ID, Version: noTrack} }
@@ -63,7 +63,7 @@ func TrackerOf(snap *txlog.Snapshot) (*Tracker, error) {
 	return rt, nil
 }
 
-// fields returns the hidden columns as nullable long fields (their names
+// Fields returns the hidden columns as nullable long fields (their names
 // are physical names under column mapping too).
 func (rt *Tracker) Fields() []*schema.StructField {
 	long := schema.Primitive("long")
@@ -73,7 +73,7 @@ func (rt *Tracker) Fields() []*schema.StructField {
 	}
 }
 
-// stableTrack returns the stable row id and row commit version of the row
+// StableTrack returns the stable row id and row commit version of the row
 // at physical index idx of the file of a, given its materialized values
 // (int64, or nil when null or the column is absent): spec "Reader
 // Requirements for Row Tracking".
@@ -96,7 +96,7 @@ func StableTrack(a *txlog.Add, idx int64, matID, matVersion any) (Track, error) 
 	return tr, nil
 }
 
-// tracksOf returns the stable row ids and row commit versions of the rows
+// TracksOf returns the stable row ids and row commit versions of the rows
 // at physical indexes idx (ascending) of the data file of a (at key in
 // store, read under column mapping mode), reading only its materialized
 // columns.
@@ -129,7 +129,7 @@ func (rt *Tracker) TracksOf(ctx context.Context, store objectstore.Store, key, m
 	return nil, fmt.Errorf("data file %s: row %d is past its %d rows: %w", a.Path, idx[next], pf.NumRows(), txlog.ErrCorruptLog)
 }
 
-// materialize returns rows (of schema sch) extended by the hidden columns
+// Materialize returns rows (of schema sch) extended by the hidden columns
 // holding tracks (len(tracks) == len(rows); noTrack values are null), with
 // the extended schema. Fewer or more tracks than rows is an error: stable
 // row ids would be lost.
@@ -158,7 +158,7 @@ func (rt *Tracker) Materialize(ctx context.Context, sch *schema.StructType, rows
 	return ext, out, nil
 }
 
-// withoutStatsOf removes columns cols from the minValues, maxValues and
+// WithoutStatsOf removes columns cols from the minValues, maxValues and
 // nullCount of a stats JSON object (the hidden columns are not table
 // columns; Spark keeps no stats on them). Stats that do not parse are
 // returned as they are.

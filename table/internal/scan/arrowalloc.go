@@ -167,7 +167,7 @@ func (a *poolAllocator) pinOutput(d arrow.ArrayData) {
 	a.pinOutput(d.Dictionary())
 }
 
-// rawAllocator is a poolAllocator's pools without the zeroing: the
+// RawAllocator is a poolAllocator's pools without the zeroing: the
 // allocator of the page reader (parquet.ReaderProperties), whose buffers
 // (compressed pages read from the file, pages decompressed into, the
 // dictionary page) are overwritten whole before they are read, the

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
@@ -88,7 +89,7 @@ func (f *arrowFilter) eval(p *bind.Pred, active []bool) {
 		try := make([]bool, len(active))
 		for _, lit := range p.Lits {
 			copy(try, active)
-			if !evalCmp(a, p.Col.Kind, bind.OpEq, lit, false, try) {
+			if !evalCmp(a, p.Col.Kind, expr.OpEq, lit, false, try) {
 				f.evalBoxed(p, a, active)
 				return
 			}
@@ -102,7 +103,7 @@ func (f *arrowFilter) eval(p *bind.Pred, active []bool) {
 		return
 	case bind.PredNotIn:
 		for _, lit := range p.Lits {
-			if !evalCmp(a, p.Col.Kind, bind.OpNe, lit, true, active) {
+			if !evalCmp(a, p.Col.Kind, expr.OpNe, lit, true, active) {
 				f.evalBoxed(p, a, active)
 				return
 			}
@@ -154,39 +155,39 @@ func (f *arrowFilter) evalBoxed(p *bind.Pred, a arrow.Array, active []bool) {
 
 // evalCmp applies "a op lit" to the active rows of a; false when a's type
 // has no typed loop here (nothing changed then).
-func evalCmp(a arrow.Array, k bind.ValueKind, op bind.CmpOp, lit any, nanTrue bool, active []bool) bool {
+func evalCmp(a arrow.Array, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	switch a := a.(type) {
 	case *array.Dictionary:
 		return evalDictCmp(a, k, op, lit, nanTrue, active)
 	case *array.Int64:
-		return intCmp(a, a.Int64Values(), k == bind.KindInt || k == bind.KindDate, op, lit, active)
+		return intCmp(a, a.Int64Values(), k == expr.KindInt || k == expr.KindDate, op, lit, active)
 	case *array.Int32:
-		return intCmp(a, a.Int32Values(), k == bind.KindInt, op, lit, active)
+		return intCmp(a, a.Int32Values(), k == expr.KindInt, op, lit, active)
 	case *array.Int16:
-		return intCmp(a, a.Int16Values(), k == bind.KindInt, op, lit, active)
+		return intCmp(a, a.Int16Values(), k == expr.KindInt, op, lit, active)
 	case *array.Int8:
-		return intCmp(a, a.Int8Values(), k == bind.KindInt, op, lit, active)
+		return intCmp(a, a.Int8Values(), k == expr.KindInt, op, lit, active)
 	case *array.Date32:
-		return intCmp(a, a.Date32Values(), k == bind.KindDate, op, lit, active)
+		return intCmp(a, a.Date32Values(), k == expr.KindDate, op, lit, active)
 	case *array.Float64:
 		return floatCmp(a, a.Float64Values(), k, op, lit, nanTrue, active)
 	case *array.Float32:
 		return floatCmp(a, a.Float32Values(), k, op, lit, nanTrue, active)
 	case *array.String:
 		l, ok := lit.(string)
-		if ok && k == bind.KindString {
+		if ok && k == expr.KindString {
 			cmpValues(a, a.Value, func(v string) int { return strings.Compare(v, l) }, op, active)
 		}
-		return ok && k == bind.KindString
+		return ok && k == expr.KindString
 	case *array.Binary:
 		l, ok := lit.([]byte)
-		if ok && k == bind.KindBinary {
+		if ok && k == expr.KindBinary {
 			cmpValues(a, a.Value, func(v []byte) int { return bytes.Compare(v, l) }, op, active)
 		}
-		return ok && k == bind.KindBinary
+		return ok && k == expr.KindBinary
 	case *array.Boolean:
 		l, ok := lit.(bool)
-		if ok && k == bind.KindBool {
+		if ok && k == expr.KindBool {
 			cmpValues(a, a.Value, func(v bool) int {
 				switch {
 				case v == l:
@@ -197,7 +198,7 @@ func evalCmp(a arrow.Array, k bind.ValueKind, op bind.CmpOp, lit any, nanTrue bo
 				return 1
 			}, op, active)
 		}
-		return ok && k == bind.KindBool
+		return ok && k == expr.KindBool
 	case *array.Timestamp:
 		return evalTimestampCmp(a, k, op, lit, active)
 	}
@@ -206,7 +207,7 @@ func evalCmp(a arrow.Array, k bind.ValueKind, op bind.CmpOp, lit any, nanTrue bo
 
 // evalDictCmp is evalCmp on a dictionary array: each dictionary value is
 // compared once; rows take their value's result.
-func evalDictCmp(a *array.Dictionary, k bind.ValueKind, op bind.CmpOp, lit any, nanTrue bool, active []bool) bool {
+func evalDictCmp(a *array.Dictionary, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	dm := make([]bool, a.Dictionary().Len())
 	for i := range dm {
 		dm[i] = true
@@ -235,10 +236,10 @@ func evalDictCmp(a *array.Dictionary, k bind.ValueKind, op bind.CmpOp, lit any, 
 }
 
 // evalTimestampCmp is evalCmp on microsecond timestamps.
-func evalTimestampCmp(a *array.Timestamp, k bind.ValueKind, op bind.CmpOp, lit any, active []bool) bool {
+func evalTimestampCmp(a *array.Timestamp, k expr.Kind, op expr.Op, lit any, active []bool) bool {
 	tt, ok := a.DataType().(*arrow.TimestampType)
 	l, isTime := lit.(time.Time)
-	if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != bind.KindTimestamp && k != bind.KindTimestampNTZ) {
+	if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != expr.KindTimestamp && k != expr.KindTimestampNTZ) {
 		return false
 	}
 	// The literal in microseconds (floor) and whether it has a
@@ -257,7 +258,7 @@ func evalTimestampCmp(a *array.Timestamp, k bind.ValueKind, op bind.CmpOp, lit a
 
 // cmpValues clears the active rows of a that are null or where
 // opHolds(op, compare(value(i))) is false.
-func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op bind.CmpOp, active []bool) {
+func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op expr.Op, active []bool) {
 	nulls := a.NullN() > 0
 	for i, on := range active {
 		if on && ((nulls && a.IsNull(i)) || !opHolds(op, compare(value(i)))) {
@@ -269,7 +270,7 @@ func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op 
 // intCmp applies "vals op lit" for an int64 literal when ok (the column's
 // kind takes integers), comparing the values widened to int64 in place:
 // no copy of the batch's values.
-func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool, op bind.CmpOp, lit any, active []bool) bool {
+func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool, op expr.Op, lit any, active []bool) bool {
 	l, isInt := lit.(int64)
 	if !ok || !isInt {
 		return false
@@ -280,21 +281,21 @@ func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool
 
 // floatCmp is intCmp for floats (kinds float and double, a float64
 // literal).
-func floatCmp[T ~float32 | ~float64](a arrow.Array, vals []T, k bind.ValueKind, op bind.CmpOp, lit any, nanTrue bool, active []bool) bool {
+func floatCmp[T ~float32 | ~float64](a arrow.Array, vals []T, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	l, ok := lit.(float64)
-	if !ok || (k != bind.KindFloat64 && k != bind.KindFloat32) {
+	if !ok || (k != expr.KindFloat64 && k != expr.KindFloat32) {
 		return false
 	}
 	cmpFloats(a, vals, op, l, nanTrue, active)
 	return true
 }
 
-func opHolds(op bind.CmpOp, c int) bool { return op.Holds(c) }
+func opHolds(op expr.Op, c int) bool { return op.Holds(c) }
 
 // cmpOrdered clears the active rows where "int64(vals[i]) op lit" is not
 // true or the value is null; one loop per operator, values widened in
 // place.
-func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op bind.CmpOp, lit int64, active []bool) {
+func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op expr.Op, lit int64, active []bool) {
 	if a.NullN() > 0 {
 		for i, on := range active {
 			if on && a.IsNull(i) {
@@ -303,15 +304,15 @@ func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op 
 		}
 	}
 	switch op {
-	case bind.OpEq:
+	case expr.OpEq:
 		clearUnless(vals, active, func(v int64) bool { return v == lit })
-	case bind.OpNe:
+	case expr.OpNe:
 		clearUnless(vals, active, func(v int64) bool { return v != lit })
-	case bind.OpLt:
+	case expr.OpLt:
 		clearUnless(vals, active, func(v int64) bool { return v < lit })
-	case bind.OpLe:
+	case expr.OpLe:
 		clearUnless(vals, active, func(v int64) bool { return v <= lit })
-	case bind.OpGt:
+	case expr.OpGt:
 		clearUnless(vals, active, func(v int64) bool { return v > lit })
 	default:
 		clearUnless(vals, active, func(v int64) bool { return v >= lit })
@@ -329,7 +330,7 @@ func clearUnless[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, active []bool, ho
 
 // cmpFloats is cmpOrdered for floats: a NaN value or literal gives
 // nanTrue (see pred.nanTrue).
-func cmpFloats[T ~float32 | ~float64](a arrow.Array, vals []T, op bind.CmpOp, lit float64, nanTrue bool, active []bool) {
+func cmpFloats[T ~float32 | ~float64](a arrow.Array, vals []T, op expr.Op, lit float64, nanTrue bool, active []bool) {
 	if math.IsNaN(lit) {
 		for i, on := range active {
 			if on && (!nanTrue || a.IsNull(i)) {

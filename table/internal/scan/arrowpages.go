@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/table/internal/bind"
 )
 
@@ -152,7 +153,7 @@ func (cf *columnarFile) rowGroupPages(p *Plan, f *File, pir *metadata.PageIndexR
 				l.at++
 			}
 		}
-		bounds := func(bc *bind.BoundCol) *bind.ColBounds {
+		bounds := func(bc *bind.BoundCol) *expr.Bounds {
 			for _, l := range leaves {
 				if l.top == bc.Top && !bc.Partition && len(bc.Sub) == 0 && bc.StatsPath != nil {
 					return l.pageBounds(bc, cf.cols[l.ri].src)
@@ -208,9 +209,9 @@ func pageLeafOf(rgi *metadata.RowGroupPageIndexReader, leaf int, n int64) *pageL
 
 // pageBounds are the bounds page l.at gives column bc, whose file column
 // has Arrow type src.
-func (l *pageLeaf) pageBounds(bc *bind.BoundCol, src arrow.DataType) *bind.ColBounds {
+func (l *pageLeaf) pageBounds(bc *bind.BoundCol, src arrow.DataType) *expr.Bounds {
 	k := l.at
-	b := &bind.ColBounds{Kind: bc.Kind, NullCount: -1, NumRecords: l.first[k+1] - l.first[k]}
+	b := &expr.Bounds{Kind: bc.Kind, NullCount: -1, NumRecords: l.first[k+1] - l.first[k]}
 	if l.ci.GetNullPages()[k] {
 		b.NullCount = b.NumRecords
 		return b
@@ -232,9 +233,9 @@ func (l *pageLeaf) pageBounds(bc *bind.BoundCol, src arrow.DataType) *bind.ColBo
 // setMinMax sets b's Min and Max from a Parquet minimum and maximum (int32,
 // int64 or parquet.ByteArray) when the file column's Arrow type src is one
 // whose values compare as b.Kind's: signed integers, date32, strings.
-func setMinMax(b *bind.ColBounds, src arrow.DataType, lo, hi any) {
+func setMinMax(b *expr.Bounds, src arrow.DataType, lo, hi any) {
 	switch b.Kind {
-	case bind.KindInt:
+	case expr.KindInt:
 		if !isSignedInt(src) {
 			return
 		}
@@ -244,11 +245,11 @@ func setMinMax(b *bind.ColBounds, src arrow.DataType, lo, hi any) {
 		case int64:
 			b.Min, b.Max = lo, hi.(int64)
 		}
-	case bind.KindDate:
+	case expr.KindDate:
 		if lo, ok := lo.(int32); ok && src.ID() == arrow.DATE32 {
 			b.Min, b.Max = int64(lo), int64(hi.(int32))
 		}
-	case bind.KindString:
+	case expr.KindString:
 		if d, ok := src.(*arrow.DictionaryType); ok {
 			src = d.ValueType
 		}

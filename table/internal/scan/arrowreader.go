@@ -9,10 +9,10 @@ import (
 	"github.com/deltakit/deltakit/arrowio"
 )
 
-// arrowBatchRows is the most rows one record batch of ScanArrow holds.
+// ArrowBatchRows is the most rows one record batch of ScanArrow holds.
 const ArrowBatchRows = 64 * 1024
 
-// batchOrErr is one message from the producer: a batch, or the error that
+// BatchOrErr is one message from the producer: a batch, or the error that
 // ended the scan.
 type BatchOrErr struct {
 	rec arrow.RecordBatch
@@ -33,7 +33,7 @@ type Reader struct {
 	done    bool
 }
 
-// produce runs the scan and closes r.batches when it ends; closing gives
+// Produce runs the scan and closes r.batches when it ends; closing gives
 // the consumer a happens-before edge on the ScanStats the scan wrote.
 func (r *Reader) Produce(ctx context.Context, p *Plan, rb *arrowio.RecordBuilder) {
 	defer close(r.Batches)

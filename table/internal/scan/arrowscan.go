@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -85,11 +86,11 @@ func columnarType(t schema.Type) bool {
 	return false
 }
 
-// arrowInflightBytes bounds the Parquet bytes (add.size) of the files a
+// ArrowInflightBytes bounds the Parquet bytes (add.size) of the files a
 // columnar scan reads at once.
 const ArrowInflightBytes = 160 << 20
 
-// inflightWeight is the share of arrowInflightBytes that reading f holds:
+// InflightWeight is the share of arrowInflightBytes that reading f holds:
 // its add.size, at least 1, a file larger than the budget taking it whole.
 func InflightWeight(f *File) int64 { return min(max(f.Add.Size, 1), ArrowInflightBytes) }
 
@@ -604,7 +605,7 @@ type tailReaderAt struct {
 
 const (
 	tailPrefetch = 64 << 10
-	// wholeObject is the largest object tailReaderAt reads whole, in
+	// WholeObject is the largest object tailReaderAt reads whole, in
 	// bytes: at DefaultScanConcurrency files at once, at most 16 MiB more
 	// than the column buffers (columnBuffer) those files hold anyway.
 	WholeObject = 4 << 20
@@ -1231,8 +1232,8 @@ func convertTimestamps(a *array.Timestamp, dst *arrow.TimestampType) arrow.Array
 // statistics: top-level integer, date and string columns read from the
 // file whose stats the Delta stats would also use (no type widening); nil
 // for the others (the row group may match).
-func (cf *columnarFile) rowGroupBounds(p *Plan, rg *metadata.RowGroupMetaData) func(*bind.BoundCol) *bind.ColBounds {
-	return func(bc *bind.BoundCol) *bind.ColBounds {
+func (cf *columnarFile) rowGroupBounds(p *Plan, rg *metadata.RowGroupMetaData) func(*bind.BoundCol) *expr.Bounds {
+	return func(bc *bind.BoundCol) *expr.Bounds {
 		ri, ok := cf.statsColumn(p, bc)
 		if !ok {
 			return nil
@@ -1248,7 +1249,7 @@ func (cf *columnarFile) rowGroupBounds(p *Plan, rg *metadata.RowGroupMetaData) f
 		if err != nil || ts == nil {
 			return nil
 		}
-		b := &bind.ColBounds{Kind: bc.Kind, NullCount: -1, NumRecords: rg.NumRows()}
+		b := &expr.Bounds{Kind: bc.Kind, NullCount: -1, NumRecords: rg.NumRows()}
 		if ts.HasNullCount() {
 			b.NullCount = ts.NullCount()
 		}
@@ -1267,7 +1268,7 @@ func (cf *columnarFile) rowGroupBounds(p *Plan, rg *metadata.RowGroupMetaData) f
 	}
 }
 
-// gatherStrings materialises a dictionary<int, utf8> array as utf8, its
+// GatherStrings materialises a dictionary<int, utf8> array as utf8, its
 // offsets allocated from mem (nil: Go's allocator) and its bytes from Go's
 // heap, never from a pool: String.Value aliases them.
 //

@@ -32,13 +32,13 @@ import (
 // arrowStripeBatches is the number of batches in a stripe.
 const arrowStripeBatches = 16
 
-// arrowTuning holds the columnar path's sizes; zero values take the
+// ArrowTuning holds the columnar path's sizes; zero values take the
 // defaults. Tests shrink them to exercise stripes on small tables.
 type ArrowTuning struct {
 	Batch   int // rows per batch (arrowBatchRows)
 	Stripe  int // batches per stripe (arrowStripeBatches)
 	Workers int // stripe workers per file; 0: from GOMAXPROCS
-	// noPageIndex turns page-index skipping off (selectPages).
+	// NoPageIndex turns page-index skipping off (selectPages).
 	NoPageIndex bool
 }
 
@@ -107,7 +107,7 @@ func (cf *columnarFile) seekableLeaves(fr *fileRead, leaves []int) bool {
 	return true
 }
 
-// unlistedDictionary reports whether column chunk cc has dictionary-encoded
+// UnlistedDictionary reports whether column chunk cc has dictionary-encoded
 // pages but no dictionary_page_offset (parquet-mr 1.10 leaves it unset, its
 // dictionary page being at data_page_offset). arrow-go reads such a chunk
 // from its start, but cannot seek in it: SeekToRow skips the dictionary

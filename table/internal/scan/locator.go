@@ -11,7 +11,7 @@ import (
 	"github.com/deltakit/deltakit/txlog"
 )
 
-// locator maps the paths of t's log to a store and a key: paths under the
+// Locator maps the paths of t's log to a store and a key: paths under the
 // table root to t's store, paths under an allowed root to a store opened
 // for that root (once, with the table's store options). It is safe for
 // concurrent use.
@@ -48,7 +48,7 @@ func (l *Locator) store(ctx context.Context, loc txlog.Location) (objectstore.St
 	return s, nil
 }
 
-// locate maps a decoded data file path to its store and key.
+// Locate maps a decoded data file path to its store and key.
 func (l *Locator) Locate(ctx context.Context, p string) (objectstore.Store, string, error) {
 	loc, err := l.res.Resolve(p)
 	if err != nil {
@@ -61,7 +61,7 @@ func (l *Locator) Locate(ctx context.Context, p string) (objectstore.Store, stri
 	return s, loc.Key, nil
 }
 
-// loadDV loads a deletion vector, its file located as data files are.
+// LoadDV loads a deletion vector, its file located as data files are.
 func (l *Locator) LoadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
 	if dv == nil || dv.StorageType == "i" {
 		return txlog.LoadDeletionVectorAt(ctx, l.home, "", dv)

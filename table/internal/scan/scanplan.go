@@ -35,7 +35,7 @@ type Config struct {
 	Limit       int64
 	Concurrency int
 	Stats       *Stats
-	// arrow tunes ScanArrow's columnar path (tests set it; zero values
+	// Arrow tunes ScanArrow's columnar path (tests set it; zero values
 	// are the defaults).
 	Arrow ArrowTuning
 }
@@ -75,7 +75,7 @@ type File struct {
 	Store objectstore.Store
 	Key   string
 	Part  []any // parsed values of plan.parts (nil for null)
-	// dv, when set, is the file's deletion vector already loaded (DML
+	// Dv, when set, is the file's deletion vector already loaded (DML
 	// plans load it first); readFile then does not load it again.
 	Dv *roaring64.Bitmap
 }
@@ -100,12 +100,12 @@ type Plan struct {
 	Direct   bool   // parquetio rows are the output rows as they are
 	Files    []*File
 	Locs     *Locator // set by selectFiles
-	// fileErrors: errors name the data file only, the caller names the
+	// FileErrors: errors name the data file only, the caller names the
 	// table and the version (a change feed reads files of older versions).
 	FileErrors bool
 }
 
-// errorf wraps err with the table, the version and, if set, the file.
+// Errorf wraps err with the table, the version and, if set, the file.
 func (p *Plan) Errorf(file string, err error) error {
 	if p.FileErrors && file != "" {
 		return fmt.Errorf("data file %s: %w", file, err)
@@ -134,7 +134,7 @@ func resolveColumns(sch *schema.StructType, names []string) ([]int, error) {
 	return out, nil
 }
 
-// newPlan resolves the columns and the filter, but selects no files yet.
+// NewPlan resolves the columns and the filter, but selects no files yet.
 func NewPlan(src Source, cfg Config) (*Plan, error) {
 	snap := src.Snap
 	sch := snap.Schema()
@@ -228,7 +228,7 @@ func partitionValue(a *txlog.Add, c partCol) (any, error) {
 	return v, nil
 }
 
-// newScanFile is the scan file of a (path: a.Path decoded) with the values
+// NewScanFile is the scan file of a (path: a.Path decoded) with the values
 // of the plan's partition columns parsed.
 func (p *Plan) NewScanFile(a *txlog.Add, path string) (*File, error) {
 	f := &File{Add: a, Path: path}
@@ -245,7 +245,7 @@ func (p *Plan) NewScanFile(a *txlog.Add, path string) (*File, error) {
 	return f, nil
 }
 
-// selectFiles prunes and skips the snapshot's files with the filter and
+// SelectFiles prunes and skips the snapshot's files with the filter and
 // locates the files left. Files are in the snapshot's order (by path).
 func (p *Plan) SelectFiles(ctx context.Context) error {
 	// AllFiles: a large snapshot stays packed; only the planned files'
@@ -299,7 +299,7 @@ type fileCounts struct {
 	deleted int64
 }
 
-// readFile reads one data file and calls emit with every output row that
+// ReadFile reads one data file and calls emit with every output row that
 // passes the filter and its 0-based index in the file (as deletion vectors
 // count rows), until emit returns false. It returns the counts and an error
 // naming the file.
@@ -398,7 +398,7 @@ func clonePartValue(v any) any {
 	return v
 }
 
-// rows yields the plan's rows: files in order, rows in file order. They
+// Rows yields the plan's rows: files in order, rows in file order. They
 // come from the columnar reader's record batches (arrowBatches, ScanArrow's
 // reader), turned into rows batch by batch (batchRows); only a plan whose
 // output has no Arrow mapping (a variant column) reads its files one after
@@ -480,7 +480,7 @@ func (p *Plan) rowsSequential(ctx context.Context, yield func(value.Row, error) 
 	}
 }
 
-// parsePartitionValue is table.ParsePartitionValue (documented there).
+// ParsePartitionValue is table.ParsePartitionValue (documented there).
 func ParsePartitionValue(t schema.Type, s string) (any, error) {
 	if s == "" {
 		return nil, nil
@@ -493,7 +493,7 @@ func ParsePartitionValue(t schema.Type, s string) (any, error) {
 	return c.ParsePartition(s)
 }
 
-// partitionPredicate returns the plan's filter as a predicate over
+// PartitionPredicate returns the plan's filter as a predicate over
 // serialized partition values, true where a file of those partitions may
 // hold matching rows (data columns assumed to match): what the operation
 // read, for txlog's conflict detection. nil (the whole table) without a
