@@ -28,7 +28,7 @@ func withArrowTuning(tu scan.ArrowTuning) ScanOption {
 // with releaseBatches).
 func arrowBatchList(t *testing.T, tbl *Table, opts ...ScanOption) []arrow.RecordBatch {
 	t.Helper()
-	rr, err := ScanArrow(context.Background(), tbl, opts...)
+	rr, err := tbl.ScanArrow(context.Background(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func stripeTable(t *testing.T) *Table {
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithRowGroupRows(2500))); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(int64(40))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(int64(40))); err != nil {
 		t.Fatal(err)
 	}
 	return tbl
@@ -193,7 +193,7 @@ func TestScanArrowStripesCancel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, at := range []int{1, 5, 20} {
 		ctx, cancel := context.WithCancel(context.Background())
-		rr, err := ScanArrow(ctx, tbl, withArrowTuning(scan.ArrowTuning{Batch: 100, Stripe: 2, Workers: 3}))
+		rr, err := tbl.ScanArrow(ctx, withArrowTuning(scan.ArrowTuning{Batch: 100, Stripe: 2, Workers: 3}))
 		if err != nil {
 			t.Fatal(err)
 		}

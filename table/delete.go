@@ -47,7 +47,7 @@ import (
 // ErrInvalidArgument), ErrAppendOnly on a table with delta.appendOnly=true,
 // txlog.ErrUnsupportedFeature for a table deltakit cannot write (all before
 // anything is written), read and commit errors naming the file.
-func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
+func (t *Table) Delete(ctx context.Context, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
 	cfg := newWriteConfig(opts)
 	op, err := t.begin("DELETE", true, cfg)
 	if err != nil {

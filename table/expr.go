@@ -21,7 +21,7 @@ import "github.com/deltakit/deltakit/expr"
 // Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
 //
 // Values are given in the value model (package value) and converted by the
-// column's type when the scan starts (see expr.Column.Eq). A value that
+// column's type when the scan starts (see Column.Eq). A value that
 // does not fit the column type, an unknown column, or a comparison on a
 // struct, array or map column makes the scan fail with ErrInvalidArgument.
 //
@@ -32,13 +32,9 @@ import "github.com/deltakit/deltakit/expr"
 // Spark's default collation). Expr values are immutable and may be shared.
 type Expr = expr.Expr
 
-// Column names a column in a predicate: a top-level column (Col) or a field
-// of a struct column (Column.Field); shorthand for expr.Column.
-type Column = expr.Column
-
 // Col returns the top-level column with this logical name; shorthand for
 // expr.Col.
-func Col(name string) Column { return expr.Col(name) }
+func Col(name string) Column { return Column{expr.Col(name)} }
 
 // And is true where every predicate is true (And() is true for every row);
 // shorthand for expr.And.

@@ -19,6 +19,7 @@ import (
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -244,7 +245,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 		}
 	}
 	if len(r.dvFiles) > 0 {
-		dvw := txlog.NewDeletionVectorWriter()
+		dvw := dvcodec.NewWriter()
 		for i, a := range r.dvFiles {
 			d, err := dvw.Add(r.dvBitmaps[i])
 			if err != nil {

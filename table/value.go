@@ -23,17 +23,17 @@ func Lit(v any) Value { return expr.Lit(v) }
 // Plus returns a + b (Values or Go literals); integer arithmetic is done in
 // 64 bits and fails on overflow, with a float or double operand it is done
 // in double. Shorthand for expr.Plus.
-func Plus(a, b any) Value { return expr.Plus(a, b) }
+func Plus(a, b any) Value { return expr.Plus(exprArg(a), exprArg(b)) }
 
 // Minus returns a - b; shorthand for expr.Minus.
-func Minus(a, b any) Value { return expr.Minus(a, b) }
+func Minus(a, b any) Value { return expr.Minus(exprArg(a), exprArg(b)) }
 
 // Times returns a * b; shorthand for expr.Times.
-func Times(a, b any) Value { return expr.Times(a, b) }
+func Times(a, b any) Value { return expr.Times(exprArg(a), exprArg(b)) }
 
 // Div returns a / b, always a double, as in Spark SQL; division by zero is
 // null. Shorthand for expr.Div.
-func Div(a, b any) Value { return expr.Div(a, b) }
+func Div(a, b any) Value { return expr.Div(exprArg(a), exprArg(b)) }
 
 // boundValue evaluates a Value on a full table row (schema order).
 type boundValue struct {
@@ -101,7 +101,7 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 		}
 		lit := x.V
 		return &boundValue{kind: expr.KindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
-	case Column:
+	case expr.Column:
 		c, err := bind.NewBinder(sch, partCols, "none").Column(x)
 		if err != nil {
 			return nil, err
@@ -210,6 +210,7 @@ type setClause struct {
 // bindSet resolves Update's SET map against the table schema: top-level
 // columns only, each named once (names match as in predicates).
 func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([]setClause, error) {
+	set = exprSet(set)
 	if len(set) == 0 {
 		return nil, bind.Invalidf("update needs at least one SET column")
 	}
@@ -217,7 +218,7 @@ func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([
 	seen := map[int]string{}
 	var out []setClause
 	for name, v := range set {
-		c, err := b.Column(Col(name))
+		c, err := b.Column(expr.Col(name))
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 )
 
 // Locator maps the paths of t's log to a store and a key: paths under the
@@ -64,7 +65,7 @@ func (l *Locator) Locate(ctx context.Context, p string) (objectstore.Store, stri
 // LoadDV loads a deletion vector, its file located as data files are.
 func (l *Locator) LoadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
 	if dv == nil || dv.StorageType == "i" {
-		return txlog.LoadDeletionVectorAt(ctx, l.home, "", dv)
+		return dvcodec.LoadAt(ctx, l.home, "", dv)
 	}
 	loc, err := dv.Locate(l.res)
 	if err != nil {
@@ -74,5 +75,5 @@ func (l *Locator) LoadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor
 	if err != nil {
 		return nil, err
 	}
-	return txlog.LoadDeletionVectorAt(ctx, s, loc.Key, dv)
+	return dvcodec.LoadAt(ctx, s, loc.Key, dv)
 }
