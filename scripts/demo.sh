@@ -40,6 +40,7 @@
 #   DEMO_EPOCHS  epochs to split them into (default 30)
 #   DEMO_STOP    epochs the first run commits before it stops (default 2/5 of them)
 #   DELTAKIT_VENV  Python venv with deltalake (default ./.venv; see scripts/install-interop.sh)
+#   DEMO_SPARK   0: no Spark read-back even when the tests installed Spark
 #   DELTAKIT_IVY   Ivy cache with the Delta jars for Spark (default ~/.cache/deltakit/ivy)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -186,7 +187,8 @@ fi
 # Spark only when the tests installed it (scripts/test.sh): pyspark in the
 # venv and the Delta jars in the Ivy cache, put on spark.jars directly (no
 # Ivy resolution); its logs go to a file, shown only when it fails.
-if [ -x "$venv/bin/python" ] && [ -f "$ivy/jars/io.delta_delta-spark_4.2_2.13-4.4.0.jar" ] &&
+# DEMO_SPARK=0 leaves Spark out (it takes 20 s to minutes on 2 cores).
+if [ "${DEMO_SPARK:-auto}" != 0 ] && [ -x "$venv/bin/python" ] && [ -f "$ivy/jars/io.delta_delta-spark_4.2_2.13-4.4.0.jar" ] &&
   "$venv/bin/python" -c 'import pyspark, delta' 2>/dev/null; then
   step "read back with Spark (installed by the tests)"
   if ! DELTAKIT_IVY="$ivy" "$venv/bin/python" "$repo/scripts/demo-readback.py" spark "${readback[@]}" 2>"$out/spark.log"; then
