@@ -133,8 +133,9 @@ deltactl changes "$ft" --from "$v_merge" --to "$v_update" --columns origin --for
 run deltactl changes "$ft" --from "$v_merge" --to "$v_update" --where "($w_merge) OR ($w_update)" --columns date,delay,origin,destination
 
 step "a bad load: a backfill appends the first epoch again, outside the exactly-once sink"
+before=$(rows "$ft")
 run deltactl ingest "$flights" "$ft" --max-rows "$epoch_rows"
-echo "rows: $(rows "$ft") (was $rows); flights between BTR and MEM: $(count "$w_erase") (erased, and back)"
+echo "rows: $(rows "$ft") (was $before); flights between BTR and MEM: $(count "$w_erase") (erased, and back)"
 step "RESTORE to version $v_update, the version before the bad load"
 run deltactl restore "$ft" --version "$v_update"
 echo "rows: $(rows "$ft"); flights between BTR and MEM: $(count "$w_erase")"
