@@ -23,7 +23,7 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
-//	P8 arrow        table.ScanArrow (full and selective) vs delta-rs
+//	P8 arrow        table.Table.ScanArrow (full and selective) vs delta-rs
 //	                to_pyarrow_table / to_pyarrow_dataset, Scan and ScanAs
 //	                as ratios to it, AppendArrow vs AppendRows vs raw
 //	                parquet-go, peak RSS of a ScanArrow of a large table
@@ -45,7 +45,7 @@
 //	P11 merge       MERGE of 10,000 changed keys (half updates, half
 //	                inserts) into a date-partitioned table of 10,000,000
 //	                rows in 100 files, keys of 5 dates and of every date:
-//	                table.Merge with deletion vectors and copy-on-write vs
+//	                table.Table.Merge with deletion vectors and copy-on-write vs
 //	                delta-rs's DeltaTable.merge, on the local filesystem
 //	P12 ingest      issue 17's "P7 ingest": deltactl ingest of the demo's
 //	                flights-3m.parquet into a local table as epochs vs

@@ -344,7 +344,7 @@ const (
 // when a CHECK constraint or a generated column refers to the column (Spark
 // refuses these too); commit errors (a concurrent metadata change conflicts,
 // *txlog.ConflictError).
-func RenameColumn(ctx context.Context, t *Table, from, to string) (*Table, error) {
+func (t *Table) RenameColumn(ctx context.Context, from, to string) (*Table, error) {
 	nt, err := t.alterColumns(ctx, RenameColumnOperation, "rename column", func(m *txlog.Metadata, sch *schema.StructType) (*schema.StructType, map[string]string, error) {
 		path, err := resolvePath(sch, from)
 		if err != nil {
@@ -393,7 +393,7 @@ func RenameColumn(ctx context.Context, t *Table, from, to string) (*Table, error
 // does not exist or is named twice, a partition column, the last data
 // column of the table or the last field of a struct, a column a CHECK
 // constraint or generated column refers to; commit errors.
-func DropColumn(ctx context.Context, t *Table, columns ...string) (*Table, error) {
+func (t *Table) DropColumn(ctx context.Context, columns ...string) (*Table, error) {
 	return t.alterColumns(ctx, DropColumnsOperation, "drop columns", func(m *txlog.Metadata, sch *schema.StructType) (*schema.StructType, map[string]string, error) {
 		if len(columns) == 0 {
 			return nil, nil, fmt.Errorf("%w: no column to drop", ErrInvalidArgument)

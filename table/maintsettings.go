@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,10 +19,6 @@ import (
 // them (spec "Metadata Cleanup").
 const DefaultLogRetention = txlog.DefaultLogRetention
 
-// DefaultCheckpointInterval is the default of delta.checkpointInterval: a
-// checkpoint is due every 10th commit.
-const DefaultCheckpointInterval = txlog.DefaultCheckpointInterval
-
 // Table property names of maintenance.
 const (
 	PropCheckpointInterval           = txlog.PropCheckpointInterval
@@ -32,14 +27,9 @@ const (
 )
 
 // CheckpointInterval returns the table's delta.checkpointInterval, the
-// number of commits between checkpoints: DefaultCheckpointInterval when the
-// property is unset or not a positive integer, as the commit path reads it.
-func (t *Table) CheckpointInterval() int64 {
-	if v, err := strconv.ParseInt(t.snap.Metadata().Configuration[PropCheckpointInterval], 10, 64); err == nil && v > 0 {
-		return v
-	}
-	return DefaultCheckpointInterval
-}
+// number of commits between checkpoints: 10 (Spark's default) when
+// the property is unset or not a positive integer, as the commit path reads it.
+func (t *Table) CheckpointInterval() int64 { return t.snap.CheckpointInterval() }
 
 // LogRetention returns the table's delta.logRetentionDuration, as
 // CleanupLog applies it (DefaultLogRetention when unset). A value that is

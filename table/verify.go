@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/table/internal/maint"
@@ -73,10 +72,6 @@ func WithVerifyConcurrency(n int) VerifyOption { return maint.WithVerifyConcurre
 // and the total. fn is called from one goroutine at a time.
 func WithVerifyProgress(fn func(done, total int)) VerifyOption { return maint.WithVerifyProgress(fn) }
 
-// WithVerifyClock sets the clock used for txn expiry when checkpoints are
-// compared (default time.Now).
-func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerifyClock(now) }
-
 // Verify checks the table in store for consistency and returns what it
 // found wrong in a report; the error is only for failures that stop the
 // check itself (the log cannot be listed, ctx ended) and
@@ -101,7 +96,10 @@ func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerif
 //   - the live files' add actions hold sane values: size, stats.numRecords,
 //     deletion vector cardinality, partition values that parse as their
 //     column's type (ProblemInvalidValue).
-func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
+//
+// Txn expiry (delta.setTransactionRetentionDuration), which decides the
+// txns a checkpoint must hold, is measured back from time.Now.
+func Verify(ctx context.Context, store Store, opts ...VerifyOption) (*VerifyReport, error) {
 	opts = append([]VerifyOption{maint.WithPartitionParser(ParsePartitionValue)}, opts...)
 	return maint.Verify(ctx, store, opts...)
 }
@@ -131,7 +129,7 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
+func VerifyExactlyOnce(ctx context.Context, store Store) (*ExactlyOnceReport, error) {
 	return maint.VerifyExactlyOnce(ctx, store)
 }
 

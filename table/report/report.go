@@ -310,7 +310,9 @@ func WithSmallFileSize(bytes int64) Option { return func(c *config) { c.smallFil
 // Partitions.Top lists (default DefaultTopPartitions).
 func WithTopPartitions(n int) Option { return func(c *config) { c.topPartitions = n } }
 
-// WithClock sets the clock retention is measured from (default time.Now).
+// WithClock sets the report's clock (default time.Now): GeneratedAt, and
+// the time retention is measured from, which the dry runs of log cleanup
+// and vacuum read as the clock (table.WithClock) of a view of the table.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithVacuumScan turns vacuum's dry run for Report.Vacuum on or off
@@ -370,10 +372,17 @@ func Build(ctx context.Context, t *table.Table, opts ...Option) (*Report, error)
 	if err := r.readHistory(ctx, t, cfg.historyLimit); err != nil {
 		return nil, fmt.Errorf("report of %s: %w", t.URI(), err)
 	}
-	if err := r.logState(ctx, t, now); err != nil {
+	dry, err := atClock(ctx, t, now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("report of %s: %w", t.URI(), ctx.Err())
+		}
+		r.note("the dry runs of log cleanup and vacuum failed: %v", err)
+	}
+	if err := r.logState(ctx, t, dry); err != nil {
 		return nil, fmt.Errorf("report of %s: %w", t.URI(), err)
 	}
-	if err := r.vacuumState(ctx, t, now, pending, cfg.vacuumScan); err != nil {
+	if err := r.vacuumState(ctx, dry, now, pending, cfg.vacuumScan); err != nil {
 		return nil, fmt.Errorf("report of %s: %w", t.URI(), err)
 	}
 	r.summarizePartitions(parts, cfg.topPartitions)
@@ -658,7 +667,7 @@ func opCounts(m map[string]int) []OperationCount {
 }
 
 // logState fills Log: the checkpoint and what log cleanup would delete.
-func (r *Report) logState(ctx context.Context, t *table.Table, now time.Time) error {
+func (r *Report) logState(ctx context.Context, t, dry *table.Table) error {
 	snap := t.Snapshot()
 	l := &r.Log
 	for _, s := range snap.SkippedCheckpoints() {
@@ -676,7 +685,10 @@ func (r *Report) logState(ctx context.Context, t *table.Table, now time.Time) er
 	if l.CheckpointVersion < 0 {
 		l.CommitsSinceCheckpoint = r.Version + 1
 	}
-	res, err := t.CleanupLog(ctx, table.WithCleanupDryRun(true), table.WithCleanupClock(func() time.Time { return now }))
+	if dry == nil {
+		return nil
+	}
+	res, err := dry.CleanupLog(ctx, table.WithCleanupDryRun(true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -687,6 +699,14 @@ func (r *Report) logState(ctx context.Context, t *table.Table, now time.Time) er
 	l.ExpiredLogFiles = len(res.Deleted)
 	l.CleanupKeepFrom = res.KeepFrom
 	return nil
+}
+
+// atClock returns t at its version with the table clock (table.WithClock)
+// now, for the dry runs of log cleanup and vacuum, which measure retention
+// from the table's clock.
+func atClock(ctx context.Context, t *table.Table, now time.Time) (*table.Table, error) {
+	return table.Open(ctx, t.URI(), table.WithStore(t.Store()), table.AtVersion(t.Version()),
+		table.WithClock(func() time.Time { return now }), table.WithSyncCheckpoints())
 }
 
 // removed is a removed file: when (deletionTimestamp, Unix ms) and its
@@ -711,7 +731,7 @@ func (r *Report) pendingRemoves(snap *table.Snapshot, now time.Time) map[string]
 
 // vacuumState fills Vacuum: the removed files within the retention that
 // are not live (pending), and a vacuum dry run when scan.
-func (r *Report) vacuumState(ctx context.Context, t *table.Table, now time.Time, pending map[string]removed, scan bool) error {
+func (r *Report) vacuumState(ctx context.Context, dry *table.Table, now time.Time, pending map[string]removed, scan bool) error {
 	v := &r.Vacuum
 	var next int64
 	for _, rm := range pending {
@@ -724,10 +744,10 @@ func (r *Report) vacuumState(ctx context.Context, t *table.Table, now time.Time,
 	if v.Pending > 0 {
 		v.NextDeletable = time.UnixMilli(next).Add(r.Settings.DeletedFileRetention).UTC()
 	}
-	if !scan {
+	if !scan || dry == nil {
 		return nil
 	}
-	res, err := t.Vacuum(ctx, table.WithVacuumDryRun(true), table.WithVacuumClock(func() time.Time { return now }))
+	res, err := dry.Vacuum(ctx, table.WithVacuumDryRun(true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -71,7 +71,7 @@ func (c *clocked) delete(at time.Time, where table.Expr) {
 	c.t.Helper()
 	c.cur = at
 	var err error
-	if c.tbl, _, err = table.Delete(context.Background(), c.tbl, where); err != nil {
+	if c.tbl, _, err = c.tbl.Delete(context.Background(), where); err != nil {
 		c.t.Fatal(err)
 	}
 }
