@@ -224,36 +224,70 @@ func (ls *logScan) checkpointPath(v int64) string {
 
 // missingParts describes the parts missing from the multi-part checkpoint
 // of version v ("" when it has a single-file checkpoint or a complete set),
-// e.g. "part 2 of 3 is missing".
+// e.g. "part 2 of 3 missing". The part count comes from file names, which
+// anyone can write ("...checkpoint.0000000001.2147483647.parquet"): the
+// work and the text are bounded by the files listed, not by that count.
 func (ls *logScan) missingParts(v int64) string {
-	byParts := map[int]map[int]bool{}
+	byParts := map[int][]int{}
 	for _, f := range ls.cpFiles[v] {
 		if f.Parts == 0 {
 			return "" // a classic or v2 checkpoint
 		}
-		if byParts[f.Parts] == nil {
-			byParts[f.Parts] = map[int]bool{}
-		}
-		byParts[f.Parts][f.Part] = true
+		byParts[f.Parts] = append(byParts[f.Parts], f.Part)
 	}
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(byParts)) {
-		var missing []string
-		for p := 1; p <= n; p++ {
-			if !byParts[n][p] {
-				missing = append(missing, strconv.Itoa(p))
-			}
-		}
-		if len(missing) == 0 {
+		have := slices.Compact(slices.Sorted(slices.Values(byParts[n])))
+		if len(have) == n {
 			return ""
 		}
 		word := "part"
-		if len(missing) > 1 {
+		if n-len(have) > 1 {
 			word = "parts"
 		}
-		out = append(out, fmt.Sprintf("%s %s of %d missing", word, strings.Join(missing, ", "), n))
+		out = append(out, fmt.Sprintf("%s %s of %d missing", word, missingRanges(have, n), n))
 	}
 	return strings.Join(out, "; ")
+}
+
+// maxMissingRanges bounds how many ranges of missing parts missingParts
+// names per checkpoint.
+const maxMissingRanges = 8
+
+// missingRanges names the numbers in 1..n that are not in have (sorted,
+// distinct, each in 1..n) as ranges ("2, 4-9"), at most maxMissingRanges
+// of them and then how many more parts are missing: its work is linear
+// in len(have), whatever n is.
+func missingRanges(have []int, n int) string {
+	var b strings.Builder
+	ranges, named := 0, 0
+	add := func(lo, hi int) {
+		if ranges++; ranges > maxMissingRanges {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(lo))
+		if hi > lo {
+			b.WriteString("-" + strconv.Itoa(hi))
+		}
+		named += hi - lo + 1
+	}
+	prev := 0
+	for _, p := range have {
+		if p > prev+1 {
+			add(prev+1, p-1)
+		}
+		prev = p
+	}
+	if prev < n {
+		add(prev+1, n)
+	}
+	if missing := n - len(have); named < missing {
+		fmt.Fprintf(&b, " and %d more", missing-named)
+	}
+	return b.String()
 }
 
 // Verify checks the table in store for consistency and returns what it
