@@ -44,8 +44,9 @@ const (
 	// ProblemInvalidValue: an add action of the latest snapshot holds a
 	// value that cannot be right: a negative size, a stats.numRecords that
 	// is not a count (negative, fractional or above 2^53), a deletion vector
-	// cardinality that is negative or above numRecords, or a partition value
-	// that does not parse as its column's type.
+	// cardinality that is negative or above numRecords, a negative deletion
+	// vector sizeInBytes or offset, or a partition value that does not
+	// parse as its column's type.
 	ProblemInvalidValue = maint.ProblemInvalidValue
 )
 
@@ -83,7 +84,8 @@ func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerif
 // ErrTableNotFound when there is no log. It checks that
 //
 //   - commit versions are contiguous and the log starts at version 0 or at
-//     a checkpoint;
+//     a checkpoint (a log of only a checkpoint is the table at the
+//     checkpoint's version, spec "Checkpoints");
 //   - every commit file reads and decodes;
 //   - every checkpoint holds what the JSON commits up to its version
 //     produce: the same live files (path, deletion vector, size, partition

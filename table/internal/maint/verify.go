@@ -51,8 +51,9 @@ const (
 	// ProblemInvalidValue: an add action of the latest snapshot holds a
 	// value that cannot be right: a negative size, a stats.numRecords that
 	// is not a count (negative, fractional or above 2^53), a deletion vector
-	// cardinality that is negative or above numRecords, or a partition value
-	// that does not parse as its column's type.
+	// cardinality that is negative or above numRecords, a negative deletion
+	// vector sizeInBytes or offset, or a partition value that does not
+	// parse as its column's type.
 	ProblemInvalidValue VerifyProblemKind = "invalid-value"
 )
 
@@ -296,7 +297,8 @@ func missingRanges(have []int, n int) string {
 // txlog.ErrTableNotFound when there is no log. It checks that
 //
 //   - commit versions are contiguous and the log starts at version 0 or at
-//     a checkpoint;
+//     a checkpoint (a log of only a checkpoint is the table at the
+//     checkpoint's version, spec "Checkpoints");
 //   - every commit file reads and decodes;
 //   - every checkpoint holds what the JSON commits up to its version
 //     produce: the same live files (path, deletion vector, size, partition
@@ -355,7 +357,10 @@ func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) 
 
 func verifyContiguity(ls *logScan, rep *VerifyReport) {
 	if len(ls.commits) == 0 {
-		rep.add(ProblemLogGap, -1, txlog.LogPrefix, "the log holds checkpoints but no commit file")
+		// A log of only a checkpoint (delta-rs writes them; spec
+		// "Checkpoints": a checkpoint stands for the commits up to its
+		// version): nothing to be contiguous. Loading the latest snapshot
+		// checks that the newest checkpoint reads.
 		return
 	}
 	rep.FirstCommit, rep.LastCommit = ls.commits[0], ls.commits[len(ls.commits)-1]
@@ -486,7 +491,12 @@ func loadCheckpoint(ctx context.Context, store objectstore.Store, ls *logScan, c
 // verifyCheckpoints compares each checkpoint with the replay of the JSON
 // commits up to its version.
 func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan, commits map[int64][]txlog.Action, cfg verifyConfig, rep *VerifyReport) error {
-	if len(ls.checkpoints) == 0 || len(ls.commits) == 0 {
+	if len(ls.commits) == 0 {
+		// A log of only a checkpoint: no commits to compare it with.
+		rep.CheckpointsUnchecked = len(ls.checkpoints)
+		return nil
+	}
+	if len(ls.checkpoints) == 0 {
 		return nil
 	}
 	var st *replayState
@@ -853,6 +863,14 @@ func verifyValues(snap *txlog.Snapshot, parse func(schema.Type, string) (any, er
 			case known && dv.Cardinality > n:
 				rep.add(ProblemInvalidValue, v, p, "deletionVector.cardinality %d is above stats.numRecords %d", dv.Cardinality, n)
 			}
+			// Reads refuse these (txlog.LoadDeletionVectorAt) before
+			// reading anything.
+			if dv.SizeInBytes < 0 {
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.sizeInBytes is negative: %d", dv.SizeInBytes)
+			}
+			if dv.Offset != nil && *dv.Offset < 0 {
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.offset is negative: %d", *dv.Offset)
+			}
 		}
 		for _, c := range parts {
 			_, has := a.PartitionValues[c.key]
@@ -1008,10 +1026,13 @@ func (q *QueryEpochs) OK() bool {
 
 // ExactlyOnceReport is the result of VerifyExactlyOnce.
 type ExactlyOnceReport struct {
-	// Version is the newest commit read.
+	// Version is the newest commit read, or the checkpoint's version for
+	// a log of only a checkpoint.
 	Version int64
 	// FromVersion is the oldest commit read: 0, or the version after the
-	// oldest reconstructable state when older commits were cleaned up.
+	// oldest reconstructable state when older commits were cleaned up (the
+	// checkpoint's version + 1 for a log of only a checkpoint, when no
+	// commit is read).
 	FromVersion int64
 	// Queries are the streaming queries (txn appIds), sorted by AppID.
 	Queries []*QueryEpochs
@@ -1044,10 +1065,10 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOn
 	if err != nil {
 		return nil, err
 	}
-	if len(ls.commits) == 0 {
+	if len(ls.commits) == 0 && len(ls.checkpoints) == 0 {
 		return nil, fmt.Errorf("table: verify %s: %w", store.URI(), txlog.ErrTableNotFound)
 	}
-	rep := &ExactlyOnceReport{Version: ls.commits[len(ls.commits)-1], FromVersion: ls.commits[0]}
+	rep := &ExactlyOnceReport{Version: -1}
 	queries := map[string]*queryTrack{}
 	track := func(id string) *queryTrack {
 		q := queries[id]
@@ -1057,16 +1078,26 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOn
 		}
 		return q
 	}
-	if first := ls.commits[0]; first > 0 {
-		snap, err := txlog.Load(ctx, store, txlog.AtVersion(first))
-		if err != nil {
-			return nil, fmt.Errorf("table: verify %s: loading the oldest version %d: %w", store.URI(), first, err)
-		}
-		for id, t := range snap.Txns() {
+	// The snapshot whose txns are the queries' starting epochs: of the
+	// oldest commit when older ones were cleaned up, the latest (its
+	// newest readable checkpoint) when the log holds no commit (a log of
+	// only a checkpoint); none when the log starts at version 0.
+	var base *txlog.Snapshot
+	switch {
+	case len(ls.commits) == 0:
+		base, err = txlog.Load(ctx, store)
+	case ls.commits[0] > 0:
+		base, err = txlog.Load(ctx, store, txlog.AtVersion(ls.commits[0]))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table: verify %s: loading the state the log starts from: %w", store.URI(), err)
+	}
+	if base != nil {
+		rep.Version, rep.FromVersion = base.Version(), base.Version()+1
+		for id, t := range base.Txns() {
 			q := track(id)
 			q.Base, q.max = t.Version, t.Version
 		}
-		rep.FromVersion = first + 1
 	}
 	for c, err := range txlog.Commits(ctx, store, rep.FromVersion, -1) {
 		if err != nil {
