@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -163,7 +164,9 @@ func NewDraft(ctx context.Context, uri string, sch *schema.StructType, opts ...O
 // memory and whose data files go to store.
 func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
 	mcfg := cfg
-	mcfg.txnOpts = nil
+	// Its in-memory commit of version 0 is no commit of the table's: not
+	// logged (slog's default logger would print it in its own format).
+	mcfg.txnOpts = []txlog.TxnOption{txlog.WithLogger(slog.New(slog.DiscardHandler))}
 	shadow, err := create(ctx, objectstore.NewMem("draft"), sch, mcfg)
 	if err != nil {
 		return nil, err

@@ -40,11 +40,14 @@ func OpenStore(ctx context.Context, uri string, opts ...Option) (Store, error) {
 // wrapping the error: ErrTableNotFound, a *VersionNotFoundError
 // (ErrVersionNotFound) naming the earliest and latest versions, a
 // *CorruptLogError, ErrNoProtocol, ErrNoMetadata, ErrLogGap, store errors.
-func LoadSnapshot(ctx context.Context, store Store, version int64) (*Snapshot, error) {
-	if version < 0 {
-		return txlog.Load(ctx, store)
+// Of opts only WithLogger applies (a checkpoint replayed around is logged
+// at Warn).
+func LoadSnapshot(ctx context.Context, store Store, version int64, opts ...Option) (*Snapshot, error) {
+	lopts := []txlog.LoadOption{txlog.WithLoadLogger(newConfig(opts).logger)}
+	if version >= 0 {
+		lopts = append(lopts, txlog.AtVersion(version))
 	}
-	return txlog.Load(ctx, store, txlog.AtVersion(version))
+	return txlog.Load(ctx, store, lopts...)
 }
 
 // ReadCommit reads and decodes the commit file of version v of the table in

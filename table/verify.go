@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
@@ -74,6 +75,11 @@ func WithVerifyConcurrency(n int) VerifyOption { return maint.WithVerifyConcurre
 // and the total. fn is called from one goroutine at a time.
 func WithVerifyProgress(fn func(done, total int)) VerifyOption { return maint.WithVerifyProgress(fn) }
 
+// WithVerifyLogger sets the logger of the snapshot loads Verify and
+// VerifyExactlyOnce make (a checkpoint replayed around is logged at Warn;
+// default slog.Default()), as WithLogger does for a table.
+func WithVerifyLogger(l *slog.Logger) VerifyOption { return maint.WithVerifyLogger(l) }
+
 // WithVerifyClock sets the clock used for txn expiry when checkpoints are
 // compared (default time.Now).
 func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerifyClock(now) }
@@ -84,8 +90,7 @@ func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerif
 // ErrTableNotFound when there is no log. It checks that
 //
 //   - commit versions are contiguous and the log starts at version 0 or at
-//     a checkpoint (a log of only a checkpoint is the table at the
-//     checkpoint's version, spec "Checkpoints");
+//     a checkpoint;
 //   - every commit file reads and decodes;
 //   - every checkpoint holds what the JSON commits up to its version
 //     produce: the same live files (path, deletion vector, size, partition
@@ -132,9 +137,10 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // (operationParameters queryId and epochId) must agree with its txn action.
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: ErrTableNotFound,
-// log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
-	return maint.VerifyExactlyOnce(ctx, store)
+// log read errors (a gap or an unreadable commit), ctx errors. Of opts
+// only WithVerifyLogger applies.
+func VerifyExactlyOnce(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
+	return maint.VerifyExactlyOnce(ctx, store, opts...)
 }
 
 // logScan is a listing of "_delta_log/" (maint.ListLog): the commit

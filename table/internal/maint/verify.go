@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,32 @@ type verifyConfig struct {
 	// parsePartition parses a partition value of a column type (the
 	// caller's, table.ParsePartitionValue); nil checks none.
 	parsePartition func(t schema.Type, s string) (any, error)
+	logger         *slog.Logger
+}
+
+// newVerifyConfig is Verify's configuration after opts.
+func newVerifyConfig(opts []VerifyOption) verifyConfig {
+	cfg := verifyConfig{concurrency: 16, now: time.Now, logger: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// loadOptions are the txlog.Load options of every load Verify makes.
+func (c *verifyConfig) loadOptions(more ...txlog.LoadOption) []txlog.LoadOption {
+	return append([]txlog.LoadOption{txlog.WithLoadLogger(c.logger)}, more...)
+}
+
+// WithVerifyLogger sets the logger of the snapshot loads Verify and
+// VerifyExactlyOnce make (a checkpoint replayed around is logged at Warn;
+// default slog.Default()).
+func WithVerifyLogger(l *slog.Logger) VerifyOption {
+	return func(c *verifyConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
 }
 
 // WithPartitionParser makes Verify check that every partition value of
@@ -317,10 +344,7 @@ func missingRanges(have []int, n int) string {
 //     deletion vector cardinality, partition values that parse as their
 //     column's type (ProblemInvalidValue).
 func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
-	cfg := verifyConfig{concurrency: 16, now: time.Now}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := newVerifyConfig(opts)
 	ls, err := scanLog(ctx, store)
 	if err != nil {
 		return nil, err
@@ -340,7 +364,7 @@ func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) 
 		return nil, err
 	}
 
-	snap, err := txlog.Load(ctx, store)
+	snap, err := txlog.Load(ctx, store, cfg.loadOptions()...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -477,7 +501,7 @@ func (st *replayState) advance(commits map[int64][]txlog.Action, c int64) bool {
 // cannot, it reports a ProblemCheckpoint ("what: reason") and returns a nil
 // snapshot, with ctx's error instead when ctx is done.
 func loadCheckpoint(ctx context.Context, store objectstore.Store, ls *logScan, c int64, cfg verifyConfig, rep *VerifyReport, what string) (*txlog.Snapshot, error) {
-	snap, err := txlog.Load(ctx, store, txlog.AtVersion(c), txlog.WithClock(cfg.now))
+	snap, err := txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(c), txlog.WithClock(cfg.now))...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -1060,7 +1084,9 @@ const streamingOperation = "STREAMING UPDATE"
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: txlog.ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
+// Of opts only WithVerifyLogger applies.
+func VerifyExactlyOnce(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
+	cfg := newVerifyConfig(opts)
 	ls, err := scanLog(ctx, store)
 	if err != nil {
 		return nil, err
@@ -1085,9 +1111,9 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOn
 	var base *txlog.Snapshot
 	switch {
 	case len(ls.commits) == 0:
-		base, err = txlog.Load(ctx, store)
+		base, err = txlog.Load(ctx, store, cfg.loadOptions()...)
 	case ls.commits[0] > 0:
-		base, err = txlog.Load(ctx, store, txlog.AtVersion(ls.commits[0]))
+		base, err = txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(ls.commits[0]))...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("table: verify %s: loading the state the log starts from: %w", store.URI(), err)
