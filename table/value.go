@@ -31,7 +31,9 @@ func Minus(a, b any) Value { return expr.Minus(a, b) }
 func Times(a, b any) Value { return expr.Times(a, b) }
 
 // Div returns a / b, always a double, as in Spark SQL; division by zero is
-// null. Shorthand for expr.Div.
+// an error wrapping expr.ErrDivideByZero (Spark's DIVIDE_BY_ZERO in its
+// default ANSI mode), refused before anything is written when the divisor
+// is a literal zero. Shorthand for expr.Div.
 func Div(a, b any) Value { return expr.Div(a, b) }
 
 // boundValue evaluates a Value on a full table row (schema order).
@@ -140,6 +142,11 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		}
 		return nil, invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
 	}
+	if lit, ok := a.R.(*expr.Literal); ok && a.Op == '/' && lit.V != nil && expr.NumberAsFloat(lit.V) == 0 {
+		// Spark's ANSI mode (its default) fails the statement with
+		// DIVIDE_BY_ZERO; nothing is evaluated or written here.
+		return nil, fmt.Errorf("table: %w: %s: %w (Spark: DIVIDE_BY_ZERO)", ErrInvalidArgument, a, expr.ErrDivideByZero)
+	}
 	asFloat := a.Op == '/' || l.kind == kindFloat32 || l.kind == kindFloat64 || r.kind == kindFloat32 || r.kind == kindFloat64
 	out := &boundValue{kind: kindInt, typ: schema.Primitive(schema.Long)}
 	if asFloat {
@@ -166,7 +173,7 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 				return f * g, nil
 			}
 			if g == 0 {
-				return nil, nil
+				return nil, fmt.Errorf("%w: %s: %w for %v / %v (Spark: DIVIDE_BY_ZERO)", ErrInvalidArgument, text, expr.ErrDivideByZero, x, y)
 			}
 			return f / g, nil
 		}
