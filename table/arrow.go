@@ -29,8 +29,10 @@ const arrowBatchRows = 64 * 1024
 // min(n, matching rows) rows in all.
 //
 // Planning errors (an invalid filter or projection, a bad partition value,
-// a path outside the table: Scan's planning errors) are returned at once,
-// with a nil reader. Errors while reading end the stream: Next returns
+// a path outside the table: Scan's planning errors; a nil t) are returned
+// at once, with an empty reader: its Next is false, its Err the error and
+// its Release does nothing, so a Release deferred before the error check
+// is safe. Errors while reading end the stream: Next returns
 // false and Err returns the error, naming the table version and the data
 // file as Scan's do. The caller must Release the reader; releasing it
 // before the end stops every file reader. Each batch is valid until the
@@ -58,13 +60,18 @@ const arrowBatchRows = 64 * 1024
 // Polars and pyarrow) take, and it carries the schema even when no row
 // matches.
 func ScanArrow(ctx context.Context, t *Table, opts ...ScanOption) (array.RecordReader, error) {
+	if t == nil {
+		err := nilTableError("scan")
+		return failedReader{err}, err
+	}
 	p, err := t.plan(ctx, opts)
 	if err != nil {
-		return nil, err
+		return failedReader{err}, err
 	}
 	rb, err := arrowio.NewRecordBuilder(nil, p.outSch)
 	if err != nil {
-		return nil, p.errorf("", err)
+		err = p.errorf("", err)
+		return failedReader{err}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &scanReader{sch: rb.Schema(), cancel: cancel, batches: make(chan batchOrErr, 1)}

@@ -45,6 +45,9 @@ import (
 // input is held in memory. The reader is read to its end but not
 // released: that stays the caller's.
 func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("append")
+	}
 	return writeArrow(ctx, t, modeAppend, reader, opts)
 }
 
@@ -53,6 +56,9 @@ func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts 
 // the matching partitions). Columns, validation, errors and memory are
 // those of AppendArrow.
 func OverwriteArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("overwrite")
+	}
 	return writeArrow(ctx, t, modeOverwrite, reader, opts)
 }
 

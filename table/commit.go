@@ -271,6 +271,9 @@ func (t *Table) commitTx(ctx context.Context, tx *txlog.Transaction) (*Table, *t
 // operation's Spark metrics and refuses writes before any data file is
 // written.
 func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
+	if t == nil {
+		return txlog.NewTransaction(nil, operation, opts...) // its Commit fails
+	}
 	return t.newTransaction(operation, opts...)
 }
 
@@ -282,6 +285,12 @@ func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog
 // no file added or removed twice). Errors are txlog's
 // (*txlog.ConflictError, txlog.ErrCommitFailed, ...).
 func (t *Table) Commit(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("commit")
+	}
+	if tx == nil {
+		return nil, nil, invalidf("commit %s: nil *txlog.Transaction", t.URI())
+	}
 	return t.commitTx(ctx, tx)
 }
 

@@ -185,6 +185,9 @@ func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.Struc
 // WithSchemaEvolution, say). A nil sch is the WithRowSchema among opts,
 // else t's schema.
 func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
+	if t == nil {
+		return nil, nilTableError("draft append")
+	}
 	wc := newWriteConfig(opts)
 	if sch == nil {
 		if sch = wc.rowSchema; sch == nil {
@@ -213,19 +216,32 @@ func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ..
 
 // ChangesSchema reports whether Commit changes the table schema (a
 // DraftAppend with schema evolution whose rows need it).
-func (d *Draft) ChangesSchema() bool { return d.merged != nil }
+func (d *Draft) ChangesSchema() bool { return d != nil && d.merged != nil }
 
 // URI returns the location of the table.
-func (d *Draft) URI() string { return d.store.URI() }
+func (d *Draft) URI() string {
+	if d == nil {
+		return ""
+	}
+	return d.store.URI()
+}
 
 // Schema returns the table schema after the commit (new, or evolved).
-func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
+func (d *Draft) Schema() *schema.StructType {
+	if d == nil {
+		return nil
+	}
+	return d.shadow.Schema()
+}
 
 // WriteFiles writes rows as data files of the table, as Table.WriteFiles
 // does, and returns their add actions for Commit. Rows are aligned with
 // the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
 // WithRowSchema.
 func (d *Draft) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+	if d == nil {
+		return nil, nilDraftError("write files")
+	}
 	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
 	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
 	d.recordKeys(adds)
@@ -268,6 +284,9 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // one, as AppendFiles does; a concurrent change of the metadata is a
 // *txlog.ConflictError (the files are deleted then).
 func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
+	if d == nil {
+		return nil, false, nilDraftError("commit")
+	}
 	if d.base != nil {
 		nt, _, err := d.CommitOn(ctx, d.base, adds, opts...)
 		if err != nil {
@@ -407,6 +426,9 @@ func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*txlog.Add, opts 
 	if d == nil {
 		return t.CommitFiles(ctx, adds, opts...)
 	}
+	if t == nil {
+		return nil, nil, nilTableError("commit draft")
+	}
 	if d.base == nil {
 		return nil, nil, fmt.Errorf("table: %w: CommitOn needs a draft of DraftAppend, not NewDraft", ErrInvalidArgument)
 	}
@@ -459,6 +481,9 @@ func fieldType(st *schema.StructType, i int) schema.Type {
 // Discard deletes the data files the draft wrote and has not committed
 // (best effort, logged).
 func (d *Draft) Discard() {
+	if d == nil {
+		return
+	}
 	deleteFiles(d.store, d.keys, d.cfg.logger)
 	d.keys = nil
 }

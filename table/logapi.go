@@ -74,6 +74,9 @@ func CheckpointKey(v int64) string { return txlog.CheckpointKey(v) }
 // _last_checkpoint. A checkpoint already there is replaced by an identical
 // one. Errors are the store's and ctx's, wrapped.
 func (t *Table) Checkpoint(ctx context.Context) error {
+	if t == nil {
+		return nilTableError("checkpoint")
+	}
 	return txlog.WriteCheckpoint(ctx, t.snap)
 }
 
@@ -102,6 +105,9 @@ func WithCleanupClock(now func() time.Time) CleanupOption {
 // from that checkpoint on stays reconstructable. Data files are not touched
 // (see Vacuum). Errors are the store's, wrapped (txlog.CleanupLog).
 func (t *Table) CleanupLog(ctx context.Context, opts ...CleanupOption) (*LogCleanup, error) {
+	if t == nil {
+		return nil, nilTableError("log cleanup")
+	}
 	cfg := cleanupConfig{now: time.Now}
 	for _, o := range opts {
 		o(&cfg)

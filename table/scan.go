@@ -603,6 +603,9 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // or the context's error. Each names the table version and the data file.
 // Breaking out of the loop stops every reader.
 func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[value.Row, error] {
+	if t == nil {
+		return func(yield func(value.Row, error) bool) { yield(nil, nilTableError("scan")) }
+	}
 	return func(yield func(value.Row, error) bool) {
 		p, err := t.plan(ctx, opts)
 		if err != nil {
@@ -621,6 +624,9 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[value.Ro
 // those of Scan's planning (invalid filter, bad partition value, a path
 // outside the table root: ErrPathOutsideTable).
 func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*txlog.Add, error) {
+	if t == nil {
+		return nil, nilTableError("files")
+	}
 	p, err := t.plan(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -637,6 +643,9 @@ func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*txlog.Add, er
 // It returns ErrInvalidArgument for an unknown or repeated column, and for
 // an invalid filter.
 func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
+	if t == nil {
+		return nil, nilTableError("scan schema")
+	}
 	p, err := t.newPlan(newScanConfig(opts))
 	if err != nil {
 		return nil, err
@@ -656,6 +665,12 @@ func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
 // Go type) when a field of T has no column or cannot hold the column's
 // type, naming the field.
 func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[T, error] {
+	if t == nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, nilTableError("scan"))
+		}
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		if !newScanConfig(opts).columnsSet {
