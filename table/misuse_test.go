@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -118,6 +119,19 @@ func TestNilTable(t *testing.T) {
 			}
 			wantNilTable(t, c.name, c.call())
 		})
+	}
+	// Every exported method of *Table is called above or below: a method
+	// added later must be added here.
+	covered := map[string]bool{"Version": true, "Snapshot": true, "Schema": true, "PartitionColumns": true, "Store": true,
+		"URI": true, "CheckpointStats": true, "GroupCommitStats": true, "Close": true, "NewTransaction": true}
+	for _, c := range errCalls {
+		covered[c.name] = true
+	}
+	mt := reflect.TypeOf(nt)
+	for i := range mt.NumMethod() {
+		if name := mt.Method(i).Name; !covered[name] {
+			t.Errorf("method (*Table).%s is not called with a nil *Table by TestNilTable", name)
+		}
 	}
 	// Accessors: zero values; Close: nothing to wait for.
 	noPanic(t, "accessors", func() {
