@@ -1,7 +1,7 @@
 // Package arrowio maps Delta schemas and values to Apache Arrow
 // (github.com/apache/arrow-go/v18) and back. It is the one place where
-// deltakit decides how a Delta type looks in Arrow: table.ScanArrow,
-// table.AppendArrow and `deltactl cat -o arrow` all go through it, as
+// deltakit decides how a Delta type looks in Arrow: table.Table.ScanArrow,
+// table.Table.AppendArrow and `deltactl cat -o arrow` all go through it, as
 // parquetio is the one place for Delta ↔ Parquet.
 //
 // # Type mapping

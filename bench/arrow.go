@@ -31,7 +31,7 @@ import (
 // FlightsParquet), else on GenerateFlights' rows (both sorted by date): a
 // full scan of a many-file table (the rows appended in cfg.ArrowFiles
 // commits) and of the same table optimized to one file through
-// table.ScanArrow vs
+// table.Table.ScanArrow vs
 // DeltaTable.to_pyarrow_table(), the row scans (Scan, ScanAs) as ratios to
 // ScanArrow, the selective scan (p8Pred) vs
 // to_pyarrow_dataset().to_table(filter=...), AppendArrow vs AppendRows vs
@@ -123,7 +123,7 @@ type arrowChildReport struct {
 }
 
 // ArrowScanChild is the body of P8's memory child: it scans the table at
-// dir through table.ScanArrow to the end, releasing every batch, and writes
+// dir through table.Table.ScanArrow to the end, releasing every batch, and writes
 // one line "deltabench-arrow: {json}" to w with the rows and the process's
 // peak resident set (VmHWM).
 func ArrowScanChild(ctx context.Context, dir string, w io.Writer) error {
@@ -133,7 +133,7 @@ func ArrowScanChild(ctx context.Context, dir string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rr, err := table.ScanArrow(ctx, tbl)
+		rr, err := tbl.ScanArrow(ctx)
 		if err != nil {
 			return err
 		}
@@ -249,7 +249,7 @@ func timed(fn func() error) (wall, cpu float64, err error) {
 }
 
 func scanArrowRows(ctx context.Context, tbl *table.Table, opts ...table.ScanOption) (int64, error) {
-	rr, err := table.ScanArrow(ctx, tbl, opts...)
+	rr, err := tbl.ScanArrow(ctx, opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -545,7 +545,7 @@ func p8Appends(ctx context.Context, fig *Figure, cfg Config, fs []Flight, rows [
 					return err
 				}
 				defer rr.Release()
-				_, err = table.AppendArrow(ctx, tbl, rr)
+				_, err = tbl.AppendArrow(ctx, rr)
 				return err
 			}},
 			{&apRows, func(tbl *table.Table) error { _, err := tbl.AppendRows(ctx, rows); return err }},

@@ -23,7 +23,7 @@
 //	P7 delete       DELETE of ~1% of the rows of a table, every file
 //	                touched, with deletion vectors and copy-on-write, vs
 //	                rewriting the touched files with raw parquet-go, on MinIO
-//	P8 arrow        table.ScanArrow (full and selective) vs delta-rs
+//	P8 arrow        table.Table.ScanArrow (full and selective) vs delta-rs
 //	                to_pyarrow_table / to_pyarrow_dataset, Scan and ScanAs
 //	                as ratios to it, AppendArrow vs AppendRows vs raw
 //	                parquet-go, peak RSS of a ScanArrow of a large table
@@ -45,12 +45,16 @@
 //	P11 merge       MERGE of 10,000 changed keys (half updates, half
 //	                inserts) into a date-partitioned table of 10,000,000
 //	                rows in 100 files, keys of 5 dates and of every date:
-//	                table.Merge with deletion vectors and copy-on-write vs
+//	                table.Table.Merge with deletion vectors and copy-on-write vs
 //	                delta-rs's DeltaTable.merge, on the local filesystem
 //	P12 ingest      issue 17's "P7 ingest": deltactl ingest of the demo's
 //	                flights-3m.parquet into a local table as epochs vs
 //	                raw parquet-go reading and writing the rows once, and
 //	                in one commit vs delta-rs's write_deltalake
+//	S1 file-size    issue 30's item 6: the bytes of deltakit's Parquet file
+//	                of the demo's flights rows vs pyarrow's default writer
+//	                at the same rows per row group, and the write CPU of
+//	                deltakit's encoding defaults vs its previous ones
 //
 // Run builds a Report of them; cmd/deltabench prints it, and the benchmarks
 // in this package's tests drive the same code under go test -bench. Nothing
@@ -74,7 +78,7 @@ import (
 )
 
 // Figure ids, in the order Run measures them.
-var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "R1", "R2", "G1"}
+var figureIDs = []string{"P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "S1", "R1", "R2", "G1"}
 
 // FigureIDs returns the ids of all figures in order.
 func FigureIDs() []string { return slices.Clone(figureIDs) }
@@ -159,6 +163,12 @@ type Config struct {
 	IngestEpochRows int
 	IngestReps      int
 
+	// S1: rows of flights-3m.parquet written (0: all), rows per row
+	// group, repetitions of each deltakit write (the median counts).
+	SizeRows         int
+	SizeRowGroupRows int
+	SizeReps         int
+
 	// R1: bytes of the one data file streamed to MinIO.
 	UploadBytes int64
 	// R2: bytes of small files optimized, and the size of each.
@@ -191,6 +201,7 @@ func QuickConfig() Config {
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 1,
 		MergeRows: 200_000, MergeDates: 20, MergeKeys: 1_000, MergeNarrowDates: 5, MergeReps: 1,
 		IngestRows: 300_000, IngestEpochRows: 10_000, IngestReps: 1,
+		SizeRows: 300_000, SizeRowGroupRows: 100_000, SizeReps: 1,
 		UploadBytes: 48 << 20, OptimizeBytes: 32 << 20, OptimizeFileBytes: 1 << 20,
 		GrowthFiles: []int{10_000, 100_000}, GrowthCommitFiles: 100_000, GrowthCommits: 20, GrowthRefresh: []int{1, 10, 100},
 	}
@@ -217,6 +228,7 @@ func FullConfig() Config {
 		GroupWriters: 64, GroupRows: 1_000, GroupReps: 5,
 		MergeRows: 10_000_000, MergeDates: 100, MergeKeys: 10_000, MergeNarrowDates: 5, MergeReps: 1,
 		IngestRows: 0, IngestEpochRows: 100_000, IngestReps: 3,
+		SizeRows: 0, SizeRowGroupRows: 1_000_000, SizeReps: 5,
 		UploadBytes: 2 << 30, OptimizeBytes: 1 << 30, OptimizeFileBytes: 2 << 20,
 		GrowthFiles: []int{100_000, 1_000_000, 3_000_000}, GrowthCommitFiles: 1_000_000, GrowthCommits: 50, GrowthRefresh: []int{1, 10, 100},
 	}
@@ -421,6 +433,7 @@ func figureFuncs() map[string]figureFunc {
 		"P10": GroupCommitFigure,
 		"P11": MergeFigure,
 		"P12": IngestFigure,
+		"S1":  FileSizeFigure,
 		"R1":  UploadFigure,
 		"R2":  OptimizeFigure,
 		"G1":  GrowthFigure,

@@ -118,6 +118,7 @@ func TestFigures(t *testing.T) {
 		GroupWriters: 8, GroupRows: 100, GroupReps: 1}
 	cfg.IngestRows, cfg.IngestEpochRows, cfg.IngestReps = tinyIngest()
 	cfg.MergeRows, cfg.MergeDates, cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeReps = tinyMerge()
+	cfg.SizeRows, cfg.SizeRowGroupRows, cfg.SizeReps = tinyFileSize()
 	rep, err := Run(t.Context(), env, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +134,7 @@ func TestFigures(t *testing.T) {
 			"dv_deleted_rows", "dv_bytes_written", "cow_bytes_written", "floor_bytes_written", "floor_files_touched", "dv_second_delete"},
 		"P8":  {"scanarrow_1file", "scanarrow_files", "scan_rows_vs_scanarrow", "selective", "append_arrow", "append_arrow_vs_rows", "append_arrow_vs_parquet_go"},
 		"P12": ingestMetrics(env.Python != ""),
+		"S1":  fileSizeMetrics(env.Python != ""),
 		"P10": {"serial_wall", "serial_versions", "grouped_wall", "grouped_versions", "grouped_wall_ratio", "concurrent_wall"},
 		"P9": {"records_per_s_1m", "floor_records_per_s_1m", "ratio_1m", "latency_p50_1m", "latency_p99_1m", "commits_1m",
 			"records_per_s_2m", "floor_records_per_s_2m", "ratio_2m", "latency_p50_2m", "latency_p99_2m"},
@@ -152,7 +154,7 @@ func TestFigures(t *testing.T) {
 		// sizes: this test env has neither (deltabench --quick runs them).
 		rssOrGrowth := f.ID == "R1" || f.ID == "R2" || f.ID == "G1"
 		if f.Skipped != "" && !((f.ID == "P3" || f.ID == "P11") && env.Python == "") && !(f.ID == "P9" && env.Kafka == nil) && !rssOrGrowth &&
-			!(f.ID == "P12" && (FlightsParquet() == "" || env.Python == "")) {
+			!((f.ID == "P12" || f.ID == "S1") && (FlightsParquet() == "" || env.Python == "")) {
 			t.Errorf("%s skipped: %s", f.ID, f.Skipped)
 		}
 	}
@@ -715,5 +717,64 @@ func TestMergeSourceAndDigest(t *testing.T) {
 	}
 	if after != want || after.Rows != 4_050 || after.KeyRows != 100 {
 		t.Errorf("digest after the merge %v, reference %v", after, want)
+	}
+}
+
+// tinyFileSize returns S1's test sizes: rows of flights-3m.parquet, rows
+// per row group, repetitions.
+func tinyFileSize() (rows, rgRows, reps int) { return 20_000, 6_000, 1 }
+
+// fileSizeMetrics returns the metrics S1 must have (positive), those of
+// the pyarrow side too when pyarrow.
+func fileSizeMetrics(pyarrow bool) []string {
+	m := []string{"deltakit_bytes", "deltakit_write", "deltakit_write_cpu", "previous_bytes", "previous_write", "previous_write_cpu",
+		"ratio_write_cpu_vs_previous", "ratio_bytes_vs_previous", "rows", "row_groups"}
+	if pyarrow {
+		m = append(m, "pyarrow_bytes", "pyarrow_write", "pyarrow_write_cpu", "ratio_bytes_vs_pyarrow", "ratio_previous_bytes_vs_pyarrow", "ratio_write_cpu_vs_pyarrow")
+	}
+	return m
+}
+
+// TestFileSizeFigure runs S1 alone at tiny sizes when the demo's
+// flights-3m.parquet is there: each file holds the slice's rows in
+// ceil(rows/rgRows) row groups (Run fails when pyarrow does not read the
+// slice's table back from deltakit's file), and dictionary pages for the
+// numbers make deltakit's file smaller than the previous defaults'.
+func TestFileSizeFigure(t *testing.T) {
+	if FlightsParquet() == "" {
+		testsupport.Absent(t, "S1 needs flights-3m.parquet ($DELTAKIT_FLIGHTS_PARQUET; scripts/fetch-demo-data.sh)")
+	}
+	env := &Env{TempDir: t.TempDir()}
+	if wd, err := os.Getwd(); err == nil {
+		env.Python = FindPython(wd)
+	}
+	cfg := Config{Mode: "test"}
+	cfg.SizeRows, cfg.SizeRowGroupRows, cfg.SizeReps = tinyFileSize()
+	rep, err := Run(t.Context(), env, cfg, []string{"S1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Figures) != 1 {
+		t.Fatalf("figures %+v", rep.Figures)
+	}
+	f := rep.Figures[0]
+	for _, name := range fileSizeMetrics(env.Python != "") {
+		if m := f.Metric(name); m == nil || m.Value <= 0 {
+			t.Errorf("S1: metric %s = %+v", name, m)
+		}
+	}
+	rows, rgRows, _ := tinyFileSize()
+	for name, want := range map[string]float64{"rows": float64(rows), "row_groups": float64((rows + rgRows - 1) / rgRows)} {
+		if m := f.Metric(name); m == nil || m.Value != want {
+			t.Errorf("S1: %s = %+v, want %v", name, m, want)
+		}
+	}
+	if m := f.Metric("ratio_bytes_vs_previous"); m == nil || m.Value >= 1 {
+		t.Errorf("S1: ratio_bytes_vs_previous = %+v, want < 1 (delay and distance dictionary-encoded)", m)
+	}
+	for _, m := range f.Metrics {
+		if m.Met != nil {
+			t.Errorf("S1: %s has a verdict in test mode: %+v", m.Name, m)
+		}
 	}
 }

@@ -182,11 +182,11 @@ type deleteOutcome struct {
 	io           counts
 }
 
-// deltakitDelete runs table.Delete of origin = o on *tbl and returns what it
+// deltakitDelete runs table.Table.Delete of origin = o on *tbl and returns what it
 // did according to its result and the store's counters.
 func deltakitDelete(ctx context.Context, tbl **table.Table, store *countingStore, o string) (deleteOutcome, error) {
 	c0 := store.snapshot()
-	nt, res, err := table.Delete(ctx, *tbl, table.Col("origin").Eq(o))
+	nt, res, err := (*tbl).Delete(ctx, table.Col("origin").Eq(o))
 	if err != nil {
 		return deleteOutcome{}, err
 	}
@@ -204,7 +204,7 @@ func deltakitDelete(ctx context.Context, tbl **table.Table, store *countingStore
 
 // restore returns *tbl to version base (not measured).
 func restore(ctx context.Context, tbl **table.Table, base int64) error {
-	nt, _, err := table.Restore(ctx, *tbl, table.ToVersion(base))
+	nt, _, err := (*tbl).Restore(ctx, table.ToVersion(base))
 	if err != nil {
 		return err
 	}
@@ -293,16 +293,16 @@ func (d *deleteBench) floor(ctx context.Context) (deleteOutcome, error) {
 
 // DeleteFigure measures P7: DELETE of ~1% of the rows (origin = 'MSY') from
 // a table of DeleteRows flights rows in DeleteFiles files, every file
-// touched, by table.Delete with deletion vectors and without
+// touched, by table.Table.Delete with deletion vectors and without
 // (copy-on-write), each against the floor of rewriting the touched files
 // with raw parquet-go, on MinIO. The three sides run in rotating order;
-// after each deltakit delete the table is restored (table.Restore, not
+// after each deltakit delete the table is restored (table.Table.Restore, not
 // measured) to its initial files.
 func DeleteFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	fig := &Figure{ID: "P7", Title: "DELETE 1% (deletion vectors, copy-on-write) vs rewriting with raw parquet-go",
 		Setup: fmt.Sprintf("MinIO on localhost; unpartitioned flights table of %d rows in %d files of equal rows, appended in departure order "+
 			"(one Append[Flight] per file); DELETE WHERE origin = '%s' (~1.03%%, spread over every file, not skippable by stats); "+
-			"%d repetitions per side, rotating order, median counted: table.Delete on a table with delta.enableDeletionVectors=true, "+
+			"%d repetitions per side, rotating order, median counted: table.Table.Delete on a table with delta.enableDeletionVectors=true, "+
 			"on one without (copy-on-write), and the floor: GET each file, parquet.GenericReader[T], drop the rows, "+
 			"GenericWriter[T] (snappy) + PUT, T a struct of the files' exact schema; each deltakit table restored to its initial files after each delete (not timed)",
 			cfg.DeleteRows, cfg.DeleteFiles, deleteOrigin, cfg.DeleteReps)}

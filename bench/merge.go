@@ -168,7 +168,7 @@ func expectedDigest(base mergeDigest, src []mergeRow, rows, perDate int) mergeDi
 // digestTable scans t with ScanArrow and digests it; keys are the source ids.
 func digestTable(ctx context.Context, t *table.Table, keys map[int64]bool) (mergeDigest, error) {
 	var d mergeDigest
-	rr, err := table.ScanArrow(ctx, t, table.WithColumns("id", "date", "value", "payload"))
+	rr, err := t.ScanArrow(ctx, table.WithColumns("id", "date", "value", "payload"))
 	if err != nil {
 		return d, err
 	}
@@ -383,7 +383,7 @@ func statusKB(key string) int64 {
 	return procKB(s, key)
 }
 
-// deltakitMerge runs table.Merge of src on *tbl and returns what it did.
+// deltakitMerge runs table.Table.Merge of src on *tbl and returns what it did.
 func deltakitMerge(ctx context.Context, tbl **table.Table, store *countingStore, src []mergeRow) (mergeOutcome, error) {
 	var o mergeOutcome
 	ms, err := table.MergeStructs(src)
@@ -398,7 +398,7 @@ func deltakitMerge(ctx context.Context, tbl **table.Table, store *countingStore,
 	runtime.ReadMemStats(&m0)
 	c0 := store.snapshot()
 	t0, cpu0 := time.Now(), cpuTime()
-	nt, res, err := table.Merge(ctx, *tbl, b)
+	nt, res, err := (*tbl).Merge(ctx, b)
 	o.wall, o.cpu = time.Since(t0), cpuTime()-cpu0
 	if err != nil {
 		return o, err
@@ -503,7 +503,7 @@ func writeSourceFile(path string, src []mergeRow) error {
 
 // MergeFigure measures P11: MERGE of MergeKeys changed keys (half updates,
 // half inserts) into a table of MergeRows rows partitioned by date, one
-// file per date, on the local filesystem: table.Merge on a table with
+// file per date, on the local filesystem: table.Table.Merge on a table with
 // deletion vectors and on one without (copy-on-write), and delta-rs's
 // DeltaTable.merge (copy-on-write: it writes no deletion vectors) on a
 // copy of the latter, same source, for the narrow and the wide spread of
@@ -515,7 +515,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 			"%d dates of %d rows, one file each (written by table.Append); source of %d keys, half updates of existing rows and half inserts of new ids; "+
 			"MERGE ON target.id = source.id AND target.date = source.date WHEN MATCHED UPDATE ALL WHEN NOT MATCHED INSERT ALL; "+
 			"narrow: the keys of the latest %d dates; wide: keys spread over all %d dates; "+
-			"sides: table.Merge with deletion vectors, table.Merge copy-on-write, delta-rs DeltaTable.merge(streamed_exec=False) on a copy "+
+			"sides: table.Table.Merge with deletion vectors, table.Table.Merge copy-on-write, delta-rs DeltaTable.merge(streamed_exec=False) on a copy "+
 			"of the copy-on-write table; %d repetition(s) per side, each table restored after each MERGE (untimed)",
 			cfg.MergeRows, cfg.MergeDates, cfg.MergeRows/max(cfg.MergeDates, 1), cfg.MergeKeys, cfg.MergeNarrowDates, cfg.MergeDates, cfg.MergeReps)}
 	if cfg.MergeNarrowDates > cfg.MergeDates {
@@ -624,7 +624,7 @@ func MergeFigure(ctx context.Context, env *Env, cfg Config) (*Figure, error) {
 	return fig, nil
 }
 
-// mergeSide is one side of P11 (table.Merge with or without deletion
+// mergeSide is one side of P11 (table.Table.Merge with or without deletion
 // vectors, delta-rs): how to run its MERGE, read its result and restore
 // its table, and the outcomes of its repetitions.
 type mergeSide struct {

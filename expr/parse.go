@@ -61,7 +61,7 @@ func Parse(s string, sch *schema.StructType) (Expr, error) {
 }
 
 // ParseAssignments parses the SET list of a SQL UPDATE ("a = 1, b = b *
-// 2") into the map table.Update takes, with the grammar of the package
+// 2") into the map table.Table.Update takes, with the grammar of the package
 // doc. A literal is typed by the column it is assigned to, so '2024-01-02'
 // sets a date. Only top-level columns can be assigned, each once. Errors
 // wrap ErrInvalidArgument and name the position (1-based, in runes); a

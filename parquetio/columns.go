@@ -89,6 +89,11 @@ func (w *Writer) WriteColumns(n int, cols []Column) (err error) {
 			return fmt.Errorf("field %s: %w", f.path, err)
 		}
 	}
+	if w.pw == nil {
+		if err := w.open(columnSampler(n, cols)); err != nil {
+			return err
+		}
+	}
 	for start := 0; start < n; {
 		end := min(n, start+writeBatch)
 		var size int64

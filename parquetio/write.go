@@ -76,7 +76,7 @@ type writeConfig struct {
 	rowGroupBytes  int64
 	rowGroupRows   int64
 	pageBytes      int
-	dictionary     bool
+	dictionary     DictionaryMode
 	numIndexedCols int
 	statsColumns   []string
 	statsColsSet   bool
@@ -85,6 +85,9 @@ type writeConfig struct {
 	createdBy      string
 	tempDir        string
 	rowShred       bool // tests: shred every field value by value (no Columns, see shredBatch)
+	// plainFields are the top-level fields (by physical name) that
+	// Writer.open found too distinct for a dictionary.
+	plainFields map[string]bool
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {
@@ -93,7 +96,7 @@ func newWriteConfig(opts []WriteOption) writeConfig {
 		compression:    Snappy,
 		rowGroupBytes:  128 << 20,
 		pageBytes:      1 << 20,
-		dictionary:     true,
+		dictionary:     DictionaryDefault,
 		numIndexedCols: 32,
 		stringPrefix:   32,
 		tightBounds:    true,
@@ -138,10 +141,49 @@ func WithPageSize(bytes int) WriteOption {
 	return func(c *writeConfig) { c.pageBytes = bytes }
 }
 
-// WithDictionary turns dictionary encoding of string and binary columns on
-// (the default) or off. Other columns are always PLAIN.
+// DictionaryMode says which leaf columns a Writer dictionary-encodes. A
+// dictionary-encoded column chunk has one PLAIN dictionary page and
+// RLE_DICTIONARY data pages, and falls back to PLAIN pages once its
+// dictionary passes 1 MiB (as pyarrow's dictionary_pagesize_limit).
+type DictionaryMode uint8
+
+const (
+	// DictionaryDefault dictionary-encodes every column except booleans,
+	// timestamps and FIXED_LEN_BYTE_ARRAY decimals (precision > 18):
+	// long, integer, short, byte, float, double, date, string, binary and
+	// INT32/INT64 decimals. Booleans are PLAIN, one bit a value, as
+	// pyarrow writes them. Timestamps are PLAIN because the dictionary
+	// indexes of parquet-go v0.32's RLE encoder compress worse than PLAIN
+	// with Snappy for the sorted, run-rich timestamps of event data (it
+	// emits a run only for 8 equal indexes at a multiple of 8): the
+	// flights' date column is 3.40 MB dictionary-encoded, 2.32 MB PLAIN,
+	// pyarrow's 2.20 MB (BENCHMARKS.md, S1), and distinct timestamps fall
+	// back to PLAIN anyway after 1 MiB of dictionary. A top-level number
+	// column whose first 65,536 values (given to the first Write or
+	// WriteColumns call, at least 8,192 of them) are more than 90%
+	// distinct is written PLAIN for the whole file: its dictionary would
+	// only fill up and fall back, at a cost in CPU and bytes.
+	DictionaryDefault DictionaryMode = iota
+	// DictionaryStrings dictionary-encodes string and binary columns only
+	// (deltakit's default before issue 30; its numbers were PLAIN).
+	DictionaryStrings
+	// DictionaryOff writes every column PLAIN.
+	DictionaryOff
+)
+
+// WithDictionary turns dictionary encoding on (DictionaryDefault, the
+// default) or off (DictionaryOff).
 func WithDictionary(on bool) WriteOption {
-	return func(c *writeConfig) { c.dictionary = on }
+	if on {
+		return WithDictionaryMode(DictionaryDefault)
+	}
+	return WithDictionaryMode(DictionaryOff)
+}
+
+// WithDictionaryMode sets which columns are dictionary-encoded (default
+// DictionaryDefault).
+func WithDictionaryMode(m DictionaryMode) WriteOption {
+	return func(c *writeConfig) { c.dictionary = m }
 }
 
 // WithNumIndexedCols collects min/max/nullCount stats for the first n leaf
@@ -203,7 +245,12 @@ func WithCreatedBy(app string) WriteOption {
 type Writer struct {
 	cfg  writeConfig
 	sch  *schema.StructType
+	sel  *statsSelection
 	plan *writePlan
+	// pcfg is parquet-go's configuration of plan; pw, nil until the first
+	// values or Close, is created from it once the encodings are chosen
+	// (see Writer.open).
+	pcfg *parquet.WriterConfig
 	pw   *parquet.Writer
 	out  *tailWriter
 	// pages holds the page buffers of large row groups (pagespill.go);
@@ -242,7 +289,8 @@ type Writer struct {
 // FIXED_LEN_BYTE_ARRAY for p, annotated DECIMAL(p,s); structs as groups;
 // arrays as 3-level LIST (list/element); maps as MAP (key_value/key,value).
 // Nullable fields are optional, others required. Pages are data page v1,
-// PLAIN, with RLE_DICTIONARY for strings and binaries (see WithDictionary).
+// RLE_DICTIONARY except for booleans, timestamps and FIXED_LEN_BYTE_ARRAY
+// decimals, which are PLAIN (see DictionaryMode).
 //
 // sch must be the data schema: partition columns are not written to data
 // files. NewWriter returns an error for a schema it cannot write (variant).
@@ -296,8 +344,9 @@ func NewWriter(w io.Writer, sch *schema.StructType, opts ...WriteOption) (wr *Wr
 	wr = &Writer{
 		cfg:   cfg,
 		sch:   sch,
+		sel:   sel,
 		plan:  plan,
-		pw:    newParquetWriter(out, pcfg),
+		pcfg:  pcfg,
 		out:   out,
 		pages: pages,
 		cols:  make([][]parquet.Value, plan.numCols),
@@ -363,6 +412,11 @@ func (w *Writer) Write(rows []value.Row) (err error) {
 	}
 	defer w.recoverInto(&err, "write")
 	defer w.dropValues()
+	if w.pw == nil {
+		if err := w.open(w.rowSampler(rows)); err != nil {
+			return err
+		}
+	}
 	if w.rowCols == nil {
 		w.rowCols = make([]Column, len(w.plan.fields))
 	}
@@ -498,6 +552,11 @@ func (w *Writer) Close() (st *Stats, err error) {
 			w.err = err
 		}
 	}()
+	if w.pw == nil {
+		if err := w.open(nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.pw.Flush(); err != nil {
 		return nil, fmt.Errorf("parquetio: flush row group: %w", err)
 	}

@@ -235,15 +235,27 @@ func flbaDecimalBytes(precision int) int {
 // leaf returns the Parquet leaf for primitive type t, its encoder and the
 // kind of stats its values get.
 func (b *planWriter) leaf(t schema.Type, path []string) (parquet.Node, leafEncoder, statKind, error) {
+	// dict encodes n with RLE_DICTIONARY when the DictionaryMode covers
+	// it (strings: whether it is a string or binary column), else PLAIN
+	// (parquet-go's own default for BYTE_ARRAY is DELTA_LENGTH_BYTE_ARRAY).
+	dict := func(n parquet.Node, strings bool) parquet.Node {
+		if len(path) == 1 && b.cfg.plainFields[path[0]] {
+			return parquet.Encoded(n, &parquet.Plain) // see Writer.open
+		}
+		if b.cfg.dictionary == DictionaryDefault || (strings && b.cfg.dictionary == DictionaryStrings) {
+			return parquet.Encoded(n, &parquet.RLEDictionary)
+		}
+		return parquet.Encoded(n, &parquet.Plain)
+	}
 	if d, ok := t.(*schema.DecimalType); ok {
 		if d.Precision < 1 || d.Precision > 38 || d.Scale < 0 || d.Scale > d.Precision {
 			return nil, nil, 0, fmt.Errorf("unsupported %s", d)
 		}
 		switch {
 		case d.Precision <= 9:
-			return parquet.Decimal(d.Scale, d.Precision, parquet.Int32Type), decimalEncoder(d, 0), statDecimal, nil
+			return dict(parquet.Decimal(d.Scale, d.Precision, parquet.Int32Type), false), decimalEncoder(d, 0), statDecimal, nil
 		case d.Precision <= 18:
-			return parquet.Decimal(d.Scale, d.Precision, parquet.Int64Type), decimalEncoder(d, 0), statDecimal, nil
+			return dict(parquet.Decimal(d.Scale, d.Precision, parquet.Int64Type), false), decimalEncoder(d, 0), statDecimal, nil
 		default:
 			n := flbaDecimalBytes(d.Precision)
 			b.flba = append(b.flba, append([]string(nil), path...))
@@ -254,34 +266,27 @@ func (b *planWriter) leaf(t schema.Type, path []string) (parquet.Node, leafEncod
 	if !ok {
 		return nil, nil, 0, fmt.Errorf("unsupported type %s", t)
 	}
-	dict := func(n parquet.Node) parquet.Node {
-		if b.cfg.dictionary {
-			return parquet.Encoded(n, &parquet.RLEDictionary)
-		}
-		// parquet-go's own default for BYTE_ARRAY is DELTA_LENGTH_BYTE_ARRAY.
-		return parquet.Encoded(n, &parquet.Plain)
-	}
 	switch p.Name {
 	case schema.Long:
-		return parquet.Leaf(parquet.Int64Type), encLong, statInt, nil
+		return dict(parquet.Leaf(parquet.Int64Type), false), encLong, statInt, nil
 	case schema.Integer:
-		return parquet.Leaf(parquet.Int32Type), intEncoder(math.MinInt32, math.MaxInt32), statInt, nil
+		return dict(parquet.Leaf(parquet.Int32Type), false), intEncoder(math.MinInt32, math.MaxInt32), statInt, nil
 	case schema.Short:
-		return parquet.Int(16), intEncoder(math.MinInt16, math.MaxInt16), statInt, nil
+		return dict(parquet.Int(16), false), intEncoder(math.MinInt16, math.MaxInt16), statInt, nil
 	case schema.Byte:
-		return parquet.Int(8), intEncoder(math.MinInt8, math.MaxInt8), statInt, nil
+		return dict(parquet.Int(8), false), intEncoder(math.MinInt8, math.MaxInt8), statInt, nil
 	case schema.Float:
-		return parquet.Leaf(parquet.FloatType), encFloat, statFloat32, nil
+		return dict(parquet.Leaf(parquet.FloatType), false), encFloat, statFloat32, nil
 	case schema.Double:
-		return parquet.Leaf(parquet.DoubleType), encDouble, statFloat64, nil
+		return dict(parquet.Leaf(parquet.DoubleType), false), encDouble, statFloat64, nil
 	case schema.Boolean:
 		return parquet.Leaf(parquet.BooleanType), encBool, statNullOnly, nil
 	case schema.String:
-		return dict(parquet.String()), encString, statString, nil
+		return dict(parquet.String(), true), encString, statString, nil
 	case schema.Binary:
-		return dict(parquet.Leaf(parquet.ByteArrayType)), encBinary, statNullOnly, nil
+		return dict(parquet.Leaf(parquet.ByteArrayType), true), encBinary, statNullOnly, nil
 	case schema.Date:
-		return parquet.Date(), encDate, statDate, nil
+		return dict(parquet.Date(), false), encDate, statDate, nil
 	case schema.Timestamp:
 		return parquet.TimestampAdjusted(parquet.Microsecond, true), encTimestamp, statTimestamp, nil
 	case schema.TimestampNTZ:

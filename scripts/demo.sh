@@ -11,8 +11,9 @@
 #      exactly-once sink, stops mid-stream, restarts with the source replaying
 #      two already committed epochs, and shows that they are skipped;
 #   4. prints history, snapshot and a few rows, verifies the log and the
-#      exactly-once record, compacts the files with optimize and lists what
-#      vacuum would delete;
+#      exactly-once record, compacts the files with optimize, lists what
+#      vacuum would delete and reports on the table (deltactl report, also
+#      as HTML with plots: $DEMO_DIR/flights-report.html);
 #   5. ingests the weather CSV into a table partitioned by weather;
 #   6. reads both tables back with delta-rs, installing it first with
 #      scripts/install-interop.sh (a venv with deltalake and pyarrow; idempotent;
@@ -78,6 +79,9 @@ step "maintenance: compact the small files (one OPTIMIZE commit, rows unchanged)
 run deltactl optimize "$ft"
 run deltactl vacuum "$ft" --retain 0h --force --dry-run
 run deltactl verify "$ft"
+
+step "report: file sizes, partitions, deletion vectors, commits per hour, checkpoint and retention, and what to run"
+run deltactl report "$ft" --html "$out/flights-report.html"
 
 step "seattle-weather.csv into a table partitioned by weather"
 run deltactl ingest "$weather" "$wt" --partition-by weather

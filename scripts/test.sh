@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of deltakit, installing first whatever is missing:
 # Go modules, the MinIO server (for S3 tests), the Kafka broker jars (for
-# the Kafka tests) and the Python interop readers.
+# the Kafka tests), the Python interop readers and Chromium (for the test
+# that renders deltactl report --html in a headless browser).
 #
 #   ./scripts/test.sh            all tests (race detector on the concurrent packages)
 #   FUZZTIME=1000000x ./scripts/test.sh   longer fuzzing of log decoding (default 100000x:
@@ -17,6 +18,7 @@ go mod download
 ./scripts/install-minio.sh
 ./scripts/install-kafka.sh
 ./scripts/install-interop.sh
+./scripts/install-chromium.sh
 export DELTAKIT_VENV=${DELTAKIT_VENV:-$repo/.venv}
 # The demo data (npm vega-datasets@3.2.1): the demo test and the Polars
 # flights test read it.
@@ -41,7 +43,7 @@ gotest() {
   local log="$logdir/$1.log"
   shift
   if go test -v -count=1 -timeout 30m "$@" > "$log" 2>&1; then
-    grep -E '^(ok|FAIL|panic:)|^--- SKIP|^    --- SKIP|^--- PASS: Test[^ /]*(MinIO|S3|Local|Mem|Faulty|Corpus|Interop|Crash|Kafka|Demo|Conformance)|^(crash matrix|corpus|corpus scan):' "$log" || true
+    grep -E '^(ok|FAIL|panic:)|^--- SKIP|^    --- SKIP|^--- PASS: Test[^ /]*(MinIO|S3|Local|Mem|Faulty|Corpus|Interop|Crash|Kafka|Demo|Browser|Conformance)|^(crash matrix|corpus|corpus scan):' "$log" || true
   else
     echo "---- failures (full log: $log) ----"
     grep -n -B3 -A40 -E -- '--- FAIL|^panic:|^FAIL' "$log" | head -600

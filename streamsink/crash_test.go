@@ -154,7 +154,7 @@ func (w *deleteWriter) write(ctx context.Context, e int64, _ []value.Row) (bool,
 		return false, err
 	}
 	doomed := table.And(table.Col("epoch").Eq(e), table.Col("id").Ge(e*1000+500))
-	nt, res, err := table.Delete(ctx, tbl, doomed, table.WithTxn(crashQuery, e))
+	nt, res, err := tbl.Delete(ctx, doomed, table.WithTxn(crashQuery, e))
 	if err != nil {
 		w.tbl = tbl
 		return false, err

@@ -298,7 +298,7 @@ func TestUpsertCrashCheckerFindsViolations(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := table.NewMerge(src, table.MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()
-			if tbl, _, err = table.Merge(ctx, tbl, m); err != nil {
+			if tbl, _, err = tbl.Merge(ctx, m); err != nil {
 				t.Fatal(err)
 			}
 		}

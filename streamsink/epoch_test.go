@@ -324,7 +324,7 @@ func TestEpochEncodedDuringRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if other, err = table.SetProperties(ctx, other, map[string]string{"delta.appendOnly": "true"}); err != nil {
+	if other, err = other.SetProperties(ctx, map[string]string{"delta.appendOnly": "true"}); err != nil {
 		t.Fatal(err)
 	}
 	wide := schema.NewStruct(append(slices.Clone(eventSchema.Fields), schema.NewField("extra", schema.Primitive(schema.String), true))...)

@@ -26,7 +26,7 @@ var ErrUpsertMode = errors.New("not supported in upsert mode")
 // WithMergeKeys puts the sink in upsert mode: each epoch's rows are MERGEd
 // into the table by the key columns keys (target.k = source.k for each),
 // updating every column of the matched rows and inserting the rest (WHEN
-// MATCHED UPDATE SET *, WHEN NOT MATCHED INSERT *; see table.Merge), so
+// MATCHED UPDATE SET *, WHEN NOT MATCHED INSERT *; see table.Table.Merge), so
 // that the table holds the latest row of every key. The MERGE commits with
 // the txn {appId: queryId, version: epochId} (and WriteEpochWith's extra
 // txns) in the same commit, so a replayed epoch is skipped and a crash
@@ -127,7 +127,7 @@ func (s *Sink) upsertEpoch(ctx context.Context, epochID int64, rowsOf rowsFunc, 
 			table.WithExtraTxns(extra...),
 			table.WithOperationParameters(params),
 			table.WithCommitOptions(s.txnOpts...))
-		ntbl, mr, err := table.Merge(ctx, tbl, m, opts...)
+		ntbl, mr, err := tbl.Merge(ctx, m, opts...)
 		if err != nil {
 			if s.retryable(err, round) {
 				s.logger.Info("streamsink: conflict, retrying upsert epoch from a fresh snapshot", "query", s.queryID, "epoch", epochID, "err", err)

@@ -59,7 +59,7 @@ const arrowBatchRows = 64 * 1024
 // writers) and the C data interface (cdata.ExportRecordReader, for DuckDB,
 // Polars and pyarrow) take, and it carries the schema even when no row
 // matches.
-func ScanArrow(ctx context.Context, t *Table, opts ...ScanOption) (array.RecordReader, error) {
+func (t *Table) ScanArrow(ctx context.Context, opts ...ScanOption) (array.RecordReader, error) {
 	if t == nil {
 		err := nilTableError("scan")
 		return failedReader{err}, err

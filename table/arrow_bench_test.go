@@ -88,7 +88,7 @@ func BenchmarkFlightsScanAs(b *testing.B) {
 
 func BenchmarkFlightsScanArrow(b *testing.B) {
 	benchScan(b, func(ctx context.Context, tbl *Table) (int64, error) {
-		rr, err := ScanArrow(ctx, tbl)
+		rr, err := tbl.ScanArrow(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -110,7 +110,7 @@ func BenchmarkFlightsScanArrowSelective(b *testing.B) {
 		if err != nil {
 			return 0, err
 		}
-		rr, err := ScanArrow(ctx, tbl, WithFilter(e), WithScanStats(&st))
+		rr, err := tbl.ScanArrow(ctx, WithFilter(e), WithScanStats(&st))
 		if err != nil {
 			return 0, err
 		}
@@ -138,7 +138,7 @@ func benchAppend(b *testing.B, write func(ctx context.Context, tbl *Table, recs 
 	if err != nil {
 		b.Fatal(err)
 	}
-	rr, err := ScanArrow(ctx, src)
+	rr, err := src.ScanArrow(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func BenchmarkFlightsAppendArrow(b *testing.B) {
 			return err
 		}
 		defer rr.Release()
-		_, err = AppendArrow(ctx, tbl, rr)
+		_, err = tbl.AppendArrow(ctx, rr)
 		return err
 	})
 }

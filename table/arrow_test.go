@@ -44,7 +44,7 @@ func canon(v any) any {
 // the reader's schema against the scan schema.
 func arrowRows(t *testing.T, tbl *Table, opts ...ScanOption) ([]value.Row, error) {
 	t.Helper()
-	rr, err := ScanArrow(context.Background(), tbl, opts...)
+	rr, err := tbl.ScanArrow(context.Background(), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -243,12 +243,12 @@ func TestScanArrowOptions(t *testing.T) {
 // the stream through Err, naming the data file.
 func TestScanArrowErrors(t *testing.T) {
 	tbl := openCorpus(t, "deltars__simple_table")
-	if _, err := ScanArrow(context.Background(), tbl, WithColumns("nope")); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := tbl.ScanArrow(context.Background(), WithColumns("nope")); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("unknown column: %v, want ErrInvalidArgument", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rr, err := ScanArrow(ctx, tbl)
+	rr, err := tbl.ScanArrow(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rr, err := ScanArrow(cctx, tbl, WithScanConcurrency(1))
+	rr, err := tbl.ScanArrow(cctx, WithScanConcurrency(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	rr.Release()
 	// Full read, then an early release.
 	var st ScanStats
-	rr, err = ScanArrow(ctx, tbl, WithScanStats(&st))
+	rr, err = tbl.ScanArrow(ctx, WithScanStats(&st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	if rr.Err() != nil || n != int64(len(rows)) || st.RowsReturned != n {
 		t.Errorf("full read: %d rows, Err %v, stats %+v", n, rr.Err(), st)
 	}
-	rr, _ = ScanArrow(ctx, tbl)
+	rr, _ = tbl.ScanArrow(ctx)
 	if !rr.Next() {
 		t.Fatal(rr.Err())
 	}

@@ -200,7 +200,7 @@ func TestScanArrowStringsOutliveBatches(t *testing.T) {
 		for _, conc := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/conc%d", tc.name, conc), func(t *testing.T) {
 				opts := append([]ScanOption{withArrowTuning(arrowTuning{batch: 500}), WithScanConcurrency(conc)}, tc.opts...)
-				rr, err := ScanArrow(ctx, tbl, opts...)
+				rr, err := tbl.ScanArrow(ctx, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,7 +21,7 @@ import (
 // (arrowio.Rows) and take WriteFiles' row path, which reports a bad value
 // as a *RowError naming the column and the row's index in recs. The
 // batches are neither retained nor released.
-func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*txlog.Add, error) {
+func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*Add, error) {
 	if d == nil {
 		return nil, nilDraftError("write files")
 	}
@@ -35,7 +35,7 @@ func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 // overrides any WithRowSchema in opts): the same files, stats and errors,
 // written column by column when Draft.WriteFilesArrow's conditions hold.
 // The batches are neither retained nor released.
-func (t *Table) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*txlog.Add, error) {
+func (t *Table) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*Add, error) {
 	if t == nil {
 		return nil, nilTableError("write files")
 	}

@@ -44,7 +44,7 @@ func pageTable(t *testing.T) *Table {
 		t.Fatal(err)
 	}
 	del := Or(Col("id").Lt(int64(40)), And(Col("id").Ge(int64(5000)), Col("id").Lt(int64(6000)), Col("n").Eq(int32(3))))
-	if tbl, _, err = Delete(ctx, tbl, del); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, del); err != nil {
 		t.Fatal(err)
 	}
 	return tbl

@@ -41,7 +41,7 @@ func TestScanArrowRowGroupsAndDeletionVectors(t *testing.T) {
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithRowGroupRows(1000))); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Or(Col("id").Lt(int64(300)), Col("id").Gt(int64(9500)))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Or(Col("id").Lt(int64(300)), Col("id").Gt(int64(9500)))); err != nil {
 		t.Fatal(err)
 	}
 	for a := range tbl.Snapshot().AllFiles() {

@@ -27,7 +27,7 @@ func withArrowTuning(tu arrowTuning) ScanOption {
 // with releaseBatches).
 func arrowBatchList(t *testing.T, tbl *Table, opts ...ScanOption) []arrow.RecordBatch {
 	t.Helper()
-	rr, err := ScanArrow(context.Background(), tbl, opts...)
+	rr, err := tbl.ScanArrow(context.Background(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func stripeTable(t *testing.T) *Table {
 	if tbl, err = tbl.AppendRows(ctx, rows, WithParquetOptions(parquetio.WithRowGroupRows(2500))); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(int64(40))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(int64(40))); err != nil {
 		t.Fatal(err)
 	}
 	return tbl
@@ -192,7 +192,7 @@ func TestScanArrowStripesCancel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, at := range []int{1, 5, 20} {
 		ctx, cancel := context.WithCancel(context.Background())
-		rr, err := ScanArrow(ctx, tbl, withArrowTuning(arrowTuning{batch: 100, stripe: 2, workers: 3}))
+		rr, err := tbl.ScanArrow(ctx, withArrowTuning(arrowTuning{batch: 100, stripe: 2, workers: 3}))
 		if err != nil {
 			t.Fatal(err)
 		}

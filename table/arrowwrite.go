@@ -44,7 +44,7 @@ import (
 // batch is read (and retained) before the first file is written, so the
 // input is held in memory. The reader is read to its end but not
 // released: that stays the caller's.
-func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+func (t *Table) AppendArrow(ctx context.Context, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("append")
 	}
@@ -55,7 +55,7 @@ func AppendArrow(ctx context.Context, t *Table, reader array.RecordReader, opts 
 // reader, as OverwriteRows does with rows (WithReplaceWhere replaces only
 // the matching partitions). Columns, validation, errors and memory are
 // those of AppendArrow.
-func OverwriteArrow(ctx context.Context, t *Table, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+func (t *Table) OverwriteArrow(ctx context.Context, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("overwrite")
 	}
@@ -227,7 +227,7 @@ func eachArrowBatch(ctx context.Context, reader array.RecordReader, fn func(arro
 // type wraps arrowio.ErrUnsupportedType. The values themselves (nulls in
 // NOT NULL columns, ranges) are checked by the write. The reader is not
 // released.
-func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]value.Row, error) {
+func RowsOfArrow(ctx context.Context, sch *schema.StructType, reader array.RecordReader) ([]Row, error) {
 	rows, in, err := readArrowRows(ctx, reader)
 	if err != nil || in == nil {
 		return rows, err

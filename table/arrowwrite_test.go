@@ -105,7 +105,7 @@ func TestAppendArrowStatsMatchRowPath(t *testing.T) {
 			}
 			// Arrow fields nullable as pyarrow makes them: the NOT NULL
 			// columns are checked on the values.
-			wa, err := AppendArrow(ctx, viaArrow, arrowReaderOf(t, relax(tc.sch), tc.rows, 64))
+			wa, err := viaArrow.AppendArrow(ctx, arrowReaderOf(t, relax(tc.sch), tc.rows, 64))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestAppendArrowStatsMatchRowPath(t *testing.T) {
 			assertRows(t, readAllRows(t, wa), readAllRows(t, wr))
 			// Overwrite replaces them with the first half.
 			half := tc.rows[:len(tc.rows)/2]
-			wo, err := OverwriteArrow(ctx, wa, arrowReaderOf(t, tc.sch, half, 1000))
+			wo, err := wa.OverwriteArrow(ctx, arrowReaderOf(t, tc.sch, half, 1000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,17 +141,17 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	tbl := newMemTable(t, sch)
 	// Columns in another order, s absent from the second write.
 	in := schema.NewStruct(field("s", prim(schema.String), true), field("id", prim(schema.Long), true))
-	tbl, err := AppendArrow(ctx, tbl, arrowReaderOf(t, in, []value.Row{{"a", int64(1)}, {nil, int64(2)}}, 1))
+	tbl, err := tbl.AppendArrow(ctx, arrowReaderOf(t, in, []value.Row{{"a", int64(1)}, {nil, int64(2)}}, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A new column: refused without evolution, added with it.
 	wide := schema.NewStruct(field("id", prim(schema.Long), true), field("extra", prim(schema.Integer), true))
-	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8)); !errors.Is(err, ErrSchemaMismatch) ||
+	if _, err := tbl.AppendArrow(ctx, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8)); !errors.Is(err, ErrSchemaMismatch) ||
 		!strings.Contains(err.Error(), "extra") {
 		t.Fatalf("new column without evolution: %v", err)
 	}
-	tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8), WithSchemaEvolution())
+	tbl, err = tbl.AppendArrow(ctx, arrowReaderOf(t, wide, []value.Row{{int64(3), int32(30)}}, 8), WithSchemaEvolution())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestAppendArrowColumnsByNameAndEvolution(t *testing.T) {
 	defer rec.Release()
 	rr, _ := array.NewRecordReader(asch, []arrow.RecordBatch{rec})
 	defer rr.Release()
-	tt, err = AppendArrow(ctx, tt, rr)
+	tt, err = tt.AppendArrow(ctx, rr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,8 +228,8 @@ func TestAppendArrowRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl := newMemTable(t, sch)
 			for _, write := range []func() (*Table, error){
-				func() (*Table, error) { return AppendArrow(ctx, tbl, tc.reader(t)) },
-				func() (*Table, error) { return OverwriteArrow(ctx, tbl, tc.reader(t)) },
+				func() (*Table, error) { return tbl.AppendArrow(ctx, tc.reader(t)) },
+				func() (*Table, error) { return tbl.OverwriteArrow(ctx, tc.reader(t)) },
 			} {
 				_, err := write()
 				if !errors.Is(err, tc.is) {
@@ -265,7 +265,7 @@ func TestAppendArrowCheckConstraints(t *testing.T) {
 	}
 	rows := []value.Row{{int64(1), "a"}, {int64(2), "b"}, {int64(-3), "c"}}
 	before := countFiles(t, dir)
-	_, err = AppendArrow(ctx, tbl, arrowReaderOf(t, sch, rows, 2))
+	_, err = tbl.AppendArrow(ctx, arrowReaderOf(t, sch, rows, 2))
 	var cv *ConstraintViolationError
 	if !errors.As(err, &cv) || cv.Name != "idpos" || cv.Row != 2 || !slices.Equal(cv.Values, []string{"id => -3"}) {
 		t.Fatalf("append of a violating row: %v (%+v)", err, cv)
@@ -273,7 +273,7 @@ func TestAppendArrowCheckConstraints(t *testing.T) {
 	if n := countFiles(t, dir); n != before {
 		t.Errorf("%d files after a refused write, %d before", n, before)
 	}
-	if _, err := AppendArrow(ctx, tbl, arrowReaderOf(t, sch, rows[:2], 2)); err != nil {
+	if _, err := tbl.AppendArrow(ctx, arrowReaderOf(t, sch, rows[:2], 2)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -284,12 +284,12 @@ func TestAppendArrowEmptyAndFailingReader(t *testing.T) {
 	ctx := context.Background()
 	sch := schema.NewStruct(field("id", prim(schema.Long), true))
 	tbl := newMemTable(t, sch)
-	nt, err := AppendArrow(ctx, tbl, arrowReaderOf(t, sch, nil, 8))
+	nt, err := tbl.AppendArrow(ctx, arrowReaderOf(t, sch, nil, 8))
 	if err != nil || nt.Version() != tbl.Version()+1 || nt.Snapshot().NumFiles() != 0 {
 		t.Fatalf("empty reader: %v, version %d", err, nt.Version())
 	}
 	boom := errors.New("boom")
-	_, err = AppendArrow(ctx, nt, &failingReader{RecordReader: arrowReaderOf(t, sch, []value.Row{{int64(1)}}, 8), err: boom})
+	_, err = nt.AppendArrow(ctx, &failingReader{RecordReader: arrowReaderOf(t, sch, []value.Row{{int64(1)}}, 8), err: boom})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "reading batches") {
 		t.Fatalf("failing reader: %v", err)
 	}
@@ -352,7 +352,7 @@ func TestAppendArrowInterop(t *testing.T) {
 					t.Fatalf("columnar writer taken: %v, want %v", taken, tc.columnar)
 				}
 			}
-			if tbl, err = AppendArrow(ctx, tbl, arrowReaderOf(t, in, tc.rows, tc.batch)); err != nil {
+			if tbl, err = tbl.AppendArrow(ctx, arrowReaderOf(t, in, tc.rows, tc.batch)); err != nil {
 				t.Fatal(err)
 			}
 			ipcPath := filepath.Join(root, tc.name+".arrow")
@@ -608,7 +608,7 @@ func TestAppendArrowColumnar(t *testing.T) {
 				r.Release()
 			}
 			defer rec.Release()
-			wa, err := AppendArrow(ctx, viaArrow, rec, opts...)
+			wa, err := viaArrow.AppendArrow(ctx, rec, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -625,7 +625,7 @@ func TestAppendArrowColumnar(t *testing.T) {
 	bad[2500] = slices.Clone(bad[2500])
 	bad[2500][0] = nil
 	tbl := newMemTable(t, sch)
-	_, err := AppendArrow(ctx, tbl, arrowReaderOf(t, relax(in), bad, 1000))
+	_, err := tbl.AppendArrow(ctx, arrowReaderOf(t, relax(in), bad, 1000))
 	var re *RowError
 	if !errors.As(err, &re) || re.Row != 2500 || !strings.Contains(err.Error(), "id") {
 		t.Fatalf("err = %v, want a RowError for row 2500 naming id", err)
@@ -663,14 +663,14 @@ func TestAppendArrowTimestampUnits(t *testing.T) {
 				write func() error
 			}{
 				{"AppendArrow", func() error {
-					nt, err := AppendArrow(ctx, tbl, reader())
+					nt, err := tbl.AppendArrow(ctx, reader())
 					if err == nil {
 						tbl = nt
 					}
 					return err
 				}},
 				{"OverwriteArrow", func() error {
-					nt, err := OverwriteArrow(ctx, tbl, reader())
+					nt, err := tbl.OverwriteArrow(ctx, reader())
 					if err == nil {
 						tbl = nt
 					}

@@ -101,7 +101,7 @@ func (t *Table) Close(ctx context.Context) error {
 // written and the last error), shared by the tables derived from the same
 // Open or Create; ok is false when the table writes its checkpoints inside
 // the commit (WithSyncCheckpoints).
-func (t *Table) CheckpointStats() (stats txlog.CheckpointerStats, ok bool) {
+func (t *Table) CheckpointStats() (stats CheckpointerStats, ok bool) {
 	if t == nil {
 		return txlog.CheckpointerStats{LastVersion: -1}, false
 	}

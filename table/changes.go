@@ -74,7 +74,7 @@ type changeVersion struct {
 // log (log cleanup), ErrNoChangeData when the change data feed was off at
 // fromVersion or a later version of the range turned it off, and the
 // errors of reading the log and resolving the options.
-func Changes(ctx context.Context, t *Table, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
+func (t *Table) Changes(ctx context.Context, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
 	if t == nil {
 		return nil, nilTableError("changes")
 	}
@@ -217,7 +217,7 @@ func (c *ChangeFeed) Versions() []int64 {
 // then the added files' (inserts). Files are read one at a time. Errors
 // (reading a file, named with its version) are yielded once, as (nil,
 // err), and end the iteration.
-func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[value.Row, error] {
+func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[Row, error] {
 	if c == nil {
 		err := fmt.Errorf("table: changes: %w: nil *table.ChangeFeed (the feed returned with an earlier call's error?)", ErrInvalidArgument)
 		return func(yield func(value.Row, error) bool) { yield(nil, err) }

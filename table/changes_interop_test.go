@@ -127,7 +127,7 @@ func TestInteropChangesDeltaRS(t *testing.T) {
 			if g := got[c.name+"@3-4"]; !slices.Equal(g, want34) {
 				t.Errorf("delta-rs load_cdf 3..4:\n%s", diffRows(g, want34))
 			}
-			feed, err := Changes(context.Background(), c.tbl, 0, -1)
+			feed, err := c.tbl.Changes(context.Background(), 0, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 		t.Fatal(err)
 	}
 	// v5: DELETE by a data predicate: a cdc file.
-	if tbl, _, err = Delete(ctx, tbl, Col("name").In("Bob", "Ada")); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("name").In("Bob", "Ada")); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int32{2, 9} {
@@ -220,7 +220,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 		delete(live, id)
 	}
 	// v6: UPDATE moving Carl to 2023-12-31 and renaming him.
-	if tbl, _, err = Update(ctx, tbl, Col("id").Eq(int32(6)),
+	if tbl, _, err = tbl.Update(ctx, Col("id").Eq(int32(6)),
 		map[string]Value{"name": Lit("Carlos"), "birthday": Lit(mustDate(t, "2023-12-31"))}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 	live[6] = crow{6, "Carlos", "2023-12-31"}
 	rec(live[6], ChangeUpdatePostimage, 6)
 	// v7: DELETE of a whole partition: removes, no cdc file.
-	if tbl, _, err = Delete(ctx, tbl, Col("birthday").Eq(mustDate(t, "2023-12-25"))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("birthday").Eq(mustDate(t, "2023-12-25"))); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []int32{8, 10, 11} {
@@ -255,7 +255,7 @@ func corpusCDFCopy(t *testing.T) (src, dst string, tbl *Table, want []string, wa
 		WhenNotMatchedBySource().If(Target("id").Eq(int32(1))).Update(map[string]Value{"name": Lit("Steven")}).
 		WhenNotMatchedBySource().If(Target("id").Eq(int32(12))).Delete()
 	var mres *MergeResult
-	if tbl, mres, err = Merge(ctx, tbl, m); err != nil {
+	if tbl, mres, err = tbl.Merge(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	if mres.InsertedRows != 1 || mres.UpdatedRows != 2 || mres.DeletedRows != 2 {
@@ -298,7 +298,7 @@ func TestCorpusChangesDeltaRS(t *testing.T) {
 	})
 	feedOf := func(tb *Table, from int64) []string {
 		t.Helper()
-		feed, err := Changes(ctx, tb, from, -1)
+		feed, err := tb.Changes(ctx, from, -1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -112,7 +112,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	del := func(where Expr, match func(value.Row) bool) {
 		t.Helper()
 		gone := sortedLive(match)
-		dml(Delete(ctx, tbl, where))
+		dml(tbl.Delete(ctx, where))
 		for _, r := range gone {
 			delete(live, r[0].(int64))
 			record(tbl.Version(), ChangeDelete, r)
@@ -121,7 +121,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	update := func(where Expr, set map[string]Value, match func(value.Row) bool, apply func(value.Row) value.Row) {
 		t.Helper()
 		old := sortedLive(match)
-		dml(Update(ctx, tbl, where, set))
+		dml(tbl.Update(ctx, where, set))
 		for _, r := range old {
 			nr := apply(slices.Clone(r))
 			live[r[0].(int64)] = nr
@@ -185,7 +185,7 @@ func buildCDFTable(t *testing.T, store objectstore.Store, name string, partition
 	}
 	merged := func(m *MergeBuilder) {
 		t.Helper()
-		nt, res, err := Merge(ctx, tbl, m)
+		nt, res, err := tbl.Merge(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestChangesAfterDML(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := buildCDFTable(t, objectstore.NewMem("cdf"), tc.name, tc.partitioned, tc.dv)
 			times := historyTimes(t, c.tbl)
-			feed, err := Changes(ctx, c.tbl, 0, -1)
+			feed, err := c.tbl.Changes(ctx, 0, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestChangesAfterDML(t *testing.T) {
 				t.Errorf("changes:\n%s", diffRows(got, want))
 			}
 			// A sub-range: versions 3 to 4 only.
-			feed, err = Changes(ctx, c.tbl, 3, 4)
+			feed, err = c.tbl.Changes(ctx, 3, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +373,7 @@ func TestChangesColumnMapping(t *testing.T) {
 			name := mode + map[bool]string{false: " flat", true: " partitioned"}[partitioned]
 			t.Run(name, func(t *testing.T) {
 				c := buildCDFTable(t, objectstore.NewMem("cdf"), name, partitioned, true, mode)
-				feed, err := Changes(ctx, c.tbl, 0, -1)
+				feed, err := c.tbl.Changes(ctx, 0, -1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -408,7 +408,7 @@ func TestChangesColumnMapping(t *testing.T) {
 func TestChangesOptions(t *testing.T) {
 	ctx := context.Background()
 	c := buildCDFTable(t, objectstore.NewMem("cdf"), "opts", true, true)
-	feed, err := Changes(ctx, c.tbl, 1, -1, WithFilter(Col("city").Eq("ber")), WithColumns("id"))
+	feed, err := c.tbl.Changes(ctx, 1, -1, WithFilter(Col("city").Eq("ber")), WithColumns("id"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestChangesOptions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("filtered changes:\n%s", diffRows(got, want))
 	}
-	feed, err = Changes(ctx, c.tbl, 1, -1, WithLimit(3))
+	feed, err = c.tbl.Changes(ctx, 1, -1, WithLimit(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,17 +459,17 @@ func TestChangesErrors(t *testing.T) {
 	ctx := context.Background()
 	c := buildCDFTable(t, objectstore.NewMem("cdf"), "errs", false, false)
 	var vnf *txlog.VersionNotFoundError
-	if _, err := Changes(ctx, c.tbl, c.tbl.Version()+1, -1); !errors.As(err, &vnf) {
+	if _, err := c.tbl.Changes(ctx, c.tbl.Version()+1, -1); !errors.As(err, &vnf) {
 		t.Errorf("start after the latest version: %v", err)
 	}
-	if _, err := Changes(ctx, c.tbl, 3, 2); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := c.tbl.Changes(ctx, 3, 2); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("end before start: %v", err)
 	}
-	if _, err := Changes(ctx, c.tbl, -1, 2); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := c.tbl.Changes(ctx, -1, 2); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("negative start: %v", err)
 	}
 	// A later end reads to the latest version, as Spark does.
-	if feed, err := Changes(ctx, c.tbl, 8, 100); err != nil || feed.To != c.tbl.Version() {
+	if feed, err := c.tbl.Changes(ctx, 8, 100); err != nil || feed.To != c.tbl.Version() {
 		t.Errorf("end past the latest: %v", err)
 	}
 
@@ -480,7 +480,7 @@ func TestChangesErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Changes(ctx, plain, 0, -1); !errors.Is(err, ErrNoChangeData) {
+	if _, err := plain.Changes(ctx, 0, -1); !errors.Is(err, ErrNoChangeData) {
 		t.Fatalf("table without cdf: %v", err)
 	}
 	setCDF := func(on string) {
@@ -495,22 +495,22 @@ func TestChangesErrors(t *testing.T) {
 		}
 	}
 	setCDF("true") // v2
-	if plain, _, err = Delete(ctx, plain, Col("id").Eq(int64(1))); err != nil {
+	if plain, _, err = plain.Delete(ctx, Col("id").Eq(int64(1))); err != nil {
 		t.Fatal(err) // v3
 	}
-	if feed, err := Changes(ctx, plain, 2, -1); err != nil {
+	if feed, err := plain.Changes(ctx, 2, -1); err != nil {
 		t.Fatal(err)
 	} else if got := feedKeys(t, feed, nil); !slices.Equal(got, []string{cdfRowKey(1, "ams", 0.25, ChangeDelete, 3)}) {
 		t.Errorf("changes after enabling: %v", got)
 	}
-	if _, err := Changes(ctx, plain, 1, -1); !errors.Is(err, ErrNoChangeData) {
+	if _, err := plain.Changes(ctx, 1, -1); !errors.Is(err, ErrNoChangeData) {
 		t.Errorf("range starting before the feed was on: %v", err)
 	}
 	setCDF("false") // v4
-	if _, err := Changes(ctx, plain, 2, -1); !errors.Is(err, ErrNoChangeData) || !strings.Contains(err.Error(), "version 4") {
+	if _, err := plain.Changes(ctx, 2, -1); !errors.Is(err, ErrNoChangeData) || !strings.Contains(err.Error(), "version 4") {
 		t.Errorf("range over the version that turned it off: %v", err)
 	}
-	if _, err := Changes(ctx, plain, 2, 3); err != nil {
+	if _, err := plain.Changes(ctx, 2, 3); err != nil {
 		t.Errorf("range before it was turned off: %v", err)
 	}
 }
@@ -526,10 +526,10 @@ func TestChangesPartitionDeleteWithDV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(int64(4))); err != nil { // v2: DVs on both files
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(int64(4))); err != nil { // v2: DVs on both files
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("city").Eq("ams")); err != nil { // v3
+	if tbl, _, err = tbl.Delete(ctx, Col("city").Eq("ams")); err != nil { // v3
 		t.Fatal(err)
 	}
 	if tbl, _, err = tbl.Optimize(ctx); err != nil { // v4
@@ -545,7 +545,7 @@ func TestChangesPartitionDeleteWithDV(t *testing.T) {
 	if !slices.ContainsFunc(actions, func(a txlog.Action) bool { return a.CDC != nil }) {
 		t.Error("partition DELETE of a file with a deletion vector wrote no cdc file")
 	}
-	feed, err := Changes(ctx, tbl, 3, -1)
+	feed, err := tbl.Changes(ctx, 3, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,11 +571,11 @@ func TestChangesAfterVacuum(t *testing.T) {
 	ctx := context.Background()
 	c := buildCDFTable(t, objectstore.NewMem("cdf"), "vacuumed", false, false)
 	later := time.Now().Add(30 * 24 * time.Hour)
-	res, err := c.tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(func() time.Time { return later }))
+	res, err := reopenAt(t, c.tbl, func() time.Time { return later }).Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil || len(res.Files) == 0 {
 		t.Fatalf("vacuum: %d files, %v; want some deleted", len(res.Files), err)
 	}
-	feed, err := Changes(ctx, c.tbl, 0, -1)
+	feed, err := c.tbl.Changes(ctx, 0, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestChangesAfterVacuum(t *testing.T) {
 	}
 	// The last version's own files are live, not vacuumed.
 	last := c.tbl.Version()
-	feed, err = Changes(ctx, c.tbl, last, last)
+	feed, err = c.tbl.Changes(ctx, last, last)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -344,7 +344,7 @@ const (
 // when a CHECK constraint or a generated column refers to the column (Spark
 // refuses these too); commit errors (a concurrent metadata change conflicts,
 // *txlog.ConflictError).
-func RenameColumn(ctx context.Context, t *Table, from, to string) (*Table, error) {
+func (t *Table) RenameColumn(ctx context.Context, from, to string) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("rename column")
 	}
@@ -396,7 +396,7 @@ func RenameColumn(ctx context.Context, t *Table, from, to string) (*Table, error
 // does not exist or is named twice, a partition column, the last data
 // column of the table or the last field of a struct, a column a CHECK
 // constraint or generated column refers to; commit errors.
-func DropColumn(ctx context.Context, t *Table, columns ...string) (*Table, error) {
+func (t *Table) DropColumn(ctx context.Context, columns ...string) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("drop columns")
 	}

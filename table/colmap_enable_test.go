@@ -86,7 +86,7 @@ func TestEnableColumnMapping(t *testing.T) {
 			}
 			files := livePathSet(tbl)
 			before := tbl.Version()
-			if tbl, err = SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: "name"}); err != nil {
+			if tbl, err = tbl.SetProperties(ctx, map[string]string{txlog.PropColumnMappingMode: "name"}); err != nil {
 				t.Fatal(err)
 			}
 			if tbl.Version() != before+1 {
@@ -164,7 +164,7 @@ func TestEnableColumnMapping(t *testing.T) {
 			all := append(slices.Clone(rows), more...)
 			assertRows(t, scanAll(t, tbl), all)
 			for _, r := range [][2]string{{"v", "value"}, {"city", "town"}, {"s.b", "bee"}} {
-				if tbl, err = RenameColumn(ctx, tbl, r[0], r[1]); err != nil {
+				if tbl, err = tbl.RenameColumn(ctx, r[0], r[1]); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -177,7 +177,7 @@ func TestEnableColumnMapping(t *testing.T) {
 			assertRows(t, scanAll(t, tbl), all)
 			assertRows(t, scanAll(t, tbl, WithFilter(And(Col("town").Eq("ber"), Col("value").Gt(1.0)))),
 				[]value.Row{all[5], all[7]})
-			if tbl, err = DropColumn(ctx, tbl, "tags"); err != nil {
+			if tbl, err = tbl.DropColumn(ctx, "tags"); err != nil {
 				t.Fatal(err)
 			}
 			var want []value.Row
@@ -225,7 +225,7 @@ func TestColumnMappingModeChangeRefused(t *testing.T) {
 			tbl, mem := maintTable(t, false, props)
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 4, "ams"))
 			before := listKeys(t, mem, "")
-			_, err := SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: tc.to})
+			_, err := tbl.SetProperties(ctx, map[string]string{txlog.PropColumnMappingMode: tc.to})
 			var me *ColumnMappingModeChangeError
 			if !errors.Is(err, ErrColumnMappingModeChange) || !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &me) {
 				t.Fatalf("error %v, want a *ColumnMappingModeChangeError", err)
@@ -249,13 +249,13 @@ func TestColumnMappingModeChangeRefused(t *testing.T) {
 	t.Run("restore to before enabling", func(t *testing.T) {
 		tbl, mem := maintTable(t, false, nil)
 		tbl = maintAppend(t, tbl, maintRowsFor(0, 4, "ams"))
-		tbl, err := SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: "name"})
+		tbl, err := tbl.SetProperties(ctx, map[string]string{txlog.PropColumnMappingMode: "name"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		tbl = maintAppend(t, tbl, maintRowsFor(4, 2, "ber"))
 		before := listKeys(t, mem, "")
-		_, _, err = Restore(ctx, tbl, ToVersion(1))
+		_, _, err = tbl.Restore(ctx, ToVersion(1))
 		var me *ColumnMappingModeChangeError
 		if !errors.As(err, &me) || me.From != "name" || me.To != "none" || me.Version != 3 {
 			t.Fatalf("restore: %v, want a *ColumnMappingModeChangeError from name to none at version 3", err)
@@ -272,7 +272,7 @@ func TestColumnMappingModeChangeRefused(t *testing.T) {
 			}
 			tbl, _ := maintTable(t, false, props)
 			sch := tbl.Snapshot().Metadata().SchemaString
-			nt, err := SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: c[1]})
+			nt, err := tbl.SetProperties(ctx, map[string]string{txlog.PropColumnMappingMode: c[1]})
 			if err != nil {
 				t.Fatalf("%s -> %s: %v", c[0], c[1], err)
 			}

@@ -164,7 +164,7 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	tbl = must(tbl.AppendRows(ctx, rows[15:]))
 	enabled := mode == "enabled"
 	if enabled {
-		tbl = must(SetProperties(ctx, tbl, map[string]string{txlog.PropColumnMappingMode: "name"}))
+		tbl = must(tbl.SetProperties(ctx, map[string]string{txlog.PropColumnMappingMode: "name"}))
 		mode = "name"
 	}
 	// A new column by schema evolution.
@@ -175,13 +175,13 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 		rows[i] = append(rows[i], fmt.Sprint("x", 30+i))
 	}
 	tbl = must(tbl.AppendRows(ctx, rows, WithRowSchema(withExtra), WithSchemaEvolution()))
-	tbl = mustDML(Delete(ctx, tbl, Col("id").Lt(5)))
-	tbl = mustDML(Update(ctx, tbl, Col("id").Ge(35), map[string]Value{"v": Times(Col("v"), -1)}))
-	tbl = mustDML(Update(ctx, tbl, Col("id").Lt(8), map[string]Value{"city": Lit("osl")}))
-	tbl = must(RenameColumn(ctx, tbl, "v", "value"))
-	tbl = must(RenameColumn(ctx, tbl, "s.b", "bee"))
-	tbl = must(RenameColumn(ctx, tbl, "city", "town"))
-	tbl = must(DropColumn(ctx, tbl, "extra"))
+	tbl = mustDML(tbl.Delete(ctx, Col("id").Lt(5)))
+	tbl = mustDML(tbl.Update(ctx, Col("id").Ge(35), map[string]Value{"v": Times(Col("v"), -1)}))
+	tbl = mustDML(tbl.Update(ctx, Col("id").Lt(8), map[string]Value{"city": Lit("osl")}))
+	tbl = must(tbl.RenameColumn(ctx, "v", "value"))
+	tbl = must(tbl.RenameColumn(ctx, "s.b", "bee"))
+	tbl = must(tbl.RenameColumn(ctx, "city", "town"))
+	tbl = must(tbl.DropColumn(ctx, "extra"))
 	// Appends after: the dropped name comes back as a new column (a new
 	// physical name: old files' values of the dropped column stay hidden).
 	after := &schema.StructType{Fields: append(slices.Clone(tbl.Schema().Fields), schema.NewField("extra", schema.Primitive(schema.Long), true))}
@@ -191,13 +191,13 @@ func runColmapScenario(t *testing.T, tbl *Table, mode string) *Table {
 	}
 	tbl = must(tbl.AppendRows(ctx, more, WithRowSchema(after), WithSchemaEvolution()))
 	// DML on the renamed columns (stats keyed by physical names skip files).
-	tbl = mustDML(Delete(ctx, tbl, Or(Col("value").Between(5.0, 6.0), Col("s").Field("bee").Eq("b20"))))
-	tbl = mustDML(Update(ctx, tbl, Col("town").Eq("osl"), map[string]Value{"extra": Lit(int64(-1))}))
+	tbl = mustDML(tbl.Delete(ctx, Or(Col("value").Between(5.0, 6.0), Col("s").Field("bee").Eq("b20"))))
+	tbl = mustDML(tbl.Update(ctx, Col("town").Eq("osl"), map[string]Value{"extra": Lit(int64(-1))}))
 	// MERGE on the renamed columns: id 10 updated, 11 deleted, 50 inserted.
 	msrc := MergeRows(schema.NewStruct(schema.NewField("id", schema.Primitive(schema.Long), false),
 		schema.NewField("value", schema.Primitive(schema.Double), true)),
 		[]value.Row{{int64(10), 99.5}, {int64(11), -1.0}, {int64(50), 1.5}})
-	nt, mres, err := Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+	nt, mres, err := tbl.Merge(ctx, NewMerge(msrc, MergeOn("id")).
 		WhenMatched().If(Source("value").Lt(0.0)).Delete().
 		WhenMatched().Update(map[string]Value{"value": Source("value")}).
 		WhenNotMatched().Insert(map[string]Value{"id": Source("id"), "value": Source("value"), "town": Lit("zrh")}))
@@ -399,10 +399,10 @@ func TestColumnMappingWrites(t *testing.T) {
 func TestColumnMappingRefusals(t *testing.T) {
 	ctx := context.Background()
 	plain, _ := maintTable(t, false, nil)
-	if _, err := RenameColumn(ctx, plain, "v", "w"); !errors.Is(err, ErrColumnMappingRequired) {
+	if _, err := plain.RenameColumn(ctx, "v", "w"); !errors.Is(err, ErrColumnMappingRequired) {
 		t.Errorf("rename without column mapping: %v", err)
 	}
-	if _, err := DropColumn(ctx, plain, "v"); !errors.Is(err, ErrColumnMappingRequired) {
+	if _, err := plain.DropColumn(ctx, "v"); !errors.Is(err, ErrColumnMappingRequired) {
 		t.Errorf("drop without column mapping: %v", err)
 	}
 	if _, err := Create(ctx, "", maintSchema(), WithStore(objectstore.NewMem("bad")),
@@ -417,15 +417,15 @@ func TestColumnMappingRefusals(t *testing.T) {
 		do   func() (*Table, error)
 		msg  string
 	}{
-		{"rename to an existing name", func() (*Table, error) { return RenameColumn(ctx, tbl, "id", "City") }, "already exists"},
-		{"rename a missing column", func() (*Table, error) { return RenameColumn(ctx, tbl, "nope", "x") }, "does not exist"},
-		{"rename to a path", func() (*Table, error) { return RenameColumn(ctx, tbl, "id", "a.b") }, "no dots"},
-		{"rename a constrained column", func() (*Table, error) { return RenameColumn(ctx, tbl, "v", "w") }, "CHECK constraint vpos"},
-		{"drop a constrained column", func() (*Table, error) { return DropColumn(ctx, tbl, "v") }, "CHECK constraint vpos"},
-		{"drop a partition column", func() (*Table, error) { return DropColumn(ctx, tbl, "city") }, "partition column"},
-		{"drop a missing column", func() (*Table, error) { return DropColumn(ctx, tbl, "nope") }, "does not exist"},
-		{"drop nothing", func() (*Table, error) { return DropColumn(ctx, tbl) }, "no column"},
-		{"drop every data column", func() (*Table, error) { return DropColumn(ctx, tbl, "id", "v") }, "CHECK constraint"},
+		{"rename to an existing name", func() (*Table, error) { return tbl.RenameColumn(ctx, "id", "City") }, "already exists"},
+		{"rename a missing column", func() (*Table, error) { return tbl.RenameColumn(ctx, "nope", "x") }, "does not exist"},
+		{"rename to a path", func() (*Table, error) { return tbl.RenameColumn(ctx, "id", "a.b") }, "no dots"},
+		{"rename a constrained column", func() (*Table, error) { return tbl.RenameColumn(ctx, "v", "w") }, "CHECK constraint vpos"},
+		{"drop a constrained column", func() (*Table, error) { return tbl.DropColumn(ctx, "v") }, "CHECK constraint vpos"},
+		{"drop a partition column", func() (*Table, error) { return tbl.DropColumn(ctx, "city") }, "partition column"},
+		{"drop a missing column", func() (*Table, error) { return tbl.DropColumn(ctx, "nope") }, "does not exist"},
+		{"drop nothing", func() (*Table, error) { return tbl.DropColumn(ctx) }, "no column"},
+		{"drop every data column", func() (*Table, error) { return tbl.DropColumn(ctx, "id", "v") }, "CHECK constraint"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := c.do()
@@ -445,7 +445,7 @@ func TestColumnMappingRefusals(t *testing.T) {
 		})
 	}
 	// The partition column can be renamed: it stays the partition column.
-	nt, err := RenameColumn(ctx, tbl, "city", "town")
+	nt, err := tbl.RenameColumn(ctx, "city", "town")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,10 +625,10 @@ func TestSparkColumnMapping(t *testing.T) {
 		if tbl, err = tbl.AppendRows(ctx, rows); err != nil {
 			t.Fatalf("%s: append: %v", st.name, err)
 		}
-		if tbl, _, err = Delete(ctx, tbl, Or(Col("id").Lt(3), Col("id").Eq(27))); err != nil {
+		if tbl, _, err = tbl.Delete(ctx, Or(Col("id").Lt(3), Col("id").Eq(27))); err != nil {
 			t.Fatalf("%s: delete: %v", st.name, err)
 		}
-		if tbl, _, err = Update(ctx, tbl, Col("value").Ge(24.0), map[string]Value{"value": Times(Col("value"), -1)}); err != nil {
+		if tbl, _, err = tbl.Update(ctx, Col("value").Ge(24.0), map[string]Value{"value": Times(Col("value"), -1)}); err != nil {
 			t.Fatalf("%s: update: %v", st.name, err)
 		}
 		// MERGE: id 5 updated (moved to ams), 6 deleted, 40 inserted.
@@ -637,7 +637,7 @@ func TestSparkColumnMapping(t *testing.T) {
 			schema.NewField("value", schema.Primitive(schema.Double), true)),
 			[]value.Row{{int64(5), "ams", 555.25}, {int64(6), "ber", -1.0}, {int64(40), "cph", 40.25}})
 		var mres *MergeResult
-		if tbl, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+		if tbl, mres, err = tbl.Merge(ctx, NewMerge(msrc, MergeOn("id")).
 			WhenMatched().If(Source("value").Lt(0.0)).Delete().
 			WhenMatched().UpdateAll().
 			WhenNotMatched().InsertAll()); err != nil {
@@ -646,7 +646,7 @@ func TestSparkColumnMapping(t *testing.T) {
 		if mres.UpdatedRows != 1 || mres.DeletedRows != 1 || mres.InsertedRows != 1 {
 			t.Fatalf("%s: merge: %+v", st.name, mres)
 		}
-		if tbl, err = RenameColumn(ctx, tbl, "value", "val"); err != nil {
+		if tbl, err = tbl.RenameColumn(ctx, "value", "val"); err != nil {
 			t.Fatalf("%s: rename: %v", st.name, err)
 		}
 		var want []value.Row

@@ -190,7 +190,7 @@ func (t *Table) commitAlone(ctx context.Context, op *operation) (*Table, *txlog.
 	if t.snap != nil && t.rowTrackingEnabled() {
 		// Every rewrite keeps stable row ids (rowtracking.go); Spark tags
 		// each commit on such a table the same way.
-		tx.SetTags(map[string]string{PreservedRowTrackingTag: "true"})
+		tx.SetTags(map[string]string{preservedRowTrackingTag: "true"})
 	}
 	nt, res, err := t.commitTx(ctx, tx)
 	if err != nil {
@@ -270,7 +270,7 @@ func (t *Table) commitTx(ctx context.Context, tx *txlog.Transaction) (*Table, *t
 // through the table's one operation path instead, which adds the
 // operation's Spark metrics and refuses writes before any data file is
 // written.
-func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog.Transaction {
+func (t *Table) NewTransaction(operation string, opts ...TxnOption) *Transaction {
 	if t == nil {
 		return txlog.NewTransaction(nil, operation, opts...) // its Commit fails
 	}
@@ -284,7 +284,7 @@ func (t *Table) NewTransaction(operation string, opts ...txlog.TxnOption) *txlog
 // (writer features the table requires, delta.appendOnly: ErrAppendOnly,
 // no file added or removed twice). Errors are txlog's
 // (*txlog.ConflictError, txlog.ErrCommitFailed, ...).
-func (t *Table) Commit(ctx context.Context, tx *txlog.Transaction) (*Table, *txlog.CommitResult, error) {
+func (t *Table) Commit(ctx context.Context, tx *Transaction) (*Table, *CommitResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("commit")
 	}

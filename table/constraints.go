@@ -10,7 +10,6 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
-	"github.com/deltakit/deltakit/value"
 )
 
 // ErrConstraintViolation is wrapped when a write holds a row that violates
@@ -158,9 +157,9 @@ func invariantExpression(raw any) (string, error) {
 	return v.Expression.Expression, nil
 }
 
-// HasConstraints reports whether metadata m declares CHECK constraints or
-// SQL invariants, which CheckConstraints evaluates.
-func HasConstraints(m *txlog.Metadata) bool {
+// hasConstraints reports whether metadata m declares CHECK constraints or
+// SQL invariants, which checkConstraints evaluates.
+func hasConstraints(m *Metadata) bool {
 	if m == nil {
 		return false
 	}
@@ -172,7 +171,7 @@ func HasConstraints(m *txlog.Metadata) bool {
 	return strings.Contains(m.SchemaString, "delta.invariants")
 }
 
-// CheckConstraints checks rows, full-width rows of sch in the parquetio
+// checkConstraints checks rows, full-width rows of sch in the parquetio
 // value model, against the CHECK constraints (delta.constraints.<name>) and
 // SQL invariants (delta.invariants) of metadata m, as every write does
 // before it writes any data file; sch is m's schema when nil. A row
@@ -182,8 +181,8 @@ func HasConstraints(m *txlog.Metadata) bool {
 // its expression and the first violating row and its values, or an error
 // wrapping ErrUnsupportedConstraint when a constraint cannot be evaluated.
 // NOT NULL columns are checked with the rows' other values by the write.
-func CheckConstraints(m *txlog.Metadata, sch *schema.StructType, rows []value.Row) error {
-	if !HasConstraints(m) {
+func checkConstraints(m *Metadata, sch *schema.StructType, rows []Row) error {
+	if !hasConstraints(m) {
 		return nil
 	}
 	if sch == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
-	"github.com/deltakit/deltakit/value"
 )
 
 // CreateOrOpen returns the table at uri, creating it as Create does (with
@@ -238,7 +237,7 @@ func (d *Draft) Schema() *schema.StructType {
 // does, and returns their add actions for Commit. Rows are aligned with
 // the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
 // WithRowSchema.
-func (d *Draft) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+func (d *Draft) WriteFiles(ctx context.Context, rows []Row, opts ...WriteOption) ([]*Add, error) {
 	if d == nil {
 		return nil, nilDraftError("write files")
 	}
@@ -283,7 +282,7 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // For DraftAppend it commits adds, with the schema change when there is
 // one, as AppendFiles does; a concurrent change of the metadata is a
 // *txlog.ConflictError (the files are deleted then).
-func (d *Draft) Commit(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, bool, error) {
+func (d *Draft) Commit(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, bool, error) {
 	if d == nil {
 		return nil, false, nilDraftError("commit")
 	}
@@ -422,7 +421,7 @@ func (d *Draft) filesFit(t *Table) error {
 // Commit it deletes no file on failure: the files are the caller's, for
 // another attempt or Discard. On a nil draft it is t.CommitFiles (files
 // written without a draft).
-func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*txlog.Add, opts ...WriteOption) (*Table, *txlog.CommitResult, error) {
+func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*Add, opts ...WriteOption) (*Table, *CommitResult, error) {
 	if d == nil {
 		return t.CommitFiles(ctx, adds, opts...)
 	}

@@ -47,7 +47,7 @@ func TestDamagedFooterRowCounts(t *testing.T) {
 		}
 		scans := map[string]func() error{
 			"ScanArrow": func() error {
-				rr, err := ScanArrow(ctx, tbl)
+				rr, err := tbl.ScanArrow(ctx)
 				defer rr.Release()
 				for err == nil && rr.Next() {
 				}

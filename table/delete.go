@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -57,7 +58,7 @@ import (
 // ErrInvalidArgument), ErrAppendOnly on a table with delta.appendOnly=true,
 // txlog.ErrUnsupportedFeature for a table deltakit cannot write (all before
 // anything is written), read and commit errors naming the file.
-func Delete(ctx context.Context, t *Table, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
+func (t *Table) Delete(ctx context.Context, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("delete")
 	}
@@ -292,7 +293,7 @@ func (r *remover) write(ctx context.Context, cfg writeConfig) error {
 		}
 	}
 	if len(r.dvFiles) > 0 {
-		dvw := txlog.NewDeletionVectorWriter()
+		dvw := dvcodec.NewWriter()
 		for i, a := range r.dvFiles {
 			d, err := dvw.Add(r.dvBitmaps[i])
 			if err != nil {

@@ -31,7 +31,7 @@ func TestDeleteLoadsEachDeletionVectorOnce(t *testing.T) {
 		tbl = maintAppend(t, tbl, maintRowsFor(i*40, 40, "ams", "ber"))
 	}
 	// Every file gets a deletion vector: ids ending in 0.
-	tbl, res, err := Delete(ctx, tbl, Or(Col("id").In(int64(0), int64(10), int64(20), int64(30)),
+	tbl, res, err := tbl.Delete(ctx, Or(Col("id").In(int64(0), int64(10), int64(20), int64(30)),
 		Col("id").In(int64(40), int64(50), int64(60), int64(70)), Col("id").In(int64(80), int64(90), int64(100), int64(110))))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestDeleteLoadsEachDeletionVectorOnce(t *testing.T) {
 	before := len(faulty.Calls())
 	// The second delete touches every file again (ids ending in 5), and
 	// merges the old vectors.
-	tbl, res, err = Delete(ctx, tbl, Col("id").In(int64(5), int64(15), int64(25), int64(35),
+	tbl, res, err = tbl.Delete(ctx, Col("id").In(int64(5), int64(15), int64(25), int64(35),
 		int64(45), int64(55), int64(65), int64(75), int64(85), int64(95), int64(105), int64(115)))
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestDeleteWithDeletionVectorsReadsOnlyPredicateColumns(t *testing.T) {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		nt, res, err := Delete(ctx, tbl, Col("city").Eq("cph"))
+		nt, res, err := tbl.Delete(ctx, Col("city").Eq("cph"))
 		runtime.ReadMemStats(&m1)
 		if err != nil {
 			t.Fatal(err)

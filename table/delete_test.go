@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
@@ -61,7 +60,7 @@ func TestDelete(t *testing.T) {
 					tbl = maintAppend(t, tbl, input[40:80])
 					tbl = maintAppend(t, tbl, input[80:])
 					before := tbl.Version()
-					nt, res, err := Delete(ctx, tbl, c.where)
+					nt, res, err := tbl.Delete(ctx, c.where)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -117,11 +116,7 @@ func TestDelete(t *testing.T) {
 // lastCommitInfo reads the commitInfo of the table's latest version.
 func lastCommitInfo(t *testing.T, tbl *Table) *txlog.CommitInfo {
 	t.Helper()
-	data, err := tbl.Store().Get(context.Background(), txlog.CommitKey(tbl.Version()), objectstore.FullObject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actions, err := txlog.DecodeCommit(tbl.Version(), data)
+	actions, err := txlog.ReadCommit(context.Background(), tbl.Store(), tbl.Version())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +134,11 @@ func TestDeleteTwiceMergesDeletionVectors(t *testing.T) {
 	tbl, _ := maintTable(t, false, dvProps)
 	input := maintRowsFor(0, 50, "ams")
 	tbl = maintAppend(t, tbl, input)
-	tbl, res, err := Delete(ctx, tbl, Col("id").Lt(5))
+	tbl, res, err := tbl.Delete(ctx, Col("id").Lt(5))
 	if err != nil || res.DeletionVectorsAdded != 1 {
 		t.Fatalf("first delete: %+v, %v", res, err)
 	}
-	tbl, res, err = Delete(ctx, tbl, Col("id").Ge(45))
+	tbl, res, err = tbl.Delete(ctx, Col("id").Ge(45))
 	if err != nil || res.DeletionVectorsUpdated != 1 || res.DeletedRows != 5 {
 		t.Fatalf("second delete: %+v, %v", res, err)
 	}
@@ -156,7 +151,7 @@ func TestDeleteTwiceMergesDeletionVectors(t *testing.T) {
 		t.Fatalf("rows:\n got %v\nwant %v", got, want)
 	}
 	// Deleting the rest removes the file and its DV.
-	tbl, res, err = Delete(ctx, tbl, nil)
+	tbl, res, err = tbl.Delete(ctx, nil)
 	if err != nil || res.DeletedRows != 40 || res.DeletionVectorsRemoved != 1 || len(tbl.Snapshot().Files()) != 0 {
 		t.Fatalf("delete rest: %+v, %v, files %d", res, err, len(tbl.Snapshot().Files()))
 	}
@@ -180,7 +175,7 @@ func TestDeleteBadInput(t *testing.T) {
 			tbl, mem := maintTable(t, true, c.props)
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
 			keys := maintKeys(t, mem)
-			_, _, err := Delete(ctx, tbl, c.where)
+			_, _, err := tbl.Delete(ctx, c.where)
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v, want %v naming %q", err, c.want, c.msg)
 			}
@@ -200,11 +195,11 @@ func TestDeletionVectorsVacuumOptimize(t *testing.T) {
 	input := maintRowsFor(0, 60, "ams")
 	tbl = maintAppend(t, tbl, input)
 	var err error
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(10)); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(10)); err != nil {
 		t.Fatal(err)
 	}
 	first := tbl.Snapshot().Files()[0].DeletionVector
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Ge(50)); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Ge(50)); err != nil {
 		t.Fatal(err)
 	}
 	second := tbl.Snapshot().Files()[0].DeletionVector
@@ -212,7 +207,7 @@ func TestDeletionVectorsVacuumOptimize(t *testing.T) {
 	secondKey, _ := second.AbsolutePath()
 	want := refFilter(input, func(r value.Row) bool { id := r[0].(int64); return id < 10 || id >= 50 })
 
-	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Hour)))
+	res, err := reopenAt(t, tbl, maintAt(time.Hour)).Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +272,7 @@ func TestDeleteByStatsReadsNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				before := len(f.Calls())
-				nt, res, err := Delete(ctx, ft, c.where)
+				nt, res, err := ft.Delete(ctx, c.where)
 				if err != nil {
 					t.Fatal(err)
 				}

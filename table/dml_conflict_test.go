@@ -71,7 +71,7 @@ func opDelete(where Expr, match func(value.Row) bool) dmlOp {
 	return dmlOp{
 		name: "DELETE " + exprString(where),
 		run: func(ctx context.Context, tbl *Table) error {
-			_, res, err := Delete(ctx, tbl, where)
+			_, res, err := tbl.Delete(ctx, where)
 			if err == nil && !res.Committed {
 				return errors.New("delete committed nothing")
 			}
@@ -88,7 +88,7 @@ func opUpdateV(where Expr, match func(value.Row) bool, val float64) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("UPDATE SET v = %v WHERE %s", val, exprString(where)),
 		run: func(ctx context.Context, tbl *Table) error {
-			_, res, err := Update(ctx, tbl, where, map[string]Value{"v": Lit(val)})
+			_, res, err := tbl.Update(ctx, where, map[string]Value{"v": Lit(val)})
 			if err == nil && !res.Committed {
 				return errors.New("update committed nothing")
 			}
@@ -113,7 +113,7 @@ func opMoveCity(from, to string) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("UPDATE SET city = %s WHERE city = %s", to, from),
 		run: func(ctx context.Context, tbl *Table) error {
-			_, _, err := Update(ctx, tbl, Col("city").Eq(from), map[string]Value{"city": Lit(to)})
+			_, _, err := tbl.Update(ctx, Col("city").Eq(from), map[string]Value{"city": Lit(to)})
 			return err
 		},
 		apply: func(rows []value.Row) []value.Row {
@@ -160,7 +160,7 @@ func opRestore(v int64, rowsAt []value.Row) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("RESTORE VERSION AS OF %d", v),
 		run: func(ctx context.Context, tbl *Table) error {
-			_, res, err := Restore(ctx, tbl, ToVersion(v))
+			_, res, err := tbl.Restore(ctx, ToVersion(v))
 			if err == nil && !res.Committed {
 				return errors.New("restore committed nothing")
 			}
@@ -257,7 +257,7 @@ func TestDMLConflicts(t *testing.T) {
 	cityIs := func(c string) func(value.Row) bool { return func(r value.Row) bool { return r[1] == c } }
 	// restoreSetup: version 1 holds input, version 2 deleted ids < 10.
 	restoreSetup := func(ctx context.Context, tbl *Table) (*Table, error) {
-		nt, _, err := Delete(ctx, tbl, Col("id").Lt(10))
+		nt, _, err := tbl.Delete(ctx, Col("id").Lt(10))
 		return nt, err
 	}
 	restoreRef := opDelete(nil, idLt(10)).apply(input)
@@ -468,7 +468,7 @@ func TestDMLConcurrentGoroutines(t *testing.T) {
 						for i := range deletes {
 							id := int64((2*i + d) * 5) // deleter 0: 0, 10, 20...; deleter 1: 5, 15, 25...
 							nt, res, attempts, err := dmlRetry(ctx, cur, func(t *Table) (*Table, *DMLResult, error) {
-								return Delete(ctx, t, Col("id").Eq(id))
+								return t.Delete(ctx, Col("id").Eq(id))
 							})
 							if err != nil {
 								fail(fmt.Errorf("deleter %d: delete id %d after %d attempts: %w", d, id, attempts, err))

@@ -27,14 +27,14 @@ func TestDMLDeletionVectorMetrics(t *testing.T) {
 		}
 	}
 	// First vectors on both files.
-	tbl, res, err := Delete(ctx, tbl, Or(Col("id").Lt(3), Col("id").Ge(97)))
+	tbl, res, err := tbl.Delete(ctx, Or(Col("id").Lt(3), Col("id").Ge(97)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want("first delete", res, map[string]string{"numDeletedRows": "6", "numRemovedFiles": "0", "numAddedFiles": "0",
 		"numDeletionVectorsAdded": "2", "numDeletionVectorsUpdated": "0", "numDeletionVectorsRemoved": "0"})
 	// One file's vector grows, the other's is untouched.
-	tbl, res, err = Delete(ctx, tbl, Col("id").Between(10, 11))
+	tbl, res, err = tbl.Delete(ctx, Col("id").Between(10, 11))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDMLDeletionVectorMetrics(t *testing.T) {
 	}
 	// An UPDATE of rows in both files: both vectors grow, both files count
 	// as removed in the metric (not in RemovedFiles), one new file.
-	_, res, err = Update(ctx, tbl, Or(Col("id").Eq(20), Col("id").Eq(70)), map[string]Value{"v": Lit(-1.0)})
+	_, res, err = tbl.Update(ctx, Or(Col("id").Eq(20), Col("id").Eq(70)), map[string]Value{"v": Lit(-1.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,16 +67,16 @@ func TestExecutionTimeWithPinnedClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
-	tbl, dres, err := Delete(ctx, tbl, Col("id").Lt(3))
+	tbl, dres, err := tbl.Delete(ctx, Col("id").Lt(3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, ures, err := Update(ctx, tbl, Col("id").Eq(5), map[string]Value{"v": Lit(1.5)})
+	tbl, ures, err := tbl.Update(ctx, Col("id").Eq(5), map[string]Value{"v": Lit(1.5)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := MergeRows(maintSchema(), maintRowsFor(8, 4, "ams"))
-	_, mres, err := Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
+	_, mres, err := tbl.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
 	if err != nil {
 		t.Fatal(err)
 	}

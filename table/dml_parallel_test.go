@@ -74,9 +74,9 @@ func TestDeleteUpdateParallelReadCorruptFile(t *testing.T) {
 				}
 				where := Col("city").Eq("ams")
 				if op == "delete" {
-					_, _, err = Delete(ctx, ft, where)
+					_, _, err = ft.Delete(ctx, where)
 				} else {
-					_, _, err = Update(ctx, ft, where, map[string]Value{"v": Lit(-1.0)})
+					_, _, err = ft.Update(ctx, where, map[string]Value{"v": Lit(-1.0)})
 				}
 				if err == nil {
 					t.Fatal("DML over a corrupt file succeeded")
@@ -130,7 +130,7 @@ func TestDeleteParallelReadOrder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				nt, res, err := Delete(ctx, ft, Col("city").Eq("ams"))
+				nt, res, err := ft.Delete(ctx, Col("city").Eq("ams"))
 				if err != nil {
 					t.Fatal(err)
 				}

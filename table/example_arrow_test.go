@@ -18,7 +18,7 @@ import (
 // table (its schema from arrowio.DeltaSchema of the batches' schema), and
 // ScanArrow reads it back as record batches, here with a filter and a
 // projection.
-func ExampleAppendArrow() {
+func ExampleTable_AppendArrow() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "arrow")
 	if err != nil {
@@ -50,12 +50,12 @@ func ExampleAppendArrow() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if tbl, err = table.AppendArrow(ctx, tbl, rr); err != nil {
+	if tbl, err = tbl.AppendArrow(ctx, rr); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(sch, "version", tbl.Version())
 
-	out, err := table.ScanArrow(ctx, tbl,
+	out, err := tbl.ScanArrow(ctx,
 		table.WithFilter(table.Col("origin").Eq("SFO")), table.WithColumns("delay"))
 	if err != nil {
 		log.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 // Renaming and dropping columns is metadata only on a table with column
 // mapping: the data files keep their physical column names.
-func ExampleRenameColumn() {
+func ExampleTable_RenameColumn() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "colmap")
 	if err != nil {
@@ -32,10 +32,10 @@ func ExampleRenameColumn() {
 	if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1), int64(12), "late"}}); err != nil {
 		log.Fatal(err)
 	}
-	if tbl, err = table.RenameColumn(ctx, tbl, "delay", "delay_min"); err != nil {
+	if tbl, err = tbl.RenameColumn(ctx, "delay", "delay_min"); err != nil {
 		log.Fatal(err)
 	}
-	if tbl, err = table.DropColumn(ctx, tbl, "note"); err != nil {
+	if tbl, err = tbl.DropColumn(ctx, "note"); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(tbl.Schema())

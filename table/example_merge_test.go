@@ -13,7 +13,7 @@ import (
 // An upsert by key on a change data feed table: matched rows are updated
 // (or deleted, when the source says so), new keys inserted, and the change
 // feed reads what the MERGE did.
-func ExampleMerge() {
+func ExampleTable_Merge() {
 	type Price struct {
 		SKU   string  `delta:"sku,notnull"`
 		Price float64 `delta:"price"`
@@ -47,7 +47,7 @@ func ExampleMerge() {
 		WhenMatched().If(table.Source("price").Lt(0.0)).Delete().
 		WhenMatched().UpdateAll().
 		WhenNotMatched().InsertAll()
-	tbl, res, err := table.Merge(ctx, tbl, m)
+	tbl, res, err := tbl.Merge(ctx, m)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func ExampleMerge() {
 	slices.Sort(rows)
 	fmt.Println(rows)
 
-	feed, err := table.Changes(ctx, tbl, res.Version, res.Version)
+	feed, err := tbl.Changes(ctx, res.Version, res.Version)
 	if err != nil {
 		log.Fatal(err)
 	}

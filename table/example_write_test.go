@@ -97,3 +97,41 @@ func ExampleTable_OverwriteRows() {
 	// 2024-01-01 10
 	// 2024-01-02 2
 }
+
+// A typed overwrite replaces every row of the table with the given ones.
+func ExampleOverwrite() {
+	type Count struct {
+		Day   string `delta:"day"`
+		Count int64  `delta:"count"`
+	}
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "counts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sch, err := table.SchemaOf[Count]()
+	if err != nil {
+		log.Fatal(err)
+	}
+	tbl, err := table.Create(ctx, dir, sch)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if tbl, err = table.Append(ctx, tbl, []Count{{"mon", 1}, {"tue", 2}}); err != nil {
+		log.Fatal(err)
+	}
+	if tbl, err = table.Overwrite(ctx, tbl, []Count{{"wed", 3}}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("version", tbl.Version(), tbl.Snapshot().CommitInfo().OperationParameters["mode"])
+	for c, err := range table.ScanAs[Count](ctx, tbl) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(c.Day, c.Count)
+	}
+	// Output:
+	// version 2 Overwrite
+	// wed 3
+}

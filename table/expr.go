@@ -35,7 +35,7 @@ import (
 // Not(Col(c).Eq(v)); use IsNull and IsNotNull for nulls.
 //
 // Values are given in the value model (package value) and converted by the
-// column's type when the scan starts (see expr.Column.Eq). A value that
+// column's type when the scan starts (see Column.Eq). A value that
 // does not fit the column type, an unknown column, or a comparison on a
 // struct, array or map column makes the scan fail with ErrInvalidArgument.
 //
@@ -46,13 +46,9 @@ import (
 // Spark's default collation). Expr values are immutable and may be shared.
 type Expr = expr.Expr
 
-// Column names a column in a predicate: a top-level column (Col) or a field
-// of a struct column (Column.Field); shorthand for expr.Column.
-type Column = expr.Column
-
 // Col returns the top-level column with this logical name; shorthand for
 // expr.Col.
-func Col(name string) Column { return expr.Col(name) }
+func Col(name string) Column { return Column{expr.Col(name)} }
 
 // And is true where every predicate is true (And() is true for every row);
 // shorthand for expr.And.
@@ -166,7 +162,7 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 		if err != nil {
 			return nil, err
 		}
-		if oc, ok := e.Value.(Column); ok {
+		if oc, ok := e.Value.(expr.Column); ok {
 			return b.bindColCmp(e, col, oc, neg)
 		}
 		lit, err := convertLiteral(col, e.Value)
@@ -253,7 +249,7 @@ func (b *binder) bind(e Expr, neg bool) (*pred, error) {
 
 // bindColCmp binds "col op other": both columns of one comparable kind
 // (numbers of any width compare with each other).
-func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other Column, neg bool) (*pred, error) {
+func (b *binder) bindColCmp(e *expr.Comparison, col *boundCol, other expr.Column, neg bool) (*pred, error) {
 	col2, err := b.column(other)
 	if err != nil {
 		return nil, err
@@ -311,7 +307,7 @@ func lookupField(st *schema.StructType, name string) (int, error) {
 
 // column resolves a column reference (memoized, so every leaf on one column
 // shares one *boundCol).
-func (b *binder) column(c Column) (*boundCol, error) {
+func (b *binder) column(c expr.Column) (*boundCol, error) {
 	path := c.Path()
 	if len(path) == 0 {
 		return nil, invalidf("empty column reference")

@@ -78,7 +78,8 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 // its entry, in place, has Version, Timestamp and Err (a *CorruptLogError
 // naming the file and the reason, or the store's error) set and nothing
 // else. Errors are those of listing the log, ErrTableNotFound when the log
-// has neither a commit nor a checkpoint, and ctx's.
+// has neither a commit nor a checkpoint, and ctx's. deltactl's history and
+// inspect commands use it on tables that may not open.
 func LogHistory(ctx context.Context, store Store, limit int) ([]HistoryEntry, error) {
 	out, err := history(ctx, store, -1, limit)
 	if err != nil {
@@ -152,7 +153,7 @@ func (t *Table) OldestCommit(ctx context.Context) (int64, error) {
 }
 
 // OldestCommitOf is OldestCommit for the table in store, which need not
-// load as a table (LogHistory's companion).
+// load as a table (LogHistory's companion; deltactl history uses it).
 func OldestCommitOf(ctx context.Context, store Store) (int64, error) {
 	ls, err := scanLog(ctx, store)
 	if err != nil {

@@ -122,12 +122,12 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 			// DELETE by data and partition predicates, twice (DVs merge).
 			tbl := create("delete")
 			v := tbl.Version()
-			tbl = must(Delete(ctx, tbl, Or(Col("id").Lt(7), Col("id").Between(50, 60))))
+			tbl = must(tbl.Delete(ctx, Or(Col("id").Lt(7), Col("id").Between(50, 60))))
 			first := refRows(input, func(r value.Row) (value.Row, bool) {
 				id := r[0].(int64)
 				return r, !(id < 7 || id >= 50 && id <= 60)
 			})
-			tbl = must(Delete(ctx, tbl, And(Col("city").Eq("ber"), Col("id").Ge(100))))
+			tbl = must(tbl.Delete(ctx, And(Col("city").Eq("ber"), Col("id").Ge(100))))
 			want := refRows(first, func(r value.Row) (value.Row, bool) {
 				return r, !(r[1] == "ber" && r[0].(int64) >= 100)
 			})
@@ -135,8 +135,8 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 			// UPDATE of a data column and of the partition column.
 			tbl = create("update")
 			v = tbl.Version()
-			tbl = must(Update(ctx, tbl, Col("id").Ge(90), map[string]Value{"v": Times(Col("v"), -1)}))
-			tbl = must(Update(ctx, tbl, Col("id").Lt(10), map[string]Value{"city": Lit("osl"), "id": Plus(Col("id"), 1000)}))
+			tbl = must(tbl.Update(ctx, Col("id").Ge(90), map[string]Value{"v": Times(Col("v"), -1)}))
+			tbl = must(tbl.Update(ctx, Col("id").Lt(10), map[string]Value{"city": Lit("osl"), "id": Plus(Col("id"), 1000)}))
 			want = refRows(input, func(r value.Row) (value.Row, bool) {
 				r = slices.Clone(r)
 				if r[0].(int64) >= 90 {
@@ -151,15 +151,15 @@ func writeDMLInteropTables(t *testing.T, newStore func(name string) objectstore.
 			// RESTORE after a delete and an update.
 			tbl = create("restore")
 			v = tbl.Version()
-			tbl = must(Delete(ctx, tbl, Col("id").Gt(20)))
+			tbl = must(tbl.Delete(ctx, Col("id").Gt(20)))
 			deleted := refRows(input, func(r value.Row) (value.Row, bool) { return r, r[0].(int64) <= 20 })
-			tbl = must(Update(ctx, tbl, nil, map[string]Value{"v": Lit(0.0)}))
+			tbl = must(tbl.Update(ctx, nil, map[string]Value{"v": Lit(0.0)}))
 			zeroed := refRows(deleted, func(r value.Row) (value.Row, bool) {
 				r = slices.Clone(r)
 				r[2] = 0.0
 				return r, true
 			})
-			tbl = must(Restore(ctx, tbl, ToVersion(v)))
+			tbl = must(tbl.Restore(ctx, ToVersion(v)))
 			out = append(out, finish("restore"+suffix, tbl, slices.Clone(input),
 				map[int64][]value.Row{v: input, v + 1: deleted, v + 2: zeroed}, "DELETE", "UPDATE", "RESTORE"))
 		}

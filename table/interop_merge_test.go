@@ -48,7 +48,7 @@ func writeMergeInteropTables(t *testing.T, newStore func(name string) objectstor
 				WhenMatched().If(Source("id").Lt(95)).Delete().
 				WhenMatched().UpdateAll().
 				WhenNotMatched().InsertAll()
-			tbl, _, err = Merge(ctx, tbl, m)
+			tbl, _, err = tbl.Merge(ctx, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func writeMergeInteropTables(t *testing.T, newStore func(name string) objectstor
 				WhenMatched().Update(map[string]Value{"v": Plus(Target("v"), 1000)}).
 				WhenNotMatchedBySource().If(Target("id").Ge(125)).Delete().
 				WhenNotMatchedBySource().If(Target("city").Eq("ams")).Update(map[string]Value{"v": Lit(0)})
-			tbl, _, err = Merge(ctx, tbl, m)
+			tbl, _, err = tbl.Merge(ctx, m)
 			if err != nil {
 				t.Fatal(err)
 			}

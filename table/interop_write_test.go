@@ -560,7 +560,7 @@ func writeInteropTables(t *testing.T, newStore func(name string) objectstore.Sto
 	if cur.Version() < 2 {
 		t.Fatalf("grouped: newest version %d after 8 appends, want >= 2", cur.Version())
 	}
-	if cur, err = SetProperties(ctx, cur, map[string]string{"deltakit.interop": "grouped"}); err != nil {
+	if cur, err = cur.SetProperties(ctx, map[string]string{"deltakit.interop": "grouped"}); err != nil {
 		t.Fatal(err)
 	}
 	out = append(out, interopTable{name: "grouped", tbl: cur, want: want, oldRows: 20, wantFiles: 9, anyCheckpoint: true})

@@ -21,13 +21,13 @@ func TestIsolationLevel(t *testing.T) {
 		op       func(*Table) error
 		conflict bool
 	}{
-		{"Serializable", func(s *Table) error { _, _, err := Delete(ctx, s, Col("id").Lt(3)); return err }, true},
+		{"Serializable", func(s *Table) error { _, _, err := s.Delete(ctx, Col("id").Lt(3)); return err }, true},
 		{"Serializable", func(s *Table) error {
-			_, _, err := Update(ctx, s, Col("id").Lt(3), map[string]Value{"v": Lit(1.0)})
+			_, _, err := s.Update(ctx, Col("id").Lt(3), map[string]Value{"v": Lit(1.0)})
 			return err
 		}, true},
-		{"WriteSerializable", func(s *Table) error { _, _, err := Delete(ctx, s, Col("id").Lt(3)); return err }, false},
-		{"", func(s *Table) error { _, _, err := Delete(ctx, s, Col("id").Lt(3)); return err }, false},
+		{"WriteSerializable", func(s *Table) error { _, _, err := s.Delete(ctx, Col("id").Lt(3)); return err }, false},
+		{"", func(s *Table) error { _, _, err := s.Delete(ctx, Col("id").Lt(3)); return err }, false},
 		{"Serializable", func(s *Table) error { _, _, err := s.Optimize(ctx); return err }, false},
 	}
 	for i, c := range cases {

@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
@@ -40,7 +39,8 @@ func OpenStore(ctx context.Context, uri string, opts ...Option) (Store, error) {
 // wrapping the error: ErrTableNotFound, a *VersionNotFoundError
 // (ErrVersionNotFound) naming the earliest and latest versions, a
 // *CorruptLogError, ErrNoProtocol, ErrNoMetadata, ErrLogGap, store errors.
-// Of opts only WithLogger applies (a checkpoint replayed around is logged
+// deltactl's inspect command uses it on a store it has opened with
+// OpenStore. Of opts only WithLogger applies (a checkpoint replayed around is logged
 // at Warn).
 func LoadSnapshot(ctx context.Context, store Store, version int64, opts ...Option) (*Snapshot, error) {
 	lopts := []txlog.LoadOption{txlog.WithLoadLogger(newConfig(opts).logger)}
@@ -54,18 +54,21 @@ func LoadSnapshot(ctx context.Context, store Store, version int64, opts ...Optio
 // store (spec "Delta Log Entries"), in file order: an error wrapping
 // ErrNotExist when the log no longer holds it (log cleanup) or never did, a
 // *CorruptLogError when it cannot be decoded. (*Table).ReadCommit is the
-// same on an opened table.
+// same on an opened table; deltactl's inspect command uses this one on a
+// log that may not load.
 func ReadCommit(ctx context.Context, store Store, v int64) ([]Action, error) {
 	return txlog.ReadCommit(ctx, store, v)
 }
 
 // CommitKey returns the store key of the commit file of version v,
-// "_delta_log/<v, 20 digits>.json" (spec "Delta Log Entries").
+// "_delta_log/<v, 20 digits>.json" (spec "Delta Log Entries"); deltactl
+// prints it in its commit views.
 func CommitKey(v int64) string { return txlog.CommitKey(v) }
 
 // CheckpointKey returns the store key of the classic single-file checkpoint
 // of version v, "_delta_log/<v, 20 digits>.checkpoint.parquet" (spec
-// "Checkpoints"), where Checkpoint writes it.
+// "Checkpoints"), where Checkpoint writes it; deltactl checkpoint reports
+// it.
 func CheckpointKey(v int64) string { return txlog.CheckpointKey(v) }
 
 // Checkpoint writes a checkpoint of t's version now, in the calling
@@ -85,32 +88,26 @@ type CleanupOption func(*cleanupConfig)
 
 type cleanupConfig struct {
 	dryRun bool
-	now    func() time.Time
 }
 
 // WithCleanupDryRun makes CleanupLog report what it would delete without
 // deleting anything.
 func WithCleanupDryRun(on bool) CleanupOption { return func(c *cleanupConfig) { c.dryRun = on } }
 
-// WithCleanupClock sets the clock that delta.logRetentionDuration is
-// measured from (default time.Now).
-func WithCleanupClock(now func() time.Time) CleanupOption {
-	return func(c *cleanupConfig) { c.now = now }
-}
-
 // CleanupLog deletes the expired log files of the table (spec "Metadata
 // Cleanup"): commits, checkpoints and .crc files below the newest complete
 // checkpoint whose files were all last modified longer ago than
-// delta.logRetentionDuration (30 days when unset), so that every version
+// delta.logRetentionDuration (30 days when unset) before the table's clock
+// (WithClock, default time.Now), so that every version
 // from that checkpoint on stays reconstructable. Data files are not touched
 // (see Vacuum). Errors are the store's, wrapped (txlog.CleanupLog).
 func (t *Table) CleanupLog(ctx context.Context, opts ...CleanupOption) (*LogCleanup, error) {
 	if t == nil {
 		return nil, nilTableError("log cleanup")
 	}
-	cfg := cleanupConfig{now: time.Now}
+	var cfg cleanupConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return txlog.CleanupLog(ctx, t.snap, cfg.now(), cfg.dryRun)
+	return txlog.CleanupLog(ctx, t.snap, t.cfg.now(), cfg.dryRun)
 }

@@ -89,7 +89,7 @@ func TestStoreLevelAPI(t *testing.T) {
 		t.Fatalf("CleanupLog now: %+v, %v; want nothing deleted", res, err)
 	}
 	later := func() time.Time { return time.Now().Add(31 * 24 * time.Hour) }
-	res, err = tbl.CleanupLog(ctx, WithCleanupDryRun(true), WithCleanupClock(later))
+	res, err = reopenAt(t, tbl, later).CleanupLog(ctx, WithCleanupDryRun(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestStoreLevelAPI(t *testing.T) {
 	if _, err := ReadCommit(ctx, store, 0); err != nil {
 		t.Fatalf("dry run deleted commit 0: %v", err)
 	}
-	res, err = tbl.CleanupLog(ctx, WithCleanupClock(later))
+	res, err = reopenAt(t, tbl, later).CleanupLog(ctx)
 	if err != nil || !slices.Equal(res.Deleted, want) {
 		t.Fatalf("CleanupLog: %+v, %v; want %v deleted", res, err, want)
 	}

@@ -116,3 +116,14 @@ func maintAt(d time.Duration) func() time.Time {
 	now := time.Now()
 	return func() time.Time { return now.Add(d) }
 }
+
+// reopenAt opens tbl's store again at tbl's version with the clock now
+// (WithClock), the clock Vacuum, CleanupLog and Optimize measure from.
+func reopenAt(t *testing.T, tbl *Table, now func() time.Time) *Table {
+	t.Helper()
+	nt, err := Open(context.Background(), "", WithStore(tbl.Store()), AtVersion(tbl.Version()), WithClock(now), WithSyncCheckpoints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nt
+}

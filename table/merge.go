@@ -30,7 +30,7 @@ type MergeSource struct {
 // per field of sch in schema order, in the value model (package value) (as
 // AppendRows takes them). The rows are not copied and must not change
 // until the MERGE returns.
-func MergeRows(sch *schema.StructType, rows []value.Row) *MergeSource {
+func MergeRows(sch *schema.StructType, rows []Row) *MergeSource {
 	return &MergeSource{schema: sch, rows: rows}
 }
 
@@ -185,7 +185,7 @@ func (m *MergeBuilder) WhenNotMatchedBySource() *NotMatchedBySourceClause {
 
 // add appends a clause to list (m's matched, notMatched or bySource).
 func (m *MergeBuilder) add(list *[]mergeClause, action mergeAction, cond Expr, set map[string]Value) *MergeBuilder {
-	*list = append(*list, mergeClause{action: action, cond: cond, set: set})
+	*list = append(*list, mergeClause{action: action, cond: cond, set: exprSet(set)})
 	return m
 }
 
@@ -257,8 +257,8 @@ type MergeResult struct {
 
 // qualifyColumn resolves a MERGE column reference: target.x and source.x
 // stay; an unqualified name is the one of target or source that has it.
-func qualifyColumn(tgt, src *schema.StructType) func(Column) (Column, error) {
-	return func(c Column) (Column, error) {
+func qualifyColumn(tgt, src *schema.StructType) func(expr.Column) (expr.Column, error) {
+	return func(c expr.Column) (expr.Column, error) {
 		path := c.Path()
 		if len(path) == 0 {
 			return c, invalidf("empty column reference")
@@ -282,10 +282,12 @@ func qualifyColumn(tgt, src *schema.StructType) func(Column) (Column, error) {
 
 // mapExpr returns e with every column reference replaced by fn's
 // (expr.MapColumns).
-func mapExpr(e Expr, fn func(Column) (Column, error)) (Expr, error) { return expr.MapColumns(e, fn) }
+func mapExpr(e Expr, fn func(expr.Column) (expr.Column, error)) (Expr, error) {
+	return expr.MapColumns(e, fn)
+}
 
 // mapValue returns v with every column reference replaced by fn's.
-func mapValue(v Value, fn func(Column) (Column, error)) (Value, error) {
+func mapValue(v Value, fn func(expr.Column) (expr.Column, error)) (Value, error) {
 	return expr.MapValueColumns(v, fn)
 }
 
@@ -293,4 +295,4 @@ func mapValue(v Value, fn func(Column) (Column, error)) (Value, error) {
 func conjuncts(e Expr) []Expr { return expr.Conjuncts(e) }
 
 // exprColumns calls fn for every column reference of e.
-func exprColumns(e Expr, fn func(Column)) { expr.Columns(e, fn) }
+func exprColumns(e Expr, fn func(expr.Column)) { expr.Columns(e, fn) }

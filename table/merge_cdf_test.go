@@ -100,7 +100,7 @@ func TestChangesMergeSchemaEvolution(t *testing.T) {
 					WhenMatched().If(Source("id").Eq(int64(4))).Delete().
 					WhenMatched().UpdateAll().
 					WhenNotMatched().InsertAll()
-				tbl, res, err := Merge(ctx, tbl, m, WithSchemaEvolution())
+				tbl, res, err := tbl.Merge(ctx, m, WithSchemaEvolution())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,7 +108,7 @@ func TestChangesMergeSchemaEvolution(t *testing.T) {
 					t.Fatalf("merge result %+v", res)
 				}
 				v := tbl.Version()
-				feed, err := Changes(ctx, tbl, v, v)
+				feed, err := tbl.Changes(ctx, v, v)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -207,11 +207,11 @@ func TestMergeChangeDataRefusedWritesNothing(t *testing.T) {
 	}
 	before := maintKeys(t, mem)
 	dup := MergeRows(maintSchema(), []value.Row{{int64(1), "ams", 1.0}, {int64(1), "ber", 2.0}})
-	if _, _, err := Merge(ctx, tbl, NewMerge(dup, MergeOn("id")).WhenMatched().UpdateAll()); !errors.Is(err, ErrMergeMultipleMatches) {
+	if _, _, err := tbl.Merge(ctx, NewMerge(dup, MergeOn("id")).WhenMatched().UpdateAll()); !errors.Is(err, ErrMergeMultipleMatches) {
 		t.Errorf("duplicate source keys: %v", err)
 	}
 	src := MergeRows(maintSchema(), []value.Row{{int64(2), "ams", 1.0}, {int64(9), "ams", 1.0}})
-	_, _, err = Merge(ctx, tbl, NewMerge(src, MergeOn("id")).
+	_, _, err = tbl.Merge(ctx, NewMerge(src, MergeOn("id")).
 		WhenMatched().UpdateAll().
 		WhenNotMatched().Insert(map[string]Value{"city": Source("city")})) // id NOT NULL left null
 	var re *RowError

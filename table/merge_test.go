@@ -192,7 +192,7 @@ func TestMerge(t *testing.T) {
 						m = NewMerge(mergeSource(src), on).WhenMatched().If(cond).Update(map[string]Value{"v": Source("v")})
 					}
 					before := tbl.Snapshot().Files()
-					nt, res, err := Merge(ctx, tbl, m)
+					nt, res, err := tbl.Merge(ctx, m)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -302,7 +302,7 @@ func TestMergeMetricsAndParams(t *testing.T) {
 		WhenMatched().If(Source("v").Eq(3.0)).Delete().
 		WhenMatched().UpdateAll().
 		WhenNotMatched().InsertAll()
-	nt, res, err := Merge(ctx, tbl, m)
+	nt, res, err := tbl.Merge(ctx, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestMergeMetricsAndParams(t *testing.T) {
 		}
 	}
 	// Nothing to change: nothing committed.
-	nt2, res2, err := Merge(ctx, nt, NewMerge(mergeSource([]value.Row{{int64(999), "z", 1.0}}), MergeOn("id")).WhenMatched().Delete())
+	nt2, res2, err := nt.Merge(ctx, NewMerge(mergeSource([]value.Row{{int64(999), "z", 1.0}}), MergeOn("id")).WhenMatched().Delete())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestMergeMultipleMatches(t *testing.T) {
 			tbl, mem := maintTable(t, false, nil)
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
 			keys := maintKeys(t, mem)
-			nt, _, err := Merge(ctx, tbl, c.m)
+			nt, _, err := tbl.Merge(ctx, c.m)
 			if c.wantErr {
 				if !errors.Is(err, ErrMergeMultipleMatches) || !strings.Contains(err.Error(), "(id=3)") {
 					t.Fatalf("err = %v, want ErrMergeMultipleMatches naming (id=3)", err)
@@ -425,7 +425,7 @@ func TestMergeBadInput(t *testing.T) {
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
 			keys := maintKeys(t, mem)
 			rows := maintScan(t, tbl)
-			_, _, err := Merge(ctx, tbl, c.m)
+			_, _, err := tbl.Merge(ctx, c.m)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -452,7 +452,7 @@ func TestMergeBadInput(t *testing.T) {
 	// An insert-only MERGE into an append-only table is allowed.
 	tbl, _ := maintTable(t, false, map[string]string{"delta.appendOnly": "true"})
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
-	nt, res, err := Merge(ctx, tbl, NewMerge(mergeSource([]value.Row{{int64(3), "x", 1.0}, {int64(30), "x", 1.0}}), MergeOn("id")).WhenNotMatched().InsertAll())
+	nt, res, err := tbl.Merge(ctx, NewMerge(mergeSource([]value.Row{{int64(3), "x", 1.0}, {int64(30), "x", 1.0}}), MergeOn("id")).WhenNotMatched().InsertAll())
 	if err != nil || res.InsertedRows != 1 || len(maintScan(t, nt)) != 11 {
 		t.Fatalf("insert-only merge on append-only: %v %+v", err, res)
 	}
@@ -477,7 +477,7 @@ func TestMergeTypedAndSchemaEvolution(t *testing.T) {
 			tbl, _ := maintTable(t, partitioned, nil)
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 5, "ams"))
 			// Without evolution, the extra source column is ignored.
-			nt, _, err := Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
+			nt, _, err := tbl.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -488,7 +488,7 @@ func TestMergeTypedAndSchemaEvolution(t *testing.T) {
 			if got := maintScan(t, nt); !slices.Equal(got, want) {
 				t.Fatalf("rows %v, want %v", got, want)
 			}
-			nt, _, err = Merge(ctx, nt, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll(), WithSchemaEvolution())
+			nt, _, err = nt.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll(), WithSchemaEvolution())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,7 +509,7 @@ func TestMergeTxn(t *testing.T) {
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams", "ber"))
 	m := NewMerge(mergeSource([]value.Row{{int64(1), "ams", 5.0}, {int64(50), "ber", 6.0}}), MergeOn("id")).
 		WhenMatched().UpdateAll().WhenNotMatched().InsertAll()
-	nt, res, err := Merge(ctx, tbl, m, WithTxn("q1", 7))
+	nt, res, err := tbl.Merge(ctx, m, WithTxn("q1", 7))
 	if err != nil || !res.Committed {
 		t.Fatal(err, res)
 	}
@@ -518,12 +518,12 @@ func TestMergeTxn(t *testing.T) {
 		t.Fatalf("txn version %d", v)
 	}
 	// The replayed epoch is skipped.
-	nt2, res, err := Merge(ctx, nt, m, WithTxn("q1", 7))
+	nt2, res, err := nt.Merge(ctx, m, WithTxn("q1", 7))
 	if err != nil || res.Committed || nt2.Version() != nt.Version() || !slices.Equal(maintScan(t, nt2), rows) {
 		t.Fatalf("replay: %v %+v", err, res)
 	}
 	// A txn MERGE that changes nothing still records its version.
-	nt3, res, err := Merge(ctx, nt2, NewMerge(mergeSource(nil), MergeOn("id")).WhenMatched().Delete(), WithTxn("q1", 8))
+	nt3, res, err := nt2.Merge(ctx, NewMerge(mergeSource(nil), MergeOn("id")).WhenMatched().Delete(), WithTxn("q1", 8))
 	if err != nil || !res.Committed || nt3.Snapshot().TxnVersion("q1") != 8 {
 		t.Fatalf("empty txn merge: %v %+v", err, res)
 	}
@@ -546,7 +546,7 @@ func opMerge(src []value.Row, insertOnly bool) dmlOp {
 	return dmlOp{
 		name: fmt.Sprintf("merge(insertOnly=%v)", insertOnly),
 		run: func(ctx context.Context, tbl *Table) error {
-			_, _, err := Merge(ctx, tbl, build())
+			_, _, err := tbl.Merge(ctx, build())
 			return err
 		},
 		apply: func(rows []value.Row) []value.Row { return ref.apply(rows, src) },
@@ -634,7 +634,7 @@ func TestColumnComparison(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nt, _, err := Delete(ctx, tbl, e)
+			nt, _, err := tbl.Delete(ctx, e)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -651,7 +651,7 @@ func TestColumnComparison(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := Delete(ctx, newMemTableMaint(t), Col("id").Eq(Col("city"))); !errors.Is(err, ErrInvalidArgument) {
+	if _, _, err := newMemTableMaint(t).Delete(ctx, Col("id").Eq(Col("city"))); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("long = string: err = %v, want ErrInvalidArgument", err)
 	}
 }

@@ -50,7 +50,7 @@ func TestMergeArrowSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, res, err := Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
+	tbl, res, err := tbl.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ import (
 // meets a table with delta.appendOnly=true (an insert-only MERGE is
 // allowed), txlog.ErrUnsupportedFeature; ErrMergeMultipleMatches; a row that fails
 // validation is a *RowError. The table is unchanged after any error.
-func Merge(ctx context.Context, t *Table, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
+func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("merge")
 	}
@@ -254,9 +254,9 @@ func (e *mergeExec) bind() error {
 		}
 		rest = append(rest, c)
 		onlyTarget := true
-		exprColumns(c, func(col Column) { onlyTarget = onlyTarget && col.Name(0) == mergeTargetAlias })
+		exprColumns(c, func(col expr.Column) { onlyTarget = onlyTarget && col.Name(0) == mergeTargetAlias })
 		if onlyTarget {
-			u, _ := mapExpr(c, func(col Column) (Column, error) { return expr.ColPath(col.Path()[1:]...), nil })
+			u, _ := mapExpr(c, func(col expr.Column) (expr.Column, error) { return expr.ColPath(col.Path()[1:]...), nil })
 			e.targetOnly = append(e.targetOnly, u)
 		}
 	}
@@ -296,7 +296,7 @@ func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
 	if !ok || ce.Op != opEq {
 		return mergeKey{}, false, nil
 	}
-	oc, ok := ce.Value.(Column)
+	oc, ok := ce.Value.(expr.Column)
 	if !ok || ce.Col.Name(0) == oc.Name(0) {
 		return mergeKey{}, false, nil
 	}
@@ -349,7 +349,7 @@ func (e *mergeExec) bindStar() error {
 	return nil
 }
 
-func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (Column, error)) (*boundMergeClause, error) {
+func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(expr.Column) (expr.Column, error)) (*boundMergeClause, error) {
 	bc := &boundMergeClause{mergeClause: c}
 	if c.cond != nil {
 		q, err := mapExpr(c.cond, qualify)
@@ -375,7 +375,7 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(Column) (
 		seen := map[int]bool{}
 		for name, v := range c.set {
 			col := strings.TrimPrefix(name, mergeTargetAlias+".")
-			target, err := tb.column(Col(col))
+			target, err := tb.column(expr.Col(col))
 			if err != nil {
 				return nil, err
 			}

@@ -83,7 +83,7 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 }
 
 // Rows returns the source's rows (not copied: do not change them).
-func (s *MergeSource) Rows() []value.Row {
+func (s *MergeSource) Rows() []Row {
 	if s == nil {
 		return nil
 	}

@@ -61,15 +61,15 @@ func TestNilTable(t *testing.T) {
 			}
 			return nil
 		}},
-		{"ScanArrow", func() error { _, err := ScanArrow(ctx, nt); return err }},
+		{"ScanArrow", func() error { _, err := nt.ScanArrow(ctx); return err }},
 		{"Files", func() error { _, err := nt.Files(ctx); return err }},
 		{"ScanSchema", func() error { _, err := nt.ScanSchema(); return err }},
 		{"AppendRows", func() error { _, err := nt.AppendRows(ctx, []value.Row{{int64(1)}}); return err }},
 		{"OverwriteRows", func() error { _, err := nt.OverwriteRows(ctx, []value.Row{{int64(1)}}); return err }},
 		{"Append", func() error { _, err := Append(ctx, nt, []misuseRow{{1}}); return err }},
 		{"Overwrite", func() error { _, err := Overwrite(ctx, nt, []misuseRow{{1}}); return err }},
-		{"AppendArrow", func() error { _, err := AppendArrow(ctx, nt, nil); return err }},
-		{"OverwriteArrow", func() error { _, err := OverwriteArrow(ctx, nt, nil); return err }},
+		{"AppendArrow", func() error { _, err := nt.AppendArrow(ctx, nil); return err }},
+		{"OverwriteArrow", func() error { _, err := nt.OverwriteArrow(ctx, nil); return err }},
 		{"WriteFiles", func() error { _, err := nt.WriteFiles(ctx, []value.Row{{int64(1)}}); return err }},
 		{"WriteFilesArrow", func() error { _, err := nt.WriteFilesArrow(ctx, []arrow.RecordBatch{}, nil); return err }},
 		{"AppendFiles", func() error { _, err := nt.AppendFiles(ctx, nil); return err }},
@@ -77,18 +77,18 @@ func TestNilTable(t *testing.T) {
 		{"Commit", func() error { _, _, err := nt.Commit(ctx, nt.NewTransaction("WRITE")); return err }},
 		{"NewTransaction().Commit", func() error { _, err := nt.NewTransaction("WRITE").Commit(ctx); return err }},
 		{"DraftAppend", func() error { _, err := nt.DraftAppend(ctx, nil); return err }},
-		{"Delete", func() error { _, _, err := Delete(ctx, nt, nil); return err }},
-		{"Update", func() error { _, _, err := Update(ctx, nt, nil, map[string]Value{"id": Lit(int64(1))}); return err }},
+		{"Delete", func() error { _, _, err := nt.Delete(ctx, nil); return err }},
+		{"Update", func() error { _, _, err := nt.Update(ctx, nil, map[string]Value{"id": Lit(int64(1))}); return err }},
 		{"Merge", func() error {
-			_, _, err := Merge(ctx, nt, NewMerge(MergeRows(nil, nil), MergeOn("id")).WhenNotMatched().InsertAll())
+			_, _, err := nt.Merge(ctx, NewMerge(MergeRows(nil, nil), MergeOn("id")).WhenNotMatched().InsertAll())
 			return err
 		}},
-		{"Restore", func() error { _, _, err := Restore(ctx, nt, ToVersion(0)); return err }},
-		{"Changes", func() error { _, err := Changes(ctx, nt, 0, -1); return err }},
-		{"RenameColumn", func() error { _, err := RenameColumn(ctx, nt, "a", "b"); return err }},
-		{"DropColumn", func() error { _, err := DropColumn(ctx, nt, "a"); return err }},
-		{"SetProperties", func() error { _, err := SetProperties(ctx, nt, map[string]string{"a": "b"}); return err }},
-		{"UnsetProperties", func() error { _, err := UnsetProperties(ctx, nt, true, "a"); return err }},
+		{"Restore", func() error { _, _, err := nt.Restore(ctx, ToVersion(0)); return err }},
+		{"Changes", func() error { _, err := nt.Changes(ctx, 0, -1); return err }},
+		{"RenameColumn", func() error { _, err := nt.RenameColumn(ctx, "a", "b"); return err }},
+		{"DropColumn", func() error { _, err := nt.DropColumn(ctx, "a"); return err }},
+		{"SetProperties", func() error { _, err := nt.SetProperties(ctx, map[string]string{"a": "b"}); return err }},
+		{"UnsetProperties", func() error { _, err := nt.UnsetProperties(ctx, true, "a"); return err }},
 		{"Optimize", func() error { _, _, err := nt.Optimize(ctx); return err }},
 		{"Vacuum", func() error { _, err := nt.Vacuum(ctx); return err }},
 		{"Checkpoint", func() error { return nt.Checkpoint(ctx) }},
@@ -97,6 +97,9 @@ func TestNilTable(t *testing.T) {
 		{"OldestCommit", func() error { _, err := nt.OldestCommit(ctx); return err }},
 		{"ReadCommit", func() error { _, err := nt.ReadCommit(ctx, 0); return err }},
 		{"Refresh", func() error { _, err := nt.Refresh(ctx); return err }},
+		{"LogRetention", func() error { _, err := nt.LogRetention(); return err }},
+		{"DeletedFileRetention", func() error { _, err := nt.DeletedFileRetention(); return err }},
+		{"LatestCheckpoint", func() error { _, err := nt.LatestCheckpoint(ctx); return err }},
 		{"Draft.CommitOn", func() error { _, _, err := (*Draft)(nil).CommitOn(ctx, nt, nil); return err }},
 		{"Draft.CommitOn of a draft", func() error {
 			tbl, _ := maintTable(t, false, nil)
@@ -123,7 +126,7 @@ func TestNilTable(t *testing.T) {
 	// Every exported method of *Table is called above or below: a method
 	// added later must be added here.
 	covered := map[string]bool{"Version": true, "Snapshot": true, "Schema": true, "PartitionColumns": true, "Store": true,
-		"URI": true, "CheckpointStats": true, "GroupCommitStats": true, "Close": true, "NewTransaction": true}
+		"URI": true, "CheckpointInterval": true, "CheckpointStats": true, "GroupCommitStats": true, "Close": true, "NewTransaction": true}
 	for _, c := range errCalls {
 		covered[c.name] = true
 	}
@@ -138,7 +141,7 @@ func TestNilTable(t *testing.T) {
 		if v := nt.Version(); v != -1 {
 			t.Errorf("Version() = %d, want -1", v)
 		}
-		if nt.Snapshot() != nil || nt.Schema() != nil || nt.PartitionColumns() != nil || nt.Store() != nil || nt.URI() != "" {
+		if nt.CheckpointInterval() != 0 || nt.Snapshot() != nil || nt.Schema() != nil || nt.PartitionColumns() != nil || nt.Store() != nil || nt.URI() != "" {
 			t.Errorf("accessors of a nil table: %v %v %v %v %q", nt.Snapshot(), nt.Schema(), nt.PartitionColumns(), nt.Store(), nt.URI())
 		}
 		if _, ok := nt.CheckpointStats(); ok {
@@ -198,10 +201,10 @@ func TestNilReaders(t *testing.T) {
 	})
 	noPanic(t, "Merge with a nil source or builder", func() {
 		tbl, _ := maintTable(t, false, nil)
-		if _, _, err := Merge(ctx, tbl, nil); !errors.Is(err, ErrInvalidArgument) {
+		if _, _, err := tbl.Merge(ctx, nil); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Merge(nil builder): %v", err)
 		}
-		if _, _, err := Merge(ctx, tbl, NewMerge(nil, MergeOn("id")).WhenNotMatched().InsertAll()); !errors.Is(err, ErrInvalidArgument) {
+		if _, _, err := tbl.Merge(ctx, NewMerge(nil, MergeOn("id")).WhenNotMatched().InsertAll()); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("Merge(nil source): %v", err)
 		}
 	})
@@ -226,7 +229,7 @@ func TestMisuseAfterFailedCalls(t *testing.T) {
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 4, "ams"))
 
 	noPanic(t, "defer rr.Release() before the error check", func() {
-		rr, err := ScanArrow(ctx, tbl, WithFilter(Col("nope").Eq(1)))
+		rr, err := tbl.ScanArrow(ctx, WithFilter(Col("nope").Eq(1)))
 		defer rr.Release()
 		if !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("ScanArrow with a filter on a missing column: %v", err)
@@ -241,14 +244,14 @@ func TestMisuseAfterFailedCalls(t *testing.T) {
 	noPanic(t, "Changes of the nil table a failed Merge returned", func() {
 		// Two source rows for target row 1: ErrMergeMultipleMatches.
 		src := MergeRows(maintSchema(), []value.Row{{int64(1), "x", 1.0}, {int64(1), "y", 2.0}})
-		nt, _, err := Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll())
+		nt, _, err := tbl.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll())
 		if !errors.Is(err, ErrMergeMultipleMatches) || nt != nil {
 			t.Fatalf("Merge: table %v, %v; want nil and ErrMergeMultipleMatches", nt, err)
 		}
-		_, err = Changes(ctx, nt, 0, -1)
-		wantNilTable(t, "Changes(ctx, nil, ...)", err)
+		_, err = nt.Changes(ctx, 0, -1)
+		wantNilTable(t, "nil table's Changes", err)
 		if err != nil && err.Error() != fmt.Sprintf("table: changes: %v: %v", ErrInvalidArgument, ErrNilTable) {
-			t.Errorf("Changes(ctx, nil, ...): %q", err)
+			t.Errorf("nil table's Changes: %q", err)
 		}
 	})
 }

@@ -183,19 +183,19 @@ func TestOperationCommitInfo(t *testing.T) {
 			return nt, err
 		}, "STREAMING UPDATE", streaming, map[string]string{"numAddedFiles": "1", "numRemovedFiles": "2", "numOutputRows": "1"}},
 		{"delete", nil, func(t *Table) (*Table, error) {
-			nt, _, err := Delete(ctx, t, Col("v").Eq(int64(1)))
+			nt, _, err := t.Delete(ctx, Col("v").Eq(int64(1)))
 			return nt, err
 		}, "DELETE", append(slices.Clone(dml), "numDeletedRows"), map[string]string{"numDeletedRows": "1", "numCopiedRows": "1"}},
 		{"delete with deletion vectors", map[string]string{"delta.enableDeletionVectors": "true"}, func(t *Table) (*Table, error) {
-			nt, _, err := Delete(ctx, t, Col("v").Eq(int64(1)))
+			nt, _, err := t.Delete(ctx, Col("v").Eq(int64(1)))
 			return nt, err
 		}, "DELETE", append(slices.Clone(dml), "numDeletedRows"), map[string]string{"numDeletedRows": "1", "numDeletionVectorsAdded": "1"}},
 		{"update", nil, func(t *Table) (*Table, error) {
-			nt, _, err := Update(ctx, t, Col("v").Eq(int64(3)), map[string]Value{"v": Lit(int64(30))})
+			nt, _, err := t.Update(ctx, Col("v").Eq(int64(3)), map[string]Value{"v": Lit(int64(30))})
 			return nt, err
 		}, "UPDATE", append(slices.Clone(dml), "numUpdatedRows"), map[string]string{"numUpdatedRows": "1"}},
 		{"restore", nil, func(t *Table) (*Table, error) {
-			nt, _, err := Restore(ctx, t, ToVersion(0))
+			nt, _, err := t.Restore(ctx, ToVersion(0))
 			return nt, err
 		}, "RESTORE", []string{"tableSizeAfterRestore", "numOfFilesAfterRestore", "numRemovedFiles", "numRestoredFiles",
 			"removedFilesSize", "restoredFilesSize"}, map[string]string{"numRemovedFiles": "2", "numRestoredFiles": "0"}},

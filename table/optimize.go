@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
@@ -25,7 +24,6 @@ type OptimizeOption func(*optimizeConfig)
 
 type optimizeConfig struct {
 	target   int64
-	now      func() time.Time
 	progress func(doneBytes, totalBytes int64)
 	wopts    []WriteOption
 }
@@ -35,12 +33,6 @@ type optimizeConfig struct {
 // DefaultTargetFileSize, 128 MiB).
 func WithOptimizeTargetSize(bytes int64) OptimizeOption {
 	return func(c *optimizeConfig) { c.target = bytes }
-}
-
-// WithOptimizeClock sets the clock for the remove actions' deletion
-// timestamps (default time.Now).
-func WithOptimizeClock(now func() time.Time) OptimizeOption {
-	return func(c *optimizeConfig) { c.now = now }
 }
 
 // WithOptimizeProgress calls fn after each input file is read, with the
@@ -116,7 +108,7 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	if t == nil {
 		return nil, nil, nilTableError("optimize")
 	}
-	cfg := optimizeConfig{target: DefaultTargetFileSize, now: time.Now}
+	cfg := optimizeConfig{target: DefaultTargetFileSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -153,7 +145,7 @@ func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *
 	}
 	wcfg := newWriteConfig(append(slices.Clone(cfg.wopts), WithTargetFileSize(cfg.target)))
 	fw := t.optimizeWriter(rt, wcfg)
-	now := cfg.now().UnixMilli()
+	now := t.cfg.now().UnixMilli()
 	var dvsRemoved int64
 	for _, b := range bins {
 		adds, rows, err := t.compactBin(ctx, b, rt, fw, func(n int64) {

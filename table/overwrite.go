@@ -98,7 +98,7 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 // "predicate" for replaceWhere). The schema is kept (merged with
 // WithSchemaEvolution, never replaced). Overwriting a table with
 // delta.appendOnly=true returns ErrAppendOnly.
-func (t *Table) OverwriteRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
+func (t *Table) OverwriteRows(ctx context.Context, rows []Row, opts ...WriteOption) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("overwrite")
 	}

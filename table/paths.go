@@ -9,6 +9,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 )
 
 // ErrPathOutsideTable is matched (errors.Is) by the error of a read that
@@ -93,7 +94,7 @@ func (l *locator) locate(ctx context.Context, p string) (objectstore.Store, stri
 // loadDV loads a deletion vector, its file located as data files are.
 func (l *locator) loadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
 	if dv == nil || dv.StorageType == "i" {
-		return txlog.LoadDeletionVectorAt(ctx, l.t.store, "", dv)
+		return dvcodec.LoadAt(ctx, l.t.store, "", dv)
 	}
 	loc, err := dv.Locate(l.res)
 	if err != nil {
@@ -103,7 +104,7 @@ func (l *locator) loadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor
 	if err != nil {
 		return nil, err
 	}
-	return txlog.LoadDeletionVectorAt(ctx, s, loc.Key, dv)
+	return dvcodec.LoadAt(ctx, s, loc.Key, dv)
 }
 
 // tableKeys returns a function that maps decoded log paths to store keys

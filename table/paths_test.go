@@ -19,6 +19,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -36,7 +37,7 @@ func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // descriptor's offset and size.
 func putDVFile(t *testing.T, store objectstore.Store, key string, rows ...uint64) (int32, int32) {
 	t.Helper()
-	raw, err := txlog.EncodeDeletionVectorBitmap(roaring64.BitmapOf(rows...))
+	raw, err := dvcodec.EncodeBitmap(roaring64.BitmapOf(rows...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,12 +313,11 @@ func TestVacuumNeverLeavesRoot(t *testing.T) {
 	for _, p := range []string{"file://" + filepath.ToSlash(victims[0]), "../other/removed.parquet", "%2e%2e/other/removed.parquet"} {
 		f.commitActions(txlog.Action{Remove: &txlog.Remove{Path: p, DeletionTimestamp: &old, DataChange: true}})
 	}
-	tbl, err := Open(ctx, root)
+	tbl, err := Open(ctx, root, WithClock(func() time.Time { return time.Now().Add(time.Hour) }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true),
-		WithVacuumClock(func() time.Time { return time.Now().Add(time.Hour) }))
+	res, err := tbl.Vacuum(ctx, WithVacuumRetention(0), WithVacuumForce(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ const (
 // properties deltakit maintains itself (the ICT enablement properties, the
 // row tracking materialized column names, delta.columnMapping.maxColumnId)
 // is ErrInvalidArgument. On any error nothing is committed.
-func SetProperties(ctx context.Context, t *Table, props map[string]string) (*Table, error) {
+func (t *Table) SetProperties(ctx context.Context, props map[string]string) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("set properties")
 	}
@@ -98,7 +98,7 @@ func SetProperties(ctx context.Context, t *Table, props map[string]string) (*Tab
 // (delta.columnMapping.*, the ICT enablement properties, the row tracking
 // materialized column names) cannot be unset (ErrInvalidArgument). On any
 // error nothing is committed.
-func UnsetProperties(ctx context.Context, t *Table, ifExists bool, keys ...string) (*Table, error) {
+func (t *Table) UnsetProperties(ctx context.Context, ifExists bool, keys ...string) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("unset properties")
 	}

@@ -21,7 +21,7 @@ func TestSetPropertiesChangeDataFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = SetProperties(ctx, tbl, map[string]string{txlog.PropEnableChangeDataFeed: "true"}); err != nil { // v2
+	if tbl, err = tbl.SetProperties(ctx, map[string]string{txlog.PropEnableChangeDataFeed: "true"}); err != nil { // v2
 		t.Fatal(err)
 	}
 	var ci *txlog.CommitInfo
@@ -39,13 +39,13 @@ func TestSetPropertiesChangeDataFeed(t *testing.T) {
 	if p := tbl.Snapshot().Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 4 {
 		t.Errorf("protocol %+v, want (1,4)", p)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(int64(3))); err != nil { // v3
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(int64(3))); err != nil { // v3
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(commitActions(t, tbl.Store(), 3), func(a txlog.Action) bool { return a.CDC != nil }) {
 		t.Error("DELETE after enabling the change data feed wrote no cdc file")
 	}
-	feed, err := Changes(ctx, tbl, 3, -1)
+	feed, err := tbl.Changes(ctx, 3, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSetPropertiesInCommitTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = SetProperties(ctx, tbl, map[string]string{txlog.PropEnableInCommitTimestamps: "true"}); err != nil { // v2
+	if tbl, err = tbl.SetProperties(ctx, map[string]string{txlog.PropEnableInCommitTimestamps: "true"}); err != nil { // v2
 		t.Fatal(err)
 	}
 	var ict *int64
@@ -111,7 +111,7 @@ func TestSetPropertiesDeletionVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = SetProperties(ctx, tbl, map[string]string{txlog.PropEnableDeletionVectors: "true"}); err != nil {
+	if tbl, err = tbl.SetProperties(ctx, map[string]string{txlog.PropEnableDeletionVectors: "true"}); err != nil {
 		t.Fatal(err)
 	}
 	p := tbl.Snapshot().Protocol()
@@ -119,7 +119,7 @@ func TestSetPropertiesDeletionVectors(t *testing.T) {
 		!slices.Equal(p.WriterFeatures, []string{"appendOnly", "deletionVectors", "invariants"}) {
 		t.Fatalf("protocol %+v, want (3,7) with deletionVectors", p)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Eq(int64(3))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Eq(int64(3))); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(commitActions(t, tbl.Store(), tbl.Version()), func(a txlog.Action) bool {
@@ -127,7 +127,7 @@ func TestSetPropertiesDeletionVectors(t *testing.T) {
 	}) {
 		t.Error("DELETE after enabling deletion vectors wrote no deletion vector")
 	}
-	if tbl, err = UnsetProperties(ctx, tbl, false, txlog.PropEnableDeletionVectors); err != nil {
+	if tbl, err = tbl.UnsetProperties(ctx, false, txlog.PropEnableDeletionVectors); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := tbl.Snapshot().Metadata().Configuration[txlog.PropEnableDeletionVectors]; ok {
@@ -182,9 +182,9 @@ func TestSetPropertiesRefused(t *testing.T) {
 			before := listKeys(t, mem, txlog.LogPrefix)
 			conf := maps.Clone(tbl.Snapshot().Metadata().Configuration)
 			if tc.unset != nil {
-				_, err = UnsetProperties(ctx, tbl, false, tc.unset...)
+				_, err = tbl.UnsetProperties(ctx, false, tc.unset...)
 			} else {
-				_, err = SetProperties(ctx, tbl, tc.set)
+				_, err = tbl.SetProperties(ctx, tc.set)
 			}
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("error %v, want %v", err, tc.err)
@@ -207,7 +207,7 @@ func TestSetPropertiesRefused(t *testing.T) {
 	}
 	// IF EXISTS: a missing key is no error.
 	tbl, _ := maintTable(t, false, nil)
-	if _, err := UnsetProperties(ctx, tbl, true, "delta.nosuch"); err != nil {
+	if _, err := tbl.UnsetProperties(ctx, true, "delta.nosuch"); err != nil {
 		t.Errorf("UNSET IF EXISTS of a missing key: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func ToTimestamp(ts time.Time) RestoreTarget { return RestoreTarget{version: -1,
 // *ColumnMappingModeChangeError for a version before column mapping was
 // enabled (its metaData would turn column mapping off; Spark refuses it
 // too).
-func Restore(ctx context.Context, t *Table, to RestoreTarget, opts ...WriteOption) (*Table, *DMLResult, error) {
+func (t *Table) Restore(ctx context.Context, to RestoreTarget, opts ...WriteOption) (*Table, *DMLResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("restore")
 	}

@@ -27,14 +27,14 @@ func TestRestore(t *testing.T) {
 				want := maintScan(t, tbl)
 				tbl = maintAppend(t, tbl, maintRowsFor(20, 10, "cph"))
 				var err error
-				if tbl, _, err = Delete(ctx, tbl, Col("id").Lt(3)); err != nil {
+				if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(3)); err != nil {
 					t.Fatal(err)
 				}
-				if tbl, _, err = Update(ctx, tbl, Col("city").Eq("ber"), map[string]Value{"v": Lit(9.0)}); err != nil {
+				if tbl, _, err = tbl.Update(ctx, Col("city").Eq("ber"), map[string]Value{"v": Lit(9.0)}); err != nil {
 					t.Fatal(err)
 				}
 				latest := tbl.Version()
-				nt, res, err := Restore(ctx, tbl, ToVersion(v1))
+				nt, res, err := tbl.Restore(ctx, ToVersion(v1))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +58,7 @@ func TestRestore(t *testing.T) {
 					t.Fatalf("version %d after restore: %v", latest, err)
 				}
 				// Restoring again to the same version changes nothing.
-				if _, res, err := Restore(ctx, re, ToVersion(v1)); err != nil || res.Committed {
+				if _, res, err := re.Restore(ctx, ToVersion(v1)); err != nil || res.Committed {
 					t.Fatalf("second restore: committed %v, %v", res != nil && res.Committed, err)
 				}
 			})
@@ -71,7 +71,7 @@ func TestRestoreBadInput(t *testing.T) {
 	tbl, mem := maintTable(t, false, nil)
 	tbl = maintAppend(t, tbl, maintRowsFor(0, 5, "ams"))
 	v1 := tbl.Version()
-	tbl, _, err := Delete(ctx, tbl, nil)
+	tbl, _, err := tbl.Delete(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRestoreBadInput(t *testing.T) {
 				c.prep()
 			}
 			before := maintKeys(t, mem)
-			_, _, err := Restore(ctx, tbl, c.to)
+			_, _, err := tbl.Restore(ctx, c.to)
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v, want %v naming %q", err, c.want, c.msg)
 			}
@@ -113,7 +113,7 @@ func TestRestoreBadInput(t *testing.T) {
 	ao, _ := maintTable(t, false, map[string]string{"delta.appendOnly": "true"})
 	ao = maintAppend(t, ao, maintRowsFor(0, 5, "ams"))
 	ao = maintAppend(t, ao, maintRowsFor(5, 5, "ams"))
-	if _, _, err := Restore(ctx, ao, ToVersion(1)); !errors.Is(err, ErrAppendOnly) {
+	if _, _, err := ao.Restore(ctx, ToVersion(1)); !errors.Is(err, ErrAppendOnly) {
 		t.Fatalf("restore of an append-only table: %v, want ErrAppendOnly", err)
 	}
 }

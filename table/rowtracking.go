@@ -40,11 +40,11 @@ import (
 // directly). A table that only supports the feature (without the property)
 // needs fresh ids only: nothing is materialized there.
 
-// PreservedRowTrackingTag is the commitInfo tag a commit on a table with
+// preservedRowTrackingTag is the commitInfo tag a commit on a table with
 // row tracking enabled carries, "true" when every updated or copied row kept
 // its stable row id and every copied row its stable row commit version
 // (spec "Writer Requirements for Row Tracking").
-const PreservedRowTrackingTag = "delta.rowTracking.preserved"
+const preservedRowTrackingTag = "delta.rowTracking.preserved"
 
 // noTrack marks a rowTrack value as null: not materialized, the new file's
 // fresh value (baseRowId + index, defaultRowCommitVersion) applies.

@@ -150,7 +150,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 				if scanned != len(want) {
 					t.Fatalf("%s: scanned %d rows, want %d", step, scanned, len(want))
 				}
-				rd, err := ScanArrow(ctx, tbl)
+				rd, err := tbl.ScanArrow(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -180,7 +180,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 
 			// UPDATE of one row: its id stays, its version is the update's.
 			var res *DMLResult
-			if tbl, res, err = Update(ctx, tbl, Col("id").Eq(int64(3)), map[string]Value{"v": Lit("u")}); err != nil || !res.Committed {
+			if tbl, res, err = tbl.Update(ctx, Col("id").Eq(int64(3)), map[string]Value{"v": Lit("u")}); err != nil || !res.Committed {
 				t.Fatalf("update: %v %+v", err, res)
 			}
 			want[3] = stableID{want[3].rowID, tbl.Version()}
@@ -188,7 +188,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 			check("update id 3")
 			// The updated row again, now from a file with materialized ids
 			// (copy-on-write: also its copied neighbours).
-			if tbl, _, err = Update(ctx, tbl, Col("id").Le(int64(5)), map[string]Value{"v": Lit("w")}); err != nil {
+			if tbl, _, err = tbl.Update(ctx, Col("id").Le(int64(5)), map[string]Value{"v": Lit("w")}); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []int64{1, 2, 3, 4, 5} {
@@ -197,7 +197,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 			}
 			check("update id <= 5")
 			// DELETE: the others keep id and version.
-			if tbl, _, err = Delete(ctx, tbl, Or(Col("id").Eq(int64(8)), Col("id").Eq(int64(1)))); err != nil {
+			if tbl, _, err = tbl.Delete(ctx, Or(Col("id").Eq(int64(8)), Col("id").Eq(int64(1)))); err != nil {
 				t.Fatal(err)
 			}
 			delete(want, 8)
@@ -208,7 +208,7 @@ func TestRowTrackingPreserved(t *testing.T) {
 			// row keeps both.
 			src := MergeRows(sch, []value.Row{{int64(2), "m", "b"}, {int64(9), "m", "a"}, {int64(20), "n", "b"}, {int64(21), "n", "a"}})
 			var mres *MergeResult
-			if tbl, mres, err = Merge(ctx, tbl, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()); err != nil || !mres.Committed {
+			if tbl, mres, err = tbl.Merge(ctx, NewMerge(src, MergeOn("id")).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()); err != nil || !mres.Committed {
 				t.Fatalf("merge: %v %+v", err, mres)
 			}
 			for _, id := range []int64{2, 9} {
@@ -268,7 +268,7 @@ func TestRowTrackingSupportedOnly(t *testing.T) {
 	if tbl, err = tbl.AppendRows(ctx, []value.Row{{int64(1)}, {int64(2)}}); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, _, err = Delete(ctx, tbl, Col("id").Eq(int64(1))); err != nil {
+	if tbl, _, err = tbl.Delete(ctx, Col("id").Eq(int64(1))); err != nil {
 		t.Fatal(err)
 	}
 	actions, err := txlog.ReadCommit(ctx, tbl.Store(), tbl.Version())
@@ -298,7 +298,7 @@ func TestRowTrackingVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if tbl, _, err = Update(ctx, tbl, Col("id").Eq(int64(1)), map[string]Value{"v": Lit("u")}); err != nil {
+	if tbl, _, err = tbl.Update(ctx, Col("id").Eq(int64(1)), map[string]Value{"v": Lit("u")}); err != nil {
 		t.Fatal(err)
 	}
 	if tbl, _, err = tbl.Optimize(ctx); err != nil {

@@ -602,7 +602,7 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) 
 // objectstore.ErrNotExist, parquetio.ErrCorrupt, txlog.ErrCorruptLog, ...),
 // or the context's error. Each names the table version and the data file.
 // Breaking out of the loop stops every reader.
-func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[value.Row, error] {
+func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[Row, error] {
 	if t == nil {
 		return func(yield func(value.Row, error) bool) { yield(nil, nilTableError("scan")) }
 	}
@@ -623,7 +623,7 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[value.Ro
 // change the result; WithScanStats receives the planning counts. Errors are
 // those of Scan's planning (invalid filter, bad partition value, a path
 // outside the table root: ErrPathOutsideTable).
-func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*txlog.Add, error) {
+func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*Add, error) {
 	if t == nil {
 		return nil, nilTableError("files")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/txlog"
+	"github.com/deltakit/deltakit/txlog/dvcodec"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -35,7 +36,7 @@ var scanFixtureSeq atomic.Int64
 
 // newScanFixture starts a table in a fresh in-memory store. Version 0
 // (protocol and metaData) is written by the first commit, together with the
-// actions given to it. proto nil means MinimalProtocol, or (2,5) when config
+// actions given to it. proto nil means minimalProtocol, or (2,5) when config
 // sets a column mapping mode.
 func newScanFixture(t *testing.T, sch *schema.StructType, partCols []string, config map[string]string, proto *txlog.Protocol) *scanFixture {
 	t.Helper()
@@ -56,7 +57,7 @@ func newScanFixtureIn(t *testing.T, store objectstore.Store, sch *schema.StructT
 		}
 	}
 	if proto == nil {
-		proto = MinimalProtocol(sch)
+		proto = minimalProtocol(sch)
 	}
 	ss, err := schema.Marshal(sch)
 	if err != nil {
@@ -155,22 +156,12 @@ func (f *scanFixture) file(name string, rows ...value.Row) *txlog.Add {
 // withDV sets an inline deletion vector deleting these row indexes.
 func withDV(t *testing.T, a *txlog.Add, rows ...uint64) *txlog.Add {
 	t.Helper()
-	bm := roaring64.BitmapOf(rows...)
-	raw, err := txlog.EncodeDeletionVectorBitmap(bm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := len(raw)
-	for len(raw)%4 != 0 {
-		raw = append(raw, 0)
-	}
-	enc, err := txlog.Z85Encode(raw)
+	dv, err := dvcodec.Inline(roaring64.BitmapOf(rows...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := *a
-	c.DeletionVector = &txlog.DeletionVectorDescriptor{StorageType: "i", PathOrInlineDv: enc,
-		SizeInBytes: int32(size), Cardinality: int64(bm.GetCardinality())}
+	c.DeletionVector = dv
 	return &c
 }
 

@@ -51,7 +51,7 @@ func TestSparkDivisionByZeroAgreement(t *testing.T) {
 		if !errors.As(serr, &se) || se.Condition != "DIVIDE_BY_ZERO" {
 			t.Errorf("Spark SELECT %s: %v, want DIVIDE_BY_ZERO", tc.val, serr)
 		}
-		if _, _, err := Update(ctx, tbl, nil, tc.set); !errors.Is(err, expr.ErrDivideByZero) || !errors.Is(err, ErrInvalidArgument) {
+		if _, _, err := tbl.Update(ctx, nil, tc.set); !errors.Is(err, expr.ErrDivideByZero) || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("deltakit SET %s = %s: %v, want expr.ErrDivideByZero", tc.col, tc.val, err)
 		}
 	}

@@ -439,7 +439,7 @@ func TestSparkCorpusDVDML(t *testing.T) {
 			t.Fatalf("%s: deltakit read the copy as %v, want %v", c.table, got, want)
 		}
 		base := tbl.Version()
-		tbl, dres, err := Delete(ctx, tbl, c.where)
+		tbl, dres, err := tbl.Delete(ctx, c.where)
 		if err != nil {
 			t.Fatalf("%s: delete: %v", c.table, err)
 		}
@@ -449,7 +449,7 @@ func TestSparkCorpusDVDML(t *testing.T) {
 		if want := int64(len(before) - len(afterDelete)); dres.DeletedRows != want {
 			t.Errorf("%s: DeletedRows %d, want %d", c.table, dres.DeletedRows, want)
 		}
-		tbl, ures, err := Update(ctx, tbl, c.upd, c.set)
+		tbl, ures, err := tbl.Update(ctx, c.upd, c.set)
 		if err != nil {
 			t.Fatalf("%s: update: %v", c.table, err)
 		}

@@ -275,7 +275,7 @@ func TestFeatureTable(t *testing.T) {
 			}
 			firstVersion := tbl.Version()
 			files := listFiles(t, dir)
-			nt, _, err = Delete(ctx, tbl, Col("id").Eq(int64(2)))
+			nt, _, err = tbl.Delete(ctx, Col("id").Eq(int64(2)))
 			if f, ok := c.refusedOps["delete"]; ok {
 				if !refusedBy(err, f) && !(f == "appendOnly" && errors.Is(err, ErrAppendOnly)) {
 					t.Fatalf("delete: %v, want refused for %s", err, f)
@@ -292,7 +292,7 @@ func TestFeatureTable(t *testing.T) {
 			}
 			files = listFiles(t, dir)
 			updVersion := int64(-1)
-			nt, _, err = Update(ctx, tbl, Col("id").Eq(int64(3)), map[string]Value{"v": Lit("u3")})
+			nt, _, err = tbl.Update(ctx, Col("id").Eq(int64(3)), map[string]Value{"v": Lit("u3")})
 			if f, ok := c.refusedOps["update"]; ok {
 				if !refusedBy(err, f) && !(f == "appendOnly" && errors.Is(err, ErrAppendOnly)) {
 					t.Fatalf("update: %v, want refused for %s", err, f)
@@ -320,7 +320,7 @@ func TestFeatureTable(t *testing.T) {
 				schema.NewField("v", schema.Primitive(schema.String), true)),
 				[]value.Row{{int64(3), "m3"}, {int64(4), "del"}, {int64(12), "s12"}})
 			var mres *MergeResult
-			nt, mres, err = Merge(ctx, tbl, NewMerge(msrc, MergeOn("id")).
+			nt, mres, err = tbl.Merge(ctx, NewMerge(msrc, MergeOn("id")).
 				WhenMatched().If(Source("v").Eq("del")).Delete().
 				WhenMatched().Update(map[string]Value{"v": Source("v")}).
 				WhenNotMatched().Insert(map[string]Value{"id": Source("id"), "v": Source("v")}))
@@ -472,7 +472,7 @@ func checkFeatureLog(t *testing.T, tbl *Table, c featureCase) {
 		}
 	case txlog.FeatureRowTracking:
 		hwm := int64(-1)
-		if d, ok := snap.DomainMetadata(txlog.DomainRowTracking); ok {
+		if d, ok := snap.DomainMetadata("delta.rowTracking"); ok {
 			var conf struct {
 				HWM int64 `json:"rowIdHighWaterMark"`
 			}
@@ -500,7 +500,7 @@ func checkFeatureLog(t *testing.T, tbl *Table, c featureCase) {
 			}
 		}
 	case txlog.FeatureClustering:
-		d, ok := snap.DomainMetadata(txlog.DomainClustering)
+		d, ok := snap.DomainMetadata("delta.clustering")
 		if !ok || !strings.Contains(d.Configuration, "id") {
 			t.Errorf("clustering domain lost: %+v", d)
 		}

@@ -151,7 +151,7 @@ func TestSparkReadsDeltakitTables(t *testing.T) {
 			}
 			if tc.alter != nil {
 				var err error
-				if tbl, err = SetProperties(ctx, tbl, tc.alter); err != nil {
+				if tbl, err = tbl.SetProperties(ctx, tc.alter); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -78,7 +78,7 @@ func TestSparkMerge(t *testing.T) {
 			WhenMatched().If(Source("id").Lt(35)).Delete().
 			WhenMatched().UpdateAll().
 			WhenNotMatched().InsertAll()
-		_, res, err := Merge(ctx, twins[0], m)
+		_, res, err := twins[0].Merge(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,24 +1,3 @@
-// Package table is deltakit's public API for Delta tables: create and open
-// tables by URI, append and overwrite rows (typed from Go structs or untyped),
-// and scan them with partition pruning and stats-based file skipping.
-//
-// A *Table is an immutable view of one table version. Every write operation
-// (append, overwrite, AppendFiles and CommitFiles, streaming epochs,
-// Optimize, Delete, Update, Restore, Create) commits a new version through
-// the package's one operation path (commit.go), above txlog's single
-// commit, and returns a new *Table; the old one stays valid, so a *Table is
-// safe to share between goroutines.
-//
-// The checkpoint that becomes due every delta.checkpointInterval versions
-// is written in the background by default, off the commit's latency, by a
-// checkpointer that the tables derived from one Open or Create share:
-// call Close before the process exits to wait for it, or open the table
-// WithSyncCheckpoints to write it inside the commit (see bgcheckpoint.go's
-// comment and Close).
-//
-// The Go struct tags of typed rows (Append, ScanAs, ...) are documented
-// with SchemaOf. First writes into a location that may not hold a table
-// yet, by several writers at once, go through CreateOrOpen or NewDraft.
 package table
 
 import (
@@ -94,7 +73,7 @@ type Option func(*config)
 // WithStore uses store instead of opening the URI (the URI is then ignored
 // and may be ""). Tests use it to wrap a store, e.g. with
 // faultstore.New.
-func WithStore(store objectstore.Store) Option { return func(c *config) { c.store = store } }
+func WithStore(store Store) Option { return func(c *config) { c.store = store } }
 
 // WithStoreOptions passes options to objectstore.Open (S3 endpoint,
 // path-style addressing, credentials, a mem:// registry).
@@ -127,7 +106,7 @@ func WithS3Region(region string) Option {
 
 // WithTxnOptions passes options to every transaction the table commits
 // (attempt bounds, backoff, logger).
-func WithTxnOptions(opts ...txlog.TxnOption) Option {
+func WithTxnOptions(opts ...TxnOption) Option {
 	return func(c *config) { c.txnOpts = append(c.txnOpts, opts...) }
 }
 
@@ -140,7 +119,7 @@ func WithTxnOptions(opts ...txlog.TxnOption) Option {
 // by several tables. The caller owns cp and closes it when done writing. A
 // nil cp is WithSyncCheckpoints. Tables derived from this one (by writes
 // and Refresh) keep the option.
-func WithCheckpointer(cp *txlog.Checkpointer) Option {
+func WithCheckpointer(cp *Checkpointer) Option {
 	return func(c *config) {
 		c.syncCheckpoints = cp == nil
 		c.checkpoints = nil
@@ -156,10 +135,15 @@ func WithCheckpointer(cp *txlog.Checkpointer) Option {
 // txlog.WithLogger).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithClock sets the clock used for modification times, txn lastUpdated,
-// remove deletion timestamps and commitInfo.timestamp of the table's
-// commits (default time.Now): it is the transactions' clock too
-// (txlog.WithTxnClock), unless WithTxnOptions sets another.
+// WithClock sets the table's one clock (default time.Now), which every
+// operation on the table and on the tables derived from it reads: the
+// modification times, txn lastUpdated, remove deletion timestamps and
+// commitInfo.timestamp of its commits (DML, Optimize, streaming epochs and
+// the rest), the time Vacuum measures retention back from and the time
+// CleanupLog measures delta.logRetentionDuration back from. It is the
+// transactions' clock too (txlog.WithTxnClock), unless WithTxnOptions sets
+// another. Verify, which checks a store rather than an opened table, reads
+// time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // AtVersion makes Open load version v (time travel). Writes from such a
@@ -441,12 +425,12 @@ func checkPropertyValues(props map[string]string) error {
 	return nil
 }
 
-// MinimalProtocol returns the lowest protocol a new table with this schema
+// minimalProtocol returns the lowest protocol a new table with this schema
 // and no properties needs (spec "Protocol Evolution"; txlog.ProtocolFor):
 // (1,2) without features (NOT NULL columns are legacy invariants, implied by
 // writer version 2); (3,7) listing timestampNtz, and invariants when a
 // column is NOT NULL, when any column, at any depth, is timestamp_ntz.
-func MinimalProtocol(sch *schema.StructType) *txlog.Protocol {
+func minimalProtocol(sch *schema.StructType) *Protocol {
 	return txlog.ProtocolFor(nil, sch, nil)
 }
 
@@ -459,7 +443,7 @@ func (t *Table) Version() int64 {
 }
 
 // Snapshot returns the log snapshot behind the table.
-func (t *Table) Snapshot() *txlog.Snapshot {
+func (t *Table) Snapshot() *Snapshot {
 	if t == nil {
 		return nil
 	}
@@ -483,7 +467,7 @@ func (t *Table) PartitionColumns() []string {
 }
 
 // Store returns the store rooted at the table.
-func (t *Table) Store() objectstore.Store {
+func (t *Table) Store() Store {
 	if t == nil {
 		return nil
 	}

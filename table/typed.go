@@ -288,7 +288,7 @@ func writeTypedPath[T any](ctx context.Context, t *Table, rows []T, mode writeMo
 // split by partition values, and has no CHECK constraints or invariants,
 // which are evaluated on rows. The input must fit the path as well.
 func (t *Table) columnarTable() bool {
-	return len(t.PartitionColumns()) == 0 && !HasConstraints(t.snap.Metadata())
+	return len(t.PartitionColumns()) == 0 && !hasConstraints(t.snap.Metadata())
 }
 
 // prepareStructs prepares struct rows rv (a []T or []*T) bound by enc to

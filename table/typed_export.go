@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/deltakit/deltakit/schema"
-	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -18,7 +17,7 @@ import (
 // Append uses, for callers that commit the rows themselves (the streaming
 // sink's typed epochs). Errors wrap ErrSchemaMismatch or ErrInvalidArgument;
 // a bad row is a *RowError naming its index.
-func RowsOf[T any](sch *schema.StructType, rows []T) ([]value.Row, error) {
+func RowsOf[T any](sch *schema.StructType, rows []T) ([]Row, error) {
 	if sch == nil {
 		return nil, fmt.Errorf("table: %w: RowsOf needs a schema", ErrInvalidArgument)
 	}
@@ -77,7 +76,7 @@ func encodeStructs(info *typeInfo, sch *schema.StructType, rows reflect.Value, p
 // ErrSchemaMismatch that names it; a bad row is a *RowError naming its
 // index. Nothing is written on error. opts are WriteFiles' (WithRowSchema
 // is ignored: the rows carry their own).
-func WriteFilesOf[T any](ctx context.Context, d *Draft, rows []T, opts ...WriteOption) ([]*txlog.Add, error) {
+func WriteFilesOf[T any](ctx context.Context, d *Draft, rows []T, opts ...WriteOption) ([]*Add, error) {
 	t := d.shadow
 	info, err := planOf(reflect.TypeFor[T]())
 	if err != nil {

@@ -41,7 +41,7 @@ import (
 // (_change_type "update_preimage", in its old partition) and as it is
 // ("update_postimage", in its new one), listed in cdc actions (spec
 // "Change Data Files"; Changes reads them).
-func Update(ctx context.Context, t *Table, where Expr, set map[string]Value, opts ...WriteOption) (*Table, *DMLResult, error) {
+func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, opts ...WriteOption) (*Table, *DMLResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("update")
 	}

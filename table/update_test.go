@@ -63,7 +63,7 @@ func TestUpdate(t *testing.T) {
 					tbl = maintAppend(t, tbl, input[:30])
 					tbl = maintAppend(t, tbl, input[30:])
 					before := tbl.Version()
-					nt, res, err := Update(ctx, tbl, c.where, c.set)
+					nt, res, err := tbl.Update(ctx, c.where, c.set)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -134,7 +134,7 @@ func TestUpdateBadInput(t *testing.T) {
 			tbl, mem := maintTable(t, true, c.props)
 			tbl = maintAppend(t, tbl, maintRowsFor(0, 10, "ams"))
 			keys := maintKeys(t, mem)
-			_, _, err := Update(ctx, tbl, c.where, c.set)
+			_, _, err := tbl.Update(ctx, c.where, c.set)
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v, want %v naming %q", err, c.want, c.msg)
 			}

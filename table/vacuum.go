@@ -39,10 +39,6 @@ func WithVacuumDryRun(on bool) VacuumOption { return maint.WithVacuumDryRun(on) 
 // delta.deletedFileRetentionDuration.
 func WithVacuumForce(on bool) VacuumOption { return maint.WithVacuumForce(on) }
 
-// WithVacuumClock sets the clock that retention is measured from (default
-// time.Now).
-func WithVacuumClock(now func() time.Time) VacuumOption { return maint.WithVacuumClock(now) }
-
 // WithVacuumConcurrency sets how many deletes run at once (default 16).
 func WithVacuumConcurrency(n int) VacuumOption { return maint.WithVacuumConcurrency(n) }
 
@@ -77,7 +73,8 @@ type VacuumResult = maint.VacuumResult
 // cleanup deleted the commit), its modification time decides, as for a file
 // the log never referenced.
 //
-// The retention defaults to the table's delta.deletedFileRetentionDuration
+// Retention is measured back from the table's clock (WithClock, default
+// time.Now). The retention defaults to the table's delta.deletedFileRetentionDuration
 // (one week); a shorter one is refused with ErrRetentionTooShort unless
 // WithVacuumForce. Vacuum works on the latest version, whatever version t
 // shows, and reads the log again right before deleting so that files a
@@ -89,5 +86,5 @@ func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult
 	if t == nil {
 		return nil, nilTableError("vacuum")
 	}
-	return maint.Vacuum(ctx, t.snap, append([]VacuumOption{maint.WithVacuumLogger(t.cfg.logger)}, opts...)...)
+	return maint.Vacuum(ctx, t.snap, append([]VacuumOption{maint.WithVacuumClock(t.cfg.now), maint.WithVacuumLogger(t.cfg.logger)}, opts...)...)
 }

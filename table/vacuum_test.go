@@ -67,20 +67,21 @@ func TestVacuum(t *testing.T) {
 	cases := []struct {
 		name    string
 		props   map[string]string
+		clock   func() time.Time // the table's WithClock; nil: time.Now
 		opts    []VacuumOption
 		wantErr error
 		want    want
 	}{
-		{name: "within default retention", opts: []VacuumOption{WithVacuumClock(maintAt(time.Hour))}, want: none},
-		{name: "after default retention", opts: []VacuumOption{WithVacuumClock(maintAt(8 * day))}, want: removedAndOrphan},
-		{name: "dry run deletes nothing", opts: []VacuumOption{WithVacuumClock(maintAt(8 * day)), WithVacuumDryRun(true)}, want: removedAndOrphan},
-		{name: "retention below the table's is refused", opts: []VacuumOption{WithVacuumRetention(time.Hour), WithVacuumClock(maintAt(2 * time.Hour))}, wantErr: ErrRetentionTooShort},
-		{name: "retention below the table's with force", opts: []VacuumOption{WithVacuumRetention(time.Hour), WithVacuumForce(true), WithVacuumClock(maintAt(2 * time.Hour))}, want: removedAndOrphan},
-		{name: "zero retention with force", opts: []VacuumOption{WithVacuumRetention(0), WithVacuumForce(true), WithVacuumClock(maintAt(time.Second))}, want: removedAndOrphan},
-		{name: "longer retention keeps files removed 8 days ago", opts: []VacuumOption{WithVacuumRetention(30 * day), WithVacuumClock(maintAt(8 * day))}, want: none},
-		{name: "longer retention after it passed", opts: []VacuumOption{WithVacuumRetention(30 * day), WithVacuumClock(maintAt(31 * day))}, want: removedAndOrphan},
-		{name: "table property 1 day, 12 hours later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumClock(maintAt(12 * time.Hour))}, want: none},
-		{name: "table property 1 day, 2 days later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumClock(maintAt(2 * day))}, want: removedAndOrphan},
+		{name: "within default retention", clock: maintAt(time.Hour), want: none},
+		{name: "after default retention", clock: maintAt(8 * day), want: removedAndOrphan},
+		{name: "dry run deletes nothing", clock: maintAt(8 * day), opts: []VacuumOption{WithVacuumDryRun(true)}, want: removedAndOrphan},
+		{name: "retention below the table's is refused", clock: maintAt(2 * time.Hour), opts: []VacuumOption{WithVacuumRetention(time.Hour)}, wantErr: ErrRetentionTooShort},
+		{name: "retention below the table's with force", clock: maintAt(2 * time.Hour), opts: []VacuumOption{WithVacuumRetention(time.Hour), WithVacuumForce(true)}, want: removedAndOrphan},
+		{name: "zero retention with force", clock: maintAt(time.Second), opts: []VacuumOption{WithVacuumRetention(0), WithVacuumForce(true)}, want: removedAndOrphan},
+		{name: "longer retention keeps files removed 8 days ago", clock: maintAt(8 * day), opts: []VacuumOption{WithVacuumRetention(30 * day)}, want: none},
+		{name: "longer retention after it passed", clock: maintAt(31 * day), opts: []VacuumOption{WithVacuumRetention(30 * day)}, want: removedAndOrphan},
+		{name: "table property 1 day, 12 hours later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, clock: maintAt(12 * time.Hour), want: none},
+		{name: "table property 1 day, 2 days later", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, clock: maintAt(2 * day), want: removedAndOrphan},
 		{name: "table property 1 day, retention 1 hour refused", props: map[string]string{txlog.PropDeletedFileRetentionDuration: "interval 1 day"}, opts: []VacuumOption{WithVacuumRetention(time.Hour)}, wantErr: ErrRetentionTooShort},
 	}
 	for _, tc := range cases {
@@ -88,7 +89,11 @@ func TestVacuum(t *testing.T) {
 			ctx := context.Background()
 			f := newVacuumFixture(t, tc.props)
 			before := maintKeys(t, f.mem)
-			res, err := f.tbl.Vacuum(ctx, tc.opts...)
+			tbl := f.tbl
+			if tc.clock != nil {
+				tbl = reopenAt(t, tbl, tc.clock)
+			}
+			res, err := tbl.Vacuum(ctx, tc.opts...)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !errors.Is(err, ErrInvalidArgument) {
 					t.Fatalf("err = %v, want %v", err, tc.wantErr)
@@ -210,7 +215,7 @@ func TestVacuumChangeData(t *testing.T) {
 		t.Fatalf("fixture: %d aged, %d recent change data files", len(aged), len(recent))
 	}
 	// Within the retention nothing goes.
-	res, err := c.tbl.Vacuum(ctx, WithVacuumClock(maintAt(time.Hour)))
+	res, err := reopenAt(t, c.tbl, maintAt(time.Hour)).Vacuum(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +247,7 @@ func TestVacuumChangeData(t *testing.T) {
 	if got := maintScan(t, c.tbl); !slices.Equal(got, rows) {
 		t.Errorf("rows after vacuum %v, want %v", got, rows)
 	}
-	feed, err := Changes(ctx, c.tbl, 9, -1)
+	feed, err := c.tbl.Changes(ctx, 9, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

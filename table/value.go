@@ -22,19 +22,19 @@ func Lit(v any) Value { return expr.Lit(v) }
 // Plus returns a + b (Values or Go literals); integer arithmetic is done in
 // 64 bits and fails on overflow, with a float or double operand it is done
 // in double. Shorthand for expr.Plus.
-func Plus(a, b any) Value { return expr.Plus(a, b) }
+func Plus(a, b any) Value { return expr.Plus(exprArg(a), exprArg(b)) }
 
 // Minus returns a - b; shorthand for expr.Minus.
-func Minus(a, b any) Value { return expr.Minus(a, b) }
+func Minus(a, b any) Value { return expr.Minus(exprArg(a), exprArg(b)) }
 
 // Times returns a * b; shorthand for expr.Times.
-func Times(a, b any) Value { return expr.Times(a, b) }
+func Times(a, b any) Value { return expr.Times(exprArg(a), exprArg(b)) }
 
 // Div returns a / b, always a double, as in Spark SQL; division by zero is
 // an error wrapping expr.ErrDivideByZero (Spark's DIVIDE_BY_ZERO in its
 // default ANSI mode), refused before anything is written when the divisor
 // is a literal zero. Shorthand for expr.Div.
-func Div(a, b any) Value { return expr.Div(a, b) }
+func Div(a, b any) Value { return expr.Div(exprArg(a), exprArg(b)) }
 
 // boundValue evaluates a Value on a full table row (schema order).
 type boundValue struct {
@@ -102,7 +102,7 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 		}
 		lit := x.V
 		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
-	case Column:
+	case expr.Column:
 		c, err := newBinder(sch, partCols, "none").column(x)
 		if err != nil {
 			return nil, err
@@ -216,6 +216,7 @@ type setClause struct {
 // bindSet resolves Update's SET map against the table schema: top-level
 // columns only, each named once (names match as in predicates).
 func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([]setClause, error) {
+	set = exprSet(set)
 	if len(set) == 0 {
 		return nil, invalidf("update needs at least one SET column")
 	}
@@ -223,7 +224,7 @@ func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([
 	seen := map[int]string{}
 	var out []setClause
 	for name, v := range set {
-		c, err := b.column(Col(name))
+		c, err := b.column(expr.Col(name))
 		if err != nil {
 			return nil, err
 		}

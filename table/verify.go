@@ -3,7 +3,6 @@ package table
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/table/internal/maint"
@@ -80,10 +79,6 @@ func WithVerifyProgress(fn func(done, total int)) VerifyOption { return maint.Wi
 // default slog.Default()), as WithLogger does for a table.
 func WithVerifyLogger(l *slog.Logger) VerifyOption { return maint.WithVerifyLogger(l) }
 
-// WithVerifyClock sets the clock used for txn expiry when checkpoints are
-// compared (default time.Now).
-func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerifyClock(now) }
-
 // Verify checks the table in store for consistency and returns what it
 // found wrong in a report; the error is only for failures that stop the
 // check itself (the log cannot be listed, ctx ended) and
@@ -108,7 +103,10 @@ func WithVerifyClock(now func() time.Time) VerifyOption { return maint.WithVerif
 //   - the live files' add actions hold sane values: size, stats.numRecords,
 //     deletion vector cardinality, partition values that parse as their
 //     column's type (ProblemInvalidValue).
-func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
+//
+// Txn expiry (delta.setTransactionRetentionDuration), which decides the
+// txns a checkpoint must hold, is measured back from time.Now.
+func Verify(ctx context.Context, store Store, opts ...VerifyOption) (*VerifyReport, error) {
 	opts = append([]VerifyOption{maint.WithPartitionParser(ParsePartitionValue)}, opts...)
 	return maint.Verify(ctx, store, opts...)
 }
@@ -139,7 +137,7 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // commit supplies each query's base epoch. Errors: ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors. Of opts
 // only WithVerifyLogger applies.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
+func VerifyExactlyOnce(ctx context.Context, store Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
 	return maint.VerifyExactlyOnce(ctx, store, opts...)
 }
 

@@ -54,6 +54,19 @@ type Checkpointer = txlog.Checkpointer
 // WithCommitOptions).
 type TxnOption = txlog.TxnOption
 
+// Transaction is one commit being built (Table.NewTransaction, Table.Commit;
+// txlog.Transaction).
+type Transaction = txlog.Transaction
+
+// CommitResult reports a commit: the version written, the attempts it took,
+// the snapshot after it and whether a checkpoint followed
+// (txlog.CommitResult).
+type CommitResult = txlog.CommitResult
+
+// CheckpointerStats counts the snapshots a background checkpointer queued,
+// wrote, coalesced, failed and dropped (Table.CheckpointStats; txlog.CheckpointerStats).
+type CheckpointerStats = txlog.CheckpointerStats
+
 // Errors of the lower packages that callers of table match with errors.Is.
 var (
 	// ErrConcurrentTransaction: a concurrent commit changed an application
@@ -67,16 +80,19 @@ var (
 )
 
 // LogPrefix is the key prefix of the Delta log under a table root
-// ("_delta_log/"): no data file key starts with it.
+// ("_delta_log/"): no data file key starts with it. streamsink's two-phase
+// commit uses it to tell its data file keys from log keys.
 const LogPrefix = txlog.LogPrefix
 
 // CheckpointerOption is the transaction option that hands due checkpoints
-// to cp (txlog.WithCheckpointer), for WithCommitOptions.
+// to cp (txlog.WithCheckpointer), for WithCommitOptions; streamsink hands a
+// sink's checkpointer to its commits with it.
 func CheckpointerOption(cp *Checkpointer) TxnOption { return txlog.WithCheckpointer(cp) }
 
 // DecodePath returns the store key (relative to the table root) or URI of
 // an add or remove path, which the log holds URI-encoded (spec "Add File
-// and Remove File"; txlog.DecodePath).
+// and Remove File"; txlog.DecodePath). streamsink (two-phase commit,
+// recovery) and deltactl's file listing use it.
 func DecodePath(p string) string { return txlog.DecodePath(p) }
 
 // ReadCommit reads and decodes the commit of version v of the table: an

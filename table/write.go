@@ -206,7 +206,7 @@ func WithStreamingUpdate(u StreamingUpdate) WriteOption {
 
 // WithCommitOptions passes options to the transaction of this write (after
 // the table's WithTxnOptions): attempt bounds, a checkpointer.
-func WithCommitOptions(opts ...txlog.TxnOption) WriteOption {
+func WithCommitOptions(opts ...TxnOption) WriteOption {
 	return func(c *writeConfig) { c.txnOpts = append(c.txnOpts, opts...) }
 }
 
@@ -317,7 +317,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConf
 // Each row holds one value per column of the table schema, in schema order
 // (or of the WithRowSchema schema), in the value model (package value) (see the
 // parquetio package: int64 for long, value.Date for date, time.Time for
-// timestamps, value.Decimal, value.Row for structs, []any for
+// timestamps, Decimal, Row for structs, []any for
 // arrays, []value.MapEntry for maps; nil for null).
 //
 // Every row is validated before anything is written: a wrong row length, a
@@ -335,7 +335,7 @@ func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConf
 // changed the metadata or protocol (*txlog.ConflictError). Data files of a
 // commit that failed with a conflict are deleted (best effort). An empty
 // rows slice commits a version with no files.
-func (t *Table) AppendRows(ctx context.Context, rows []value.Row, opts ...WriteOption) (*Table, error) {
+func (t *Table) AppendRows(ctx context.Context, rows []Row, opts ...WriteOption) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("append")
 	}
@@ -386,7 +386,7 @@ func opError(ctx context.Context, op, uri string, err error) error {
 // the commit; use AppendRows or DraftAppend). With WithStreamingUpdate in
 // Complete mode, an append-only table with live files is refused
 // (ErrAppendOnly) before any file is written.
-func (t *Table) WriteFiles(ctx context.Context, rows []value.Row, opts ...WriteOption) ([]*txlog.Add, error) {
+func (t *Table) WriteFiles(ctx context.Context, rows []Row, opts ...WriteOption) ([]*Add, error) {
 	if t == nil {
 		return nil, nilTableError("write files")
 	}
@@ -433,7 +433,7 @@ func (t *Table) writePreparedFiles(ctx context.Context, cfg writeConfig, prepare
 // exactly the table's partition columns are refused with
 // ErrInvalidArgument. Returns the table at the new version; other errors
 // are txlog's.
-func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, error) {
+func (t *Table) AppendFiles(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, error) {
 	if t == nil {
 		return nil, nilTableError("append files")
 	}
@@ -451,7 +451,7 @@ func (t *Table) AppendFiles(ctx context.Context, adds []*txlog.Add, opts ...Writ
 // refused with ErrAppendOnly). Like AppendFiles it does not skip an already
 // committed txn version: the caller checks it on the same snapshot. The
 // files are the caller's: a commit that fails leaves them in place.
-func (t *Table) CommitFiles(ctx context.Context, adds []*txlog.Add, opts ...WriteOption) (*Table, *txlog.CommitResult, error) {
+func (t *Table) CommitFiles(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, *CommitResult, error) {
 	if t == nil {
 		return nil, nil, nilTableError("commit files")
 	}
@@ -585,7 +585,7 @@ func nonNil(s []string) []string {
 // any data file: m is the metadata the commit will have (nil: the
 // snapshot's), p the rows. It refuses tables deltakit cannot write
 // (checkWritable: unsupported writer features, by name) and rows that
-// violate the table's CHECK constraints or invariants (CheckConstraints).
+// violate the table's CHECK constraints or invariants (checkConstraints).
 // NOT NULL columns are checked with the rows' values in writeDataFiles,
 // also before anything is written.
 func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
@@ -595,11 +595,11 @@ func (t *Table) checkWrite(m *txlog.Metadata, p *prepared) error {
 	if m == nil {
 		m = t.snap.Metadata()
 	}
-	if p.typed != nil && HasConstraints(m) {
+	if p.typed != nil && hasConstraints(m) {
 		// writeTypedPath takes the row path for such tables.
 		return fmt.Errorf("table: write to %s: %w: columnar rows cannot be checked against constraints", t.URI(), ErrUnsupportedConstraint)
 	}
-	if err := CheckConstraints(m, p.schema, p.rows); err != nil {
+	if err := checkConstraints(m, p.schema, p.rows); err != nil {
 		return fmt.Errorf("table: write to %s: %w", t.URI(), err)
 	}
 	return nil

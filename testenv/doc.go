@@ -12,5 +12,9 @@
 // StartKafkaBroker and (*Kafka).Close run a broker (a Java process, the
 // jars installed by scripts/install-kafka.sh); StartKafka wraps them for a
 // test, KafkaUnavailable for tests that share one broker. The same rules
-// apply: a missing install skips, or fails with CI=true.
+// apply: a missing install skips, or fails with CI=true. The broker has a
+// PLAINTEXT, a SASL_PLAINTEXT (SCRAM-SHA-256, SCRAM-SHA-512, PLAIN) and an
+// SSL listener (certificates generated with crypto/x509 at each start,
+// client certificates required), so that one broker serves the tests of
+// plain and secured connections alike.
 package testenv

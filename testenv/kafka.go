@@ -45,8 +45,31 @@ var kafkaJVMFlags = []string{
 // Topics are not created automatically: CreateTopic makes them. The
 // offsets and transaction state topics have replication factor 1 and one
 // partition, so transactions and consumer groups work on the one node.
+//
+// Besides the PLAINTEXT listener (Addr) the broker has two secured ones
+// on the same node and data: SASLAddr (SASL_PLAINTEXT with the mechanisms
+// SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, for the one user SASLUser) and
+// TLSAddr (SSL, the broker's certificate signed by CACert; clients must
+// present a certificate signed by it, as ClientTLS does). The
+// certificates and the password are new for every start. There is no
+// authorizer: an authenticated client may do anything. Consumer group
+// members may have session timeouts from 1 s (group.min.session.timeout.ms),
+// so that tests of a member that dies need not wait long.
 type Kafka struct {
 	Addr string // the PLAINTEXT listener, "127.0.0.1:port"
+
+	// SASLAddr is the SASL_PLAINTEXT listener. SASLUser with SASLPassword
+	// authenticates with SCRAM-SHA-256, SCRAM-SHA-512 (credentials created
+	// when the storage is formatted) or PLAIN.
+	SASLAddr               string
+	SASLUser, SASLPassword string
+
+	// TLSAddr is the SSL listener (TLS 1.2 or later, client certificates
+	// required). CACert is the PEM certificate of the CA that signed the
+	// broker's certificate (for 127.0.0.1 and localhost) and ClientCert
+	// (with ClientKey, PKCS #8), a certificate the listener accepts.
+	TLSAddr                       string
+	CACert, ClientCert, ClientKey []byte
 
 	// StartTime is how long the broker took from the JVM's start to its
 	// first metadata answer (formatting the storage not included).
@@ -216,22 +239,46 @@ func clusterID() string {
 // it. On failure the broker is stopped and its directory removed; the
 // returned *Kafka (nil if the broker never ran) still holds its output.
 func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
-	k := &Kafka{}
-	ports, err := k.init(tmpDir, "kafka-")
+	certs, err := newTestCerts()
+	if err != nil {
+		return nil, err
+	}
+	k := &Kafka{SASLUser: "deltakit", SASLPassword: "pw-" + clusterID(),
+		CACert: certs.caCert, ClientCert: certs.clientCert, ClientKey: certs.clientKey}
+	ports, err := k.init(tmpDir, "kafka-", 4)
 	if err != nil {
 		return nil, err
 	}
 	dir := k.dir
 	k.Addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	controller := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	k.SASLAddr = fmt.Sprintf("127.0.0.1:%d", ports[2])
+	k.TLSAddr = fmt.Sprintf("127.0.0.1:%d", ports[3])
+	scram := "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 	props := strings.Join([]string{
 		"process.roles=broker,controller",
 		"node.id=1",
 		"controller.quorum.voters=1@" + controller,
-		"listeners=PLAINTEXT://" + k.Addr + ",CONTROLLER://" + controller,
-		"advertised.listeners=PLAINTEXT://" + k.Addr,
+		"listeners=PLAINTEXT://" + k.Addr + ",CONTROLLER://" + controller + ",SASL_PLAINTEXT://" + k.SASLAddr + ",SSL://" + k.TLSAddr,
+		"advertised.listeners=PLAINTEXT://" + k.Addr + ",SASL_PLAINTEXT://" + k.SASLAddr + ",SSL://" + k.TLSAddr,
 		"controller.listener.names=CONTROLLER",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
+		// SASL: SCRAM users live in the cluster metadata (added by
+		// StorageTool format below); PLAIN users in the JAAS line.
+		"sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN",
+		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=" + scram,
+		"listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" + scram,
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required " +
+			fmt.Sprintf("user_%s=%q;", k.SASLUser, k.SASLPassword),
+		// TLS: PEM key and trust stores given inline (unencrypted
+		// PKCS #8 key, no password), client certificates required.
+		"listener.name.ssl.ssl.keystore.type=PEM",
+		"listener.name.ssl.ssl.keystore.certificate.chain=" + propertyPEM(certs.serverCert),
+		"listener.name.ssl.ssl.keystore.key=" + propertyPEM(certs.serverKey),
+		"listener.name.ssl.ssl.truststore.type=PEM",
+		"listener.name.ssl.ssl.truststore.certificates=" + propertyPEM(certs.caCert),
+		"listener.name.ssl.ssl.client.auth=required",
 		"log.dirs=" + filepath.Join(dir, "logs"),
 		"auto.create.topics.enable=false",
 		"offsets.topic.replication.factor=1",
@@ -240,6 +287,9 @@ func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
 		"transaction.state.log.min.isr=1",
 		"transaction.state.log.num.partitions=1",
 		"group.initial.rebalance.delay.ms=0",
+		// Tests of members that die use short sessions (the default
+		// minimum is 6 s).
+		"group.min.session.timeout.ms=1000",
 		"num.network.threads=2",
 		"num.io.threads=2",
 		"background.threads=2",
@@ -253,7 +303,9 @@ func startKafka(ctx context.Context, java, lib, tmpDir string) (*Kafka, error) {
 	}
 	cp := filepath.Join(lib, "*")
 	format := exec.CommandContext(ctx, java, append(slicesClone(kafkaJVMFlags), "-cp", cp,
-		"kafka.tools.StorageTool", "format", "-t", clusterID(), "-c", conf)...)
+		"kafka.tools.StorageTool", "format", "-t", clusterID(), "-c", conf,
+		"--add-scram", fmt.Sprintf("SCRAM-SHA-256=[name=%s,password=%s]", k.SASLUser, k.SASLPassword),
+		"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", k.SASLUser, k.SASLPassword))...)
 	format.Dir = dir
 	if out, err := format.CombinedOutput(); err != nil {
 		k.log.Write(out)
@@ -317,3 +369,10 @@ func (k *Kafka) waitReady(ctx context.Context) error {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// propertyPEM returns PEM text as one line of a Java properties file: its
+// line breaks escaped as \n, which Properties.load turns back into line
+// breaks.
+func propertyPEM(b []byte) string {
+	return strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", `\n`)
+}

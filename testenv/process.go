@@ -24,11 +24,12 @@ type process struct {
 	closeErr  error
 }
 
-// init finds two free ports for the server (its listener and a second
-// one: MinIO's console, Kafka's controller) and readies p for a server
-// whose files are in a new directory named prefix* under tmpDir (p.dir).
-func (p *process) init(tmpDir, prefix string) (ports []int, err error) {
-	ports, err = freePorts(2)
+// init finds n free ports for the server (its listener and others:
+// MinIO's console, Kafka's controller and secured listeners) and readies p
+// for a server whose files are in a new directory named prefix* under
+// tmpDir (p.dir).
+func (p *process) init(tmpDir, prefix string, n int) (ports []int, err error) {
+	ports, err = freePorts(n)
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func start(ctx context.Context, bin, tmpDir string) (*MinIO, error) {
 		Bucket:    "deltakit-test",
 		Region:    "us-east-1",
 	}
-	ports, err := m.init(tmpDir, "minio-")
+	ports, err := m.init(tmpDir, "minio-", 2)
 	if err != nil {
 		return nil, err
 	}

@@ -567,7 +567,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 
 // Action is one line of a commit file: exactly one of its fields is set, as
 // in {"add":{...}}. A line holding an action type this package does not know
-// decodes to an Action with every field nil (DecodeCommit drops it).
+// decodes to an Action with every field nil (decodeCommit drops it).
 type Action struct {
 	CommitInfo         *CommitInfo         `json:"commitInfo,omitempty"`
 	Protocol           *Protocol           `json:"protocol,omitempty"`
@@ -587,9 +587,9 @@ func (a *Action) kinds() int {
 	return n
 }
 
-// Kind returns the JSON key of the action ("add", "metaData", ...), or "" for
+// kind returns the JSON key of the action ("add", "metaData", ...), or "" for
 // an action with no field set.
-func (a *Action) Kind() string {
+func (a *Action) kind() string {
 	_, key := a.setFields()
 	return key
 }
@@ -661,19 +661,14 @@ func removeDV(r *Remove) *DeletionVectorDescriptor {
 	return r.DeletionVector
 }
 
-// DecodeCommit parses the newline-delimited JSON of commit file version into
+var commitInfoPrefix = []byte(`{"commitInfo":`)
+
+// decodeCommit parses the newline-delimited JSON of commit file version into
 // its actions, in file order. Blank lines and unknown action types are
 // skipped; unknown fields are ignored. It returns a *CorruptLogError
 // (ErrCorruptLog) for an empty file, a line that is not a JSON object,
 // truncated JSON, a field of the wrong type, or an add/remove without path.
-// It never panics.
-func DecodeCommit(version int64, data []byte) ([]Action, error) {
-	return decodeCommit(version, data, true)
-}
-
-var commitInfoPrefix = []byte(`{"commitInfo":`)
-
-// decodeCommit is DecodeCommit; with keepCommitInfo false it only checks that
+// It never panics. With keepCommitInfo false it only checks that
 // lines starting with {"commitInfo": are valid JSON and drops them (replay
 // needs the commitInfo of the snapshot's own version only).
 func decodeCommit(version int64, data []byte, keepCommitInfo bool) ([]Action, error) {
@@ -760,13 +755,13 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 				err = enc.Encode(a)
 			} else if err == nil {
 				b.WriteString(`{"`)
-				b.WriteString(a.Kind())
+				b.WriteString(a.kind())
 				b.WriteString(`":`)
 				b.Write(raw)
 				b.WriteString("}\n")
 			}
 			if err != nil {
-				return nil, fmt.Errorf("txlog: EncodeCommit: action %d (%s): %w", i, a.Kind(), err)
+				return nil, fmt.Errorf("txlog: EncodeCommit: action %d (%s): %w", i, a.kind(), err)
 			}
 		}
 	}

@@ -68,7 +68,7 @@ func TestActionJSON(t *testing.T) {
 			if string(got) != tt.want+"\n" {
 				t.Errorf("EncodeCommit:\n got %s\nwant %s", got, tt.want)
 			}
-			back, err := DecodeCommit(0, got)
+			back, err := decodeCommit(0, got, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestCommitInfoFreeForm(t *testing.T) {
 		`"operationParameters":{"predicate":["a > 1"],"zOrderBy":["x","y"],"auto":false,"clusterBy":null,"n":12345678901234567},` +
 		`"notebook":{"notebookId":"4443029"},"clusterId":"1027","readVersion":4,"isolationLevel":"SnapshotIsolation",` +
 		`"isBlindAppend":false,"operationMetrics":{"numAddedFiles":"1","numRemovedBytes":10},"engineInfo":"Apache-Spark/3.5.3 Delta-Lake/3.4.0","txnId":"abc"}}`
-	actions, err := DecodeCommit(3, []byte(in))
+	actions, err := decodeCommit(3, []byte(in), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestCommitInfoFreeForm(t *testing.T) {
 
 	// a known field of the wrong type is preserved, not an error
 	odd := `{"commitInfo":{"timestamp":"yesterday","operation":"X"}}`
-	actions, err = DecodeCommit(0, []byte(odd))
+	actions, err = decodeCommit(0, []byte(odd), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,13 +178,13 @@ func TestDecodeCommitTolerates(t *testing.T) {
 	in := "{\"commitInfo\":{}}\r\n\n{\"futureAction\":{\"x\":1}}\n" +
 		`{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":2,"dataChange":true,"futureField":[1,2]}}` + "\n" +
 		`{"txn":{"appId":"q","version":9}}`
-	actions, err := DecodeCommit(1, []byte(in))
+	actions, err := decodeCommit(1, []byte(in), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
 	for _, a := range actions {
-		kinds = append(kinds, a.Kind())
+		kinds = append(kinds, a.kind())
 	}
 	if want := []string{"commitInfo", "add", "txn"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("kinds %v, want %v", kinds, want)
@@ -220,7 +220,7 @@ func TestDecodeCommitCorrupt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeCommit(7, []byte(tt.data))
+			_, err := decodeCommit(7, []byte(tt.data), true)
 			var ce *CorruptLogError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrCorruptLog) {
 				t.Fatalf("err = %v, want *CorruptLogError", err)
@@ -302,7 +302,7 @@ func FuzzDecodeCommit(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		actions, err := DecodeCommit(1, data)
+		actions, err := decodeCommit(1, data, true)
 		if err != nil {
 			if !errors.Is(err, ErrCorruptLog) {
 				t.Fatalf("error is not ErrCorruptLog: %v", err)
@@ -316,7 +316,7 @@ func FuzzDecodeCommit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("EncodeCommit of decoded actions: %v", err)
 		}
-		back, err := DecodeCommit(1, enc)
+		back, err := decodeCommit(1, enc, true)
 		if err != nil {
 			t.Fatalf("re-decoding %q: %v", enc, err)
 		}

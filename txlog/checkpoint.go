@@ -99,7 +99,7 @@ func readCheckpoint(ctx context.Context, store objectstore.Store, cp checkpointR
 			return fmt.Errorf("txlog: reading checkpoint %s: %w", f.key, err)
 		}
 		if f.json {
-			actions, err := DecodeCommit(cp.version, data)
+			actions, err := decodeCommit(cp.version, data, true)
 			if err != nil {
 				var ce *CorruptLogError
 				if errors.As(err, &ce) {

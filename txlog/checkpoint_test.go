@@ -300,16 +300,16 @@ func TestCheckpointRowConversion(t *testing.T) {
 	} {
 		row, ok := checkpointRowOf(&a)
 		if !ok {
-			t.Fatalf("%s: no row", a.Kind())
+			t.Fatalf("%s: no row", a.kind())
 		}
 		back, ok := row.action()
 		if !ok {
-			t.Fatalf("%s: no action", a.Kind())
+			t.Fatalf("%s: no action", a.kind())
 		}
 		want, _ := EncodeCommit([]Action{a})
 		got, _ := EncodeCommit([]Action{back})
 		if string(got) != string(want) {
-			t.Errorf("%s:\n got %s\nwant %s", a.Kind(), got, want)
+			t.Errorf("%s:\n got %s\nwant %s", a.kind(), got, want)
 		}
 	}
 	if _, ok := checkpointRowOf(&Action{CommitInfo: &CommitInfo{}}); ok {

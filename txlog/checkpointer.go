@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-// ErrCheckpointerClosed is returned by Checkpointer.Enqueue after Close, and
+// ErrCheckpointerClosed is returned by Checkpointer.enqueue after Close, and
 // set as CommitResult.CheckpointErr when a commit hands its due checkpoint
 // to a closed Checkpointer (the commit itself succeeded).
 var ErrCheckpointerClosed = errors.New("checkpointer closed")
@@ -62,7 +62,7 @@ type Checkpointer struct {
 
 // CheckpointerStats counts what a Checkpointer did.
 type CheckpointerStats struct {
-	// Queued counts snapshots accepted by Enqueue.
+	// Queued counts snapshots accepted by enqueue.
 	Queued int64
 	// Written counts checkpoints written successfully.
 	Written int64
@@ -96,12 +96,12 @@ func NewCheckpointer(opts ...CheckpointerOption) *Checkpointer {
 	return c
 }
 
-// Enqueue queues a checkpoint of snap and returns at once. A snapshot not
+// enqueue queues a checkpoint of snap and returns at once. A snapshot not
 // newer than one already queued, being written or written for the same
 // table is counted as coalesced and dropped; an older queued snapshot of the
 // table is replaced by snap. It returns ErrCheckpointerClosed after Close,
 // and an error for a nil snapshot.
-func (c *Checkpointer) Enqueue(snap *Snapshot) error {
+func (c *Checkpointer) enqueue(snap *Snapshot) error {
 	if snap == nil || snap.store == nil {
 		return errors.New("txlog: checkpointer: nil snapshot")
 	}
@@ -208,7 +208,7 @@ func (c *Checkpointer) Flush(ctx context.Context) error {
 	}
 }
 
-// Close stops accepting work (Enqueue then returns ErrCheckpointerClosed),
+// Close stops accepting work (enqueue then returns ErrCheckpointerClosed),
 // waits until the queued checkpoints are written and returns the last
 // failure of the Checkpointer's lifetime, nil when none. When ctx ends
 // first, the queued checkpoints are dropped (the table stays valid: readers

@@ -141,14 +141,14 @@ func TestCheckpointerQueue(t *testing.T) {
 			w.fail = tc.fail
 			cp := NewCheckpointer()
 			cp.write = w.write
-			if err := cp.Enqueue(tc.first); err != nil {
+			if err := cp.enqueue(tc.first); err != nil {
 				t.Fatal(err)
 			}
 			if v := <-w.started; v != tc.first.version {
 				t.Fatalf("first write of version %d, want %d", v, tc.first.version)
 			}
 			for _, s := range tc.rest {
-				if err := cp.Enqueue(s); err != nil {
+				if err := cp.enqueue(s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -182,11 +182,11 @@ func TestCheckpointerCloseWaits(t *testing.T) {
 	cp := NewCheckpointer()
 	cp.write = w.write
 	mem := objectstore.NewMem("cp-wait")
-	if err := cp.Enqueue(fakeSnap(mem, 10)); err != nil {
+	if err := cp.enqueue(fakeSnap(mem, 10)); err != nil {
 		t.Fatal(err)
 	}
 	<-w.started
-	if err := cp.Enqueue(fakeSnap(mem, 20)); err != nil {
+	if err := cp.enqueue(fakeSnap(mem, 20)); err != nil {
 		t.Fatal(err)
 	}
 	closed := make(chan error, 1)
@@ -196,8 +196,8 @@ func TestCheckpointerCloseWaits(t *testing.T) {
 		t.Fatalf("Close returned %v while a checkpoint was being written", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if err := cp.Enqueue(fakeSnap(mem, 30)); !errors.Is(err, ErrCheckpointerClosed) {
-		t.Fatalf("Enqueue after Close = %v, want ErrCheckpointerClosed", err)
+	if err := cp.enqueue(fakeSnap(mem, 30)); !errors.Is(err, ErrCheckpointerClosed) {
+		t.Fatalf("enqueue after Close = %v, want ErrCheckpointerClosed", err)
 	}
 	close(w.gate)
 	if err := <-closed; err != nil {
@@ -216,7 +216,7 @@ func TestCheckpointerCloseWaits(t *testing.T) {
 func TestCheckpointerPanic(t *testing.T) {
 	cp := NewCheckpointer(WithCheckpointLogger(slog.New(slog.DiscardHandler)))
 	cp.write = func(context.Context, *Snapshot) error { panic("boom") }
-	if err := cp.Enqueue(fakeSnap(objectstore.NewMem("cp-panic"), 10)); err != nil {
+	if err := cp.enqueue(fakeSnap(objectstore.NewMem("cp-panic"), 10)); err != nil {
 		t.Fatal(err)
 	}
 	err := cp.Close(context.Background())
@@ -239,7 +239,7 @@ func TestCheckpointerRecreatedTable(t *testing.T) {
 	old, recreated := fakeSnap(mem, 770), fakeSnap(mem, 10)
 	old.metadata, recreated.metadata = &Metadata{ID: "old-table"}, &Metadata{ID: "new-table"}
 	for _, s := range []*Snapshot{old, recreated} {
-		if err := cp.Enqueue(s); err != nil {
+		if err := cp.enqueue(s); err != nil {
 			t.Fatal(err)
 		}
 		if err := cp.Flush(context.Background()); err != nil {
@@ -259,11 +259,11 @@ func TestCheckpointerCloseCancels(t *testing.T) {
 	cp := NewCheckpointer()
 	cp.write = w.write
 	mem := objectstore.NewMem("cp-cancel")
-	if err := cp.Enqueue(fakeSnap(mem, 10)); err != nil {
+	if err := cp.enqueue(fakeSnap(mem, 10)); err != nil {
 		t.Fatal(err)
 	}
 	<-w.started
-	if err := cp.Enqueue(fakeSnap(mem, 20)); err != nil {
+	if err := cp.enqueue(fakeSnap(mem, 20)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -294,7 +294,7 @@ func TestCheckpointerStoresWithoutURI(t *testing.T) {
 	cp := NewCheckpointer()
 	cp.write = w.write
 	for i, s := range []objectstore.Store{noURIStore{objectstore.NewMem("nu-a")}, noURIStore{objectstore.NewMem("nu-b")}, noURIStore{objectstore.NewMem("nu-c")}} {
-		if err := cp.Enqueue(fakeSnap(s, int64(30-10*i))); err != nil {
+		if err := cp.enqueue(fakeSnap(s, int64(30-10*i))); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -331,7 +331,7 @@ func TestCheckpointerConcurrentEnqueue(t *testing.T) {
 			for i := range 100 {
 				s := stores[(g+i)%len(stores)]
 				v := int64(i*10 + g)
-				if err := cp.Enqueue(fakeSnap(s, v)); err != nil {
+				if err := cp.enqueue(fakeSnap(s, v)); err != nil {
 					t.Error(err)
 				}
 				queued.Add(1)

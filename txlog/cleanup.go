@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// defaultLogRetention is Spark's default delta.logRetentionDuration.
-const defaultLogRetention = 30 * 24 * time.Hour
+// DefaultLogRetention is Spark's default delta.logRetentionDuration (30 days).
+const DefaultLogRetention = 30 * 24 * time.Hour
 
 // CleanupResult lists what CleanupLog deleted.
 type CleanupResult struct {
@@ -32,7 +32,7 @@ type CleanupResult struct {
 //
 // Errors are listing or delete errors of the store, wrapped with the key.
 func CleanupLog(ctx context.Context, snap *Snapshot, now time.Time, dryRun bool) (*CleanupResult, error) {
-	retention := snap.durationProp(PropLogRetentionDuration, defaultLogRetention)
+	retention := snap.durationProp(PropLogRetentionDuration, DefaultLogRetention)
 	cutoff := now.Add(-retention)
 	store := snap.store
 

@@ -86,16 +86,16 @@ func TestCommitDefiniteFailureAfterUnknownOutcome(t *testing.T) {
 	}
 }
 
-// Unknown outcomes are retried for at most WithMaxRetryTime, even when
-// WithMaxAttempts allows many more attempts.
+// Unknown outcomes are retried for at most withMaxRetryTime, even when
+// withMaxAttempts allows many more attempts.
 func TestCommitRetryTimeLimit(t *testing.T) {
 	tests := []struct {
 		name     string
 		limit    time.Duration // 0: the default
 		wantMax  time.Duration // the fake time spent must not exceed it
-		attempts int           // WithMaxAttempts
+		attempts int           // withMaxAttempts
 	}{
-		{"default 60s", 0, DefaultMaxRetryTime, 100000},
+		{"default 60s", 0, defaultMaxRetryTime, 100000},
 		{"5s", 5 * time.Second, 5 * time.Second, 100000},
 	}
 	for _, tc := range tests {
@@ -109,10 +109,10 @@ func TestCommitRetryTimeLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap.store = store
-			opts := []TxnOption{WithMaxAttempts(tc.attempts), WithBackoff(time.Second, time.Second),
+			opts := []TxnOption{withMaxAttempts(tc.attempts), WithBackoff(time.Second, time.Second),
 				WithLogger(slog.New(slog.DiscardHandler))}
 			if tc.limit > 0 {
-				opts = append(opts, WithMaxRetryTime(tc.limit))
+				opts = append(opts, withMaxRetryTime(tc.limit))
 			}
 			tx := NewTransaction(snap, "WRITE", opts...)
 			// A fake clock that only the backoff sleeps advance.

@@ -5,7 +5,7 @@
 //
 //   - Actions: Protocol, Metadata, Add, Remove, AddCDCFile, Txn, CommitInfo,
 //     DomainMetadata, CheckpointMetadata, Sidecar, wrapped one per log line in
-//     Action; DecodeCommit and EncodeCommit convert a commit file (spec
+//     Action; EncodeCommit writes a commit file and ReadCommit reads one (spec
 //     "Actions"). Required fields are always written, optional ones only
 //     when set; unknown actions and fields are ignored on read.
 //   - Load lists "_delta_log/" once (from the _last_checkpoint hint when it
@@ -23,17 +23,45 @@
 //   - The protocol gate (checkReadable, checkWritable, CheckWritableTable)
 //     refuses tables whose reader or writer features deltakit does not
 //     implement, naming them (spec "Table Features").
-//   - LoadDeletionVectorAt reads a deletion vector, inline or from its file
-//     (spec "Deletion Vectors", "Deletion Vector Format").
+//   - Deletion vectors are replayed by descriptor (unique id, file location:
+//     DeletionVectorDescriptor.AbsolutePath, Locate); reading and writing
+//     their bitmaps and files is package txlog/dvcodec (spec "Deletion
+//     Vectors", "Deletion Vector Format").
 //
-// Writing: WriteCheckpoint writes a classic V1 checkpoint and
-// _last_checkpoint; the commit path (Transaction) builds on the same types.
-// Commit writes the checkpoint due every delta.checkpointInterval versions
-// itself, or, with WithCheckpointer, hands it to a Checkpointer that writes
-// it in the background, off the commit latency path (package table does so
-// by default: each table lineage owns one, see table.Table.Close). A commit
-// that loses a race reads the winning commits a few versions at a time in
-// parallel, once each, and checks them for conflicts before retrying.
+// Writing:
+//
+//   - Transaction (NewTransaction, CreateTransaction) is the optimistic
+//     commit (spec "Transaction Log Entries"): Add, UpdateMetadata,
+//     UpdateProtocol stage actions; ReadFiles, ReadWholeTable and
+//     RequireSerializable record what it read; Commit writes the next
+//     version with a put-if-absent, and a commit that loses a race reads
+//     the winning commits a few versions at a time in parallel, once each,
+//     and checks them for conflicts (ConflictError: ErrConcurrentAppend,
+//     ErrConcurrentDeleteRead, ...) before retrying (WithBackoff). Each
+//     attempt stamps what depends on the commit before it: in-commit
+//     timestamps (incommit_timestamps.go) and row ids with the
+//     delta.rowTracking high-water mark (rowtracking.go, spec "Row
+//     Tracking").
+//   - The writer-feature table (WriterFeatures, features.go) says which
+//     writer features are written and which refused; ProtocolFor derives the
+//     protocol a schema and table properties need, and CheckWritableProtocol,
+//     CheckWritableSnapshot, CheckWritableTable refuse the rest by name.
+//   - WriteCheckpoint writes a classic V1 checkpoint and _last_checkpoint
+//     (EncodeCheckpoint returns the bytes). Commit writes the checkpoint due
+//     every delta.checkpointInterval versions itself, or, with
+//     WithCheckpointer, hands it to a Checkpointer that writes it in the
+//     background, off the commit latency path (package table does so by
+//     default: each table lineage owns one, see table.Table.Close).
+//   - CleanupLog deletes the log files (commits, checkpoints, .crc) below
+//     the newest complete checkpoint that, with everything before it, is
+//     older than delta.logRetentionDuration (spec "Metadata Cleanup").
+//
+// Names and paths: CommitKey, CheckpointKey, LastCheckpointKey and
+// ParseLogKey name the files of "_delta_log/", ListLogFiles lists them;
+// DecodePath and PathResolver map a log path to a store key and refuse
+// paths outside the table root (ErrPathOutsideTable); ParseInterval reads
+// the interval properties (delta.logRetentionDuration, ...); Reconciler
+// is the one reconciliation rule of replay, shared with table's verify.
 //
 // Logical files are keyed by their URI-decoded path and deletion vector
 // unique id (FileKey), so an add and a remove that spell one path with

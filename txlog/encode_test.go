@@ -162,7 +162,7 @@ func TestEncodeCommitMatchesEncodingJSON(t *testing.T) {
 		}
 		t.Fatalf("EncodeCommit differs from encoding/json (%d vs %d lines)", len(gl), len(wl))
 	}
-	if back, err := DecodeCommit(1, got); err != nil || len(back) != len(actions) {
+	if back, err := decodeCommit(1, got, true); err != nil || len(back) != len(actions) {
 		t.Fatalf("decode: %d actions, %v", len(back), err)
 	}
 }

@@ -627,7 +627,7 @@ func ReadCommit(ctx context.Context, store objectstore.Store, version int64) ([]
 	if err != nil {
 		return nil, fmt.Errorf("txlog: reading commit %d: %w", version, err)
 	}
-	return DecodeCommit(version, data)
+	return decodeCommit(version, data, true)
 }
 
 // Commit is one decoded commit file.

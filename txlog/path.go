@@ -124,9 +124,6 @@ func NewPathResolver(tableRoot string, allowedRoots ...string) (*PathResolver, e
 	return r, nil
 }
 
-// TableRoot returns the normalised URI of the table root.
-func (r *PathResolver) TableRoot() string { return r.table.uri }
-
 // Location is where a path of the log points.
 type Location struct {
 	// Root is the normalised URI of the root the file lies under: the table

@@ -18,17 +18,17 @@ import (
 )
 
 // EngineInfo is written as commitInfo.engineInfo by every commit.
-const EngineInfo = "deltakit/" + Version
+const EngineInfo = "deltakit/" + releaseVersion
 
-// Version is the deltakit release.
-const Version = "0.1.0-dev"
+// releaseVersion is the deltakit release.
+const releaseVersion = "0.1.0-dev"
 
-// DefaultCheckpointInterval is Spark's default delta.checkpointInterval.
-const DefaultCheckpointInterval = 10
+// defaultCheckpointInterval is Spark's default delta.checkpointInterval.
+const defaultCheckpointInterval = 10
 
 // ErrCommitFailed is wrapped when a commit gives up for a reason other than a
-// conflict: too many attempts (WithMaxAttempts), store errors that did not
-// resolve within WithMaxRetryTime, or a definite store failure
+// conflict: too many attempts (withMaxAttempts), store errors that did not
+// resolve within withMaxRetryTime, or a definite store failure
 // (objectstore.ErrNotStored: a full disk, a read-only filesystem, no
 // permission), whose cause the error wraps too.
 var ErrCommitFailed = errors.New("commit failed")
@@ -60,24 +60,24 @@ type txnConfig struct {
 	clock        func() time.Time // measures retry time and commit duration
 }
 
-// DefaultMaxRetryTime is how long Commit keeps retrying attempts whose
-// outcome is unknown, unless WithMaxRetryTime says otherwise.
-const DefaultMaxRetryTime = 60 * time.Second
+// defaultMaxRetryTime is how long Commit keeps retrying attempts whose
+// outcome is unknown, unless withMaxRetryTime says otherwise.
+const defaultMaxRetryTime = 60 * time.Second
 
-// WithMaxAttempts bounds how many times Commit tries to create a version file
+// withMaxAttempts bounds how many times Commit tries to create a version file
 // (the first try included). Default 100: a lost race costs one attempt, so
 // this bounds how many concurrent winners a commit survives.
-func WithMaxAttempts(n int) TxnOption {
+func withMaxAttempts(n int) TxnOption {
 	return func(c *txnConfig) { c.maxAttempts = max(1, n) }
 }
 
-// WithMaxRetryTime bounds the time Commit spends on attempts whose outcome
+// withMaxRetryTime bounds the time Commit spends on attempts whose outcome
 // is unknown (store errors other than "already exists"), counted from its
 // first attempt: no such attempt is retried once the next one would start
-// later than d, whatever WithMaxAttempts allows. Lost races are bounded by
-// WithMaxAttempts only: each is progress of another writer. Default
-// DefaultMaxRetryTime (60 s); d <= 0 turns the time bound off.
-func WithMaxRetryTime(d time.Duration) TxnOption {
+// later than d, whatever withMaxAttempts allows. Lost races are bounded by
+// withMaxAttempts only: each is progress of another writer. Default
+// defaultMaxRetryTime (60 s); d <= 0 turns the time bound off.
+func withMaxRetryTime(d time.Duration) TxnOption {
 	return func(c *txnConfig) { c.maxRetryTime = d }
 }
 
@@ -180,7 +180,7 @@ func CreateTransaction(store objectstore.Store, p *Protocol, m *Metadata, opts .
 func newTransaction(store objectstore.Store, operation string, opts []TxnOption) *Transaction {
 	cfg := txnConfig{
 		maxAttempts:  100,
-		maxRetryTime: DefaultMaxRetryTime,
+		maxRetryTime: defaultMaxRetryTime,
 		minBackoff:   5 * time.Millisecond,
 		maxBackoff:   2 * time.Second,
 		now:          time.Now,
@@ -210,10 +210,6 @@ func (t *Transaction) ReadVersion() int64 {
 	}
 	return t.snap.version
 }
-
-// Snapshot returns the snapshot the transaction started from (nil when it
-// creates the table).
-func (t *Transaction) Snapshot() *Snapshot { return t.snap }
 
 // TxnVersion returns the latest txn version of appID in the read snapshot (-1
 // when none) and records that the transaction depends on it: a concurrent
@@ -472,8 +468,8 @@ func (t *Transaction) validate() error {
 // ErrConcurrentModification and each kind found); without a conflict, Commit
 // retries at the next version. Store errors other than "already exists" have
 // an unknown outcome: the same version is tried again after a backoff.
-// Attempts are bounded in number (WithMaxAttempts) and, for unknown
-// outcomes, in time (WithMaxRetryTime); giving up returns an error wrapping
+// Attempts are bounded in number (withMaxAttempts) and, for unknown
+// outcomes, in time (withMaxRetryTime); giving up returns an error wrapping
 // ErrCommitFailed that says how many attempts were made and why. A store
 // error wrapping objectstore.ErrNotStored (a full disk, a read-only
 // filesystem, no permission) is a definite failure: Commit fails at once
@@ -783,7 +779,7 @@ func (t *Transaction) settle(ctx context.Context, c *commitLoop, attempts int, c
 // for its 409 retries): backoff.Retry cannot express it. Its wait depends
 // on why the last attempt failed (lost races retry at once, because the
 // next version is known; unknown outcomes back off); its
-// time bound counts only unknown outcomes (WithMaxRetryTime), where
+// time bound counts only unknown outcomes (withMaxRetryTime), where
 // Retry's MaxElapsedTime counts every attempt; giving up must read the
 // version back (settle) with the loop's state; and the clock, sleep and
 // jitter source are injected (txnConfig) so that the time bound is tested
@@ -820,11 +816,11 @@ func (t *Transaction) finish(ctx context.Context, c *commitLoop, version int64, 
 	}
 	res.Snapshot = snap
 	snap.race = t.nextRace(c)
-	if t.cfg.noCheckpoint || version == 0 || version%snap.checkpointInterval() != 0 {
+	if t.cfg.noCheckpoint || version == 0 || version%snap.CheckpointInterval() != 0 {
 		return res
 	}
 	if cp := t.cfg.checkpointer; cp != nil {
-		if err := cp.Enqueue(snap); err != nil {
+		if err := cp.enqueue(snap); err != nil {
 			res.CheckpointErr = err
 			t.cfg.logger.Warn("txlog: checkpoint not queued", "version", version, "err", err)
 		} else {
@@ -841,12 +837,14 @@ func (t *Transaction) finish(ctx context.Context, c *commitLoop, version int64, 
 	return res
 }
 
-// checkpointInterval returns delta.checkpointInterval, or the default.
-func (s *Snapshot) checkpointInterval() int64 {
+// CheckpointInterval returns the snapshot's delta.checkpointInterval, the
+// number of commits between checkpoints: Spark's default 10 when the
+// property is unset or not a positive integer, as the commit path reads it.
+func (s *Snapshot) CheckpointInterval() int64 {
 	if v, err := strconv.ParseInt(s.metadata.Configuration[PropCheckpointInterval], 10, 64); err == nil && v > 0 {
 		return v
 	}
-	return DefaultCheckpointInterval
+	return defaultCheckpointInterval
 }
 
 // advance returns the snapshot after applying commits (in version order) on

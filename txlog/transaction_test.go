@@ -211,7 +211,7 @@ func TestConflicts(t *testing.T) {
 		{
 			name: "metadata change",
 			winner: func(tx *Transaction) {
-				m := tx.Snapshot().Metadata().Clone()
+				m := tx.snap.Metadata().Clone()
 				m.Description = "x"
 				tx.UpdateMetadata(m)
 			},
@@ -360,7 +360,7 @@ func TestCommitGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap.store = store
-	tx := NewTransaction(snap, "WRITE", WithMaxAttempts(3), WithBackoff(time.Millisecond, time.Millisecond))
+	tx := NewTransaction(snap, "WRITE", withMaxAttempts(3), WithBackoff(time.Millisecond, time.Millisecond))
 	tx.Add(addFile("a.parquet", "a"))
 	_, err = tx.Commit(context.Background())
 	if !errors.Is(err, ErrCommitFailed) || !strings.Contains(err.Error(), "3 attempts") {
@@ -419,7 +419,7 @@ func contend(t *testing.T, newStore func() objectstore.Store, writers, commits i
 				return
 			}
 			for c := range commits {
-				tx := NewTransaction(snap, "WRITE", WithMaxAttempts(10*writers), WithBackoff(time.Millisecond, 50*time.Millisecond), WithoutAutoCheckpoint())
+				tx := NewTransaction(snap, "WRITE", withMaxAttempts(10*writers), WithBackoff(time.Millisecond, 50*time.Millisecond), WithoutAutoCheckpoint())
 				tx.Add(addFile(fmt.Sprintf("w%d-c%d.parquet", w, c), "a"))
 				res, err := tx.Commit(ctx)
 				if err != nil {
@@ -519,7 +519,7 @@ func TestCommitSettlesUnknownOutcome(t *testing.T) {
 			for _, f := range tc.faults {
 				store.Inject(f)
 			}
-			tx := NewTransaction(snap, "WRITE", WithMaxAttempts(3), WithBackoff(time.Millisecond, time.Millisecond))
+			tx := NewTransaction(snap, "WRITE", withMaxAttempts(3), WithBackoff(time.Millisecond, time.Millisecond))
 			tx.Add(addFile("a.parquet", "a"))
 			res, err := tx.Commit(ctx)
 			if tc.wantErr == nil {

@@ -6,7 +6,7 @@
 //
 // The figures (P1 commit, P2 append, P3 open, P4 contention, P5 memory, P6
 // streaming, P7 delete, P8 Arrow, P9 Kafka ingest, P10 group commit, P11
-// MERGE, P12 ingest, R1 upload RSS, R2 optimize RSS, G1 growth) are described in
+// MERGE, P12 ingest, S1 file size, R1 upload RSS, R2 optimize RSS, G1 growth) are described in
 // package bench and BENCHMARKS.md. A MinIO server
 // (scripts/install-minio.sh) is started for P1, P2, P4, P6, P7 and P10, a
 // Kafka broker (scripts/install-kafka.sh) for P9
@@ -16,7 +16,9 @@
 // delta-rs sides of P11 and P12. P12 ingests the demo's flights-3m.parquet
 // ($DELTAKIT_FLIGHTS_PARQUET or ~/.cache/deltakit/demo, from
 // scripts/fetch-demo-data.sh; skipped without it, failed with CI=true)
-// with a deltactl it builds with go build. --quick uses
+// with a deltactl it builds with go build; S1 writes the same file's rows
+// and compares its bytes with pyarrow's (the venv's; the pyarrow side is
+// skipped without it). --quick uses
 // small sizes (5-30 s on 2 cores; CI runs it); the default sizes are
 // those of the issue.
 //

@@ -100,7 +100,7 @@ rewritten); other mode changes (none to id, back to none) are refused.`,
 		Args:    exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.commitAlter(cmd.Context(), args[0], alterView, table.RenameColumnOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
-				return table.RenameColumn(ctx, t, args[1], args[2])
+				return t.RenameColumn(ctx, args[1], args[2])
 			})
 		},
 	}, &cobra.Command{
@@ -110,7 +110,7 @@ rewritten); other mode changes (none to id, back to none) are refused.`,
 		Args:    tableAndSome("column"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.commitAlter(cmd.Context(), args[0], alterView, table.DropColumnsOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
-				return table.DropColumn(ctx, t, args[1:]...)
+				return t.DropColumn(ctx, args[1:]...)
 			})
 		},
 	}, &cobra.Command{
@@ -131,7 +131,7 @@ rewritten); other mode changes (none to id, back to none) are refused.`,
 				props[k] = v
 			}
 			return a.commitAlter(cmd.Context(), args[0], propertiesView, table.SetPropertiesOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
-				return table.SetProperties(ctx, t, props)
+				return t.SetProperties(ctx, props)
 			})
 		},
 	})
@@ -149,7 +149,7 @@ rewritten); other mode changes (none to id, back to none) are refused.`,
 			}
 		}
 		return a.commitAlter(cmd.Context(), args[0], propertiesView, table.UnsetPropertiesOperation, func(ctx context.Context, t *table.Table) (*table.Table, error) {
-			return table.UnsetProperties(ctx, t, *ifExists, args[1:]...)
+			return t.UnsetProperties(ctx, *ifExists, args[1:]...)
 		})
 	}
 	cmd.AddCommand(unset)

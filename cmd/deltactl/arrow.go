@@ -91,7 +91,7 @@ func writeParquet(ctx context.Context, w io.Writer, t *table.Table, opts []table
 // and closeW are wrapped as "cat: write <what>: ..."; the scan's own
 // errors are returned as they are.
 func scanBatches(ctx context.Context, t *table.Table, opts []table.ScanOption, what string, open func(*arrow.Schema) error, write func(arrow.RecordBatch) error, closeW func() error) error {
-	rr, err := table.ScanArrow(ctx, t, opts...)
+	rr, err := t.ScanArrow(ctx, opts...)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func scanBatches(ctx context.Context, t *table.Table, opts []table.ScanOption, w
 // (table.RowsOfBatches), as the text formats of cat print them.
 func arrowRows(ctx context.Context, t *table.Table, opts []table.ScanOption) iter.Seq2[table.Row, error] {
 	return func(yield func(table.Row, error) bool) {
-		rr, err := table.ScanArrow(ctx, t, opts...)
+		rr, err := t.ScanArrow(ctx, opts...)
 		if err != nil {
 			yield(nil, err)
 			return

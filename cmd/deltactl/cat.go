@@ -59,7 +59,7 @@ same names (json is jsonl): -o csv is --format csv, -o json is --format
 jsonl; given both, they must name the same format (-o json --format csv
 is refused). An Arrow stream or a Parquet file
 holds every row unless --limit is given. Every format reads the table
-through the Arrow scan (table.ScanArrow).`,
+through the Arrow scan (table.Table.ScanArrow).`,
 		Example: `  deltactl cat ./demo-data/flights --limit 5
   deltactl cat ./demo-data/flights --where "delay > 10 AND origin = 'SFO'" --columns date,delay,destination
   deltactl cat ./demo-data/weather --where "weather IN ('snow', 'fog')" --format csv --limit 0

@@ -2,8 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/deltakit/deltakit/table"
 )
 
 func newChangesCmd(a *app) *cobra.Command {
@@ -61,7 +59,7 @@ same names and is an alias (json is jsonl; given both, they must agree).`,
 			if err != nil {
 				return err
 			}
-			feed, err := table.Changes(ctx, t, from, to, sopts...)
+			feed, err := t.Changes(ctx, from, to, sopts...)
 			if err != nil {
 				return err
 			}

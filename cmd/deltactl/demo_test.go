@@ -95,6 +95,18 @@ exec "`+realPython3(t)+`" "$@"`)
 			}
 		}
 	}
+	// The report of the streamed, compacted table: the page renders in
+	// headless Chromium with deltactl files' numbers.
+	page := filepath.Join(out, "flights-report.html")
+	if !strings.Contains(text, "# HTML report written to "+page) {
+		t.Errorf("demo output lacks the HTML report %s", page)
+	} else if browser := lookChromium(); browser != "" {
+		checkReportPage(t, browser, page, filepath.Join(out, "flights"), map[string]string{"file sizes": colorSmallBar, "commits per hour": opColors[0]})
+	} else if ci {
+		t.Error("CI=true: " + noChromium)
+	} else {
+		t.Log(noChromium + "; the demo's report page was not rendered")
+	}
 	if t.Failed() {
 		t.Log(text)
 	}

@@ -85,7 +85,7 @@ The predicate syntax is that of cat --where.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				return table.Delete(cmd.Context(), t, pred)
+				return t.Delete(cmd.Context(), pred)
 			})
 		},
 	}
@@ -122,7 +122,7 @@ removed by deletion vectors or by rewriting, as for delete.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				return table.Update(cmd.Context(), t, pred, set)
+				return t.Update(cmd.Context(), pred, set)
 			})
 		},
 	}
@@ -158,7 +158,7 @@ history. It fails, naming the file, when a file of that version was vacuumed.
 				to = table.ToTimestamp(at)
 			}
 			return a.commitDML(cmd.Context(), args[0], "restore", func(t *table.Table) (*table.Table, *table.DMLResult, error) {
-				return table.Restore(cmd.Context(), t, to)
+				return t.Restore(cmd.Context(), to)
 			})
 		},
 	}

@@ -439,7 +439,7 @@ func (a *app) ingestMerge(ctx context.Context, tbl *table.Table, src *ingest.Sou
 	}
 	m := table.NewMerge(ms, table.MergeOn(f.mergeOn...)).WhenMatched().UpdateAll().WhenNotMatched().InsertAll()
 	opts := append(slices.Clone(mergeWriteOptions(wopts)), table.WithOperationParameters(map[string]string{"source": src.Files()[0]}))
-	nt, res, err := table.Merge(ctx, tbl, m, opts...)
+	nt, res, err := tbl.Merge(ctx, m, opts...)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ type kafkaFlags struct {
 	idleTimeout  time.Duration
 	batchRecords int
 	startAtEnd   bool
+	startAt      string
+	deadLetter   string
 	skipBad      bool
 	targetSize   string
 	group        string
@@ -53,10 +55,21 @@ the next offset of every partition it read, recorded as a txn action
 {appId: "<query-id>/kafka/<topic>/<partition>", version: offset} in the same
 commit (tables written by releases that recorded "<query-id>-<topic>-<partition>"
 resume at those offsets, unless another query of the table could have
-written them: then the run refuses, naming the appId). On start, every partition resumes at the offset the table records
-(partitions without one start at their beginning, or their end with
---start-at-end). A run killed at any point loses nothing and duplicates
-nothing: run it again with the same query id.
+written them: then the run refuses, naming the appId). On start, every partition resumes at the offset the table records;
+partitions without one start where --start-at says: earliest (their first
+record, the default), latest (their end: only records produced from then
+on) or a time (the first record with a timestamp at or after it). A run
+killed at any point loses nothing and duplicates nothing: run it again
+with the same query id.
+
+A record that does not decode, or that the table refuses (a null in a NOT
+NULL column, ...), stops the run (the next run meets it again), unless
+--skip-bad-records drops it (logged) or --dead-letter-topic sends it to
+that topic: the record's key, value and headers, plus the headers
+deltakit.error (the reason), deltakit.source.topic, deltakit.source.partition
+and deltakit.source.offset. A batch's dead letters are in the topic before
+the batch commits (at least once: a run stopped in between produces them
+again).
 
 With --group, the process joins that Kafka consumer group and consumes only
 the partitions the group assigns it (cooperative-sticky): run several with
@@ -84,7 +97,15 @@ partitioning does): across partitions a batch has no order.
 The run ends after --max-batches batches, after --idle-timeout without a
 record, or on an interrupt (Ctrl-C), which is a clean stop: every batch
 reported as committed is in the table. 'deltactl txn <table>' shows the
-offsets.`,
+offsets. With --group, a member whose partitions are idle does not stop
+while other partitions of the topics hold records the table has not got:
+a member that died holds its partitions until its session times out
+(--session-timeout), so the member waits for them (up to the session
+timeout plus the larger of --idle-timeout and 5s), ingests them when the
+group hands them over, and stops when every partition is in the table or
+being consumed by a live member. If a partition has not moved by then,
+it exits 1 naming the partitions, their offsets and the member holding
+them.`,
 		Example: `  deltactl create ./events --schema 'id long not null, msg string'
   deltactl ingest kafka ./events --brokers localhost:9092 --topic events --query-id events-ingest --idle-timeout 10s`,
 		Args: exactArgs(1),
@@ -99,8 +120,10 @@ offsets.`,
 	fl.IntVar(&f.maxBatches, "max-batches", 0, "stop after this many committed batches (0: no limit)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "stop when no record arrived for this long (0: run until interrupted)")
 	fl.IntVar(&f.batchRecords, "batch-records", kafkasink.DefaultMaxBatchRecords, "records per batch (one epoch, one commit) at most")
-	fl.BoolVar(&f.startAtEnd, "start-at-end", false, "partitions without an offset in the table start at their end instead of their beginning")
+	fl.StringVar(&f.startAt, "start-at", "", "where partitions without an offset in the table start: earliest (default), latest, or a time (RFC 3339, or 2006-01-02[ 15:04:05] in UTC): the first record at or after it")
+	fl.BoolVar(&f.startAtEnd, "start-at-end", false, "the same as --start-at latest")
 	fl.BoolVar(&f.skipBad, "skip-bad-records", false, "drop records that do not decode or fit the table (logged) instead of stopping")
+	fl.StringVar(&f.deadLetter, "dead-letter-topic", "", "send records that do not decode or fit the table to this topic (with the reason in the deltakit.error header) instead of stopping")
 	fl.StringVar(&f.targetSize, "target-size", "128MB", "target size of the data files")
 	fl.StringVar(&f.group, "group", "", "join this Kafka consumer group: several processes with the same --group and --query-id split the partitions (offsets stay in the table)")
 	fl.StringSliceVar(&f.mergeOn, "merge-on", nil, "upsert by these key columns (comma-separated) instead of appending: the table keeps the latest record per key")
@@ -124,8 +147,30 @@ func (f *kafkaFlags) check() error {
 		return usagef("--idle-timeout must be >= 0")
 	case f.batchRecords <= 0:
 		return usagef("--batch-records must be > 0")
+	case f.startAtEnd && f.startAt != "":
+		return usagef("--start-at-end and --start-at cannot be combined (--start-at-end is --start-at latest)")
+	case f.skipBad && f.deadLetter != "":
+		return usagef("--skip-bad-records and --dead-letter-topic cannot be combined: choose whether bad records are dropped or sent to the topic")
 	}
 	return nil
+}
+
+// startPoint returns the start point of --start-at (and --start-at-end).
+func (f *kafkaFlags) startPoint() (kafkasink.StartAt, error) {
+	switch f.startAt {
+	case "", "earliest":
+		if f.startAtEnd {
+			return kafkasink.StartLatest(), nil
+		}
+		return kafkasink.StartEarliest(), nil
+	case "latest":
+		return kafkasink.StartLatest(), nil
+	}
+	t, err := parseTime(f.startAt)
+	if err != nil {
+		return kafkasink.StartAt{}, usagef("--start-at %q: want earliest, latest or a time (RFC 3339, or 2006-01-02[ 15:04:05] in UTC)", f.startAt)
+	}
+	return kafkasink.StartAtTime(t), nil
 }
 
 // groupQuery returns the streaming query id of this process's sink and
@@ -165,6 +210,10 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	if err := f.check(); err != nil {
 		return err
 	}
+	start, err := f.startPoint()
+	if err != nil {
+		return err
+	}
 	target, err := parseTargetSize(f.targetSize)
 	if err != nil {
 		return err
@@ -190,7 +239,8 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		return err
 	}
 	out := a.out()
-	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: sinkQuery, Epochs: []EpochView{}, MergeOn: f.mergeOn}
+	view := &IngestView{Table: tbl.URI(), Format: "kafka", Schema: fieldViews(tbl.Schema()), QueryID: sinkQuery, Epochs: []EpochView{}, MergeOn: f.mergeOn,
+		DeadLetterTopic: f.deadLetter}
 	for _, t := range f.topics {
 		view.Sources = append(view.Sources, "kafka://"+strings.Join(f.brokers, ",")+"/"+t)
 	}
@@ -211,6 +261,7 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 			bar.Describe(fmt.Sprintf("kafka v%d lag %s", b.Version, lagString(lag, slices.Sorted(maps.Keys(lag)))))
 			bar.Add(int64(b.Records))
 			bar.Clear()
+			view.DeadLetters += int64(b.DeadLetters)
 			ev := view.addEpoch(b.Epoch, &streamsink.Result{Epoch: b.Epoch, Version: b.Version, Rows: b.Rows, Files: b.Files, Bytes: b.Bytes, Merge: b.Merge})
 			if err := out.Epoch(&ev); err != nil && hookErr == nil {
 				hookErr = err
@@ -218,11 +269,12 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 		}),
 	}
 	kopts = append(kopts, gopts...)
-	if f.startAtEnd {
-		kopts = append(kopts, kafkasink.WithStartAtEnd())
-	}
+	kopts = append(kopts, kafkasink.WithStartAt(start))
 	if f.skipBad {
 		kopts = append(kopts, kafkasink.WithBadRecords(func(*kgo.Record, error) error { return nil }))
+	}
+	if f.deadLetter != "" {
+		kopts = append(kopts, kafkasink.WithDeadLetterTopic(f.deadLetter))
 	}
 	in, err := kafkasink.New(sink, f.brokers, f.topics, kopts...)
 	if err != nil {
@@ -249,6 +301,9 @@ func (a *app) ingestKafka(ctx context.Context, uri string, f *kafkaFlags) error 
 	}
 	if st.DroppedRecords > 0 {
 		a.logger.Warn("ingest kafka: dropped bad records", "count", st.DroppedRecords)
+	}
+	if st.DeadLetters > 0 {
+		a.logger.Warn("ingest kafka: sent bad records to the dead-letter topic", "topic", f.deadLetter, "count", st.DeadLetters)
 	}
 	return out.Ingest(view)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/deltakit/deltakit/table"
-	"github.com/deltakit/deltakit/testenv"
 )
 
 // runKafkaCLI runs "deltactl ingest kafka args..." in-process and returns
@@ -40,21 +39,18 @@ func TestIngestKafkaCmd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cluster.Close()
-		testIngestKafkaCmd(t, cluster.ListenAddrs())
+		testIngestKafkaCmd(t, cluster.ListenAddrs(), "events")
 	})
 	t.Run("kafka", func(t *testing.T) {
-		k := testenv.StartKafka(t)
-		if err := k.CreateTopic(t.Context(), "events", 2); err != nil {
-			t.Fatal(err)
-		}
-		testIngestKafkaCmd(t, k.Brokers())
+		k, topic := sharedKafka(t, 2)
+		testIngestKafkaCmd(t, k.Brokers(), topic)
 	})
 }
 
-func testIngestKafkaCmd(t *testing.T, seeds []string) {
+func testIngestKafkaCmd(t *testing.T, seeds []string, topic string) {
 	ctx := t.Context()
 	brokers := strings.Join(seeds, ",")
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("cli-test"), kgo.DefaultProduceTopic("events"))
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("cli-test"), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +88,12 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		wantInOut string
 		before    func()
 	}{
-		{name: "no brokers", args: []string{dir, "--topic", "events", "--query-id", "q"}, wantErr: "--brokers is required"},
+		{name: "no brokers", args: []string{dir, "--topic", topic, "--query-id", "q"}, wantErr: "--brokers is required"},
 		{name: "no topic", args: []string{dir, "--brokers", brokers, "--query-id", "q"}, wantErr: "--topic is required"},
-		{name: "no query id", args: []string{dir, "--brokers", brokers, "--topic", "events"}, wantErr: "--query-id is required"},
-		{name: "bad batch size", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--batch-records", "0"}, wantErr: "--batch-records"},
+		{name: "no query id", args: []string{dir, "--brokers", brokers, "--topic", topic}, wantErr: "--query-id is required"},
+		{name: "bad batch size", args: []string{dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--batch-records", "0"}, wantErr: "--batch-records"},
 		// Two batches of at most 4 records, then stop.
-		{name: "two batches", args: []string{"-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--batch-records", "4", "--max-batches", "2"},
+		{name: "two batches", args: []string{"-o", "json", dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--batch-records", "4", "--max-batches", "2"},
 			wantJSON: true, check: func(t *testing.T, v *IngestView) {
 				if v.Committed != 2 || !v.Stopped || v.Rows == 0 || v.Rows > 8 || v.Format != "kafka" || v.QueryID != "q" || v.Resumed != 0 {
 					t.Errorf("first run: %+v, want 2 committed epochs of at most 4 rows, stopped", *v)
@@ -105,10 +101,10 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 			}},
 		// The rest, until idle (1.5 s: a loaded machine's real broker may take
 		// longer than a fake one to answer the first fetch); text output.
-		{name: "resume until idle", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--idle-timeout", "1500ms"},
+		{name: "resume until idle", args: []string{dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--idle-timeout", "1500ms"},
 			wantInOut: "2 skipped on resume"},
-		{name: "member without group", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--member", "m1"}, wantErr: "--member needs --group"},
-		{name: "bad sasl", args: []string{dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--sasl-mechanism", "X", "--sasl-user", "u", "--sasl-password", "p"},
+		{name: "member without group", args: []string{dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--member", "m1"}, wantErr: "--member needs --group"},
+		{name: "bad sasl", args: []string{dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--sasl-mechanism", "X", "--sasl-user", "u", "--sasl-password", "p"},
 			wantErr: "--sasl-mechanism"},
 		// A consumer group member of the same query resumes at the
 		// offsets the table holds and commits its own epochs. The idle
@@ -116,7 +112,7 @@ func testIngestKafkaCmd(t *testing.T, seeds []string) {
 		// real broker's join and assignment took over 1.5 s on a loaded
 		// CI machine (0 rows read), so the member gets 6 s.
 		{name: "group member", before: func() { produce(20, 5, true) },
-			args:     []string{"-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--group", "g", "--member", "m1", "--idle-timeout", "6s"},
+			args:     []string{"-o", "json", dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--group", "g", "--member", "m1", "--idle-timeout", "6s"},
 			wantJSON: true, check: func(t *testing.T, v *IngestView) {
 				if v.Committed == 0 || v.Rows != 5 || v.QueryID != "q/member/m1" || v.Resumed != 0 {
 					t.Errorf("group member run: %+v, want the 5 new rows in epochs of query q/member/m1 from epoch 0", *v)
@@ -186,21 +182,18 @@ func TestIngestKafkaMergeOn(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cluster.Close()
-		testIngestKafkaMergeOn(t, cluster.ListenAddrs())
+		testIngestKafkaMergeOn(t, cluster.ListenAddrs(), "events")
 	})
 	t.Run("kafka", func(t *testing.T) {
-		k := testenv.StartKafka(t)
-		if err := k.CreateTopic(t.Context(), "events", 2); err != nil {
-			t.Fatal(err)
-		}
-		testIngestKafkaMergeOn(t, k.Brokers())
+		k, topic := sharedKafka(t, 2)
+		testIngestKafkaMergeOn(t, k.Brokers(), topic)
 	})
 }
 
-func testIngestKafkaMergeOn(t *testing.T, seeds []string) {
+func testIngestKafkaMergeOn(t *testing.T, seeds []string, topic string) {
 	ctx := t.Context()
 	brokers := strings.Join(seeds, ",")
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("cli-upsert"), kgo.DefaultProduceTopic("events"),
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.TransactionalID("cli-upsert"), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +224,11 @@ func testIngestKafkaMergeOn(t *testing.T, seeds []string) {
 	dir := filepath.Join(t.TempDir(), "events")
 	mustRun(t, "create", dir, "--schema", "id long not null, msg string")
 	// An unknown key: a usage error, nothing consumed or committed.
-	if _, _, err := runKafkaCLI(t, dir, "--brokers", brokers, "--topic", "events", "--query-id", "q", "--merge-on", "nope"); err == nil || !isUsageError(err) || !strings.Contains(err.Error(), "--merge-on nope") {
+	if _, _, err := runKafkaCLI(t, dir, "--brokers", brokers, "--topic", topic, "--query-id", "q", "--merge-on", "nope"); err == nil || !isUsageError(err) || !strings.Contains(err.Error(), "--merge-on nope") {
 		t.Fatalf("unknown key: %v, want a usage error naming --merge-on nope", err)
 	}
 	ingest := func() *IngestView {
-		out, errs, err := runKafkaCLI(t, "-o", "json", dir, "--brokers", brokers, "--topic", "events", "--query-id", "q",
+		out, errs, err := runKafkaCLI(t, "-o", "json", dir, "--brokers", brokers, "--topic", topic, "--query-id", "q",
 			"--merge-on", "id", "--batch-records", "4", "--idle-timeout", "1500ms")
 		if err != nil {
 			t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out, errs)

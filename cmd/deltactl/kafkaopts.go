@@ -46,7 +46,7 @@ func (f *kafkaConnFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM file of the client certificate (with --tls-key)")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM file of the client certificate's private key (with --tls-cert)")
 	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
-	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "with --group: how long a member that stopped answering keeps its partitions before the group moves them (default 45s; the broker bounds it)")
+	fl.DurationVar(&f.sessionTimeout, "session-timeout", 0, "with --group: how long a member that stopped answering keeps its partitions before the group moves them (default 45s; the broker bounds it; heartbeats every third of it, at most 3s)")
 }
 
 // clientOpts builds the kgo options of the flags; getenv reads
@@ -56,7 +56,9 @@ func (f *kafkaConnFlags) clientOpts(getenv func(string) string) ([]kgo.Opt, erro
 	if f.sessionTimeout < 0 {
 		return nil, usagef("--session-timeout must not be negative")
 	} else if f.sessionTimeout > 0 {
-		opts = append(opts, kgo.SessionTimeout(f.sessionTimeout))
+		// Heartbeat at least three times a session (franz-go refuses a
+		// heartbeat interval, 3s by default, longer than the session).
+		opts = append(opts, kgo.SessionTimeout(f.sessionTimeout), kgo.HeartbeatInterval(min(3*time.Second, f.sessionTimeout/3)))
 	}
 	if f.saslMechanism != "" || f.saslUser != "" || f.saslPassword != "" {
 		pass := f.saslPassword

@@ -87,6 +87,9 @@ func TestKafkaConnFlags(t *testing.T) {
 		{name: "unknown mechanism without user", args: []string{"--sasl-mechanism", "FOO"}, wantErr: `--sasl-mechanism "FOO"`},
 		{name: "negative session timeout", args: []string{"--session-timeout", "-1s"}, wantErr: "--session-timeout"},
 		{name: "session timeout", args: []string{"--session-timeout", "7s"}, session: 7 * time.Second},
+		// Shorter than franz-go's default heartbeat interval (3s), which must
+		// be shorter than the session.
+		{name: "short session timeout", args: []string{"--session-timeout", "1500ms"}, session: 1500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f kafkaConnFlags
@@ -123,6 +126,9 @@ func TestKafkaConnFlags(t *testing.T) {
 			}
 			if d, _ := cl.OptValue(kgo.SessionTimeout).(time.Duration); tc.session != 0 && d != tc.session {
 				t.Errorf("session timeout %s, want %s", d, tc.session)
+			}
+			if hb, _ := cl.OptValue(kgo.HeartbeatInterval).(time.Duration); tc.session != 0 && (hb > tc.session/3 || hb <= 0) {
+				t.Errorf("heartbeat interval %s with session timeout %s, want at most a third of it", hb, tc.session)
 			}
 			cfg, _ := cl.OptValue(kgo.DialTLSConfig).(*tls.Config)
 			if (cfg != nil) != tc.tls {

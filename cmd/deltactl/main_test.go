@@ -24,11 +24,17 @@ var pinned = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 // code.
 func runCLI(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runCLIAt(t, func() time.Time { return pinned }, args...)
+}
+
+// runCLIAt is runCLI with the clock now instead of the pinned one.
+func runCLIAt(t *testing.T, now func() time.Time, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, env{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv: func(string) string { return "" },
-		now:    func() time.Time { return pinned },
+		now:    now,
 	})
 	return out.String(), errb.String(), code
 }

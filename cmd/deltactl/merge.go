@@ -159,7 +159,7 @@ func (a *app) merge(ctx context.Context, uri string, f *mergeFlags) error {
 	if f.mergeSchema {
 		opts = append(opts, table.WithSchemaEvolution())
 	}
-	_, res, err := table.Merge(ctx, t, m, opts...)
+	_, res, err := t.Merge(ctx, m, opts...)
 	if err != nil {
 		if msg := err.Error(); strings.Contains(msg, "WithSchemaEvolution") {
 			return &hintError{msg: strings.ReplaceAll(msg, "WithSchemaEvolution", "merge --merge-schema"), err: err}

@@ -37,6 +37,7 @@ type Output interface {
 	ExactlyOnce(*ExactlyOnceView) error
 	Cleanup(*CleanupView) error
 	Version(*VersionView) error
+	Report(*ReportView) error
 }
 
 // jsonOutput writes each view as one indented JSON document.
@@ -361,6 +362,9 @@ func (o *textOutput) Ingest(v *IngestView) error {
 			fmt.Fprint(o.w, "; stopped by --max-epochs before the end of the input")
 		}
 		fmt.Fprintln(o.w)
+	}
+	if v.DeadLetterTopic != "" {
+		fmt.Fprintf(o.w, "%d bad record(s) sent to the dead-letter topic %s\n", v.DeadLetters, v.DeadLetterTopic)
 	}
 	return nil
 }

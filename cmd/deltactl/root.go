@@ -187,6 +187,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newAlterCmd(a),
 		newVerifyCmd(a),
 		newCleanupCmd(a),
+		newReportCmd(a),
 	)
 	return root
 }

@@ -386,6 +386,10 @@ type IngestView struct {
 	// after it (Rows counts the input rows; stats.numRecords minus deleted
 	// rows, nil when a file has no row count).
 	TableRows *int64 `json:"tableRows,omitempty"`
+	// DeadLetterTopic and DeadLetters are set for ingest kafka
+	// --dead-letter-topic: the topic and how many records were sent to it.
+	DeadLetterTopic string `json:"deadLetterTopic,omitempty"`
+	DeadLetters     int64  `json:"deadLetters,omitempty"`
 }
 
 // setTableRows sets v.TableRows from snap, the table after an upsert.

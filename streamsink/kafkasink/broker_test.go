@@ -2,6 +2,7 @@ package kafkasink
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,8 +111,9 @@ type helperJob struct {
 	After  bool
 	// Group, when set, makes the process the member Member of that
 	// consumer group (WithConsumerGroup) until SIGINT, with a short
-	// session timeout.
+	// session timeout (Session, default 6 s).
 	Group, Member string
+	Session       time.Duration
 }
 
 // ingestHelper runs the ingest job of helperEnv until idle: one line
@@ -167,7 +169,7 @@ func ingestHelper() int {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt)
 		defer stop()
 		opts = append(opts, WithConsumerGroup(job.Group, query), WithClientOptions(
-			kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond), kgo.RebalanceTimeout(10*time.Second)))
+			kgo.SessionTimeout(cmp.Or(job.Session, 6*time.Second)), kgo.HeartbeatInterval(500*time.Millisecond), kgo.RebalanceTimeout(10*time.Second)))
 	} else {
 		opts = append(opts, WithIdleTimeout(testIdle))
 	}

@@ -82,7 +82,7 @@ func records(p int32, from, to int64) []*kgo.Record {
 
 func (m *member) write(t *testing.T, epoch int64, recs []*kgo.Record) *Batch {
 	t.Helper()
-	b, err := m.in.writeBatch(t.Context(), epoch, recs, nil, &Stats{}, m.g)
+	b, err := m.in.writeBatch(t.Context(), epoch, recs, nil, &Stats{}, m.g, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", m.in.sink.QueryID(), err)
 	}
@@ -148,7 +148,7 @@ func TestGroupFencingRace(t *testing.T) {
 				}
 				done := make(chan *Batch)
 				go func() {
-					bt, err := slow.in.writeBatch(t.Context(), 0, slowRecs, nil, &Stats{}, slow.g)
+					bt, err := slow.in.writeBatch(t.Context(), 0, slowRecs, nil, &Stats{}, slow.g, nil)
 					if err != nil {
 						t.Error(err)
 					}

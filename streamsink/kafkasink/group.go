@@ -225,10 +225,7 @@ func (in *Ingester) assign(ctx context.Context, g *groupState, assigned map[stri
 	defer g.mu.Unlock()
 	out := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
-		o, start := kgo.NewOffset().AtStart(), int64(-2)
-		if in.cfg.startAtEnd {
-			o, start = kgo.NewOffset().AtEnd(), -1
-		}
+		o, start := in.cfg.startAt.offset()
 		if v := offs[tp]; v >= 0 {
 			o, start = kgo.NewOffset().At(v).WithEpoch(-1), v
 		}
@@ -273,10 +270,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 	if in.cfg.idle > 0 {
 		opts = append(opts, kgo.FetchMaxWait(min(max(in.cfg.idle/4, 10*time.Millisecond), 5*time.Second)))
 	}
-	reset := kgo.NewOffset().AtStart()
-	if in.cfg.startAtEnd {
-		reset = kgo.NewOffset().AtEnd()
-	}
+	reset, _ := in.cfg.startAt.offset()
 	opts = append(append(opts, in.cfg.clientOpts...),
 		kgo.SeedBrokers(in.brokers...),
 		kgo.ConsumerGroup(in.cfg.group),
@@ -299,6 +293,13 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		kgo.OnPartitionsRevoked(revoked),
 		kgo.OnPartitionsLost(revoked),
 	)
+	dlq, err := in.deadLetterClient(ctx)
+	if err != nil {
+		return in.finish(st, err)
+	}
+	if dlq != nil {
+		defer dlq.Close()
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
@@ -312,6 +313,7 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		return in.finish(st, err)
 	}
 	epoch := st.StartEpoch
+	var wait idleWait // set while idle with lag in the group
 	for in.cfg.maxBatches == 0 || st.Batches < in.cfg.maxBatches {
 		recs, ends, idle, err := in.poll(ctx, cl)
 		assignMu.Lock()
@@ -323,14 +325,23 @@ func (in *Ingester) runGroup(ctx context.Context) (*Stats, error) {
 		case err != nil:
 			return done(err)
 		case idle:
-			st.Stopped = StopIdle
-			return done(nil)
+			// The idle timeout passed without a record for this member;
+			// other members (or a dead member's session) may still hold
+			// partitions with records the table has not got.
+			stop, err := in.idleInGroup(ctx, cl, &wait)
+			if err != nil || stop {
+				if err == nil {
+					st.Stopped = StopIdle
+				}
+				return done(err)
+			}
 		}
 		if len(recs) == 0 {
 			cl.AllowRebalance()
 			continue
 		}
-		b, err := in.writeBatch(ctx, epoch, recs, ends, st, g)
+		wait = idleWait{}
+		b, err := in.writeBatch(ctx, epoch, recs, ends, st, g, dlq)
 		if err != nil {
 			return done(err)
 		}

@@ -55,6 +55,20 @@
 // member. A member that finds its own epoch already in the table (another
 // live process with its sink query id) stops with ErrFenced.
 //
+// A member with an idle timeout stops only when the whole group is done:
+// while partitions held by other members (or by the session of a member
+// that died) still hold records the table has not got, it waits for them
+// to advance or to be handed over, and fails with ErrGroupLag when they
+// do not (see WithIdleTimeout).
+//
+// # Where partitions start, and bad records
+//
+// A partition the table holds no offset for starts at its first record,
+// its end, or the first record at or after a time (WithStartAt). Records
+// that do not decode or that the table refuses stop the run, unless
+// WithBadRecords drops them or WithDeadLetterTopic sends them, with the
+// reason in a header, to a topic (acknowledged before the batch commits).
+//
 // # Offset appIds
 //
 // The offset of a partition is recorded under the appId
@@ -157,6 +171,9 @@ type Batch struct {
 	// member of the consumer group had committed them first (see the
 	// package doc); they are in the table once, from that member.
 	Dropped int
+	// DeadLetters counts the records of the batch sent to the
+	// WithDeadLetterTopic topic instead of the table.
+	DeadLetters int
 	// Merge is what the batch's MERGE did when the sink upserts
 	// (streamsink.WithMergeKeys), nil otherwise.
 	Merge *table.MergeResult
@@ -194,12 +211,14 @@ type Stats struct {
 	StartEpoch int64
 	Batches    int
 	// Records counts consumed records, Rows written rows, DroppedRecords the
-	// records a BadRecordFunc or the decoder dropped.
-	Records, Rows, DroppedRecords int64
-	// StartOffsets are the offsets each partition started at (-2: the
-	// start of the partition, -1: its end, for partitions the table had no
-	// offset for); Offsets the next offsets to consume after the run, as
-	// the table records them.
+	// records a BadRecordFunc or the decoder dropped, DeadLetters the
+	// records sent to the WithDeadLetterTopic topic.
+	Records, Rows, DroppedRecords, DeadLetters int64
+	// StartOffsets are the offsets each partition started at (for
+	// partitions the table had no offset for, StartOffsetEarliest,
+	// StartOffsetLatest or StartOffsetTime, as WithStartAt says); Offsets
+	// the next offsets to consume after the run, as the table records
+	// them.
 	StartOffsets, Offsets map[TopicPartition]int64
 	// Version is the table version after the run.
 	Version int64
@@ -216,10 +235,13 @@ type config struct {
 	maxBatches int
 	idle       time.Duration
 	maxRecords int
-	startAtEnd bool
+	startAt    StartAt
 	clientOpts []kgo.Opt
 	logger     *slog.Logger
 	onBatch    func(Batch)
+	// deadLetterTopic is set by WithDeadLetterTopic (deadLetterSet).
+	deadLetterTopic string
+	deadLetterSet   bool
 	// group and offsetsQuery are set by WithConsumerGroup.
 	group        string
 	offsetsQuery string
@@ -241,6 +263,22 @@ func WithMaxBatches(n int) Option { return func(c *config) { c.maxBatches = max(
 // until ctx ends or WithMaxBatches is reached). It also shortens the
 // client's fetch long poll (FetchMaxWait) to d/4, so that records waiting
 // on a partition are not mistaken for silence.
+//
+// In a consumer group (WithConsumerGroup) a member's silence says nothing
+// about the partitions other members hold, and a member that died (killed,
+// cut off) holds its partitions until its session times out. So when no
+// record arrived for d, the member looks at every partition of the topics:
+// it stops (StopIdle) when none holds records the table has not got (a
+// read_committed read past the table's offset finds no record: transaction
+// markers and aborted records do not count), or when each that does
+// advances in the table (other members are consuming them). Otherwise it
+// says so in a warning and waits, still in the group, so that the
+// partitions of a dead member come to it when its session times out: up to
+// the session timeout plus the larger of d and 5 s. Records that arrive
+// meanwhile are ingested as usual, and the idle timeout starts again. When
+// the wait ends with partitions that did not advance, Run returns a
+// *GroupLagError (ErrGroupLag) naming them, their offsets and the member
+// holding them.
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = max(0, d) } }
 
 // WithMaxBatchRecords bounds the records of one batch (one epoch, one
@@ -248,8 +286,9 @@ func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle =
 func WithMaxBatchRecords(n int) Option { return func(c *config) { c.maxRecords = n } }
 
 // WithStartAtEnd makes partitions without an offset in the table start at
-// their end (only records produced from now on) instead of their start.
-func WithStartAtEnd() Option { return func(c *config) { c.startAtEnd = true } }
+// their end (only records produced from now on) instead of their start:
+// WithStartAt(StartLatest()).
+func WithStartAtEnd() Option { return WithStartAt(StartLatest()) }
 
 // WithClientOptions adds options to the Kafka client (TLS, SASL, client id,
 // fetch sizes, ...). Options that choose what to consume or the isolation
@@ -317,6 +356,14 @@ func New(sink *streamsink.Sink, brokers, topics []string, opts ...Option) (*Inge
 	}
 	if err := checkGroup(&cfg, sink.QueryID()); err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.deadLetterSet && cfg.deadLetterTopic == "":
+		return nil, errors.New("kafkasink: empty dead-letter topic name")
+	case cfg.deadLetterSet && cfg.badRecord != nil:
+		return nil, errors.New("kafkasink: WithDeadLetterTopic and WithBadRecords both given: bad records go to the dead-letter topic; choose one")
+	case cfg.deadLetterSet && slices.Contains(topics, cfg.deadLetterTopic):
+		return nil, fmt.Errorf("kafkasink: the dead-letter topic %q is one of the topics consumed", cfg.deadLetterTopic)
 	}
 	topics = slices.Compact(slices.Sorted(slices.Values(topics)))
 	return &Ingester{sink: sink, brokers: slices.Clone(brokers), topics: topics, cfg: cfg}, nil
@@ -447,11 +494,8 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 	}
 	start := map[string]map[int32]kgo.Offset{}
 	for _, tp := range parts {
-		o := kgo.NewOffset().AtStart()
-		st.StartOffsets[tp] = -2
-		if in.cfg.startAtEnd {
-			o, st.StartOffsets[tp] = kgo.NewOffset().AtEnd(), -1
-		}
+		o, so := in.cfg.startAt.offset()
+		st.StartOffsets[tp] = so
 		if v := committed[tp]; v >= 0 {
 			o, st.StartOffsets[tp] = kgo.NewOffset().At(v), v
 			st.Offsets[tp] = v
@@ -477,6 +521,13 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		kgo.ConsumePartitions(start),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 	)
+	dlq, err := in.deadLetterClient(ctx)
+	if err != nil {
+		return in.finish(st, err)
+	}
+	if dlq != nil {
+		defer dlq.Close()
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
@@ -496,7 +547,7 @@ func (in *Ingester) Run(ctx context.Context) (*Stats, error) {
 		if len(recs) == 0 {
 			continue
 		}
-		b, err := in.writeBatch(ctx, epoch, recs, ends, st, nil)
+		b, err := in.writeBatch(ctx, epoch, recs, ends, st, nil, dlq)
 		if err != nil {
 			return in.finish(st, err)
 		}
@@ -524,20 +575,30 @@ func (in *Ingester) finish(st *Stats, err error) (*Stats, error) {
 
 // partitions lists the partitions of the topics.
 func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
+	return in.listPartitions(ctx, in.topics)
+}
+
+// listPartitions lists the partitions of topics.
+func (in *Ingester) listPartitions(ctx context.Context, topics []string) ([]TopicPartition, error) {
 	cl, err := kgo.NewClient(append(slices.Clone(in.cfg.clientOpts), kgo.SeedBrokers(in.brokers...))...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkasink: %w", err)
 	}
 	defer cl.Close()
+	return partitionsOf(ctx, cl, topics)
+}
+
+// partitionsOf lists the partitions of topics through cl.
+func partitionsOf(ctx context.Context, cl *kgo.Client, topics []string) ([]TopicPartition, error) {
 	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range in.topics {
+	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t)
 		req.Topics = append(req.Topics, rt)
 	}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return nil, fmt.Errorf("kafkasink: listing partitions of %v: %w", in.topics, err)
+		return nil, fmt.Errorf("kafkasink: listing partitions of %v: %w", topics, err)
 	}
 	var out []TopicPartition
 	for _, t := range resp.Topics {
@@ -557,7 +618,7 @@ func (in *Ingester) partitions(ctx context.Context) ([]TopicPartition, error) {
 	}
 	slices.SortFunc(out, compareTP)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no partitions in %v", ErrUnknownTopic, in.topics)
+		return nil, fmt.Errorf("%w: no partitions in %v", ErrUnknownTopic, topics)
 	}
 	return out, nil
 }
@@ -606,8 +667,13 @@ func (in *Ingester) poll(ctx context.Context, cl *kgo.Client) (recs []*kgo.Recor
 // ends are the partitions' last stable offsets, for Batch.Lag. In a
 // consumer group (g != nil) it first leaves out the records other members
 // committed (see the package doc) and returns a nil Batch when none is
-// left: the epoch is not used.
-func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, ends map[TopicPartition]int64, st *Stats, g *groupState) (*Batch, error) {
+// left: the epoch is not used. dlq, when not nil, produces the batch's dead
+// letters (WithDeadLetterTopic).
+func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Record, ends map[TopicPartition]int64, st *Stats, g *groupState, dlq *kgo.Client) (*Batch, error) {
+	var dead *deadLetters
+	if dlq != nil {
+		dead = &deadLetters{topic: in.cfg.deadLetterTopic, cl: dlq}
+	}
 	// Decode against the table's current schema.
 	if _, err := in.sink.LastCommittedEpoch(ctx); err != nil {
 		return nil, fmt.Errorf("kafkasink: query %s: %w", in.sink.QueryID(), err)
@@ -623,9 +689,13 @@ func (in *Ingester) writeBatch(ctx context.Context, epoch int64, recs []*kgo.Rec
 				return nil, nil
 			}
 		}
-		b, bad, err := in.commitRecords(ctx, epoch, recs, g)
+		b, bad, err := in.commitRecords(ctx, epoch, recs, g, dead)
 		if err == nil {
 			b.Dropped = dropped
+			if dead != nil {
+				b.DeadLetters = dead.count()
+				st.DeadLetters += int64(b.DeadLetters)
+			}
 			b.Lag = map[TopicPartition]int64{}
 			for tp, next := range b.Offsets {
 				if end, ok := ends[tp]; ok {
@@ -676,8 +746,9 @@ const maxMoveRetries = 10
 // commitRecords decodes recs and commits them as epoch with their offsets
 // (in a group, under the precondition that the table's offsets of their
 // partitions are still g's); bad counts the records the bad-record policy
-// dropped.
-func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState) (_ *Batch, bad int64, _ error) {
+// dropped. With dead (WithDeadLetterTopic), bad records become dead
+// letters instead, produced before each commit attempt.
+func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.Record, g *groupState, dead *deadLetters) (_ *Batch, bad int64, _ error) {
 	sch := in.sink.Table().Schema()
 	b := &Batch{Epoch: epoch, Records: len(recs), Offsets: map[TopicPartition]int64{}}
 	rows := make([]table.Row, 0, len(recs))
@@ -686,6 +757,10 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		tp := TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		b.Offsets[tp] = max(b.Offsets[tp], r.Offset+1)
 		row, err := in.cfg.decoder(r, sch)
+		if err != nil && dead != nil {
+			dead.add(r, err)
+			continue
+		}
 		if err != nil {
 			if err := in.bad(r, err); err != nil {
 				return nil, 0, err
@@ -706,6 +781,13 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		txns = append(txns, table.Txn{AppID: AppID(in.offsetsQuery(), tp.Topic, tp.Partition), Version: b.Offsets[tp]})
 	}
 	for {
+		if dead != nil {
+			// Every record the commit leaves out is in the dead-letter
+			// topic before its offset is in the table.
+			if err := dead.flush(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
 		var res *streamsink.Result
 		var err error
 		if g != nil {
@@ -716,13 +798,18 @@ func (in *Ingester) commitRecords(ctx context.Context, epoch int64, recs []*kgo.
 		var re *table.RowError
 		if errors.As(err, &re) && re.Row >= 0 && re.Row < len(rows) && sameSchema(sch, in.sink.Table().Schema()) {
 			// The table refused one row before writing anything: drop its
-			// record if the bad-record policy says so, and write again.
-			if err := in.bad(src[re.Row], err); err != nil {
-				return nil, 0, err
+			// record if the bad-record policy says so (or send it to the
+			// dead-letter topic), and write again.
+			if dead != nil {
+				dead.add(src[re.Row], fmt.Errorf("the table refuses the row: %w", re.Err))
+			} else {
+				if err := in.bad(src[re.Row], err); err != nil {
+					return nil, 0, err
+				}
+				bad++
 			}
 			rows = slices.Delete(rows, re.Row, re.Row+1)
 			src = slices.Delete(src, re.Row, re.Row+1)
-			bad++
 			continue
 		}
 		if err != nil {

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
@@ -65,6 +67,8 @@ func recordDecoder(rec *kgo.Record, sch *schema.StructType) (value.Row, error) {
 type cluster struct {
 	brokers []string
 	topic   string
+	// newTopic creates another topic, with parts partitions.
+	newTopic func(t *testing.T, name string, parts int32)
 }
 
 // clusterKinds are the Kafka implementations every ingest test runs on:
@@ -94,7 +98,25 @@ func startFake(t *testing.T) cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return cluster{brokers: c.ListenAddrs(), topic: topic}
+	return cluster{brokers: c.ListenAddrs(), topic: topic, newTopic: func(t *testing.T, name string, parts int32) {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, parts, 1
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(t.Context(), cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+		}
+		if err != nil {
+			t.Fatalf("create topic %q: %v", name, err)
+		}
+	}}
 }
 
 // broker is the real broker the tests of this binary share, started by the
@@ -130,7 +152,12 @@ func startReal(t *testing.T) cluster {
 			t.Logf("Kafka broker output:\n%s", out)
 		}
 	})
-	return cluster{brokers: broker.k.Brokers(), topic: name}
+	return cluster{brokers: broker.k.Brokers(), topic: name, newTopic: func(t *testing.T, name string, parts int32) {
+		t.Helper()
+		if err := broker.k.CreateTopic(t.Context(), name, parts); err != nil {
+			t.Fatal(err)
+		}
+	}}
 }
 
 func TestMain(m *testing.M) {

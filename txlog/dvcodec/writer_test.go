@@ -1,4 +1,4 @@
-package txlog
+package dvcodec
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/txlog"
 )
 
 func TestDeletionVectorWriterRoundTrip(t *testing.T) {
@@ -17,8 +18,8 @@ func TestDeletionVectorWriterRoundTrip(t *testing.T) {
 		{1, 2, 3, 999},
 		{5, 1 << 33, 1<<33 + 7}, // two 32-bit buckets
 	}
-	w := NewDeletionVectorWriter()
-	var descs []*DeletionVectorDescriptor
+	w := NewWriter()
+	var descs []*txlog.DeletionVectorDescriptor
 	for _, rows := range cases {
 		d, err := w.Add(roaring64.BitmapOf(rows...))
 		if err != nil {
@@ -40,7 +41,7 @@ func TestDeletionVectorWriterRoundTrip(t *testing.T) {
 		if d.Cardinality != int64(len(cases[i])) {
 			t.Errorf("DV %d: cardinality %d, want %d", i, d.Cardinality, len(cases[i]))
 		}
-		bm, err := loadDeletionVector(ctx, store, d)
+		bm, err := load(ctx, store, d)
 		if err != nil {
 			t.Fatalf("DV %d: %v", i, err)
 		}
