@@ -60,6 +60,7 @@ func TestOneLogFormat(t *testing.T) {
 		{[]string{"history", tbl}, 0},
 		{[]string{"log", tbl}, 0},
 		{[]string{"vacuum", tbl, "--dry-run"}, 0},
+		{[]string{"report", tbl}, 0},
 	}
 	for _, format := range []string{"text", "json"} {
 		for _, c := range commands {
