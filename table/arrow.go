@@ -25,8 +25,10 @@ import (
 // min(n, matching rows) rows in all.
 //
 // Planning errors (an invalid filter or projection, a bad partition value,
-// a path outside the table: Scan's planning errors) are returned at once,
-// with a nil reader. Errors while reading end the stream: Next returns
+// a path outside the table: Scan's planning errors; a nil t) are returned
+// at once, with an empty reader: its Next is false, its Err the error and
+// its Release does nothing, so a Release deferred before the error check
+// is safe. Errors while reading end the stream: Next returns
 // false and Err returns the error, naming the table version and the data
 // file as Scan's do. The caller must Release the reader; releasing it
 // before the end stops every file reader. Each batch is valid until the
@@ -54,13 +56,18 @@ import (
 // Polars and pyarrow) take, and it carries the schema even when no row
 // matches.
 func (t *Table) ScanArrow(ctx context.Context, opts ...ScanOption) (array.RecordReader, error) {
+	if t == nil {
+		err := nilTableError("scan")
+		return failedReader{err}, err
+	}
 	p, err := t.plan(ctx, opts)
 	if err != nil {
-		return nil, err
+		return failedReader{err}, err
 	}
 	rb, err := arrowio.NewRecordBuilder(nil, p.OutSch)
 	if err != nil {
-		return nil, p.Errorf("", err)
+		err = p.Errorf("", err)
+		return failedReader{err}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &scan.Reader{Sch: rb.Schema(), Cancel: cancel, Batches: make(chan scan.BatchOrErr, 1)}

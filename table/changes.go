@@ -77,6 +77,9 @@ type changeVersion struct {
 // fromVersion or a later version of the range turned it off, and the
 // errors of reading the log and resolving the options.
 func (t *Table) Changes(ctx context.Context, fromVersion, toVersion int64, opts ...ScanOption) (*ChangeFeed, error) {
+	if t == nil {
+		return nil, nilTableError("changes")
+	}
 	fail := func(err error) (*ChangeFeed, error) {
 		return nil, fmt.Errorf("table: changes of %s from version %d: %w", t.URI(), fromVersion, err)
 	}
@@ -190,10 +193,18 @@ func changeDataPlan(p *scan.Plan) *scan.Plan {
 // Schema returns the schema of the feed's rows: the table's columns (or
 // the WithColumns ones), then _change_type, _commit_version and
 // _commit_timestamp.
-func (c *ChangeFeed) Schema() *schema.StructType { return c.sch }
+func (c *ChangeFeed) Schema() *schema.StructType {
+	if c == nil {
+		return nil
+	}
+	return c.sch
+}
 
 // Versions returns the versions of the range that changed data, in order.
 func (c *ChangeFeed) Versions() []int64 {
+	if c == nil {
+		return nil
+	}
 	var out []int64
 	for _, v := range c.versions {
 		if len(v.cdcs)+len(v.adds)+len(v.removes) > 0 {
@@ -209,6 +220,10 @@ func (c *ChangeFeed) Versions() []int64 {
 // (reading a file, named with its version) are yielded once, as (nil,
 // err), and end the iteration.
 func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[Row, error] {
+	if c == nil {
+		err := fmt.Errorf("table: changes: %w: nil *table.ChangeFeed (the feed returned with an earlier call's error?)", ErrInvalidArgument)
+		return func(yield func(value.Row, error) bool) { yield(nil, err) }
+	}
 	return func(yield func(value.Row, error) bool) {
 		var n int64
 		for _, v := range c.versions {

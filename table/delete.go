@@ -48,6 +48,9 @@ import (
 // txlog.ErrUnsupportedFeature for a table deltakit cannot write (all before
 // anything is written), read and commit errors naming the file.
 func (t *Table) Delete(ctx context.Context, where Expr, opts ...WriteOption) (*Table, *DMLResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("delete")
+	}
 	cfg := newWriteConfig(opts)
 	op, err := t.begin("DELETE", true, cfg)
 	if err != nil {

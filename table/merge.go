@@ -52,10 +52,20 @@ func MergeStructs[T any](rows []T) (*MergeSource, error) {
 }
 
 // Schema returns the source's schema.
-func (s *MergeSource) Schema() *schema.StructType { return s.schema }
+func (s *MergeSource) Schema() *schema.StructType {
+	if s == nil {
+		return nil
+	}
+	return s.schema
+}
 
 // Len returns the number of source rows.
-func (s *MergeSource) Len() int { return len(s.rows) }
+func (s *MergeSource) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.rows)
+}
 
 // Target names column name of the MERGE's target table, in its conditions
 // and values: Col("target").Field(name). The SQL form is target.name

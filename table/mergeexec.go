@@ -81,6 +81,9 @@ import (
 // allowed), txlog.ErrUnsupportedFeature; ErrMergeMultipleMatches; a row that fails
 // validation is a *RowError. The table is unchanged after any error.
 func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("merge")
+	}
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
 	if err != nil {
 		return nil, nil, opError(ctx, "merge into", t.URI(), err)

@@ -84,4 +84,9 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 }
 
 // Rows returns the source's rows (not copied: do not change them).
-func (s *MergeSource) Rows() []Row { return s.rows }
+func (s *MergeSource) Rows() []Row {
+	if s == nil {
+		return nil
+	}
+	return s.rows
+}

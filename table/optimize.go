@@ -106,6 +106,9 @@ type optimizeBin struct {
 // compact. Errors: ErrInvalidArgument for a bad target size; errors reading
 // the data files or deletion vectors; write and commit errors.
 func (t *Table) Optimize(ctx context.Context, opts ...OptimizeOption) (*Table, *OptimizeResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("optimize")
+	}
 	cfg := optimizeConfig{target: DefaultTargetFileSize}
 	for _, o := range opts {
 		o(&cfg)

@@ -100,5 +100,8 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 // WithSchemaEvolution, never replaced). Overwriting a table with
 // delta.appendOnly=true returns ErrAppendOnly.
 func (t *Table) OverwriteRows(ctx context.Context, rows []Row, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("overwrite")
+	}
 	return t.writeRows(ctx, modeOverwrite, rows, opts)
 }

@@ -54,6 +54,9 @@ func ToTimestamp(ts time.Time) RestoreTarget { return RestoreTarget{version: -1,
 // enabled (its metaData would turn column mapping off; Spark refuses it
 // too).
 func (t *Table) Restore(ctx context.Context, to RestoreTarget, opts ...WriteOption) (*Table, *DMLResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("restore")
+	}
 	cfg := newWriteConfig(opts)
 	fail := func(err error) (*Table, *DMLResult, error) {
 		return nil, nil, fmt.Errorf("table: restore %s: %w", t.URI(), err)

@@ -172,6 +172,9 @@ func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scan.Plan, error)
 // or the context's error. Each names the table version and the data file.
 // Breaking out of the loop stops every reader.
 func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[Row, error] {
+	if t == nil {
+		return func(yield func(value.Row, error) bool) { yield(nil, nilTableError("scan")) }
+	}
 	return func(yield func(value.Row, error) bool) {
 		p, err := t.plan(ctx, opts)
 		if err != nil {
@@ -190,6 +193,9 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[Row, err
 // those of Scan's planning (invalid filter, bad partition value, a path
 // outside the table root: ErrPathOutsideTable).
 func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*Add, error) {
+	if t == nil {
+		return nil, nilTableError("files")
+	}
 	p, err := t.plan(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -206,7 +212,11 @@ func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*Add, error) {
 // It returns ErrInvalidArgument for an unknown or repeated column, and for
 // an invalid filter.
 func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
+	if t == nil {
+		return nil, nilTableError("scan schema")
+	}
 	p, err := scan.NewPlan(t.scanSource(), newScanConfig(opts))
+
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +235,12 @@ func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
 // Go type) when a field of T has no column or cannot hold the column's
 // type, naming the field.
 func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[T, error] {
+	if t == nil {
+		return func(yield func(T, error) bool) {
+			var zero T
+			yield(zero, nilTableError("scan"))
+		}
+	}
 	return func(yield func(T, error) bool) {
 		var zero T
 		if !newScanConfig(opts).ColumnsSet {

@@ -438,26 +438,59 @@ func minimalProtocol(sch *schema.StructType) *Protocol {
 }
 
 // Version returns the table version this *Table shows.
-func (t *Table) Version() int64 { return t.snap.Version() }
+func (t *Table) Version() int64 {
+	if t == nil {
+		return -1
+	}
+	return t.snap.Version()
+}
 
 // Snapshot returns the log snapshot behind the table.
-func (t *Table) Snapshot() *Snapshot { return t.snap }
+func (t *Table) Snapshot() *Snapshot {
+	if t == nil {
+		return nil
+	}
+	return t.snap
+}
 
 // Schema returns the table schema (logical column names).
-func (t *Table) Schema() *schema.StructType { return t.snap.Schema() }
+func (t *Table) Schema() *schema.StructType {
+	if t == nil {
+		return nil
+	}
+	return t.snap.Schema()
+}
 
 // PartitionColumns returns the partition column names in order.
-func (t *Table) PartitionColumns() []string { return t.snap.PartitionColumns() }
+func (t *Table) PartitionColumns() []string {
+	if t == nil {
+		return nil
+	}
+	return t.snap.PartitionColumns()
+}
 
 // Store returns the store rooted at the table.
-func (t *Table) Store() Store { return t.store }
+func (t *Table) Store() Store {
+	if t == nil {
+		return nil
+	}
+	return t.store
+}
 
 // URI returns the table's location.
-func (t *Table) URI() string { return t.store.URI() }
+func (t *Table) URI() string {
+	if t == nil {
+		return ""
+	}
+	return t.store.URI()
+}
 
 // Refresh returns the table at its latest version, reading only the commits
 // newer than t (incremental; t itself is returned when nothing is new).
 func (t *Table) Refresh(ctx context.Context) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("refresh")
+	}
 	snap, err := t.snap.Update(ctx)
 	if err != nil {
 		return nil, err

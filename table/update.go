@@ -43,6 +43,9 @@ import (
 // ("update_postimage", in its new one), listed in cdc actions (spec
 // "Change Data Files"; Changes reads them).
 func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, opts ...WriteOption) (*Table, *DMLResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("update")
+	}
 	cfg := newWriteConfig(opts)
 	op, err := t.begin("UPDATE", true, cfg)
 	if err != nil {

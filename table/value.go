@@ -32,7 +32,9 @@ func Minus(a, b any) Value { return expr.Minus(exprArg(a), exprArg(b)) }
 func Times(a, b any) Value { return expr.Times(exprArg(a), exprArg(b)) }
 
 // Div returns a / b, always a double, as in Spark SQL; division by zero is
-// null. Shorthand for expr.Div.
+// an error wrapping expr.ErrDivideByZero (Spark's DIVIDE_BY_ZERO in its
+// default ANSI mode), refused before anything is written when the divisor
+// is a literal zero. Shorthand for expr.Div.
 func Div(a, b any) Value { return expr.Div(exprArg(a), exprArg(b)) }
 
 // boundValue evaluates a Value on a full table row (schema order).
@@ -141,6 +143,11 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		}
 		return nil, bind.Invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
 	}
+	if lit, ok := a.R.(*expr.Literal); ok && a.Op == '/' && lit.V != nil && expr.NumberAsFloat(lit.V) == 0 {
+		// Spark's ANSI mode (its default) fails the statement with
+		// DIVIDE_BY_ZERO; nothing is evaluated or written here.
+		return nil, fmt.Errorf("table: %w: %s: %w (Spark: DIVIDE_BY_ZERO)", ErrInvalidArgument, a, expr.ErrDivideByZero)
+	}
 	asFloat := a.Op == '/' || l.kind == expr.KindFloat32 || l.kind == expr.KindFloat64 || r.kind == expr.KindFloat32 || r.kind == expr.KindFloat64
 	out := &boundValue{kind: expr.KindInt, typ: schema.Primitive(schema.Long)}
 	if asFloat {
@@ -167,7 +174,7 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 				return f * g, nil
 			}
 			if g == 0 {
-				return nil, nil
+				return nil, fmt.Errorf("%w: %s: %w for %v / %v (Spark: DIVIDE_BY_ZERO)", ErrInvalidArgument, text, expr.ErrDivideByZero, x, y)
 			}
 			return f / g, nil
 		}

@@ -148,12 +148,20 @@ type Transaction struct {
 
 	commitStart time.Time // when Commit started, for its log record
 	commitBytes int       // size of the commit file
+	initErr     error     // why the transaction cannot commit (NewTransaction of a nil snapshot)
 }
 
 // NewTransaction starts a transaction on snap for the named operation
 // ("WRITE", "STREAMING UPDATE", "OPTIMIZE", ...). Use CreateTransaction for
-// a table that does not exist yet.
+// a table that does not exist yet. A nil snap (the snapshot a failed Load
+// returned) gives a transaction whose Commit fails with an error wrapping
+// objectstore.ErrInvalidArgument.
 func NewTransaction(snap *Snapshot, operation string, opts ...TxnOption) *Transaction {
+	if snap == nil {
+		t := newTransaction(nil, operation, opts)
+		t.initErr = fmt.Errorf("txlog: commit %s: %w: the transaction was started on a nil *Snapshot", operation, objectstore.ErrInvalidArgument)
+		return t
+	}
 	t := newTransaction(snap.store, operation, opts)
 	t.snap = snap
 	return t
@@ -498,6 +506,12 @@ func (t *Transaction) validate() error {
 // given WithCheckpointer; a failure to write or queue it is reported in
 // CommitResult.CheckpointErr, never as a commit failure.
 func (t *Transaction) Commit(ctx context.Context) (*CommitResult, error) {
+	if t == nil {
+		return nil, fmt.Errorf("txlog: commit: %w: nil *Transaction", objectstore.ErrInvalidArgument)
+	}
+	if t.initErr != nil {
+		return nil, t.initErr
+	}
 	if t.done {
 		return nil, ErrTransactionDone
 	}

@@ -69,9 +69,24 @@ func (fr *fileRead) spans() []stripe {
 	return []stripe{{0, fr.total}}
 }
 
+// maxStripes bounds how many stripes stripes cuts a file into: 2^16
+// stripes of 2^20 rows are 2^36 rows, more than any real file holds, and
+// the row counts come from the file's footer, which a damaged file can
+// make claim 2^62 rows in a few KiB.
+const maxStripes = 1 << 16
+
 // stripes cuts each span of the stream into stripes of stripeRows (a
-// multiple of the batch size).
+// multiple of the batch size). A stream of more than maxStripes stripes
+// is one stripe (read by one goroutine, which meets the end of the data
+// the footer over-counts as an error).
 func (fr *fileRead) stripes(stripeRows int64) []stripe {
+	var n int64
+	for _, sp := range fr.spans() {
+		n += (sp.n + stripeRows - 1) / stripeRows
+	}
+	if n > maxStripes || n < 0 {
+		return []stripe{{0, fr.total}}
+	}
 	var out []stripe
 	for _, sp := range fr.spans() {
 		for from := sp.from; from < sp.from+sp.n; from += stripeRows {
