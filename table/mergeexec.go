@@ -79,6 +79,9 @@ import (
 // allowed), txlog.ErrUnsupportedFeature; ErrMergeMultipleMatches; a row that fails
 // validation is a *RowError. The table is unchanged after any error.
 func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption) (*Table, *MergeResult, error) {
+	if cfg := newWriteConfig(opts); cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "merge into", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *MergeResult, error) { return t.Merge(ctx, m, o...) })
+	}
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
 	if err != nil {
 		return nil, nil, opError(ctx, "merge into", t.URI(), err)
