@@ -57,7 +57,8 @@
 // Not(Col(c).Eq(v)); IsNull and IsNotNull test for nulls. AND is FALSE if
 // any term is FALSE, OR is TRUE if any term is TRUE, NOT of unknown is
 // unknown. x IN () is FALSE, also for a null x. Arithmetic with a null
-// operand is null, as is division by zero. Floating-point comparisons
+// operand is null; division by zero and integer overflow are errors
+// (ErrDivideByZero; Spark's ANSI mode, its default). Floating-point comparisons
 // follow IEEE 754: on a NaN, =, <, <=, >, >= and IN are false and != is
 // true, and NOT turns each of them around (-0.0 equals 0.0). Strings and
 // binary values compare byte-wise (UTF-8 code unit order, Spark's default

@@ -1,6 +1,9 @@
 package expr
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Value is a value expression, the right-hand side of an UPDATE's SET: a
 // literal (Lit), a column (a Column is a Value), or arithmetic over values
@@ -62,8 +65,17 @@ func Minus(a, b any) Value { return &Arith{Op: '-', L: asValue(a), R: asValue(b)
 func Times(a, b any) Value { return &Arith{Op: '*', L: asValue(a), R: asValue(b)} }
 
 // Div returns a / b, which is always a double, as in Spark SQL (integer
-// operands are converted first); division by zero is null.
+// operands are converted first). Division by zero is an error wrapping
+// ErrDivideByZero, as in Spark's default ANSI mode (DIVIDE_BY_ZERO), the
+// mode whose overflow errors Plus, Minus and Times follow too; a literal
+// zero divisor is refused when the expression is bound, before anything is
+// written.
 func Div(a, b any) Value { return &Arith{Op: '/', L: asValue(a), R: asValue(b)} }
+
+// ErrDivideByZero is wrapped by the error of a division whose divisor is
+// zero (Div; Spark's DIVIDE_BY_ZERO error class in ANSI mode, its default
+// since Spark 4.0; with spark.sql.ansi.enabled=false Spark returns NULL).
+var ErrDivideByZero = errors.New("division by zero")
 
 // MapColumns returns e with every column reference (also a Column compared
 // with) replaced by fn's; the first error of fn is returned. A nil or

@@ -21,6 +21,8 @@ import (
 // link(2)s it to the final name, which fails with EEXIST when the name is
 // taken: the object appears whole or not at all. Put does the same with
 // rename(2). Temporary files are named ".tmp-*" and are never listed.
+// Objects are created mode 0666 and directories 0777, masked by the
+// process umask, as other writers of local tables create them.
 type Local struct {
 	root string // absolute, cleaned
 }
@@ -142,10 +144,10 @@ func (l *Local) put(ctx context.Context, op, key string, data []byte, ifAbsent b
 	}
 	final := l.path(key)
 	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, localDirMode); err != nil {
 		return l.putErr(op, key, err)
 	}
-	tmp, err := os.CreateTemp(dir, localTempPrefix+"*")
+	tmp, err := createTemp(dir)
 	if err != nil {
 		return l.putErr(op, key, err)
 	}

@@ -19,10 +19,10 @@ func (l *Local) Upload(ctx context.Context, key string) (Upload, error) {
 	}
 	final := l.path(key)
 	dir := filepath.Dir(final)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, localDirMode); err != nil {
 		return nil, l.putErr("upload", key, err)
 	}
-	tmp, err := os.CreateTemp(dir, localTempPrefix+"*")
+	tmp, err := createTemp(dir)
 	if err != nil {
 		return nil, l.putErr("upload", key, err)
 	}

@@ -5,7 +5,7 @@
 # that renders deltactl report --html in a headless browser).
 #
 #   ./scripts/test.sh            all tests (race detector on the concurrent packages)
-#   FUZZTIME=1000000x ./scripts/test.sh   longer fuzzing of commit decoding (default 100000x:
+#   FUZZTIME=1000000x ./scripts/test.sh   longer fuzzing of log decoding (default 100000x:
 #                                    a count, not a duration: a duration's end races Go 1.26's
 #                                    fuzz coordinator, golang/go#75804, and fails the run with
 #                                    "context deadline exceeded" and no crasher)
@@ -63,8 +63,10 @@ if [ -n "$others" ]; then
   gotest others $others
 fi
 
-# Fuzz what decodes untrusted log bytes and what must round-trip them exactly.
-for spec in txlog:FuzzDecodeCommit txlog/internal/textpack:FuzzPackStats txlog/internal/textpack:FuzzPackPath; do
+# Fuzz what decodes untrusted log bytes and what must round-trip them exactly,
+# and that counts in log file names and _last_checkpoint bound no allocation.
+for spec in txlog:FuzzDecodeCommit txlog/internal/textpack:FuzzPackStats txlog/internal/textpack:FuzzPackPath \
+  txlog:FuzzParseLogKey txlog:FuzzLastCheckpoint table/internal/maint:FuzzMissingParts; do
   pkg=${spec%%:*} target=${spec#*:}
   if ! grep -q "func $target" "$pkg"/*_test.go; then
     echo "fuzz target $target is gone from $pkg: update scripts/test.sh"; exit 1

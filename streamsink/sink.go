@@ -138,8 +138,12 @@ func WithConflictRetries(n int) Option { return func(s *Sink) { s.retries = max(
 
 // New returns a sink for the streaming query queryID on tbl. queryID must be
 // stable across restarts of the query (persist it, as Spark keeps its query
-// id in the checkpoint); a per-run id would defeat exactly-once.
+// id in the checkpoint); a per-run id would defeat exactly-once. A nil tbl
+// (the table a failed call returned) is an error wrapping table.ErrNilTable.
 func New(tbl *table.Table, queryID string, opts ...Option) (*Sink, error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("streamsink: new sink of query %q: %w: %w", queryID, table.ErrInvalidArgument, table.ErrNilTable)
+	}
 	return newSink(tbl, nil, queryID, opts)
 }
 
@@ -219,6 +223,9 @@ func Open(ctx context.Context, uri, queryID string, opts []Option, topts ...tabl
 // exactly-once does not depend on it. Call it before the process exits. The
 // sink stays usable after Close.
 func (s *Sink) Close(ctx context.Context) error {
+	if s == nil {
+		return nil // the sink a failed New returned: nothing to wait for
+	}
 	if t := s.Table(); t != nil {
 		return t.Close(ctx)
 	}

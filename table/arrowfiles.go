@@ -22,6 +22,9 @@ import (
 // as a *RowError naming the column and the row's index in recs. The
 // batches are neither retained nor released.
 func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*Add, error) {
+	if d == nil {
+		return nil, nilDraftError("write files")
+	}
 	adds, err := d.shadow.writeFilesArrow(ctx, recs, in, opts)
 	d.recordKeys(adds)
 	return adds, err
@@ -33,6 +36,9 @@ func (d *Draft) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, i
 // written column by column when Draft.WriteFilesArrow's conditions hold.
 // The batches are neither retained nor released.
 func (t *Table) WriteFilesArrow(ctx context.Context, recs []arrow.RecordBatch, in *arrow.Schema, opts ...WriteOption) ([]*Add, error) {
+	if t == nil {
+		return nil, nilTableError("write files")
+	}
 	return t.writeFilesArrow(ctx, recs, in, opts)
 }
 

@@ -45,6 +45,9 @@ import (
 // input is held in memory. The reader is read to its end but not
 // released: that stays the caller's.
 func (t *Table) AppendArrow(ctx context.Context, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("append")
+	}
 	return writeArrow(ctx, t, modeAppend, reader, opts)
 }
 
@@ -53,6 +56,9 @@ func (t *Table) AppendArrow(ctx context.Context, reader array.RecordReader, opts
 // the matching partitions). Columns, validation, errors and memory are
 // those of AppendArrow.
 func (t *Table) OverwriteArrow(ctx context.Context, reader array.RecordReader, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("overwrite")
+	}
 	return writeArrow(ctx, t, modeOverwrite, reader, opts)
 }
 

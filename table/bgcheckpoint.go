@@ -75,6 +75,9 @@ func (c *config) setupCheckpoints() {
 // for a table opened WithSyncCheckpoints. With WithCheckpointer, Close
 // waits on the caller's Checkpointer without closing it.
 func (t *Table) Close(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
 	bg := t.cfg.checkpoints
 	if bg == nil {
 		return nil
@@ -99,6 +102,9 @@ func (t *Table) Close(ctx context.Context) error {
 // Open or Create; ok is false when the table writes its checkpoints inside
 // the commit (WithSyncCheckpoints).
 func (t *Table) CheckpointStats() (stats CheckpointerStats, ok bool) {
+	if t == nil {
+		return txlog.CheckpointerStats{LastVersion: -1}, false
+	}
 	if t.cfg.checkpoints == nil {
 		return txlog.CheckpointerStats{LastVersion: -1}, false
 	}

@@ -345,6 +345,9 @@ const (
 // refuses these too); commit errors (a concurrent metadata change conflicts,
 // *txlog.ConflictError).
 func (t *Table) RenameColumn(ctx context.Context, from, to string) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("rename column")
+	}
 	nt, err := t.alterColumns(ctx, RenameColumnOperation, "rename column", func(m *txlog.Metadata, sch *schema.StructType) (*schema.StructType, map[string]string, error) {
 		path, err := resolvePath(sch, from)
 		if err != nil {
@@ -394,6 +397,9 @@ func (t *Table) RenameColumn(ctx context.Context, from, to string) (*Table, erro
 // column of the table or the last field of a struct, a column a CHECK
 // constraint or generated column refers to; commit errors.
 func (t *Table) DropColumn(ctx context.Context, columns ...string) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("drop columns")
+	}
 	return t.alterColumns(ctx, DropColumnsOperation, "drop columns", func(m *txlog.Metadata, sch *schema.StructType) (*schema.StructType, map[string]string, error) {
 		if len(columns) == 0 {
 			return nil, nil, fmt.Errorf("%w: no column to drop", ErrInvalidArgument)
@@ -548,7 +554,7 @@ func checkColumnUse(m *txlog.Metadata, sch *schema.StructType, path []int, verb 
 	}
 	for _, c := range cs {
 		for _, b := range c.cols {
-			bp := append([]int{b.top}, b.sub...)
+			bp := append([]int{b.Top}, b.Sub...)
 			n := min(len(bp), len(path))
 			if slices.Equal(bp[:n], path[:n]) {
 				return fmt.Errorf("%w: cannot %s column %q: %s %s (%s) refers to it; drop the constraint first",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -271,6 +272,9 @@ func (t *Table) commitTx(ctx context.Context, tx *txlog.Transaction) (*Table, *t
 // operation's Spark metrics and refuses writes before any data file is
 // written.
 func (t *Table) NewTransaction(operation string, opts ...TxnOption) *Transaction {
+	if t == nil {
+		return txlog.NewTransaction(nil, operation, opts...) // its Commit fails
+	}
 	return t.newTransaction(operation, opts...)
 }
 
@@ -282,6 +286,12 @@ func (t *Table) NewTransaction(operation string, opts ...TxnOption) *Transaction
 // no file added or removed twice). Errors are txlog's
 // (*txlog.ConflictError, txlog.ErrCommitFailed, ...).
 func (t *Table) Commit(ctx context.Context, tx *Transaction) (*Table, *CommitResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("commit")
+	}
+	if tx == nil {
+		return nil, nil, bind.Invalidf("commit %s: nil *txlog.Transaction", t.URI())
+	}
 	return t.commitTx(ctx, tx)
 }
 

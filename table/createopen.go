@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -162,7 +163,9 @@ func NewDraft(ctx context.Context, uri string, sch *schema.StructType, opts ...O
 // memory and whose data files go to store.
 func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.StructType, cfg config) (*Table, error) {
 	mcfg := cfg
-	mcfg.txnOpts = nil
+	// Its in-memory commit of version 0 is no commit of the table's: not
+	// logged (slog's default logger would print it in its own format).
+	mcfg.txnOpts = []txlog.TxnOption{txlog.WithLogger(slog.New(slog.DiscardHandler))}
 	shadow, err := create(ctx, objectstore.NewMem("draft"), sch, mcfg)
 	if err != nil {
 		return nil, err
@@ -181,6 +184,9 @@ func shadowTable(ctx context.Context, store objectstore.Store, sch *schema.Struc
 // WithSchemaEvolution, say). A nil sch is the WithRowSchema among opts,
 // else t's schema.
 func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ...WriteOption) (*Draft, error) {
+	if t == nil {
+		return nil, nilTableError("draft append")
+	}
 	wc := newWriteConfig(opts)
 	if sch == nil {
 		if sch = wc.rowSchema; sch == nil {
@@ -209,19 +215,32 @@ func (t *Table) DraftAppend(ctx context.Context, sch *schema.StructType, opts ..
 
 // ChangesSchema reports whether Commit changes the table schema (a
 // DraftAppend with schema evolution whose rows need it).
-func (d *Draft) ChangesSchema() bool { return d.merged != nil }
+func (d *Draft) ChangesSchema() bool { return d != nil && d.merged != nil }
 
 // URI returns the location of the table.
-func (d *Draft) URI() string { return d.store.URI() }
+func (d *Draft) URI() string {
+	if d == nil {
+		return ""
+	}
+	return d.store.URI()
+}
 
 // Schema returns the table schema after the commit (new, or evolved).
-func (d *Draft) Schema() *schema.StructType { return d.shadow.Schema() }
+func (d *Draft) Schema() *schema.StructType {
+	if d == nil {
+		return nil
+	}
+	return d.shadow.Schema()
+}
 
 // WriteFiles writes rows as data files of the table, as Table.WriteFiles
 // does, and returns their add actions for Commit. Rows are aligned with
 // the draft's schema (NewDraft's or DraftAppend's sch) unless opts has
 // WithRowSchema.
 func (d *Draft) WriteFiles(ctx context.Context, rows []Row, opts ...WriteOption) ([]*Add, error) {
+	if d == nil {
+		return nil, nilDraftError("write files")
+	}
 	opts = append([]WriteOption{WithRowSchema(d.sch)}, opts...)
 	adds, err := d.shadow.WriteFiles(ctx, rows, opts...)
 	d.recordKeys(adds)
@@ -264,6 +283,9 @@ func (d *Draft) recordKeys(adds []*txlog.Add) {
 // one, as AppendFiles does; a concurrent change of the metadata is a
 // *txlog.ConflictError (the files are deleted then).
 func (d *Draft) Commit(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, bool, error) {
+	if d == nil {
+		return nil, false, nilDraftError("commit")
+	}
 	if d.base != nil {
 		nt, _, err := d.CommitOn(ctx, d.base, adds, opts...)
 		if err != nil {
@@ -403,6 +425,9 @@ func (d *Draft) CommitOn(ctx context.Context, t *Table, adds []*Add, opts ...Wri
 	if d == nil {
 		return t.CommitFiles(ctx, adds, opts...)
 	}
+	if t == nil {
+		return nil, nil, nilTableError("commit draft")
+	}
 	if d.base == nil {
 		return nil, nil, fmt.Errorf("table: %w: CommitOn needs a draft of DraftAppend, not NewDraft", ErrInvalidArgument)
 	}
@@ -455,6 +480,9 @@ func fieldType(st *schema.StructType, i int) schema.Type {
 // Discard deletes the data files the draft wrote and has not committed
 // (best effort, logged).
 func (d *Draft) Discard() {
+	if d == nil {
+		return
+	}
 	deleteFiles(d.store, d.keys, d.cfg.logger)
 	d.keys = nil
 }

@@ -90,6 +90,9 @@ type GroupCommitStats struct {
 // by the tables derived from the same Open or Create; ok is false without
 // WithGroupCommit.
 func (t *Table) GroupCommitStats() (stats GroupCommitStats, ok bool) {
+	if t == nil {
+		return GroupCommitStats{}, false
+	}
 	g := t.cfg.group
 	if g == nil {
 		return GroupCommitStats{}, false

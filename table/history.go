@@ -56,6 +56,9 @@ type HistoryEntry struct {
 // returns. Errors are those of reading the log; a commit that cannot be
 // read or decoded is an error (LogHistory lists it in place instead).
 func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
+	if t == nil {
+		return nil, nilTableError("history")
+	}
 	out, err := history(ctx, t.store, t.Version(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("table: history of %s: %w", t.URI(), err)
@@ -143,6 +146,9 @@ func history(ctx context.Context, store Store, end int64, limit int) ([]HistoryE
 // checkpoint). The table's versions before the oldest checkpoint cannot
 // be loaded then, and their commits are not in History.
 func (t *Table) OldestCommit(ctx context.Context) (int64, error) {
+	if t == nil {
+		return -1, nilTableError("oldest commit")
+	}
 	return OldestCommitOf(ctx, t.store)
 }
 

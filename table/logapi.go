@@ -40,12 +40,14 @@ func OpenStore(ctx context.Context, uri string, opts ...Option) (Store, error) {
 // (ErrVersionNotFound) naming the earliest and latest versions, a
 // *CorruptLogError, ErrNoProtocol, ErrNoMetadata, ErrLogGap, store errors.
 // deltactl's inspect command uses it on a store it has opened with
-// OpenStore.
-func LoadSnapshot(ctx context.Context, store Store, version int64) (*Snapshot, error) {
-	if version < 0 {
-		return txlog.Load(ctx, store)
+// OpenStore. Of opts only WithLogger applies (a checkpoint replayed around is logged
+// at Warn).
+func LoadSnapshot(ctx context.Context, store Store, version int64, opts ...Option) (*Snapshot, error) {
+	lopts := []txlog.LoadOption{txlog.WithLoadLogger(newConfig(opts).logger)}
+	if version >= 0 {
+		lopts = append(lopts, txlog.AtVersion(version))
 	}
-	return txlog.Load(ctx, store, txlog.AtVersion(version))
+	return txlog.Load(ctx, store, lopts...)
 }
 
 // ReadCommit reads and decodes the commit file of version v of the table in
@@ -75,6 +77,9 @@ func CheckpointKey(v int64) string { return txlog.CheckpointKey(v) }
 // _last_checkpoint. A checkpoint already there is replaced by an identical
 // one. Errors are the store's and ctx's, wrapped.
 func (t *Table) Checkpoint(ctx context.Context) error {
+	if t == nil {
+		return nilTableError("checkpoint")
+	}
 	return txlog.WriteCheckpoint(ctx, t.snap)
 }
 
@@ -97,6 +102,9 @@ func WithCleanupDryRun(on bool) CleanupOption { return func(c *cleanupConfig) { 
 // from that checkpoint on stays reconstructable. Data files are not touched
 // (see Vacuum). Errors are the store's, wrapped (txlog.CleanupLog).
 func (t *Table) CleanupLog(ctx context.Context, opts ...CleanupOption) (*LogCleanup, error) {
+	if t == nil {
+		return nil, nilTableError("log cleanup")
+	}
 	var cfg cleanupConfig
 	for _, o := range opts {
 		o(&cfg)

@@ -29,7 +29,12 @@ const (
 // CheckpointInterval returns the table's delta.checkpointInterval, the
 // number of commits between checkpoints: 10 (Spark's default) when
 // the property is unset or not a positive integer, as the commit path reads it.
-func (t *Table) CheckpointInterval() int64 { return t.snap.CheckpointInterval() }
+func (t *Table) CheckpointInterval() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.snap.CheckpointInterval()
+}
 
 // LogRetention returns the table's delta.logRetentionDuration, as
 // CleanupLog applies it (DefaultLogRetention when unset). A value that is
@@ -37,6 +42,9 @@ func (t *Table) CheckpointInterval() int64 { return t.snap.CheckpointInterval() 
 // then applies, and an error wrapping ErrInvalidArgument naming the
 // property and the value.
 func (t *Table) LogRetention() (time.Duration, error) {
+	if t == nil {
+		return DefaultLogRetention, nilTableError("log retention")
+	}
 	return t.intervalProperty(PropLogRetentionDuration, DefaultLogRetention)
 }
 
@@ -46,6 +54,9 @@ func (t *Table) LogRetention() (time.Duration, error) {
 // interval gives the default and an error wrapping ErrInvalidArgument
 // naming the property and the value (Vacuum refuses to run then).
 func (t *Table) DeletedFileRetention() (time.Duration, error) {
+	if t == nil {
+		return DefaultDeletedFileRetention, nilTableError("deleted file retention")
+	}
 	return t.intervalProperty(PropDeletedFileRetentionDuration, DefaultDeletedFileRetention)
 }
 
@@ -69,6 +80,9 @@ func (t *Table) intervalProperty(key string, def time.Duration) (time.Duration, 
 // made since (a checkpoint written by the commit path does not move it).
 // Errors are the store's, wrapped.
 func (t *Table) LatestCheckpoint(ctx context.Context) (int64, error) {
+	if t == nil {
+		return -1, nilTableError("latest checkpoint")
+	}
 	ls, err := scanLog(ctx, t.store)
 	if err != nil {
 		return -1, err

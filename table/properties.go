@@ -54,6 +54,9 @@ const (
 // row tracking materialized column names, delta.columnMapping.maxColumnId)
 // is ErrInvalidArgument. On any error nothing is committed.
 func (t *Table) SetProperties(ctx context.Context, props map[string]string) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("set properties")
+	}
 	fail := func(err error) (*Table, error) {
 		return nil, fmt.Errorf("table: set properties %s: %w", t.URI(), err)
 	}
@@ -96,6 +99,9 @@ func (t *Table) SetProperties(ctx context.Context, props map[string]string) (*Ta
 // materialized column names) cannot be unset (ErrInvalidArgument). On any
 // error nothing is committed.
 func (t *Table) UnsetProperties(ctx context.Context, ifExists bool, keys ...string) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("unset properties")
+	}
 	fail := func(err error) (*Table, error) {
 		return nil, fmt.Errorf("table: unset properties %s: %w", t.URI(), err)
 	}

@@ -66,13 +66,11 @@ func retryableConflict(err error) bool {
 // retryConflicts runs attempt on t and, while it fails with a retryable
 // conflict, on t refreshed to its latest version, at most retries more
 // times. verb names the operation in errors. attempt is called with the
-// options of one attempt (WithConflictRetries(0) after opts).
+// options of one attempt (WithConflictRetries(0) after opts). t is not
+// nil (the entry points check).
 func retryConflicts[R any](ctx context.Context, t *Table, verb string, retries int, opts []WriteOption,
 	attempt func(t *Table, opts []WriteOption) (*Table, R, error)) (*Table, R, error) {
 	var zero R
-	if t == nil {
-		return nil, zero, fmt.Errorf("table: %s: %w: nil table", verb, ErrInvalidArgument)
-	}
 	once := append(append([]WriteOption(nil), opts...), WithConflictRetries(0))
 	cur := t
 	for i := 0; ; i++ {

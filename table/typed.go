@@ -235,6 +235,9 @@ func rowDecoder[T any](sch *schema.StructType) (func(value.Row) (T, error), erro
 // float or double, a time.Time timestamp, timestamp_ntz or date.
 // Everything else is as AppendRows.
 func Append[T any](ctx context.Context, t *Table, rows []T, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("append")
+	}
 	return writeTyped(ctx, t, rows, modeAppend, opts)
 }
 
@@ -242,6 +245,9 @@ func Append[T any](ctx context.Context, t *Table, rows []T, opts ...WriteOption)
 // the matching partitions) with rows of the Go struct type T, as
 // OverwriteRows does for untyped rows; columns match as in Append.
 func Overwrite[T any](ctx context.Context, t *Table, rows []T, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("overwrite")
+	}
 	return writeTyped(ctx, t, rows, modeOverwrite, opts)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -121,6 +122,12 @@ func TestUpdateBadInput(t *testing.T) {
 		{"append-only", map[string]string{"delta.appendOnly": "true"}, nil, map[string]Value{"v": Lit(1.0)}, ErrAppendOnly, "append-only"},
 		{"violates CHECK", map[string]string{"delta.constraints.vpos": "v >= 0"}, Col("id").Eq(3), map[string]Value{"v": Lit(-1.0)}, ErrConstraintViolation, "vpos"},
 		{"overflow", nil, nil, map[string]Value{"id": Times(Col("id"), int64(1)<<62)}, ErrInvalidArgument, "overflow"},
+		// Division by zero is an error, as in Spark's default ANSI mode
+		// (DIVIDE_BY_ZERO): refused when bound for a literal zero, at the
+		// row otherwise; it named the double result's type instead.
+		{"division by literal zero into a long", nil, nil, map[string]Value{"id": Div(Col("id"), 0)}, expr.ErrDivideByZero, "(id / 0): division by zero"},
+		{"division by literal zero into a double", nil, nil, map[string]Value{"v": Div(Col("v"), 0.0)}, expr.ErrDivideByZero, "(v / 0): division by zero"},
+		{"division by a zero value", nil, nil, map[string]Value{"v": Div(Col("v"), Minus(Col("id"), Col("id")))}, expr.ErrDivideByZero, "(v / (id - id)): division by zero for 0 / 0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -83,5 +83,8 @@ type VacuumResult = maint.VacuumResult
 // Errors: ErrRetentionTooShort; store errors while listing or deleting
 // (files deleted before the error are not reported); ctx errors.
 func (t *Table) Vacuum(ctx context.Context, opts ...VacuumOption) (*VacuumResult, error) {
-	return maint.Vacuum(ctx, t.snap, append([]VacuumOption{maint.WithVacuumClock(t.cfg.now)}, opts...)...)
+	if t == nil {
+		return nil, nilTableError("vacuum")
+	}
+	return maint.Vacuum(ctx, t.snap, append([]VacuumOption{maint.WithVacuumClock(t.cfg.now), maint.WithVacuumLogger(t.cfg.logger)}, opts...)...)
 }

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/table/internal/maint"
@@ -43,8 +44,9 @@ const (
 	// ProblemInvalidValue: an add action of the latest snapshot holds a
 	// value that cannot be right: a negative size, a stats.numRecords that
 	// is not a count (negative, fractional or above 2^53), a deletion vector
-	// cardinality that is negative or above numRecords, or a partition value
-	// that does not parse as its column's type.
+	// cardinality that is negative or above numRecords, a negative deletion
+	// vector sizeInBytes or offset, or a partition value that does not
+	// parse as its column's type.
 	ProblemInvalidValue = maint.ProblemInvalidValue
 )
 
@@ -71,6 +73,11 @@ func WithVerifyConcurrency(n int) VerifyOption { return maint.WithVerifyConcurre
 // WithVerifyProgress calls fn as files are checked, with the number done
 // and the total. fn is called from one goroutine at a time.
 func WithVerifyProgress(fn func(done, total int)) VerifyOption { return maint.WithVerifyProgress(fn) }
+
+// WithVerifyLogger sets the logger of the snapshot loads Verify and
+// VerifyExactlyOnce make (a checkpoint replayed around is logged at Warn;
+// default slog.Default()), as WithLogger does for a table.
+func WithVerifyLogger(l *slog.Logger) VerifyOption { return maint.WithVerifyLogger(l) }
 
 // Verify checks the table in store for consistency and returns what it
 // found wrong in a report; the error is only for failures that stop the
@@ -128,9 +135,10 @@ type ExactlyOnceReport = maint.ExactlyOnceReport
 // (operationParameters queryId and epochId) must agree with its txn action.
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: ErrTableNotFound,
-// log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store Store) (*ExactlyOnceReport, error) {
-	return maint.VerifyExactlyOnce(ctx, store)
+// log read errors (a gap or an unreadable commit), ctx errors. Of opts
+// only WithVerifyLogger applies.
+func VerifyExactlyOnce(ctx context.Context, store Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
+	return maint.VerifyExactlyOnce(ctx, store, opts...)
 }
 
 // logScan is a listing of "_delta_log/" (maint.ListLog): the commit

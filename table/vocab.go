@@ -99,6 +99,9 @@ func DecodePath(p string) string { return txlog.DecodePath(p) }
 // error wrapping ErrNotExist when the log no longer holds it (log cleanup)
 // or never did, a *txlog.CorruptLogError when it cannot be decoded.
 func (t *Table) ReadCommit(ctx context.Context, v int64) ([]Action, error) {
+	if t == nil {
+		return nil, nilTableError("read commit")
+	}
 	return txlog.ReadCommit(ctx, t.store, v)
 }
 

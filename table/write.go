@@ -338,6 +338,9 @@ func (t *Table) prepareRows(ctx context.Context, rows []value.Row, cfg writeConf
 // commit that failed with a conflict are deleted (best effort). An empty
 // rows slice commits a version with no files.
 func (t *Table) AppendRows(ctx context.Context, rows []Row, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("append")
+	}
 	return t.writeRows(ctx, modeAppend, rows, opts)
 }
 
@@ -386,6 +389,9 @@ func opError(ctx context.Context, op, uri string, err error) error {
 // Complete mode, an append-only table with live files is refused
 // (ErrAppendOnly) before any file is written.
 func (t *Table) WriteFiles(ctx context.Context, rows []Row, opts ...WriteOption) ([]*Add, error) {
+	if t == nil {
+		return nil, nilTableError("write files")
+	}
 	cfg := newWriteConfig(opts)
 	return t.writePreparedFiles(ctx, cfg, func() (*prepared, error) { return t.prepareRows(ctx, rows, cfg) })
 }
@@ -430,6 +436,9 @@ func (t *Table) writePreparedFiles(ctx context.Context, cfg writeConfig, prepare
 // ErrInvalidArgument. Returns the table at the new version; other errors
 // are txlog's.
 func (t *Table) AppendFiles(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, error) {
+	if t == nil {
+		return nil, nilTableError("append files")
+	}
 	nt, _, err := t.commitFiles(ctx, adds, nil, newWriteConfig(opts))
 	return nt, err
 }
@@ -445,6 +454,9 @@ func (t *Table) AppendFiles(ctx context.Context, adds []*Add, opts ...WriteOptio
 // committed txn version: the caller checks it on the same snapshot. The
 // files are the caller's: a commit that fails leaves them in place.
 func (t *Table) CommitFiles(ctx context.Context, adds []*Add, opts ...WriteOption) (*Table, *CommitResult, error) {
+	if t == nil {
+		return nil, nil, nilTableError("commit files")
+	}
 	return t.commitFiles(ctx, adds, nil, newWriteConfig(opts))
 }
 

@@ -41,7 +41,7 @@ type ConflictError struct {
 	WinnerVersion int64    // the version of the winning commit that conflicts
 	Operation     string   // the winning commit's operation, when recorded
 	Kinds         []error  // the conflict kinds, e.g. ErrConcurrentDeleteRead
-	Details       []string // one human-readable reason per kind (paths, appIds)
+	Details       []string // human-readable reasons (paths, appIds): one per kind, one for both kinds of a removed file read and removed
 	Attempts      int      // commit attempts made, including the first
 }
 
@@ -157,16 +157,32 @@ func checkConflicts(rs *readSet, ours *ownWrites, w winnerSummary) (kinds []erro
 			}
 		}
 	}
+	// Rules 5 and 6 name one file each; a file this transaction read and
+	// removes is named once for both ("read and removes"), not twice.
+	var read, removed *Remove
 	for _, f := range w.removed {
-		if rs.wholeTable || rs.files[f.Key()] {
-			add(ErrConcurrentDeleteRead, "version %d removed %s, which this transaction read", w.version, f.Path)
+		r, o := rs.wholeTable || rs.files[f.Key()], ours.removes[f.Key()]
+		if r && o {
+			read, removed = f, f
 			break
 		}
+		if r && read == nil {
+			read = f
+		}
+		if o && removed == nil {
+			removed = f
+		}
 	}
-	for _, f := range w.removed {
-		if ours.removes[f.Key()] {
-			add(ErrConcurrentDeleteDelete, "version %d also removed %s", w.version, f.Path)
-			break
+	switch {
+	case read != nil && read == removed:
+		kinds = append(kinds, ErrConcurrentDeleteRead, ErrConcurrentDeleteDelete)
+		details = append(details, fmt.Sprintf("version %d removed %s, which this transaction read and removes", w.version, read.Path))
+	default:
+		if read != nil {
+			add(ErrConcurrentDeleteRead, "version %d removed %s, which this transaction read", w.version, read.Path)
+		}
+		if removed != nil {
+			add(ErrConcurrentDeleteDelete, "version %d removed %s, which this transaction removes", w.version, removed.Path)
 		}
 	}
 	for _, id := range w.appIDs {

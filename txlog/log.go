@@ -575,21 +575,45 @@ type LastCheckpoint struct {
 	Checksum string `json:"checksum,omitempty"`
 }
 
-// readLastCheckpoint returns the hint, or nil when it is absent or unusable.
-// Store errors other than ErrNotExist are returned.
+// maxLastCheckpointBytes bounds what readLastCheckpoint reads of the hint:
+// a real one is a few hundred bytes, or a few hundred KiB with the
+// checkpointSchema of a very wide table; a longer file is not a hint.
+const maxLastCheckpointBytes = 4 << 20
+
+// readLastCheckpoint returns the hint, or nil when it is absent or unusable
+// (decodeLastCheckpoint). Store errors other than ErrNotExist are returned.
 func readLastCheckpoint(ctx context.Context, store objectstore.Store) (*LastCheckpoint, error) {
-	data, err := store.Get(ctx, LastCheckpointKey, objectstore.FullObject)
+	data, err := store.Get(ctx, LastCheckpointKey, objectstore.Range{Length: maxLastCheckpointBytes + 1})
 	if errors.Is(err, objectstore.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("txlog: reading %s: %w", LastCheckpointKey, err)
 	}
-	var lc LastCheckpoint
-	if err := json.Unmarshal(data, &lc); err != nil || lc.Version < 0 {
-		return nil, nil // a broken hint is ignored: the listing decides
+	return decodeLastCheckpoint(data), nil
+}
+
+// decodeLastCheckpoint decodes the content of _last_checkpoint, or returns
+// nil for a hint that cannot be right: longer than maxLastCheckpointBytes,
+// not JSON of the spec's schema, a negative version, size, sizeInBytes or
+// numOfAddFiles, or parts outside 1..2^31-1 (the multi-part names' 10
+// digits). A broken hint is ignored: the listing decides (spec "Last
+// Checkpoint File": readers use it only to find the latest checkpoint
+// quickly). Of its counts only Version is used, as where to start listing.
+func decodeLastCheckpoint(data []byte) *LastCheckpoint {
+	if len(data) > maxLastCheckpointBytes {
+		return nil
 	}
-	return &lc, nil
+	var lc LastCheckpoint
+	if err := json.Unmarshal(data, &lc); err != nil {
+		return nil
+	}
+	negative := func(p *int64) bool { return p != nil && *p < 0 }
+	if lc.Version < 0 || lc.Size < 0 || negative(lc.SizeInBytes) || negative(lc.NumOfAddFiles) ||
+		(lc.Parts != nil && (*lc.Parts < 1 || *lc.Parts >= 1<<31)) {
+		return nil
+	}
+	return &lc
 }
 
 // ReadCommit reads and decodes commit version from store (spec "Delta Log

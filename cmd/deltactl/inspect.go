@@ -201,7 +201,7 @@ func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error 
 	latest := !cmd.Flags().Changed("version")
 	var loadErr error
 	if latest {
-		snap, err := table.LoadSnapshot(ctx, store, -1)
+		snap, err := table.LoadSnapshot(ctx, store, -1, table.WithLogger(a.logger))
 		switch {
 		case errors.Is(err, table.ErrCorruptLog):
 			// No snapshot past a corrupt log file: show the latest
@@ -229,7 +229,7 @@ func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error 
 			v.Note = fmt.Sprintf("commit %d was removed by log cleanup; the version is held by its checkpoint (deltactl snapshot describes it)", ver)
 			return a.out().Log(v)
 		}
-		err = commitNotFound(ctx, store, ver, err)
+		err = a.commitNotFound(ctx, store, ver, err)
 	}
 	if err != nil {
 		return err
@@ -257,8 +257,8 @@ func (a *app) logCommit(cmd *cobra.Command, store table.Store, ver int64) error 
 // (notExist), cannot be shown: a *table.VersionNotFoundError naming the
 // earliest and latest versions, as snapshot --version gives, or a note that
 // log cleanup removed the commit of a version a checkpoint still holds.
-func commitNotFound(ctx context.Context, store table.Store, ver int64, notExist error) error {
-	_, err := table.LoadSnapshot(ctx, store, ver)
+func (a *app) commitNotFound(ctx context.Context, store table.Store, ver int64, notExist error) error {
+	_, err := table.LoadSnapshot(ctx, store, ver, table.WithLogger(a.logger))
 	if err != nil {
 		return err
 	}

@@ -190,7 +190,7 @@ when the check itself failed (no table, an I/O error).`,
 		RunE: a.onStore(func(cmd *cobra.Command, store table.Store) error {
 			ctx := cmd.Context()
 			if exactlyOnce {
-				rep, err := table.VerifyExactlyOnce(ctx, store)
+				rep, err := table.VerifyExactlyOnce(ctx, store, table.WithVerifyLogger(a.logger))
 				if err != nil {
 					// A gap or a corrupt file in the log is what verify is
 					// for: a failed verification (3), not an error (1).
@@ -203,7 +203,7 @@ when the check itself failed (no table, an I/O error).`,
 				return verdict(a.out().ExactlyOnce(exactlyOnceView(store.URI(), rep)), rep.OK())
 			}
 			bar := a.lateProgress("verify", "")
-			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(bar.setInt))
+			rep, err := table.Verify(ctx, store, table.WithVerifyProgress(bar.setInt), table.WithVerifyLogger(a.logger))
 			bar.Finish()
 			if err != nil {
 				return err

@@ -430,9 +430,23 @@ func (o *textOutput) Verify(v *VerifyView) error {
 	if v.CheckpointsUnchecked > 0 {
 		unchecked = fmt.Sprintf(" (%d more could not be: the commits before them were cleaned up)", v.CheckpointsUnchecked)
 	}
-	_, err := fmt.Fprintf(o.w, "verify %s: %s; version %d, commits %d-%d (%d read), %d checkpoint(s) compared with the commits%s, %d file(s) (%s) present\n",
-		v.Table, status, v.Version, v.FirstCommit, v.LastCommit, v.Commits, v.Checkpoints, unchecked, v.Files, humanBytes(v.Bytes))
+	commits := "no commit file (the log holds only checkpoints)"
+	if v.FirstCommit >= 0 {
+		commits = fmt.Sprintf("commits %d-%d (%d read)", v.FirstCommit, v.LastCommit, v.Commits)
+	}
+	_, err := fmt.Fprintf(o.w, "verify %s: %s; version %d, %s, %d checkpoint(s) compared with the commits%s, %d file(s) (%s) present\n",
+		v.Table, status, v.Version, commits, v.Checkpoints, unchecked, v.Files, humanBytes(v.Bytes))
 	return err
+}
+
+// versionSpan names the versions verify --exactly-once read: "versions
+// 3-11", or, for a log of only a checkpoint (no commit read), "no commit
+// after the checkpoint at version 10".
+func versionSpan(from, to int64) string {
+	if from > to {
+		return fmt.Sprintf("no commit after the checkpoint at version %d", to)
+	}
+	return fmt.Sprintf("versions %d-%d", from, to)
 }
 
 func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
@@ -442,15 +456,19 @@ func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
 		return err
 	}
 	if len(v.Queries) == 0 {
-		fmt.Fprintf(o.w, "no streaming query (txn appId) in versions %d-%d\n", v.FromVersion, v.Version)
+		fmt.Fprintf(o.w, "no streaming query (txn appId) in %s\n", versionSpan(v.FromVersion, v.Version))
 	}
 	for _, q := range v.Queries {
 		status := "exactly once"
 		if !q.OK {
 			status = "NOT exactly once"
 		}
-		fmt.Fprintf(o.w, "query %s: %s; %d commit(s), epochs %s (last at version %d)\n",
-			q.AppID, status, q.Commits, orDash(strings.Join(q.Committed, ",")), q.LastVersion)
+		last := ""
+		if q.LastVersion >= 0 {
+			last = fmt.Sprintf(" (last at version %d)", q.LastVersion)
+		}
+		fmt.Fprintf(o.w, "query %s: %s; %d commit(s), epochs %s%s\n",
+			q.AppID, status, q.Commits, orDash(strings.Join(q.Committed, ",")), last)
 		if q.Base >= 0 {
 			fmt.Fprintf(o.w, "  epochs up to %d committed before version %d (older commits cleaned up)\n", q.Base, v.FromVersion)
 		}
@@ -471,7 +489,7 @@ func (o *textOutput) ExactlyOnce(v *ExactlyOnceView) error {
 	if !v.OK {
 		status = "FAILED"
 	}
-	_, err := fmt.Fprintf(o.w, "verify --exactly-once %s: %s (versions %d-%d)\n", v.Table, status, v.FromVersion, v.Version)
+	_, err := fmt.Fprintf(o.w, "verify --exactly-once %s: %s (%s)\n", v.Table, status, versionSpan(v.FromVersion, v.Version))
 	return err
 }
 

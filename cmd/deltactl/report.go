@@ -59,7 +59,7 @@ nothing fetched when it is viewed).`,
 			if err != nil {
 				return err
 			}
-			opts := []report.Option{report.WithSmallFileSize(size), report.WithHistoryLimit(history), report.WithVacuumScan(vacuumScan)}
+			opts := []report.Option{report.WithSmallFileSize(size), report.WithHistoryLimit(history), report.WithVacuumScan(vacuumScan), report.WithLogger(a.logger)}
 			if a.now != nil {
 				opts = append(opts, report.WithClock(a.now))
 			}

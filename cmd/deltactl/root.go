@@ -62,6 +62,7 @@ type app struct {
 	region    string
 	pathStyle bool
 	verbose   bool
+	logFormat string
 	progress  bool
 	logger    *slog.Logger
 }
@@ -144,11 +145,11 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 			if err := checkOutput(cmd, a.output); err != nil {
 				return err
 			}
-			level := slog.LevelWarn
-			if a.verbose {
-				level = slog.LevelDebug
+			logger, err := newLogger(a.stderr, a.logFormat, a.verbose)
+			if err != nil {
+				return err
 			}
-			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			a.logger = logger
 			return nil
 		},
 	}
@@ -161,6 +162,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 	pf.BoolVar(&a.pathStyle, "path-style", false, "address S3 buckets in the URL path (default for localhost and IP endpoints; else $AWS_VIRTUAL_HOSTED_STYLE_REQUEST=false)")
 	pf.StringVar(&a.region, "region", "", "AWS region (default $AWS_REGION, $AWS_DEFAULT_REGION, the AWS config file, else us-east-1)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log debug messages to stderr")
+	pf.StringVar(&a.logFormat, "log-format", "text", "format of the log messages on stderr: text (slog's key=value lines) or json (one JSON object a line)")
 	pf.BoolVar(&a.progress, "progress", true, "show progress bars on long work when stdout is a terminal")
 
 	root.AddCommand(
@@ -187,7 +189,26 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newCleanupCmd(a),
 		newReportCmd(a),
 	)
+	guardSubcommands(root)
 	return root
+}
+
+// newLogger returns the one logger of a run, which every library call of
+// deltactl is given (so that no message goes through another handler):
+// slog's text or JSON handler (format "text" or "json") on w, at Warn, or
+// at Debug with verbose.
+func newLogger(w io.Writer, format string, verbose bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if verbose {
+		opts.Level = slog.LevelDebug
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usagef("--log-format %q: want text or json", format)
 }
 
 func newVersionCmd(a *app) *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/bits"
 	"slices"
@@ -295,6 +296,7 @@ type config struct {
 	topPartitions int
 	now           func() time.Time
 	vacuumScan    bool
+	logger        *slog.Logger // of the view atClock opens; nil: the table package's default
 }
 
 // WithHistoryLimit sets how many of the newest commits are read for
@@ -314,6 +316,11 @@ func WithTopPartitions(n int) Option { return func(c *config) { c.topPartitions 
 // the time retention is measured from, which the dry runs of log cleanup
 // and vacuum read as the clock (table.WithClock) of a view of the table.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithLogger sets the logger of the view of the table the dry runs of log
+// cleanup and vacuum read (table.WithLogger; default slog.Default()): its
+// load logs a checkpoint replayed around at Warn.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithVacuumScan turns vacuum's dry run for Report.Vacuum on or off
 // (default on): it lists every data file under the table root, which can
@@ -372,7 +379,7 @@ func Build(ctx context.Context, t *table.Table, opts ...Option) (*Report, error)
 	if err := r.readHistory(ctx, t, cfg.historyLimit); err != nil {
 		return nil, fmt.Errorf("report of %s: %w", t.URI(), err)
 	}
-	dry, err := atClock(ctx, t, now)
+	dry, err := atClock(ctx, t, now, cfg.logger)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("report of %s: %w", t.URI(), ctx.Err())
@@ -704,9 +711,9 @@ func (r *Report) logState(ctx context.Context, t, dry *table.Table) error {
 // atClock returns t at its version with the table clock (table.WithClock)
 // now, for the dry runs of log cleanup and vacuum, which measure retention
 // from the table's clock.
-func atClock(ctx context.Context, t *table.Table, now time.Time) (*table.Table, error) {
+func atClock(ctx context.Context, t *table.Table, now time.Time, logger *slog.Logger) (*table.Table, error) {
 	return table.Open(ctx, t.URI(), table.WithStore(t.Store()), table.AtVersion(t.Version()),
-		table.WithClock(func() time.Time { return now }), table.WithSyncCheckpoints())
+		table.WithClock(func() time.Time { return now }), table.WithSyncCheckpoints(), table.WithLogger(logger))
 }
 
 // removed is a removed file: when (deletionTimestamp, Unix ms) and its

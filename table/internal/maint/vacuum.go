@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +38,17 @@ type vacuumConfig struct {
 	now         func() time.Time
 	concurrency int
 	progress    func(done, total int)
+	logger      *slog.Logger // of the tombstone load
+}
+
+// WithVacuumLogger sets the logger of the snapshot load Vacuum makes to
+// read every remove action (default slog.Default()).
+func WithVacuumLogger(l *slog.Logger) VacuumOption {
+	return func(c *vacuumConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
 }
 
 // WithVacuumRetention sets how old a removed or unreferenced file must be
@@ -134,7 +146,7 @@ type VacuumResult struct {
 // shown is the snapshot of the table as its caller shows it; Vacuum updates
 // it to the latest version (Snapshot.Update) and works on its store.
 func Vacuum(ctx context.Context, shown *txlog.Snapshot, opts ...VacuumOption) (*VacuumResult, error) {
-	cfg := vacuumConfig{retention: -1, now: time.Now, concurrency: 16}
+	cfg := vacuumConfig{retention: -1, now: time.Now, concurrency: 16, logger: slog.Default()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -163,7 +175,7 @@ func Vacuum(ctx context.Context, shown *txlog.Snapshot, opts ...VacuumOption) (*
 	// snapshot forgets removes older than the table's retention, so load the
 	// same version with a clock at the epoch, which expires none.
 	tombSnap, err := txlog.Load(ctx, store, txlog.AtVersion(snap.Version()),
-		txlog.WithClock(func() time.Time { return time.Unix(0, 0) }))
+		txlog.WithClock(func() time.Time { return time.Unix(0, 0) }), txlog.WithLoadLogger(cfg.logger))
 	if err != nil {
 		return nil, fmt.Errorf("table: vacuum %s: %w", uri, err)
 	}

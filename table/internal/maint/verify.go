@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -51,8 +52,9 @@ const (
 	// ProblemInvalidValue: an add action of the latest snapshot holds a
 	// value that cannot be right: a negative size, a stats.numRecords that
 	// is not a count (negative, fractional or above 2^53), a deletion vector
-	// cardinality that is negative or above numRecords, or a partition value
-	// that does not parse as its column's type.
+	// cardinality that is negative or above numRecords, a negative deletion
+	// vector sizeInBytes or offset, or a partition value that does not
+	// parse as its column's type.
 	ProblemInvalidValue VerifyProblemKind = "invalid-value"
 )
 
@@ -123,6 +125,32 @@ type verifyConfig struct {
 	// parsePartition parses a partition value of a column type (the
 	// caller's, table.ParsePartitionValue); nil checks none.
 	parsePartition func(t schema.Type, s string) (any, error)
+	logger         *slog.Logger
+}
+
+// newVerifyConfig is Verify's configuration after opts.
+func newVerifyConfig(opts []VerifyOption) verifyConfig {
+	cfg := verifyConfig{concurrency: 16, now: time.Now, logger: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// loadOptions are the txlog.Load options of every load Verify makes.
+func (c *verifyConfig) loadOptions(more ...txlog.LoadOption) []txlog.LoadOption {
+	return append([]txlog.LoadOption{txlog.WithLoadLogger(c.logger)}, more...)
+}
+
+// WithVerifyLogger sets the logger of the snapshot loads Verify and
+// VerifyExactlyOnce make (a checkpoint replayed around is logged at Warn;
+// default slog.Default()).
+func WithVerifyLogger(l *slog.Logger) VerifyOption {
+	return func(c *verifyConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
 }
 
 // WithPartitionParser makes Verify check that every partition value of
@@ -224,36 +252,70 @@ func (ls *logScan) checkpointPath(v int64) string {
 
 // missingParts describes the parts missing from the multi-part checkpoint
 // of version v ("" when it has a single-file checkpoint or a complete set),
-// e.g. "part 2 of 3 is missing".
+// e.g. "part 2 of 3 missing". The part count comes from file names, which
+// anyone can write ("...checkpoint.0000000001.2147483647.parquet"): the
+// work and the text are bounded by the files listed, not by that count.
 func (ls *logScan) missingParts(v int64) string {
-	byParts := map[int]map[int]bool{}
+	byParts := map[int][]int{}
 	for _, f := range ls.cpFiles[v] {
 		if f.Parts == 0 {
 			return "" // a classic or v2 checkpoint
 		}
-		if byParts[f.Parts] == nil {
-			byParts[f.Parts] = map[int]bool{}
-		}
-		byParts[f.Parts][f.Part] = true
+		byParts[f.Parts] = append(byParts[f.Parts], f.Part)
 	}
 	var out []string
 	for _, n := range slices.Sorted(maps.Keys(byParts)) {
-		var missing []string
-		for p := 1; p <= n; p++ {
-			if !byParts[n][p] {
-				missing = append(missing, strconv.Itoa(p))
-			}
-		}
-		if len(missing) == 0 {
+		have := slices.Compact(slices.Sorted(slices.Values(byParts[n])))
+		if len(have) == n {
 			return ""
 		}
 		word := "part"
-		if len(missing) > 1 {
+		if n-len(have) > 1 {
 			word = "parts"
 		}
-		out = append(out, fmt.Sprintf("%s %s of %d missing", word, strings.Join(missing, ", "), n))
+		out = append(out, fmt.Sprintf("%s %s of %d missing", word, missingRanges(have, n), n))
 	}
 	return strings.Join(out, "; ")
+}
+
+// maxMissingRanges bounds how many ranges of missing parts missingParts
+// names per checkpoint.
+const maxMissingRanges = 8
+
+// missingRanges names the numbers in 1..n that are not in have (sorted,
+// distinct, each in 1..n) as ranges ("2, 4-9"), at most maxMissingRanges
+// of them and then how many more parts are missing: its work is linear
+// in len(have), whatever n is.
+func missingRanges(have []int, n int) string {
+	var b strings.Builder
+	ranges, named := 0, 0
+	add := func(lo, hi int) {
+		if ranges++; ranges > maxMissingRanges {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(lo))
+		if hi > lo {
+			b.WriteString("-" + strconv.Itoa(hi))
+		}
+		named += hi - lo + 1
+	}
+	prev := 0
+	for _, p := range have {
+		if p > prev+1 {
+			add(prev+1, p-1)
+		}
+		prev = p
+	}
+	if prev < n {
+		add(prev+1, n)
+	}
+	if missing := n - len(have); named < missing {
+		fmt.Fprintf(&b, " and %d more", missing-named)
+	}
+	return b.String()
 }
 
 // Verify checks the table in store for consistency and returns what it
@@ -262,7 +324,8 @@ func (ls *logScan) missingParts(v int64) string {
 // txlog.ErrTableNotFound when there is no log. It checks that
 //
 //   - commit versions are contiguous and the log starts at version 0 or at
-//     a checkpoint;
+//     a checkpoint (a log of only a checkpoint is the table at the
+//     checkpoint's version, spec "Checkpoints");
 //   - every commit file reads and decodes;
 //   - every checkpoint holds what the JSON commits up to its version
 //     produce: the same live files (path, deletion vector, size, partition
@@ -281,10 +344,7 @@ func (ls *logScan) missingParts(v int64) string {
 //     deletion vector cardinality, partition values that parse as their
 //     column's type (ProblemInvalidValue).
 func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*VerifyReport, error) {
-	cfg := verifyConfig{concurrency: 16, now: time.Now}
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := newVerifyConfig(opts)
 	ls, err := scanLog(ctx, store)
 	if err != nil {
 		return nil, err
@@ -304,7 +364,7 @@ func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) 
 		return nil, err
 	}
 
-	snap, err := txlog.Load(ctx, store)
+	snap, err := txlog.Load(ctx, store, cfg.loadOptions()...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -321,7 +381,10 @@ func Verify(ctx context.Context, store objectstore.Store, opts ...VerifyOption) 
 
 func verifyContiguity(ls *logScan, rep *VerifyReport) {
 	if len(ls.commits) == 0 {
-		rep.add(ProblemLogGap, -1, txlog.LogPrefix, "the log holds checkpoints but no commit file")
+		// A log of only a checkpoint (delta-rs writes them; spec
+		// "Checkpoints": a checkpoint stands for the commits up to its
+		// version): nothing to be contiguous. Loading the latest snapshot
+		// checks that the newest checkpoint reads.
 		return
 	}
 	rep.FirstCommit, rep.LastCommit = ls.commits[0], ls.commits[len(ls.commits)-1]
@@ -438,7 +501,7 @@ func (st *replayState) advance(commits map[int64][]txlog.Action, c int64) bool {
 // cannot, it reports a ProblemCheckpoint ("what: reason") and returns a nil
 // snapshot, with ctx's error instead when ctx is done.
 func loadCheckpoint(ctx context.Context, store objectstore.Store, ls *logScan, c int64, cfg verifyConfig, rep *VerifyReport, what string) (*txlog.Snapshot, error) {
-	snap, err := txlog.Load(ctx, store, txlog.AtVersion(c), txlog.WithClock(cfg.now))
+	snap, err := txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(c), txlog.WithClock(cfg.now))...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -452,7 +515,12 @@ func loadCheckpoint(ctx context.Context, store objectstore.Store, ls *logScan, c
 // verifyCheckpoints compares each checkpoint with the replay of the JSON
 // commits up to its version.
 func verifyCheckpoints(ctx context.Context, store objectstore.Store, ls *logScan, commits map[int64][]txlog.Action, cfg verifyConfig, rep *VerifyReport) error {
-	if len(ls.checkpoints) == 0 || len(ls.commits) == 0 {
+	if len(ls.commits) == 0 {
+		// A log of only a checkpoint: no commits to compare it with.
+		rep.CheckpointsUnchecked = len(ls.checkpoints)
+		return nil
+	}
+	if len(ls.checkpoints) == 0 {
 		return nil
 	}
 	var st *replayState
@@ -819,6 +887,14 @@ func verifyValues(snap *txlog.Snapshot, parse func(schema.Type, string) (any, er
 			case known && dv.Cardinality > n:
 				rep.add(ProblemInvalidValue, v, p, "deletionVector.cardinality %d is above stats.numRecords %d", dv.Cardinality, n)
 			}
+			// Reads refuse these (txlog.LoadDeletionVectorAt) before
+			// reading anything.
+			if dv.SizeInBytes < 0 {
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.sizeInBytes is negative: %d", dv.SizeInBytes)
+			}
+			if dv.Offset != nil && *dv.Offset < 0 {
+				rep.add(ProblemInvalidValue, v, p, "deletionVector.offset is negative: %d", *dv.Offset)
+			}
 		}
 		for _, c := range parts {
 			_, has := a.PartitionValues[c.key]
@@ -974,10 +1050,13 @@ func (q *QueryEpochs) OK() bool {
 
 // ExactlyOnceReport is the result of VerifyExactlyOnce.
 type ExactlyOnceReport struct {
-	// Version is the newest commit read.
+	// Version is the newest commit read, or the checkpoint's version for
+	// a log of only a checkpoint.
 	Version int64
 	// FromVersion is the oldest commit read: 0, or the version after the
-	// oldest reconstructable state when older commits were cleaned up.
+	// oldest reconstructable state when older commits were cleaned up (the
+	// checkpoint's version + 1 for a log of only a checkpoint, when no
+	// commit is read).
 	FromVersion int64
 	// Queries are the streaming queries (txn appIds), sorted by AppID.
 	Queries []*QueryEpochs
@@ -1005,15 +1084,17 @@ const streamingOperation = "STREAMING UPDATE"
 // When old commits were cleaned up, the reconstructable state at the oldest
 // commit supplies each query's base epoch. Errors: txlog.ErrTableNotFound,
 // log read errors (a gap or an unreadable commit), ctx errors.
-func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOnceReport, error) {
+// Of opts only WithVerifyLogger applies.
+func VerifyExactlyOnce(ctx context.Context, store objectstore.Store, opts ...VerifyOption) (*ExactlyOnceReport, error) {
+	cfg := newVerifyConfig(opts)
 	ls, err := scanLog(ctx, store)
 	if err != nil {
 		return nil, err
 	}
-	if len(ls.commits) == 0 {
+	if len(ls.commits) == 0 && len(ls.checkpoints) == 0 {
 		return nil, fmt.Errorf("table: verify %s: %w", store.URI(), txlog.ErrTableNotFound)
 	}
-	rep := &ExactlyOnceReport{Version: ls.commits[len(ls.commits)-1], FromVersion: ls.commits[0]}
+	rep := &ExactlyOnceReport{Version: -1}
 	queries := map[string]*queryTrack{}
 	track := func(id string) *queryTrack {
 		q := queries[id]
@@ -1023,16 +1104,26 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store) (*ExactlyOn
 		}
 		return q
 	}
-	if first := ls.commits[0]; first > 0 {
-		snap, err := txlog.Load(ctx, store, txlog.AtVersion(first))
-		if err != nil {
-			return nil, fmt.Errorf("table: verify %s: loading the oldest version %d: %w", store.URI(), first, err)
-		}
-		for id, t := range snap.Txns() {
+	// The snapshot whose txns are the queries' starting epochs: of the
+	// oldest commit when older ones were cleaned up, the latest (its
+	// newest readable checkpoint) when the log holds no commit (a log of
+	// only a checkpoint); none when the log starts at version 0.
+	var base *txlog.Snapshot
+	switch {
+	case len(ls.commits) == 0:
+		base, err = txlog.Load(ctx, store, cfg.loadOptions()...)
+	case ls.commits[0] > 0:
+		base, err = txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(ls.commits[0]))...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table: verify %s: loading the state the log starts from: %w", store.URI(), err)
+	}
+	if base != nil {
+		rep.Version, rep.FromVersion = base.Version(), base.Version()+1
+		for id, t := range base.Txns() {
 			q := track(id)
 			q.Base, q.max = t.Version, t.Version
 		}
-		rep.FromVersion = first + 1
 	}
 	for c, err := range txlog.Commits(ctx, store, rep.FromVersion, -1) {
 		if err != nil {
