@@ -52,6 +52,9 @@ func (t *Table) Delete(ctx context.Context, where Expr, opts ...WriteOption) (*T
 		return nil, nil, nilTableError("delete")
 	}
 	cfg := newWriteConfig(opts)
+	if cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "delete from", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *DMLResult, error) { return t.Delete(ctx, where, o...) })
+	}
 	op, err := t.begin("DELETE", true, cfg)
 	if err != nil {
 		return nil, nil, err

@@ -84,6 +84,9 @@ func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption)
 	if t == nil {
 		return nil, nil, nilTableError("merge")
 	}
+	if cfg := newWriteConfig(opts); cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "merge into", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *MergeResult, error) { return t.Merge(ctx, m, o...) })
+	}
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
 	if err != nil {
 		return nil, nil, opError(ctx, "merge into", t.URI(), err)

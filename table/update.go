@@ -47,6 +47,9 @@ func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, op
 		return nil, nil, nilTableError("update")
 	}
 	cfg := newWriteConfig(opts)
+	if cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "update", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *DMLResult, error) { return t.Update(ctx, where, set, o...) })
+	}
 	op, err := t.begin("UPDATE", true, cfg)
 	if err != nil {
 		return nil, nil, err
