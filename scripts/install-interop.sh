@@ -9,6 +9,9 @@
 # The venv path is $DELTAKIT_VENV (default: <repo>/.venv); tests find its
 # python through the same variable or the default path, and the jars through
 # $DELTAKIT_IVY or its default.
+# DELTAKIT_INTEROP=delta-rs installs only deltalake and pyarrow (no pyspark,
+# no Ivy resolution: what scripts/demo.sh needs); a later run without it adds
+# Spark to the same venv.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 venv=${DELTAKIT_VENV:-$repo/.venv}
@@ -16,6 +19,29 @@ ivy=${DELTAKIT_IVY:-$HOME/.cache/deltakit/ivy}
 want="deltalake==1.6.6 pyarrow==26.0.1 pyspark==4.2.0 delta-spark==4.4.0"
 stamp="$venv/.deltakit-interop"
 jar="$ivy/jars/io.delta_delta-spark_4.2_2.13-4.4.0.jar"
+case "${DELTAKIT_INTEROP:-all}" in
+all) ;;
+delta-rs)
+  rs="deltalake==1.6.6 pyarrow==26.0.1"
+  have=$(cat "$stamp" 2>/dev/null || true)
+  if [ -x "$venv/bin/python" ] && { [ "$have" = "$rs" ] || [ "$have" = "$want" ]; }; then
+    echo "interop: $rs already installed in $venv"
+    exit 0
+  fi
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check $rs
+  # os._exit: deltalake's runtime sometimes aborts at interpreter exit.
+  "$venv/bin/python" -c 'import os, sys, deltalake, pyarrow; print("interop: deltalake", deltalake.__version__, "pyarrow", pyarrow.__version__); sys.stdout.flush(); os._exit(0)'
+  echo "$rs" > "$stamp"
+  exit 0
+  ;;
+*)
+  echo "install-interop: DELTAKIT_INTEROP=$DELTAKIT_INTEROP: want all or delta-rs" >&2
+  exit 2
+  ;;
+esac
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -f "$jar" ]; then
   echo "interop: $want already installed in $venv, Delta jars in $ivy"
   exit 0

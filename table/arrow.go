@@ -2,16 +2,12 @@ package table
 
 import (
 	"context"
-	"sync/atomic"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/table/internal/scan"
 )
-
-// arrowBatchRows is the most rows one record batch of ScanArrow holds.
-const arrowBatchRows = 64 * 1024
 
 // ScanArrow scans t as Scan does and returns the rows as Apache Arrow record
 // batches: the same rows in the same order, with every ScanOption honoured
@@ -68,102 +64,14 @@ func (t *Table) ScanArrow(ctx context.Context, opts ...ScanOption) (array.Record
 	if err != nil {
 		return failedReader{err}, err
 	}
-	rb, err := arrowio.NewRecordBuilder(nil, p.outSch)
+	rb, err := arrowio.NewRecordBuilder(nil, p.OutSch)
 	if err != nil {
-		err = p.errorf("", err)
+		err = p.Errorf("", err)
 		return failedReader{err}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &scanReader{sch: rb.Schema(), cancel: cancel, batches: make(chan batchOrErr, 1)}
-	r.refs.Store(1)
-	go r.produce(ctx, p, rb)
+	r := &scan.Reader{Sch: rb.Schema(), Cancel: cancel, Batches: make(chan scan.BatchOrErr, 1)}
+	r.Refs.Store(1)
+	go r.Produce(ctx, p, rb)
 	return r, nil
 }
-
-// batchOrErr is one message from the producer: a batch, or the error that
-// ended the scan.
-type batchOrErr struct {
-	rec arrow.RecordBatch
-	err error
-}
-
-// scanReader is ScanArrow's RecordReader. A producer goroutine runs the
-// plan's row scan, appends the rows to an arrowio.RecordBuilder and sends
-// each full batch on a channel one deep, so decoding and building overlap
-// with the consumer while memory stays at about two batches.
-type scanReader struct {
-	refs    atomic.Int64
-	sch     *arrow.Schema
-	cancel  context.CancelFunc
-	batches chan batchOrErr
-	cur     arrow.RecordBatch
-	err     error
-	done    bool
-}
-
-// produce runs the scan and closes r.batches when it ends; closing gives
-// the consumer a happens-before edge on the ScanStats the scan wrote.
-func (r *scanReader) produce(ctx context.Context, p *scanPlan, rb *arrowio.RecordBuilder) {
-	defer close(r.batches)
-	defer rb.Release()
-	// Sends block: Release drains the channel after cancelling, so the
-	// producer never outlives the reader, and an error (the caller's
-	// context included) always reaches Next.
-	send := func(m batchOrErr) bool {
-		r.batches <- m
-		return true
-	}
-	if err := p.arrowBatches(ctx, r.sch, func(rec arrow.RecordBatch) bool { return send(batchOrErr{rec: rec}) }); err != nil {
-		send(batchOrErr{err: err})
-	}
-}
-
-func (r *scanReader) Retain() { r.refs.Add(1) }
-
-func (r *scanReader) Release() {
-	if r.refs.Add(-1) != 0 {
-		return
-	}
-	r.cancel()
-	for m := range r.batches { // wait for the producer
-		if m.rec != nil {
-			m.rec.Release()
-		}
-	}
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-}
-
-func (r *scanReader) Schema() *arrow.Schema { return r.sch }
-
-func (r *scanReader) Next() bool {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
-	if r.done {
-		return false
-	}
-	m, ok := <-r.batches
-	switch {
-	case !ok:
-		r.done = true
-		return false
-	case m.err != nil:
-		r.err, r.done = m.err, true
-		return false
-	}
-	r.cur = m.rec
-	return true
-}
-
-func (r *scanReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record returns the current batch; it is RecordBatch under its older name.
-//
-// Deprecated: use RecordBatch.
-func (r *scanReader) Record() arrow.RecordBatch { return r.cur }
-
-func (r *scanReader) Err() error { return r.err }

@@ -13,6 +13,7 @@ import (
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -223,11 +224,11 @@ func TestScanArrowOptions(t *testing.T) {
 			}
 			// Only ScanArrow's columnar path skips row groups.
 			st, rg := rst, ast.RowGroupsSkipped
-			plan, err := tbl.newPlan(newScanConfig(opts))
+			plan, err := scan.NewPlan(tbl.scanSource(), newScanConfig(opts))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plan.columnarPlan() && ast.FilesColumnar != ast.FilesRead {
+			if plan.ColumnarPlan() && ast.FilesColumnar != ast.FilesRead {
 				t.Errorf("%d of %d files read column by column, want all", ast.FilesColumnar, ast.FilesRead)
 			}
 			if ast != st || rg != c.wantRowGroupsSkipped {
@@ -270,7 +271,7 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := make([]value.Row, 3*arrowBatchRows)
+	rows := make([]value.Row, 3*scan.ArrowBatchRows)
 	for i := range rows {
 		rows[i] = value.Row{int64(i)}
 	}
@@ -302,8 +303,8 @@ func TestScanArrowCancelMidStream(t *testing.T) {
 	}
 	n = 0
 	for rr.Next() {
-		if got := rr.RecordBatch().NumRows(); got != arrowBatchRows {
-			t.Errorf("batch of %d rows, want %d", got, arrowBatchRows)
+		if got := rr.RecordBatch().NumRows(); got != scan.ArrowBatchRows {
+			t.Errorf("batch of %d rows, want %d", got, scan.ArrowBatchRows)
 		}
 		n += rr.RecordBatch().NumRows()
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -91,12 +92,12 @@ func TestScanArrowPageIndex(t *testing.T) {
 				t.Errorf("%d rows, want %d", n, c.wantRows)
 			}
 			var on, off, rst ScanStats
-			seq := arrowBatchList(t, tbl, append(opts, WithScanStats(&on), withArrowTuning(arrowTuning{batch: 256, stripe: 2, workers: 1}))...)
+			seq := arrowBatchList(t, tbl, append(opts, WithScanStats(&on), withArrowTuning(scan.ArrowTuning{Batch: 256, Stripe: 2, Workers: 1}))...)
 			defer releaseBatches(seq)
-			par := arrowBatchList(t, tbl, append(opts, withArrowTuning(arrowTuning{batch: 256, stripe: 2, workers: 3}))...)
+			par := arrowBatchList(t, tbl, append(opts, withArrowTuning(scan.ArrowTuning{Batch: 256, Stripe: 2, Workers: 3}))...)
 			defer releaseBatches(par)
 			sameBatches(t, par, seq)
-			all := arrowBatchList(t, tbl, append(opts, WithScanStats(&off), withArrowTuning(arrowTuning{batch: 256, stripe: 2, workers: 1, noPageIndex: true}))...)
+			all := arrowBatchList(t, tbl, append(opts, WithScanStats(&off), withArrowTuning(scan.ArrowTuning{Batch: 256, Stripe: 2, Workers: 1, NoPageIndex: true}))...)
 			defer releaseBatches(all)
 			if rowsOf(t, seq) != rowsOf(t, all) {
 				t.Errorf("rows with page skipping differ from the rows without")
@@ -124,7 +125,7 @@ func TestScanArrowPageIndexLimit(t *testing.T) {
 	tbl := pageTable(t)
 	for _, limit := range []int64{1, 150, 1000} {
 		filter := Or(Col("id").Lt(int64(300)), And(Col("id").Ge(int64(5000)), Col("id").Lt(int64(5500))))
-		opts := []ScanOption{WithFilter(filter), WithLimit(limit), withArrowTuning(arrowTuning{batch: 100, stripe: 2, workers: 2})}
+		opts := []ScanOption{WithFilter(filter), WithLimit(limit), withArrowTuning(scan.ArrowTuning{Batch: 100, Stripe: 2, Workers: 2})}
 		if n := checkArrowMatchesScan(t, tbl, opts...); int64(n) != min(limit, 260+495) {
 			t.Errorf("limit %d: %d rows", limit, n)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -249,7 +250,7 @@ func TestTailReaderAtWholeSmallObject(t *testing.T) {
 	for _, tc := range []struct {
 		size     int
 		wantGets int64
-	}{{1000, 1}, {wholeObject, 1}, {wholeObject + 1, 3}} {
+	}{{1000, 1}, {scan.WholeObject, 1}, {scan.WholeObject + 1, 3}} {
 		st := &countingStore{Store: objectstore.NewMem("t")}
 		data := make([]byte, tc.size)
 		for i := range data {
@@ -258,7 +259,7 @@ func TestTailReaderAtWholeSmallObject(t *testing.T) {
 		if err := st.Put(ctx, "f", data); err != nil {
 			t.Fatal(err)
 		}
-		ra := newTailReaderAt(ctx, st, "f", int64(tc.size))
+		ra := scan.NewTailReaderAt(ctx, st, "f", int64(tc.size))
 		for _, r := range []struct{ off, n int }{{tc.size - 8, 8}, {0, 100}, {tc.size / 2, 50}, {tc.size - 200, 100}} {
 			p := make([]byte, r.n)
 			if n, err := ra.ReadAt(p, int64(r.off)); n != r.n || err != nil {

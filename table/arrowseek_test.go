@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/deltakit/deltakit/internal/testsupport"
+	"github.com/deltakit/deltakit/table/internal/scan"
 )
 
 // covidTable is the corpus table written by parquet-mr 1.10.1-databricks:
@@ -119,7 +120,7 @@ func TestScanArrowUnlistedDictionaryFilters(t *testing.T) {
 		opts []ScanOption
 	}{
 		{"default", nil},
-		{"batch 1000, 3 workers", []ScanOption{withArrowTuning(arrowTuning{batch: 1000, stripe: 2, workers: 3})}},
+		{"batch 1000, 3 workers", []ScanOption{withArrowTuning(scan.ArrowTuning{Batch: 1000, Stripe: 2, Workers: 3})}},
 	}
 	for i, tc := range cases {
 		var sql []string
@@ -174,7 +175,7 @@ func requireUnlistedDictionary(t *testing.T, root string) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if unlistedDictionary(cc) {
+				if scan.UnlistedDictionary(cc) {
 					return
 				}
 			}

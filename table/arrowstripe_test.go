@@ -16,11 +16,12 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/value"
 )
 
-func withArrowTuning(tu arrowTuning) ScanOption {
-	return func(c *scanConfig) { c.arrow = tu }
+func withArrowTuning(tu scan.ArrowTuning) ScanOption {
+	return func(c *scan.Config) { c.Arrow = tu }
 }
 
 // arrowBatches returns every batch of ScanArrow (retained; release them
@@ -98,9 +99,9 @@ func TestScanArrowStripesMatchSequential(t *testing.T) {
 			releaseBatches(arrowBatchList(t, tbl, WithColumns(), WithScanStats(&all)))
 			batch := max(3, int(all.RowsReturned/20))
 			var seqSt, parSt ScanStats
-			seq := arrowBatchList(t, tbl, withArrowTuning(arrowTuning{batch: batch, stripe: 2, workers: 1}), WithScanStats(&seqSt))
+			seq := arrowBatchList(t, tbl, withArrowTuning(scan.ArrowTuning{Batch: batch, Stripe: 2, Workers: 1}), WithScanStats(&seqSt))
 			defer releaseBatches(seq)
-			par := arrowBatchList(t, tbl, withArrowTuning(arrowTuning{batch: batch, stripe: 2, workers: 3}), WithScanStats(&parSt))
+			par := arrowBatchList(t, tbl, withArrowTuning(scan.ArrowTuning{Batch: batch, Stripe: 2, Workers: 3}), WithScanStats(&parSt))
 			defer releaseBatches(par)
 			sameBatches(t, par, seq)
 			if parSt != seqSt {
@@ -161,10 +162,10 @@ func TestScanArrowStripesFiltersAndSeeks(t *testing.T) {
 		{"count", []ScanOption{WithColumns()}},
 	}
 	for _, fc := range filters {
-		for _, tu := range []arrowTuning{{batch: 100, stripe: 3}, {batch: 1000, stripe: 1}, {batch: 64, stripe: 5}} {
-			t.Run(fmt.Sprintf("%s/batch%d/stripe%d", fc.name, tu.batch, tu.stripe), func(t *testing.T) {
+		for _, tu := range []scan.ArrowTuning{{Batch: 100, Stripe: 3}, {Batch: 1000, Stripe: 1}, {Batch: 64, Stripe: 5}} {
+			t.Run(fmt.Sprintf("%s/batch%d/stripe%d", fc.name, tu.Batch, tu.Stripe), func(t *testing.T) {
 				seqTu, parTu := tu, tu
-				seqTu.workers, parTu.workers = 1, 3
+				seqTu.Workers, parTu.Workers = 1, 3
 				var seqSt, parSt ScanStats
 				seq := arrowBatchList(t, tbl, append(fc.opts, withArrowTuning(seqTu), WithScanStats(&seqSt))...)
 				defer releaseBatches(seq)
@@ -181,7 +182,7 @@ func TestScanArrowStripesFiltersAndSeeks(t *testing.T) {
 		}
 	}
 	// The default tuning gives the rows of Scan.
-	checkArrowMatchesScan(t, tbl, withArrowTuning(arrowTuning{batch: 100, workers: 2}))
+	checkArrowMatchesScan(t, tbl, withArrowTuning(scan.ArrowTuning{Batch: 100, Workers: 2}))
 }
 
 // TestScanArrowStripesCancel: cancelling the context in the middle of a
@@ -192,7 +193,7 @@ func TestScanArrowStripesCancel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for _, at := range []int{1, 5, 20} {
 		ctx, cancel := context.WithCancel(context.Background())
-		rr, err := tbl.ScanArrow(ctx, withArrowTuning(arrowTuning{batch: 100, stripe: 2, workers: 3}))
+		rr, err := tbl.ScanArrow(ctx, withArrowTuning(scan.ArrowTuning{Batch: 100, Stripe: 2, Workers: 3}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -30,8 +32,8 @@ type ChangeFeed struct {
 	From, To int64
 
 	t        *Table // the table at To
-	plan     *scanPlan
-	cdcPlan  *scanPlan // plan with _change_type read from change data files
+	plan     *scan.Plan
+	cdcPlan  *scan.Plan // plan with _change_type read from change data files
 	sch      *schema.StructType
 	versions []changeVersion
 	limit    int64
@@ -114,16 +116,16 @@ func (t *Table) Changes(ctx context.Context, fromVersion, toVersion int64, opts 
 			ErrNoChangeData, txlog.PropEnableChangeDataFeed, fromVersion))
 	}
 	cfg := newScanConfig(opts)
-	plan, err := end.newPlan(scanConfig{filters: cfg.filters, columns: cfg.columns, columnsSet: cfg.columnsSet})
+	plan, err := scan.NewPlan(end.scanSource(), scan.Config{Filters: cfg.Filters, Columns: cfg.Columns, ColumnsSet: cfg.ColumnsSet})
 	if err != nil {
 		return fail(err)
 	}
-	if plan.locs, err = newLocator(end); err != nil {
+	if plan.Locs, err = newLocator(end); err != nil {
 		return fail(err)
 	}
-	plan.fileErrors = true // Rows names the version of each file
-	c := &ChangeFeed{From: fromVersion, To: toVersion, t: end, plan: plan, cdcPlan: changeDataPlan(plan), limit: cfg.limit}
-	c.sch = &schema.StructType{Fields: slices.Concat(plan.outSch.Fields, []*schema.StructField{
+	plan.FileErrors = true // Rows names the version of each file
+	c := &ChangeFeed{From: fromVersion, To: toVersion, t: end, plan: plan, cdcPlan: changeDataPlan(plan), limit: cfg.Limit}
+	c.sch = &schema.StructType{Fields: slices.Concat(plan.OutSch.Fields, []*schema.StructField{
 		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true),
 		schema.NewField(CommitVersionColumn, schema.Primitive(schema.Long), true),
 		schema.NewField(CommitTimestampColumn, schema.Primitive(schema.Timestamp), true),
@@ -173,18 +175,18 @@ func (t *Table) atVersion(ctx context.Context, v int64) (*Table, error) {
 
 // changeDataPlan returns p reading _change_type too, as an extra column
 // after the table's (index p.width), output after p's columns.
-func changeDataPlan(p *scanPlan) *scanPlan {
+func changeDataPlan(p *scan.Plan) *scan.Plan {
 	cp := *p
-	w := p.width
-	cp.width = w + 1
-	cp.read = &schema.StructType{Fields: append(slices.Clone(p.read.Fields),
+	w := p.Width
+	cp.Width = w + 1
+	cp.Read = &schema.StructType{Fields: append(slices.Clone(p.Read.Fields),
 		schema.NewField(ChangeTypeColumn, schema.Primitive(schema.String), true))}
-	cp.readTop = append(slices.Clone(p.readTop), w)
-	cp.isPart = append(slices.Clone(p.isPart), false)
-	cp.partSlot = append(slices.Clone(p.partSlot), -1)
-	cp.out = append(slices.Clone(p.out), w)
-	cp.fullOut = false
-	cp.direct = cp.pred == nil && len(cp.parts) == 0 && slices.Equal(cp.out, cp.readTop)
+	cp.ReadTop = append(slices.Clone(p.ReadTop), w)
+	cp.IsPart = append(slices.Clone(p.IsPart), false)
+	cp.PartSlot = append(slices.Clone(p.PartSlot), -1)
+	cp.Out = append(slices.Clone(p.Out), w)
+	cp.FullOut = false
+	cp.Direct = cp.Pred == nil && len(cp.Parts) == 0 && slices.Equal(cp.Out, cp.ReadTop)
 	return &cp
 }
 
@@ -250,8 +252,8 @@ func (c *ChangeFeed) Rows(ctx context.Context) iter.Seq2[Row, error] {
 // stopped.
 func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func(value.Row) bool) (bool, error) {
 	tail := func(row value.Row, typ any) value.Row {
-		out := make(value.Row, 0, len(c.plan.out)+3)
-		out = append(out, row[:len(c.plan.out)]...)
+		out := make(value.Row, 0, len(c.plan.Out)+3)
+		out = append(out, row[:len(c.plan.Out)]...)
 		return append(out, typ, v.version, v.ts)
 	}
 	if len(v.cdcs) > 0 {
@@ -264,8 +266,8 @@ func (c *ChangeFeed) versionRows(ctx context.Context, v changeVersion, emit func
 				continue
 			}
 			stopped := false
-			_, err = c.cdcPlan.readFile(ctx, f, func(_ int64, row value.Row) bool {
-				stopped = !emit(tail(row, row[len(c.plan.out)]))
+			_, err = c.cdcPlan.ReadFile(ctx, f, func(_ int64, row value.Row) bool {
+				stopped = !emit(tail(row, row[len(c.plan.Out)]))
 				return !stopped
 			})
 			if err != nil || stopped {
@@ -339,7 +341,7 @@ func (c *ChangeFeed) emitFile(ctx context.Context, path string, pv map[string]st
 		return true, nil
 	}
 	stopped := false
-	_, err = c.plan.readFile(ctx, f, func(i int64, row value.Row) bool {
+	_, err = c.plan.ReadFile(ctx, f, func(i int64, row value.Row) bool {
 		if only != nil && (i < 0 || !only.Contains(uint64(i))) {
 			return true
 		}
@@ -352,22 +354,22 @@ func (c *ChangeFeed) emitFile(ctx context.Context, path string, pv map[string]st
 // file locates the file at an action's path for reading with the feed's
 // plan; nil (and no error) when the filter's partition predicate cannot
 // match its partition values.
-func (c *ChangeFeed) file(ctx context.Context, path string, pv map[string]string, dv *txlog.DeletionVectorDescriptor) (*scanFile, error) {
+func (c *ChangeFeed) file(ctx context.Context, path string, pv map[string]string, dv *txlog.DeletionVectorDescriptor) (*scan.File, error) {
 	p := c.plan
 	dec := txlog.DecodePath(path)
 	a := &txlog.Add{Path: path, PartitionValues: pv, DeletionVector: dv}
-	f, err := p.newScanFile(a, dec)
+	f, err := p.NewScanFile(a, dec)
 	if err != nil {
 		return nil, fmt.Errorf("file %s: %w", dec, err)
 	}
-	if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, nil) {
+	if p.Pred != nil && !p.Pred.MayMatch(func(bc *bind.BoundCol) any { return f.Part[p.PartSlot[bc.Top]] }, nil) {
 		return nil, nil
 	}
-	store, key, err := p.locs.locate(ctx, dec)
+	store, key, err := p.Locs.Locate(ctx, dec)
 	if err != nil {
 		return nil, fmt.Errorf("file %s: %w", dec, err)
 	}
-	f.store, f.key = store, key
+	f.Store, f.Key = store, key
 	return f, nil
 }
 
@@ -376,7 +378,7 @@ func (c *ChangeFeed) loadDV(ctx context.Context, dv *txlog.DeletionVectorDescrip
 	if dv == nil {
 		return roaring64.New(), nil
 	}
-	bm, err := c.plan.locs.loadDV(ctx, dv)
+	bm, err := c.plan.Locs.LoadDV(ctx, dv)
 	if err != nil {
 		return nil, fmt.Errorf("deletion vector: %w", err)
 	}

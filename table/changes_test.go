@@ -14,6 +14,7 @@ import (
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -343,7 +344,7 @@ func TestChangesAfterDML(t *testing.T) {
 					}
 					// The partition column reads as null from the file (it is
 					// not in it); every row has its change type.
-					readSch := changeDataPlan(&scanPlan{read: maintSchema(), width: 3, isPart: make([]bool, 3), partSlot: []int{-1, -1, -1}}).read
+					readSch := changeDataPlan(&scan.Plan{Read: maintSchema(), Width: 3, IsPart: make([]bool, 3), PartSlot: []int{-1, -1, -1}}).Read
 					n := 0
 					for row, err := range parquetio.ReadFile(ctx, c.tbl.Store(), txlog.DecodePath(cd.Path), readSch) {
 						if err != nil {

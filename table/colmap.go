@@ -554,7 +554,7 @@ func checkColumnUse(m *txlog.Metadata, sch *schema.StructType, path []int, verb 
 	}
 	for _, c := range cs {
 		for _, b := range c.cols {
-			bp := append([]int{b.top}, b.sub...)
+			bp := append([]int{b.Top}, b.Sub...)
 			n := min(len(bp), len(path))
 			if slices.Equal(bp[:n], path[:n]) {
 				return fmt.Errorf("%w: cannot %s column %q: %s %s (%s) refers to it; drop the constraint first",

@@ -56,9 +56,12 @@ func TestEnableColumnMapping(t *testing.T) {
 		props       map[string]string
 		want        txlog.Protocol
 	}{
-		{"legacy (1,2) to (2,5)", false, nil, txlog.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}},
-		{"partitioned, legacy (1,4) with change data feed", true, map[string]string{"delta.enableChangeDataFeed": "true"},
-			txlog.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}},
+		// (1,2) plus columnMapping: reader 2, and writer 7 listing
+		// exactly the three features ((2,5) would imply more).
+		{"legacy (1,2) to (2,7)", false, nil, txlog.Protocol{MinReaderVersion: 2, MinWriterVersion: 7,
+			WriterFeatures: []string{"appendOnly", "columnMapping", "invariants"}}},
+		{"partitioned, (1,7) with change data feed", true, map[string]string{"delta.enableChangeDataFeed": "true"},
+			txlog.Protocol{MinReaderVersion: 2, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "changeDataFeed", "columnMapping", "invariants"}}},
 		{"table features: columnMapping added to both lists", false, map[string]string{"delta.enableDeletionVectors": "true"},
 			txlog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping", "deletionVectors"},
 				WriterFeatures: []string{"appendOnly", "columnMapping", "deletionVectors", "invariants"}}},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -289,7 +290,7 @@ func (t *Table) Commit(ctx context.Context, tx *Transaction) (*Table, *CommitRes
 		return nil, nil, nilTableError("commit")
 	}
 	if tx == nil {
-		return nil, nil, invalidf("commit %s: nil *txlog.Transaction", t.URI())
+		return nil, nil, bind.Invalidf("commit %s: nil *txlog.Transaction", t.URI())
 	}
 	return t.commitTx(ctx, tx)
 }

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -70,8 +72,8 @@ type constraint struct {
 	// when it is TRUE. Spark (delta-spark 4.4) refuses a row whose CHECK
 	// expression is FALSE or NULL (INSERT of a null id into a table with
 	// CHECK (id > 0) fails with DELTA_VIOLATE_CONSTRAINT_WITH_VALUES).
-	holds *pred
-	cols  []*boundCol
+	holds *bind.Pred
+	cols  []*bind.BoundCol
 }
 
 // tableConstraints returns the CHECK constraints (sorted by name) and the
@@ -81,16 +83,16 @@ func tableConstraints(m *txlog.Metadata, sch *schema.StructType) ([]*constraint,
 	var out []*constraint
 	compile := func(kind, name, expr string) error {
 		e, err := ParsePredicate(expr, sch)
-		var p *pred
+		var p *bind.Pred
 		if err == nil {
-			p, err = newBinder(sch, nil, "").bind(e, false)
+			p, err = bind.NewBinder(sch, nil, "").Bind(e, false)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %s %s (%s) cannot be evaluated by deltakit: %v", ErrUnsupportedConstraint, kind, name, expr, err)
 		}
 		c := &constraint{kind: kind, name: name, expr: expr, holds: p}
-		seen := map[*boundCol]bool{}
-		p.columns(func(b *boundCol) {
+		seen := map[*bind.BoundCol]bool{}
+		p.Columns(func(b *bind.BoundCol) {
 			if !seen[b] {
 				seen[b] = true
 				c.cols = append(c.cols, b)
@@ -197,12 +199,12 @@ func checkConstraints(m *Metadata, sch *schema.StructType, rows []Row) error {
 	}
 	for i, row := range rows {
 		for _, c := range cs {
-			if c.holds.matchRow(row) {
+			if c.holds.MatchRow(row) {
 				continue
 			}
 			vals := make([]string, len(c.cols))
 			for j, b := range c.cols {
-				vals[j] = b.name + " => " + formatLiteral(b.value(row))
+				vals[j] = b.Name + " => " + expr.FormatLiteral(b.Value(row))
 			}
 			return &ConstraintViolationError{Kind: c.kind, Name: c.name, Expression: c.expr, Row: i, Values: vals}
 		}

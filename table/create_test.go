@@ -32,7 +32,7 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 		{"plain", flat, nil, 1, 2, nil, nil, nil},
 		{"appendOnly stays legacy", flat, map[string]string{"delta.appendOnly": "true"}, 1, 2, nil, nil, nil},
 		// At writer version 7 Spark lists the features implied by (1,2),
-		// appendOnly and invariants, too (TestSparkCreateProtocolMatches).
+		// appendOnly and invariants, too (TestSparkReadsDeltakitTables).
 		{"timestamp_ntz", ntz, nil, 3, 7, []string{"timestampNtz"}, []string{"appendOnly", "invariants", "timestampNtz"}, nil},
 		{"deletion vectors", flat, map[string]string{"delta.enableDeletionVectors": "true"}, 3, 7, []string{"deletionVectors"},
 			[]string{"appendOnly", "deletionVectors", "invariants"}, nil},
@@ -45,12 +45,21 @@ func TestCreateProtocolFromProperties(t *testing.T) {
 			[]string{"deletionVectors"}, []string{"appendOnly", "checkConstraints", "deletionVectors", "invariants"}, nil},
 		{"delta.feature.domainMetadata is writer-only", flat, map[string]string{"delta.feature.domainMetadata": "supported"}, 1, 7,
 			nil, []string{"appendOnly", "domainMetadata", "invariants"}, nil},
-		{"change data feed is writer 4", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 1, 4, nil, nil, nil},
+		// Change data feed with (1,2)'s appendOnly and invariants: no legacy
+		// pair implies exactly these ((1,4) adds checkConstraints and
+		// generatedColumns), so writer 7 lists them, as Spark 4.4 does.
+		{"change data feed lists its features", flat, map[string]string{"delta.enableChangeDataFeed": "true"}, 1, 7, nil,
+			[]string{"appendOnly", "changeDataFeed", "invariants"}, nil},
 		{"change data feed with DVs", flat, map[string]string{"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": "true"}, 3, 7,
 			[]string{"deletionVectors"}, []string{"appendOnly", "changeDataFeed", "deletionVectors", "invariants"}, nil},
-		// Column mapping alone is legacy: reader 2, writer 5 (spec "Column Mapping").
-		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 2, 5, nil, nil, nil},
-		{"column mapping id", flat, map[string]string{"delta.columnMapping.mode": "id"}, 2, 5, nil, nil, nil},
+		// Column mapping: reader 2 covers it without reader features (spec
+		// "Column Mapping"); (2,5) would imply more than appendOnly,
+		// invariants and columnMapping, so writer 7 lists those three (Spark
+		// 4.4's CREATE TABLE writes the same).
+		{"column mapping", flat, map[string]string{"delta.columnMapping.mode": "name"}, 2, 7, nil,
+			[]string{"appendOnly", "columnMapping", "invariants"}, nil},
+		{"column mapping id", flat, map[string]string{"delta.columnMapping.mode": "id"}, 2, 7, nil,
+			[]string{"appendOnly", "columnMapping", "invariants"}, nil},
 		{"column mapping with DVs", flat, map[string]string{"delta.columnMapping.mode": "name", "delta.enableDeletionVectors": "true"}, 3, 7,
 			[]string{"columnMapping", "deletionVectors"}, []string{"appendOnly", "columnMapping", "deletionVectors", "invariants"}, nil},
 		{"column mapping none", flat, map[string]string{"delta.columnMapping.mode": "none"}, 1, 2, nil, nil, nil},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/objectstore/faultstore"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -85,10 +86,10 @@ func TestRemoverReserveKeepsRowsInPlace(t *testing.T) {
 	rows := maintRowsFor(0, 300, "ams")
 	var targets []*dmlTarget
 	for i := range 3 {
-		targets = append(targets, &dmlTarget{f: &scanFile{add: &txlog.Add{Path: fmt.Sprintf("f%d", i), Size: 10}},
+		targets = append(targets, &dmlTarget{f: &scan.File{Add: &txlog.Add{Path: fmt.Sprintf("f%d", i), Size: 10}},
 			matched: []int64{0}, keptRows: rows[i*100+1 : (i+1)*100]})
 	}
-	targets = append(targets, &dmlTarget{f: &scanFile{add: &txlog.Add{Path: "whole", Size: 10}}, whole: true, live: 7})
+	targets = append(targets, &dmlTarget{f: &scan.File{Add: &txlog.Add{Path: "whole", Size: 10}}, whole: true, live: 7})
 	for _, useDV := range []bool{false, true} {
 		rw := newRemover(tbl, &operation{}, useDV)
 		rw.reserve(targets)

@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/deltakit/deltakit/table/internal/bind"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -45,7 +48,7 @@ type DMLResult struct {
 
 // dmlTarget is a live file that a DML predicate touches.
 type dmlTarget struct {
-	f     *scanFile
+	f     *scan.File
 	oldDV *roaring64.Bitmap // rows the file's current deletion vector deletes; nil for none
 	// whole is true when every live row of the file matches, known without
 	// reading it (partition-only predicate, or stats that prove it).
@@ -59,7 +62,7 @@ type dmlTarget struct {
 	// matchedTracks and keptTracks are the stable row ids and row commit
 	// versions of matchedRows and keptRows, when the table has row
 	// tracking enabled (rowtracking.go); nil otherwise.
-	matchedTracks, keptTracks []rowTrack
+	matchedTracks, keptTracks []rowtrack.Track
 }
 
 // dmlRead says which rows a DML scan keeps in memory.
@@ -90,7 +93,7 @@ type dmlRead struct {
 // them; the targets come back in the plan's file order whatever the order
 // the reads end in. The first error (naming its file) stops the other
 // reads and is returned; the context's error is returned as it is.
-func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, []*dmlTarget, error) {
+func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scan.Plan, []*dmlTarget, error) {
 	var opts []ScanOption
 	if where != nil {
 		opts = append(opts, WithFilter(where))
@@ -99,9 +102,9 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	if err != nil {
 		return nil, nil, err
 	}
-	partOnly := plan.pred == nil || !plan.pred.hasDataLeaf()
+	partOnly := plan.Pred == nil || !plan.Pred.HasDataLeaf()
 	if r.changeData {
-		hasDV := slices.ContainsFunc(plan.files, func(f *scanFile) bool { return f.add.DeletionVector != nil })
+		hasDV := slices.ContainsFunc(plan.Files, func(f *scan.File) bool { return f.Add.DeletionVector != nil })
 		if !partOnly || hasDV {
 			r.matchedRows, r.readWhole = true, true
 		}
@@ -112,18 +115,18 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 	}
 	rt, err := t.rowTracker()
 	if err != nil {
-		return nil, nil, plan.errorf("", err)
+		return nil, nil, plan.Errorf("", err)
 	}
 	if !r.matchedRows && !r.keptRows {
 		rt = nil // no row is written again
 	}
 	d := &dmlFileReader{plan: plan, reader: &reader, proj: proj, width: len(t.snap.Schema().Fields), r: r, rt: rt, partOnly: partOnly}
-	found := make([]*dmlTarget, len(plan.files))
+	found := make([]*dmlTarget, len(plan.Files))
 	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(max(plan.cfg.concurrency, 1))
-	budget := semaphore.NewWeighted(arrowInflightBytes)
-	for i, f := range plan.files {
-		w := inflightWeight(f)
+	eg.SetLimit(max(plan.Cfg.Concurrency, 1))
+	budget := semaphore.NewWeighted(scan.ArrowInflightBytes)
+	for i, f := range plan.Files {
+		w := scan.InflightWeight(f)
 		if gctx.Err() != nil || budget.Acquire(gctx, w) != nil {
 			break // a read failed, or ctx is done
 		}
@@ -153,35 +156,35 @@ func (t *Table) dmlScan(ctx context.Context, where Expr, r dmlRead) (*scanPlan, 
 // dmlFileReader reads the files of a DML scan (dmlScan), one call of read
 // per file, safe for concurrent use.
 type dmlFileReader struct {
-	plan     *scanPlan
-	reader   *scanPlan // what the files are read with (dmlReader)
-	proj     []int     // dmlReader's projection, nil for none
-	width    int       // top-level columns of the table schema
+	plan     *scan.Plan
+	reader   *scan.Plan // what the files are read with (dmlReader)
+	proj     []int      // dmlReader's projection, nil for none
+	width    int        // top-level columns of the table schema
 	r        dmlRead
-	rt       *rowTracker // nil: no row tracking to carry
-	partOnly bool        // the predicate is on partition columns alone
+	rt       *rowtrack.Tracker // nil: no row tracking to carry
+	partOnly bool              // the predicate is on partition columns alone
 }
 
 // read returns the target of file f: nil when no row of it matches.
-func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, error) {
+func (d *dmlFileReader) read(ctx context.Context, f *scan.File) (*dmlTarget, error) {
 	plan, r := d.plan, d.r
 	tg := &dmlTarget{f: f, live: -1, whole: d.partOnly}
 	if !d.partOnly && !r.readWhole {
 		// Stats may prove every row matches: removed unread.
-		if fs := parseFileStats(f.add.Stats); fs != nil {
-			partFn := func(c *boundCol) any { return f.part[plan.partSlot[c.top]] }
-			tg.whole = plan.pred.mustMatch(partFn, fs.bounds)
+		if fs := bind.ParseFileStats(f.Add.Stats); fs != nil {
+			partFn := func(c *bind.BoundCol) any { return f.Part[plan.PartSlot[c.Top]] }
+			tg.whole = plan.Pred.MustMatch(partFn, fs.Bounds)
 		}
 	}
-	if f.add.DeletionVector != nil {
-		bm, err := plan.locs.loadDV(ctx, f.add.DeletionVector)
+	if f.Add.DeletionVector != nil {
+		bm, err := plan.Locs.LoadDV(ctx, f.Add.DeletionVector)
 		if err != nil {
-			return nil, plan.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
+			return nil, plan.Errorf(f.Path, fmt.Errorf("deletion vector: %w", err))
 		}
 		tg.oldDV = bm
-		f.dv = bm // readFile applies it without loading it again
+		f.Dv = bm // readFile applies it without loading it again
 	}
-	if n, ok := f.add.NumRecords(); ok {
+	if n, ok := f.Add.NumRecords(); ok {
 		tg.live = n
 		if tg.oldDV != nil {
 			tg.live -= int64(tg.oldDV.GetCardinality())
@@ -196,7 +199,7 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 	}
 	var live int64
 	var keptIdx []int64
-	_, err := d.reader.readFile(ctx, f, func(idx int64, row value.Row) bool {
+	_, err := d.reader.ReadFile(ctx, f, func(idx int64, row value.Row) bool {
 		live++
 		if d.proj != nil {
 			for i, top := range d.proj {
@@ -204,7 +207,7 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 			}
 			row = full
 		}
-		if plan.pred == nil || plan.pred.matchRow(row) {
+		if plan.Pred == nil || plan.Pred.MatchRow(row) {
 			tg.matched = append(tg.matched, idx)
 			if r.matchedRows {
 				tg.matchedRows = append(tg.matchedRows, row)
@@ -221,8 +224,8 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 		return nil, err
 	}
 	if d.rt != nil && len(tg.matched) > 0 {
-		if err := tg.track(ctx, d.rt, plan.mode, keptIdx, r.matchedRows); err != nil {
-			return nil, plan.errorf(f.path, err)
+		if err := tg.track(ctx, d.rt, plan.Mode, keptIdx, r.matchedRows); err != nil {
+			return nil, plan.Errorf(f.Path, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -241,34 +244,34 @@ func (d *dmlFileReader) read(ctx context.Context, f *scanFile) (*dmlTarget, erro
 // keeps no rows: it reads only the predicate's columns (proj, to be placed
 // at their top-level indexes in a row of every column for matching), not
 // every column; otherwise proj is nil.
-func (t *Table) dmlReader(plan *scanPlan, r dmlRead) (reader scanPlan, proj []int, err error) {
+func (t *Table) dmlReader(plan *scan.Plan, r dmlRead) (reader scan.Plan, proj []int, err error) {
 	reader = *plan
-	reader.pred = nil
-	if r.matchedRows || r.keptRows || plan.pred == nil {
+	reader.Pred = nil
+	if r.matchedRows || r.keptRows || plan.Pred == nil {
 		return reader, nil, nil
 	}
 	sch := t.snap.Schema()
 	need := make([]bool, len(sch.Fields))
-	plan.pred.columns(func(c *boundCol) { need[c.top] = true })
+	plan.Pred.Columns(func(c *bind.BoundCol) { need[c.Top] = true })
 	var names []string
 	for i, f := range sch.Fields {
 		if need[i] {
 			names = append(names, f.Name)
 		}
 	}
-	cfg := plan.cfg
-	cfg.filters, cfg.columns, cfg.columnsSet = nil, names, true
-	np, err := t.newPlan(cfg)
+	cfg := plan.Cfg
+	cfg.Filters, cfg.Columns, cfg.ColumnsSet = nil, names, true
+	np, err := scan.NewPlan(t.scanSource(), cfg)
 	if err != nil {
-		return scanPlan{}, nil, err
+		return scan.Plan{}, nil, err
 	}
-	np.files, np.locs = plan.files, plan.locs
-	return *np, np.out, nil
+	np.Files, np.Locs = plan.Files, plan.Locs
+	return *np, np.Out, nil
 }
 
 // track fills tg.matchedTracks (when matched, for matchedRows) and
 // tg.keptTracks (the rows at physical indexes kept) from its file.
-func (tg *dmlTarget) track(ctx context.Context, rt *rowTracker, mode string, kept []int64, matched bool) error {
+func (tg *dmlTarget) track(ctx context.Context, rt *rowtrack.Tracker, mode string, kept []int64, matched bool) error {
 	var idx []int64
 	if matched {
 		idx = tg.matched
@@ -276,7 +279,7 @@ func (tg *dmlTarget) track(ctx context.Context, rt *rowTracker, mode string, kep
 	if len(kept) > 0 {
 		idx = slices.Sorted(slices.Values(append(slices.Clone(idx), kept...)))
 	}
-	tracks, err := rt.tracksOf(ctx, tg.f.store, tg.f.key, mode, tg.f.add, idx)
+	tracks, err := rt.TracksOf(ctx, tg.f.Store, tg.f.Key, mode, tg.f.Add, idx)
 	if err != nil {
 		return err
 	}
@@ -333,31 +336,4 @@ func looseStats(stats string) string {
 		return ""
 	}
 	return string(b)
-}
-
-// partitionPredicate returns the plan's filter as a predicate over
-// serialized partition values, true where a file of those partitions may
-// hold matching rows (data columns assumed to match): what the operation
-// read, for txlog's conflict detection. nil (the whole table) without a
-// filter. Values that do not parse count as matching.
-func (p *scanPlan) partitionPredicate() txlog.PartitionPredicate {
-	if p.pred == nil {
-		return nil
-	}
-	pred, parts, slot := p.pred, p.parts, p.partSlot
-	return func(pv map[string]string) bool {
-		vals := make([]any, len(parts))
-		for i, c := range parts {
-			s, ok := pv[c.key]
-			if !ok {
-				s = pv[c.name]
-			}
-			v, err := ParsePartitionValue(c.typ, s)
-			if err != nil {
-				return true
-			}
-			vals[i] = v
-		}
-		return pred.mayMatch(func(c *boundCol) any { return vals[slot[c.top]] }, nil)
-	}
 }

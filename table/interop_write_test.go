@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/internal/testsupport"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/schema"
@@ -188,7 +189,7 @@ func interopValue(t schema.Type, v any) any {
 		case schema.Timestamp:
 			return v.(time.Time).UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000") + "Z"
 		case schema.TimestampNTZ:
-			return wallClockUTC(v.(time.Time)).Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000")
+			return expr.WallClockUTC(v.(time.Time)).Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000")
 		case schema.String:
 			if s, ok := v.(string); ok && s == "" {
 				return s

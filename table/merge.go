@@ -7,6 +7,7 @@ import (
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -261,22 +262,22 @@ func qualifyColumn(tgt, src *schema.StructType) func(expr.Column) (expr.Column, 
 	return func(c expr.Column) (expr.Column, error) {
 		path := c.Path()
 		if len(path) == 0 {
-			return c, invalidf("empty column reference")
+			return c, bind.Invalidf("empty column reference")
 		}
 		if len(path) >= 2 && (strings.EqualFold(path[0], mergeTargetAlias) || strings.EqualFold(path[0], mergeSourceAlias)) {
 			return expr.ColPath(append([]string{strings.ToLower(path[0])}, path[1:]...)...), nil
 		}
-		_, terr := lookupField(tgt, path[0])
-		_, serr := lookupField(src, path[0])
+		_, terr := bind.LookupField(tgt, path[0])
+		_, serr := bind.LookupField(src, path[0])
 		switch {
 		case terr == nil && serr == nil:
-			return c, invalidf("column %s is ambiguous in MERGE: both target and source have it (write target.%s or source.%s)", c, c, c)
+			return c, bind.Invalidf("column %s is ambiguous in MERGE: both target and source have it (write target.%s or source.%s)", c, c, c)
 		case terr == nil:
 			return expr.ColPath(append([]string{mergeTargetAlias}, path...)...), nil
 		case serr == nil:
 			return expr.ColPath(append([]string{mergeSourceAlias}, path...)...), nil
 		}
-		return c, invalidf("MERGE: neither target nor source has a column %s", c)
+		return c, bind.Invalidf("MERGE: neither target nor source has a column %s", c)
 	}
 }
 

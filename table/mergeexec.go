@@ -11,6 +11,8 @@ import (
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -82,6 +84,9 @@ func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption)
 	if t == nil {
 		return nil, nil, nilTableError("merge")
 	}
+	if cfg := newWriteConfig(opts); cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "merge into", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *MergeResult, error) { return t.Merge(ctx, m, o...) })
+	}
 	nt, res, err := merge(ctx, t, m, newWriteConfig(opts))
 	if err != nil {
 		return nil, nil, opError(ctx, "merge into", t.URI(), err)
@@ -91,15 +96,15 @@ func (t *Table) Merge(ctx context.Context, m *MergeBuilder, opts ...WriteOption)
 
 // mergeKey is one equi-join key: target column = source column.
 type mergeKey struct {
-	t, s *boundCol // bound in the merge row schema
-	name string    // target column name (top level)
-	top  int       // target column index, -1 for a nested field
+	t, s *bind.BoundCol // bound in the merge row schema
+	name string         // target column name (top level)
+	top  int            // target column index, -1 for a nested field
 }
 
 // boundMergeClause is a clause bound to the merge row schema.
 type boundMergeClause struct {
 	mergeClause
-	cond *pred       // nil: always
+	cond *bind.Pred  // nil: always
 	sets []setClause // target columns (new schema indexes) set by update/insert
 	// keep[j] for UpdateAll: column j is absent from the source and keeps
 	// its value (schema evolution).
@@ -159,8 +164,8 @@ type mergeExec struct {
 	evolved                       bool
 	rowSch                        *schema.StructType // struct<target: sch, source: src.schema>
 	keys                          []mergeKey
-	residual                      *pred  // the condition's terms beyond the keys (nil: none)
-	targetOnly                    []Expr // residual terms on target columns alone, unqualified
+	residual                      *bind.Pred // the condition's terms beyond the keys (nil: none)
+	targetOnly                    []Expr     // residual terms on target columns alone, unqualified
 	onText                        string
 	matched, notMatched, bySource []*boundMergeClause
 	checkDup                      bool
@@ -171,10 +176,10 @@ type mergeExec struct {
 
 func merge(ctx context.Context, t *Table, m *MergeBuilder, cfg writeConfig) (*Table, *MergeResult, error) {
 	if m == nil || m.src == nil || m.src.schema == nil {
-		return nil, nil, invalidf("merge into %s: no source", t.URI())
+		return nil, nil, bind.Invalidf("merge into %s: no source", t.URI())
 	}
 	if len(m.matched)+len(m.notMatched)+len(m.bySource) == 0 {
-		return nil, nil, invalidf("merge into %s: no WHEN clause", t.URI())
+		return nil, nil, bind.Invalidf("merge into %s: no WHEN clause", t.URI())
 	}
 	removes := len(m.matched)+len(m.bySource) > 0
 	op, err := t.beginAs("MERGE", "merge into", removes, cfg)
@@ -235,7 +240,7 @@ func (e *mergeExec) bind() error {
 		schema.NewField(mergeSourceAlias, src, true),
 	}}
 	if e.b.on == nil {
-		return invalidf("MERGE needs a condition (e.g. MergeOn(\"id\"))")
+		return bind.Invalidf("MERGE needs a condition (e.g. MergeOn(\"id\"))")
 	}
 	qualify := qualifyColumn(e.sch, src)
 	on, err := mapExpr(e.b.on, qualify)
@@ -243,7 +248,7 @@ func (e *mergeExec) bind() error {
 		return err
 	}
 	e.onText = on.String()
-	bd := newBinder(e.rowSch, nil, "none")
+	bd := bind.NewBinder(e.rowSch, nil, "none")
 	var rest []Expr
 	for _, c := range conjuncts(on) {
 		if k, ok, err := e.keyOf(bd, c); err != nil {
@@ -261,10 +266,10 @@ func (e *mergeExec) bind() error {
 		}
 	}
 	if len(e.keys) == 0 {
-		return invalidf("MERGE condition %s has no equality of a target column with a source column (target.k = source.k)", e.onText)
+		return bind.Invalidf("MERGE condition %s has no equality of a target column with a source column (target.k = source.k)", e.onText)
 	}
 	if len(rest) > 0 {
-		if e.residual, err = bd.bind(And(rest...), false); err != nil {
+		if e.residual, err = bd.Bind(And(rest...), false); err != nil {
 			return err
 		}
 	}
@@ -291,9 +296,9 @@ func (e *mergeExec) bind() error {
 }
 
 // keyOf reports whether conjunct c is a join key target.x = source.y.
-func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
+func (e *mergeExec) keyOf(bd *bind.Binder, c Expr) (mergeKey, bool, error) {
 	ce, ok := c.(*expr.Comparison)
-	if !ok || ce.Op != opEq {
+	if !ok || ce.Op != expr.OpEq {
 		return mergeKey{}, false, nil
 	}
 	oc, ok := ce.Value.(expr.Column)
@@ -304,20 +309,20 @@ func (e *mergeExec) keyOf(bd *binder, c Expr) (mergeKey, bool, error) {
 	if tc.Name(0) == mergeSourceAlias {
 		tc, sc = sc, tc
 	}
-	tb, err := bd.column(tc)
+	tb, err := bd.Column(tc)
 	if err != nil {
 		return mergeKey{}, false, fmt.Errorf("merge key %s: the target has no such column: %w", tc, err)
 	}
-	sb, err := bd.column(sc)
+	sb, err := bd.Column(sc)
 	if err != nil {
 		return mergeKey{}, false, fmt.Errorf("merge key %s: the source has no such column: %w", sc, err)
 	}
-	if tb.kind != sb.kind || tb.kind == kindUnsupported {
-		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.typ, sc, sb.typ)
+	if tb.Kind != sb.Kind || tb.Kind == expr.KindUnsupported {
+		return mergeKey{}, false, fmt.Errorf("%w: %w: merge key %s has type %s, %s has type %s", ErrInvalidArgument, ErrSchemaMismatch, tc, tb.Type, sc, sb.Type)
 	}
-	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.sub[0]].Name, top: -1}
-	if len(tb.sub) == 1 {
-		k.top = tb.sub[0]
+	k := mergeKey{t: tb, s: sb, name: e.sch.Fields[tb.Sub[0]].Name, top: -1}
+	if len(tb.Sub) == 1 {
+		k.top = tb.Sub[0]
 	}
 	return k, true, nil
 }
@@ -332,7 +337,7 @@ func (e *mergeExec) bindStar() error {
 		i := fieldByName(src, f.Name)
 		if i < 0 {
 			if !e.cfg.evolve {
-				return invalidf("UpdateAll/InsertAll: the source has no column %s of the target (WithSchemaEvolution keeps or nulls it)", f.Name)
+				return bind.Invalidf("UpdateAll/InsertAll: the source has no column %s of the target (WithSchemaEvolution keeps or nulls it)", f.Name)
 			}
 			continue
 		}
@@ -349,7 +354,7 @@ func (e *mergeExec) bindStar() error {
 	return nil
 }
 
-func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(expr.Column) (expr.Column, error)) (*boundMergeClause, error) {
+func (e *mergeExec) bindClause(bd *bind.Binder, c mergeClause, qualify func(expr.Column) (expr.Column, error)) (*boundMergeClause, error) {
 	bc := &boundMergeClause{mergeClause: c}
 	if c.cond != nil {
 		q, err := mapExpr(c.cond, qualify)
@@ -357,7 +362,7 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(expr.Colu
 			return nil, err
 		}
 		bc.mergeClause.cond = q
-		if bc.cond, err = bd.bind(q, false); err != nil {
+		if bc.cond, err = bd.Bind(q, false); err != nil {
 			return nil, err
 		}
 	}
@@ -369,22 +374,22 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(expr.Colu
 		}
 	case actUpdate, actInsert:
 		if len(c.set) == 0 {
-			return nil, invalidf("%s needs at least one column", c.action.actionType())
+			return nil, bind.Invalidf("%s needs at least one column", c.action.actionType())
 		}
-		tb := newBinder(e.sch, e.t.PartitionColumns(), "none")
+		tb := bind.NewBinder(e.sch, e.t.PartitionColumns(), "none")
 		seen := map[int]bool{}
 		for name, v := range c.set {
 			col := strings.TrimPrefix(name, mergeTargetAlias+".")
-			target, err := tb.column(expr.Col(col))
+			target, err := tb.Column(expr.Col(col))
 			if err != nil {
 				return nil, err
 			}
-			if seen[target.top] {
-				return nil, invalidf("column %s is set twice", target.name)
+			if seen[target.Top] {
+				return nil, bind.Invalidf("column %s is set twice", target.Name)
 			}
-			seen[target.top] = true
+			seen[target.Top] = true
 			if v == nil {
-				return nil, invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
+				return nil, bind.Invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
 			}
 			qv, err := mapValue(v, qualify)
 			if err != nil {
@@ -394,10 +399,10 @@ func (e *mergeExec) bindClause(bd *binder, c mergeClause, qualify func(expr.Colu
 			if err != nil {
 				return nil, err
 			}
-			if val.typ == nil && !e.sch.Fields[target.top].Nullable {
-				return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, target.name)
+			if val.typ == nil && !e.sch.Fields[target.Top].Nullable {
+				return nil, bind.Invalidf("SET %s = NULL: column %s is NOT NULL", name, target.Name)
 			}
-			bc.sets = append(bc.sets, setClause{top: target.top, val: val})
+			bc.sets = append(bc.sets, setClause{top: target.Top, val: val})
 		}
 		slices.SortFunc(bc.sets, func(a, b setClause) int { return a.top - b.top })
 	}
@@ -421,7 +426,7 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 		if target {
 			c = k.t
 		}
-		v := c.value(row)
+		v := c.Value(row)
 		if v == nil {
 			return buf, false, nil
 		}
@@ -429,11 +434,11 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 		fast := true
 		switch x := v.(type) {
 		case int64:
-			n, fast = x, c.kind == kindInt
+			n, fast = x, c.Kind == expr.KindInt
 		case int32:
-			n, fast = int64(x), c.kind == kindInt
+			n, fast = int64(x), c.Kind == expr.KindInt
 		case value.Date:
-			n, fast = int64(x), c.kind == kindDate
+			n, fast = int64(x), c.Kind == expr.KindDate
 		default:
 			fast = false
 		}
@@ -459,15 +464,15 @@ func (e *mergeExec) appendKey(buf []byte, row value.Row, target bool) ([]byte, b
 
 // canonicalKey renders a non-null key value so that values SQL equality
 // finds equal render alike.
-func canonicalKey(c *boundCol, v any) (string, error) {
-	x, err := convertLiteral(c, v)
+func canonicalKey(c *bind.BoundCol, v any) (string, error) {
+	x, err := bind.ConvertLiteral(c, v)
 	if err != nil {
 		return "", err
 	}
-	switch c.kind {
-	case kindInt, kindDate:
+	switch c.Kind {
+	case expr.KindInt, expr.KindDate:
 		return strconv.FormatInt(x.(int64), 10), nil
-	case kindFloat32, kindFloat64:
+	case expr.KindFloat32, expr.KindFloat64:
 		f := x.(float64)
 		if f == 0 {
 			f = 0 // -0 = 0
@@ -476,15 +481,15 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 			return "NaN", nil
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
-	case kindBool:
+	case expr.KindBool:
 		return strconv.FormatBool(x.(bool)), nil
-	case kindString:
+	case expr.KindString:
 		return x.(string), nil
-	case kindBinary:
+	case expr.KindBinary:
 		return string(x.([]byte)), nil
-	case kindTimestamp, kindTimestampNTZ:
+	case expr.KindTimestamp, expr.KindTimestampNTZ:
 		return x.(time.Time).UTC().Format(time.RFC3339Nano), nil
-	case kindDecimal:
+	case expr.KindDecimal:
 		s := x.(value.Decimal).String()
 		if strings.Contains(s, ".") {
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -494,14 +499,14 @@ func canonicalKey(c *boundCol, v any) (string, error) {
 		}
 		return s, nil
 	}
-	return "", invalidf("column %s of type %s cannot be a merge key", c.name, c.typ)
+	return "", bind.Invalidf("column %s of type %s cannot be a merge key", c.Name, c.Type)
 }
 
 // keyText names a source row's key in errors: (id=3, day=DATE '2024-01-02').
 func (e *mergeExec) keyText(row value.Row) string {
 	parts := make([]string, len(e.keys))
 	for i, k := range e.keys {
-		parts[i] = k.name + "=" + formatLiteral(k.t.value(row))
+		parts[i] = k.name + "=" + expr.FormatLiteral(k.t.Value(row))
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
@@ -518,24 +523,24 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		var lo, hi any
 		distinct := map[string]any{}
 		for _, r := range e.src.rows {
-			v := r[k.s.sub[0]]
-			if len(k.s.sub) > 1 {
-				v = k.s.value(value.Row{nil, r})
+			v := r[k.s.Sub[0]]
+			if len(k.s.Sub) > 1 {
+				v = k.s.Value(value.Row{nil, r})
 			}
 			if v == nil {
 				continue
 			}
-			x, err := convertLiteral(k.s, v)
+			x, err := bind.ConvertLiteral(k.s, v)
 			if err != nil {
-				return nil, fmt.Errorf("merge source key %s: %w", k.s.name, err)
+				return nil, fmt.Errorf("merge source key %s: %w", k.s.Name, err)
 			}
 			if lo == nil {
 				lo, hi = x, x
 			} else {
-				if c, ok := compareValue(k.s.kind, x, lo); ok && c < 0 {
+				if c, ok := expr.Compare(k.s.Kind, x, lo); ok && c < 0 {
 					lo = x
 				}
-				if c, ok := compareValue(k.s.kind, x, hi); ok && c > 0 {
+				if c, ok := expr.Compare(k.s.Kind, x, hi); ok && c > 0 {
 					hi = x
 				}
 			}
@@ -547,10 +552,10 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 		if lo == nil {
 			return Or(), nil // no source key: no target row can match
 		}
-		col := expr.ColPath(k.t.path()...)
+		col := expr.ColPath(k.t.Path()...)
 		isPart := k.top >= 0 && slices.Contains(e.t.PartitionColumns(), k.name)
 		lit := func(x any) any {
-			if k.s.kind == kindDate {
+			if k.s.Kind == expr.KindDate {
 				return value.Date(x.(int64))
 			}
 			return x
@@ -574,12 +579,6 @@ func (e *mergeExec) pruneFilter() (Expr, error) {
 // maxPruneValues bounds the distinct source key values the pruning filter
 // lists for a partition column (beyond it: their range).
 const maxPruneValues = 1000
-
-// path returns the column's logical path below the merge row's target or
-// source struct.
-func (c *boundCol) path() []string {
-	return strings.Split(c.name, ".")[1:]
-}
 
 // mergeCounts are a MERGE's row counts.
 type mergeCounts struct {
@@ -611,7 +610,7 @@ func (e *mergeExec) run(ctx context.Context, op *operation) (*Table, *MergeResul
 		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
 	}
 	scanMs := time.Since(op.start).Milliseconds()
-	op.tx.ReadFiles(plan.partitionPredicate())
+	op.tx.ReadFiles(plan.PartitionPredicate())
 
 	j := &mergeJoin{e: e, useDV: useDV, bySrcKey: bySrcKey, srcMatched: make([]bool, len(e.src.rows)),
 		rw: newRemover(t, op, useDV)}
@@ -667,7 +666,7 @@ type mergeJoin struct {
 	// With row tracking enabled, writtenTracks are the stable row ids and
 	// commit versions of written (rowtracking.go): updated rows keep their
 	// id, inserted ones get fresh ids.
-	writtenTracks []rowTrack
+	writtenTracks []rowtrack.Track
 	keyBuf        []byte
 }
 
@@ -699,7 +698,7 @@ func (j *mergeJoin) match(trow value.Row, path string) (hit, n int, err error) {
 	}
 	for _, si := range j.bySrcKey[string(j.keyBuf)] {
 		mr[1] = e.src.rows[si]
-		if e.residual != nil && !e.residual.matchRow(mr) {
+		if e.residual != nil && !e.residual.MatchRow(mr) {
 			continue
 		}
 		j.srcMatched[si] = true
@@ -719,13 +718,13 @@ func (j *mergeJoin) match(trow value.Row, path string) (hit, n int, err error) {
 // changed one of them.
 func (j *mergeJoin) file(tg *dmlTarget) error {
 	e := j.e
-	fc := &mergeFileChanges{add: tg.f.add}
+	fc := &mergeFileChanges{add: tg.f.Add}
 	var changed []int64
 	var kept []value.Row
-	var keptTracks []rowTrack
+	var keptTracks []rowtrack.Track
 	for i, row := range tg.matchedRows {
 		trow := j.pad(row)
-		hit, n, err := j.match(trow, tg.f.path)
+		hit, n, err := j.match(trow, tg.f.Path)
 		if err != nil {
 			return err
 		}
@@ -757,12 +756,12 @@ func (j *mergeJoin) file(tg *dmlTarget) error {
 		}
 		nr, err := e.apply(c, mr)
 		if err != nil {
-			return fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), tg.f.path, err)
+			return fmt.Errorf("table: merge into %s: data file %s: %w", e.t.URI(), tg.f.Path, err)
 		}
 		fc.preimage, fc.postimage = append(fc.preimage, trow), append(fc.postimage, nr)
 		j.written = append(j.written, nr)
 		if tg.matchedTracks != nil {
-			j.writtenTracks = append(j.writtenTracks, tg.matchedTracks[i].updated())
+			j.writtenTracks = append(j.writtenTracks, tg.matchedTracks[i].Updated())
 		}
 		if n > 0 {
 			j.cnt.matchedUpdated++
@@ -809,7 +808,7 @@ func (j *mergeJoin) insertUnmatched() error {
 		}
 		j.ch.inserted = append(j.ch.inserted, nr)
 		j.written = append(j.written, nr)
-		j.writtenTracks = append(j.writtenTracks, freshTrack)
+		j.writtenTracks = append(j.writtenTracks, rowtrack.Fresh)
 		j.cnt.inserted++
 	}
 	return nil
@@ -818,7 +817,7 @@ func (j *mergeJoin) insertUnmatched() error {
 // firstClause returns the first clause whose condition holds on mr.
 func firstClause(cs []*boundMergeClause, mr value.Row) *boundMergeClause {
 	for _, c := range cs {
-		if c.cond == nil || c.cond.matchRow(mr) {
+		if c.cond == nil || c.cond.MatchRow(mr) {
 			return c
 		}
 	}
@@ -878,45 +877,38 @@ func clausePredicates(cs []*boundMergeClause) string {
 	return jsonString(out)
 }
 
-// finish writes the new files and commits the MERGE.
+// finish writes the new files and commits the MERGE with its parameters
+// and Spark's metrics (finishRewrite).
 func (e *mergeExec) finish(ctx context.Context, op *operation, rw *remover, res *MergeResult, scanMs int64) (*Table, *MergeResult, error) {
-	t := e.t
-	rewriteStart := time.Now()
-	if err := rw.write(ctx, e.cfg); err != nil {
-		return nil, nil, fmt.Errorf("table: merge into %s: %w", t.URI(), err)
-	}
-	res.CopiedRows = rw.copied
-	res.RemovedFiles, res.AddedFiles = rw.removedFiles, rw.addedFiles
-	res.DeletionVectorsAdded, res.DeletionVectorsUpdated, res.DeletionVectorsRemoved = rw.dvAdded, rw.dvUpdated, rw.dvRemoved
-	op.params = paramsWith(map[string]string{
+	params := map[string]string{
 		"predicate":                    jsonString([]string{e.onText}),
 		"matchedPredicates":            clausePredicates(e.matched),
 		"notMatchedPredicates":         clausePredicates(e.notMatched),
 		"notMatchedBySourcePredicates": clausePredicates(e.bySource),
-	}, e.cfg)
-	op.metrics = metricsOf(map[string]int64{
-		"numSourceRows":                          res.SourceRows,
-		"numTargetRowsInserted":                  res.InsertedRows,
-		"numTargetRowsUpdated":                   res.UpdatedRows,
-		"numTargetRowsMatchedUpdated":            res.MatchedUpdatedRows,
-		"numTargetRowsNotMatchedBySourceUpdated": res.NotMatchedBySourceUpdatedRows,
-		"numTargetRowsDeleted":                   res.DeletedRows,
-		"numTargetRowsMatchedDeleted":            res.MatchedDeletedRows,
-		"numTargetRowsNotMatchedBySourceDeleted": res.NotMatchedBySourceDeletedRows,
-		"numTargetRowsCopied":                    rw.copied,
-		"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
-		"numTargetFilesAdded":                    int64(rw.addedFiles),
-		"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
-		"numTargetBytesAdded":                    rw.addedBytes,
-		"numTargetBytesRemoved":                  rw.removedBytes,
-		"numTargetChangeFilesAdded":              int64(len(op.cdcs)),
-		"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
-		"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
-		"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),
-		"scanTimeMs":                             scanMs,
-		"rewriteTimeMs":                          time.Since(rewriteStart).Milliseconds(),
+	}
+	nt, err := e.t.finishRewrite(ctx, op, rw, e.cfg, &res.DMLResult, "merge into", params, func() map[string]int64 {
+		return map[string]int64{
+			"numSourceRows":                          res.SourceRows,
+			"numTargetRowsInserted":                  res.InsertedRows,
+			"numTargetRowsUpdated":                   res.UpdatedRows,
+			"numTargetRowsMatchedUpdated":            res.MatchedUpdatedRows,
+			"numTargetRowsNotMatchedBySourceUpdated": res.NotMatchedBySourceUpdatedRows,
+			"numTargetRowsDeleted":                   res.DeletedRows,
+			"numTargetRowsMatchedDeleted":            res.MatchedDeletedRows,
+			"numTargetRowsNotMatchedBySourceDeleted": res.NotMatchedBySourceDeletedRows,
+			"numTargetRowsCopied":                    rw.copied,
+			"numOutputRows":                          res.InsertedRows + res.UpdatedRows + rw.copied,
+			"numTargetFilesAdded":                    int64(rw.addedFiles),
+			"numTargetFilesRemoved":                  int64(rw.removedFiles), // as Spark: a file that only gets a DV is not removed
+			"numTargetBytesAdded":                    rw.addedBytes,
+			"numTargetBytesRemoved":                  rw.removedBytes,
+			"numTargetChangeFilesAdded":              int64(len(op.cdcs)),
+			"numTargetDeletionVectorsAdded":          int64(rw.dvAdded),
+			"numTargetDeletionVectorsRemoved":        int64(rw.dvRemoved),
+			"numTargetDeletionVectorsUpdated":        int64(rw.dvUpdated),
+			"scanTimeMs":                             scanMs,
+		}
 	})
-	nt, err := t.commitDML(ctx, op, &res.DMLResult)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/expr"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -25,22 +26,22 @@ import (
 // is an error wrapping ErrInvalidArgument. The rows are not copied.
 func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped int, err error) {
 	if s == nil || s.schema == nil {
-		return nil, 0, invalidf("latest per key: no source")
+		return nil, 0, bind.Invalidf("latest per key: no source")
 	}
 	if len(keys) == 0 {
-		return nil, 0, invalidf("latest per key: no key column")
+		return nil, 0, bind.Invalidf("latest per key: no key column")
 	}
-	bd := newBinder(s.schema, nil, "none")
-	cols := make([]*boundCol, len(keys))
+	bd := bind.NewBinder(s.schema, nil, "none")
+	cols := make([]*bind.BoundCol, len(keys))
 	for i, k := range keys {
-		c, err := bd.column(expr.ColPath(strings.Split(k, ".")...))
+		c, err := bd.Column(expr.ColPath(strings.Split(k, ".")...))
 		if err != nil {
 			return nil, 0, fmt.Errorf("latest per key: key column %s: %w", k, err)
 		}
-		switch c.kind {
-		case kindInt, kindDate, kindFloat32, kindFloat64, kindBool, kindString, kindBinary, kindTimestamp, kindTimestampNTZ, kindDecimal:
+		switch c.Kind {
+		case expr.KindInt, expr.KindDate, expr.KindFloat32, expr.KindFloat64, expr.KindBool, expr.KindString, expr.KindBinary, expr.KindTimestamp, expr.KindTimestampNTZ, expr.KindDecimal:
 		default:
-			return nil, 0, invalidf("latest per key: column %s of type %s cannot be a merge key", c.name, c.typ)
+			return nil, 0, bind.Invalidf("latest per key: column %s of type %s cannot be a merge key", c.Name, c.Type)
 		}
 		cols[i] = c
 	}
@@ -54,14 +55,14 @@ func (s *MergeSource) LatestPerKey(keys ...string) (out *MergeSource, dropped in
 		b.Reset()
 		null := false
 		for _, c := range cols {
-			v := c.value(r)
+			v := c.Value(r)
 			if v == nil {
 				null = true
 				break
 			}
 			ks, err := canonicalKey(c, v)
 			if err != nil {
-				return nil, 0, &RowError{Row: i, Err: fmt.Errorf("key column %s: %w", c.name, err)}
+				return nil, 0, &RowError{Row: i, Err: fmt.Errorf("key column %s: %w", c.Name, err)}
 			}
 			b.WriteString(strconv.Itoa(len(ks)))
 			b.WriteByte(':')

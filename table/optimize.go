@@ -12,6 +12,7 @@ import (
 
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -292,7 +293,7 @@ func planBins(t *Table, files []*txlog.Add, target int64) []*optimizeBin {
 // table's data schema (without partition columns), with the materialized
 // row tracking columns when rt is set, and the options of a write with
 // cfg.
-func (t *Table) optimizeWriter(rt *rowTracker, cfg writeConfig) *fileWriter {
+func (t *Table) optimizeWriter(rt *rowtrack.Tracker, cfg writeConfig) *fileWriter {
 	isPart := map[string]bool{}
 	for _, c := range t.PartitionColumns() {
 		isPart[c] = true
@@ -304,7 +305,7 @@ func (t *Table) optimizeWriter(rt *rowTracker, cfg writeConfig) *fileWriter {
 		}
 	}
 	if rt != nil {
-		data.Fields = append(data.Fields, rt.fields()...)
+		data.Fields = append(data.Fields, rt.Fields()...)
 	}
 	return t.newFileWriter(cfg, data)
 }
@@ -333,7 +334,7 @@ const optimizeBatch = 256
 // same pass (coalesced with baseRowId+index and defaultRowCommitVersion).
 // It returns the add actions and the number of rows; fw records the keys
 // written (for cleanup on failure).
-func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowTracker, fw *fileWriter, read func(bytes int64)) ([]*txlog.Add, int64, error) {
+func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowtrack.Tracker, fw *fileWriter, read func(bytes int64)) ([]*txlog.Add, int64, error) {
 	values, err := t.binPartitionValues(b)
 	if err != nil {
 		return nil, 0, err
@@ -407,7 +408,7 @@ func (t *Table) compactBin(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 		}
 		fw.learn(raw)
 		if rt != nil {
-			add.Stats = withoutStatsOf(add.Stats, rt.idCol, rt.versionCol)
+			add.Stats = rowtrack.WithoutStatsOf(add.Stats, rt.IDCol, rt.VersionCol)
 		}
 		adds = append(adds, add)
 	}
@@ -444,7 +445,7 @@ func (t *Table) binPartitionValues(b *optimizeBin) (map[string]string, error) {
 // deletion vectors applied, with rt the stable row ids and commit
 // versions) in batches of up to optimizeBatch, with each row's estimated
 // size; read is told the size of every file read to its end.
-func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, fw *fileWriter, read func(bytes int64)) (iter.Seq2[batch, error], error) {
+func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowtrack.Tracker, fw *fileWriter, read func(bytes int64)) (iter.Seq2[batch, error], error) {
 	checkers := make([]func(any) (int64, error), len(fw.schema.Fields))
 	for i, f := range fw.schema.Fields {
 		checkers[i] = fieldChecker(f)
@@ -469,7 +470,7 @@ func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 			}
 			ropts := []parquetio.ReadOption{parquetio.WithColumnMapping(mode)}
 			if f.DeletionVector != nil {
-				bm, err := locs.loadDV(ctx, f.DeletionVector)
+				bm, err := locs.LoadDV(ctx, f.DeletionVector)
 				if err != nil {
 					yield(batch{}, fmt.Errorf("file %s: %w", f.Path, err))
 					return
@@ -488,17 +489,17 @@ func (t *Table) binBatches(ctx context.Context, b *optimizeBin, rt *rowTracker, 
 				}
 				r := ir.Row
 				if rt != nil {
-					tr, err := stableTrack(f, ir.Index, r[ndata], r[ndata+1])
+					tr, err := rowtrack.StableTrack(f, ir.Index, r[ndata], r[ndata+1])
 					if err != nil {
 						yield(batch{}, err)
 						return
 					}
 					r[ndata], r[ndata+1] = nil, nil
-					if tr.id >= 0 {
-						r[ndata] = tr.id
+					if tr.ID >= 0 {
+						r[ndata] = tr.ID
 					}
-					if tr.version >= 0 {
-						r[ndata+1] = tr.version
+					if tr.Version >= 0 {
+						r[ndata+1] = tr.Version
 					}
 				}
 				var size int64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -45,15 +46,15 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 	if len(partCols) == 0 {
 		return nil, fmt.Errorf("table: %w: WithReplaceWhere needs a partitioned table", ErrInvalidArgument)
 	}
-	p, err := newBinder(sch, partCols, "none").bind(r.expr, false)
+	p, err := bind.NewBinder(sch, partCols, "none").Bind(r.expr, false)
 	if err != nil {
 		return nil, err
 	}
 	var bad error
-	p.columns(func(c *boundCol) {
-		if bad == nil && (!c.partition || len(c.sub) > 0) {
+	p.Columns(func(c *bind.BoundCol) {
+		if bad == nil && (!c.Partition || len(c.Sub) > 0) {
 			bad = fmt.Errorf("table: %w: replaceWhere predicate %s references %s, which is not a partition column",
-				ErrInvalidArgument, r.expr, c.name)
+				ErrInvalidArgument, r.expr, c.Name)
 		}
 	})
 	if bad != nil {
@@ -84,7 +85,7 @@ func (r *replaceWhere) bind(sch *schema.StructType, partCols []string) (txlog.Pa
 			}
 			row[c.idx] = v
 		}
-		return p.matchRow(row)
+		return p.MatchRow(row)
 	}, nil
 }
 

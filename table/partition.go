@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -103,17 +104,7 @@ func SerializePartitionValue(t schema.Type, v any) (string, bool, error) {
 // both the "2006-01-02 15:04:05[.ffffff]" and the ISO-8601 forms. A string
 // that does not parse as t is a *value.Error wrapping value.ErrSyntax, as
 // is a type that cannot be a partition column (value.ErrUnsupported).
-func ParsePartitionValue(t schema.Type, s string) (any, error) {
-	if s == "" {
-		return nil, nil
-	}
-	c := value.CodecOf(t)
-	if c == nil {
-		return nil, &value.Error{Type: t, Value: s, Reason: value.ErrUnsupported,
-			Detail: fmt.Sprintf("partition column type %s is not supported", t)}
-	}
-	return c.ParsePartition(s)
-}
+func ParsePartitionValue(t schema.Type, s string) (any, error) { return scan.ParsePartitionValue(t, s) }
 
 // escapePathName escapes a partition value for a Hive-style directory name
 // the way Spark does (ExternalCatalogUtils.escapePathName): control

@@ -1,15 +1,10 @@
 package table
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
-
-	"github.com/deltakit/deltakit/objectstore"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
-	"github.com/deltakit/deltakit/txlog/dvcodec"
 )
 
 // ErrPathOutsideTable is matched (errors.Is) by the error of a read that
@@ -40,71 +35,13 @@ func (t *Table) resolver() (*txlog.PathResolver, error) {
 	return r, nil
 }
 
-// locator maps the paths of t's log to a store and a key: paths under the
-// table root to t's store, paths under an allowed root to a store opened
-// for that root (once, with the table's store options). It is safe for
-// concurrent use.
-type locator struct {
-	t   *Table
-	res *txlog.PathResolver
-
-	mu     sync.Mutex
-	stores map[string]objectstore.Store // by allowed root URI
-}
-
-func newLocator(t *Table) (*locator, error) {
+// newLocator returns the locator of t's data files.
+func newLocator(t *Table) (*scan.Locator, error) {
 	res, err := t.resolver()
 	if err != nil {
 		return nil, err
 	}
-	return &locator{t: t, res: res, stores: map[string]objectstore.Store{}}, nil
-}
-
-// store returns the store of loc's root.
-func (l *locator) store(ctx context.Context, loc txlog.Location) (objectstore.Store, error) {
-	if loc.InTable {
-		return l.t.store, nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s, ok := l.stores[loc.Root]; ok {
-		return s, nil
-	}
-	s, err := objectstore.Open(ctx, loc.Root, l.t.cfg.openOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("opening allowed root %s: %w", loc.Root, err)
-	}
-	l.stores[loc.Root] = s
-	return s, nil
-}
-
-// locate maps a decoded data file path to its store and key.
-func (l *locator) locate(ctx context.Context, p string) (objectstore.Store, string, error) {
-	loc, err := l.res.Resolve(p)
-	if err != nil {
-		return nil, "", err
-	}
-	s, err := l.store(ctx, loc)
-	if err != nil {
-		return nil, "", err
-	}
-	return s, loc.Key, nil
-}
-
-// loadDV loads a deletion vector, its file located as data files are.
-func (l *locator) loadDV(ctx context.Context, dv *txlog.DeletionVectorDescriptor) (*roaring64.Bitmap, error) {
-	if dv == nil || dv.StorageType == "i" {
-		return dvcodec.LoadAt(ctx, l.t.store, "", dv)
-	}
-	loc, err := dv.Locate(l.res)
-	if err != nil {
-		return nil, err
-	}
-	s, err := l.store(ctx, loc)
-	if err != nil {
-		return nil, err
-	}
-	return dvcodec.LoadAt(ctx, s, loc.Key, dv)
+	return scan.NewLocator(t.store, res, t.cfg.openOpts), nil
 }
 
 // tableKeys returns a function that maps decoded log paths to store keys

@@ -13,7 +13,8 @@ import (
 
 // SET TBLPROPERTIES delta.enableChangeDataFeed on an existing table: the
 // commit is metadata-only with Spark's operation and parameters, the
-// protocol goes to writer 4, and a DELETE then writes change data.
+// protocol goes to writer 7 with changeDataFeed listed, and a DELETE then
+// writes change data.
 func TestSetPropertiesChangeDataFeed(t *testing.T) {
 	ctx := context.Background()
 	tbl, _ := maintTable(t, false, nil)
@@ -36,8 +37,11 @@ func TestSetPropertiesChangeDataFeed(t *testing.T) {
 	if ci == nil || ci.Operation != "SET TBLPROPERTIES" || ci.OperationParameters["properties"] != `{"delta.enableChangeDataFeed":"true"}` {
 		t.Errorf("commitInfo %+v", ci)
 	}
-	if p := tbl.Snapshot().Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 4 {
-		t.Errorf("protocol %+v, want (1,4)", p)
+	// (1,2) plus changeDataFeed: writer 7 listing the three features ((1,4)
+	// would imply checkConstraints and generatedColumns too).
+	if p := tbl.Snapshot().Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 7 ||
+		!slices.Equal(p.WriterFeatures, []string{"appendOnly", "changeDataFeed", "invariants"}) {
+		t.Errorf("protocol %+v, want (1,7) appendOnly, changeDataFeed, invariants", p)
 	}
 	if tbl, _, err = tbl.Delete(ctx, Col("id").Lt(int64(3))); err != nil { // v3
 		t.Fatal(err)

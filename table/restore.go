@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 )
 
@@ -173,9 +174,9 @@ func compareKeys(a, b *txlog.Add) int {
 
 // checkRestorable fails when the data file of a, or its deletion vector
 // file, is no longer in the store (removed by vacuum).
-func (t *Table) checkRestorable(ctx context.Context, loc *locator, version int64, a *txlog.Add) error {
+func (t *Table) checkRestorable(ctx context.Context, loc *scan.Locator, version int64, a *txlog.Add) error {
 	path := txlog.DecodePath(a.Path)
-	store, key, err := loc.locate(ctx, path)
+	store, key, err := loc.Locate(ctx, path)
 	if err != nil {
 		return fmt.Errorf("data file %s of version %d: %w", path, version, err)
 	}
@@ -183,7 +184,7 @@ func (t *Table) checkRestorable(ctx context.Context, loc *locator, version int64
 		return fmt.Errorf("data file %s of version %d is gone (vacuumed?): %w", path, version, err)
 	}
 	if dv := a.DeletionVector; dv != nil && dv.StorageType != "i" {
-		if _, err := loc.loadDV(ctx, dv); err != nil {
+		if _, err := loc.LoadDV(ctx, dv); err != nil {
 			return fmt.Errorf("deletion vector of data file %s of version %d: %w", path, version, err)
 		}
 	}

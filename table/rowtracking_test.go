@@ -40,7 +40,7 @@ func stableIDs(t *testing.T, tbl *Table) map[int64]stableID {
 		}
 		var opts []parquetio.ReadOption
 		if a.DeletionVector != nil {
-			bm, err := locs.loadDV(ctx, a.DeletionVector)
+			bm, err := locs.LoadDV(ctx, a.DeletionVector)
 			if err != nil {
 				t.Fatal(err)
 			}

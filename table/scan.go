@@ -4,17 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"math/big"
 	"slices"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/deltakit/deltakit/arrowio"
-
-	"github.com/deltakit/deltakit/objectstore"
-	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/scan"
 	"github.com/deltakit/deltakit/txlog"
 	"github.com/deltakit/deltakit/value"
 )
@@ -24,22 +17,10 @@ import (
 const DefaultScanConcurrency = 4
 
 // ScanOption configures Scan, ScanAs, Files and ScanSchema.
-type ScanOption func(*scanConfig)
+type ScanOption func(*scan.Config)
 
-type scanConfig struct {
-	filters     []Expr
-	columns     []string
-	columnsSet  bool
-	limit       int64
-	concurrency int
-	stats       *ScanStats
-	// arrow tunes ScanArrow's columnar path (tests set it; zero values
-	// are the defaults).
-	arrow arrowTuning
-}
-
-func newScanConfig(opts []ScanOption) scanConfig {
-	c := scanConfig{concurrency: DefaultScanConcurrency}
+func newScanConfig(opts []ScanOption) scan.Config {
+	c := scan.Config{Concurrency: DefaultScanConcurrency}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -51,7 +32,7 @@ func newScanConfig(opts []ScanOption) scanConfig {
 // values, then by the files' min/max/null-count statistics. Several
 // WithFilter options combine with AND.
 func WithFilter(e Expr) ScanOption {
-	return func(c *scanConfig) { c.filters = append(c.filters, e) }
+	return func(c *scan.Config) { c.Filters = append(c.Filters, e) }
 }
 
 // WithColumns projects the scan onto these columns (logical names, matched
@@ -61,15 +42,15 @@ func WithFilter(e Expr) ScanOption {
 // count). Unknown or repeated names make the scan fail with
 // ErrInvalidArgument.
 func WithColumns(names ...string) ScanOption {
-	return func(c *scanConfig) {
-		c.columns = append([]string{}, names...)
-		c.columnsSet = true
+	return func(c *scan.Config) {
+		c.Columns = append([]string{}, names...)
+		c.ColumnsSet = true
 	}
 }
 
 // WithLimit stops the scan after n rows; n <= 0 means no limit (the
 // default).
-func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } }
+func WithLimit(n int64) ScanOption { return func(c *scan.Config) { c.Limit = n } }
 
 // WithScanConcurrency sets how many data files are read at once (default
 // DefaultScanConcurrency; 1 reads them one after another, each on one
@@ -77,13 +58,15 @@ func WithLimit(n int64) ScanOption { return func(c *scanConfig) { c.limit = n } 
 // Memory stays bounded: the files being read hold at most a few batches
 // each, and at most 160 MiB of Parquet at once.
 func WithScanConcurrency(n int) ScanOption {
-	return func(c *scanConfig) { c.concurrency = max(n, 1) }
+	return func(c *scan.Config) { c.Concurrency = max(n, 1) }
 }
 
 // WithScanStats makes the scan record what it did in s (file and row
 // counts). s is written by the goroutine that iterates the scan, while it
 // iterates: read it after the loop ends. Files fills the planning fields.
-func WithScanStats(s *ScanStats) ScanOption { return func(c *scanConfig) { c.stats = s } }
+func WithScanStats(s *ScanStats) ScanOption {
+	return func(c *scan.Config) { c.Stats = (*scan.Stats)(s) }
+}
 
 // ScanStats reports the work of one scan: how many files the filter pruned
 // or skipped and how much was read.
@@ -139,433 +122,19 @@ type ScanStats struct {
 	RowsPageSkipped int64
 }
 
-// partCol is a partition column a scan needs (for output or the filter).
-type partCol struct {
-	top  int    // index in the table schema
-	name string // logical name
-	key  string // partitionValues key: the physical name
-	typ  schema.Type
-}
-
-// scanFile is one data file to read.
-type scanFile struct {
-	add   *txlog.Add
-	path  string // add.path decoded once
-	store objectstore.Store
-	key   string
-	part  []any // parsed values of plan.parts (nil for null)
-	// dv, when set, is the file's deletion vector already loaded (DML
-	// plans load it first); readFile then does not load it again.
-	dv *roaring64.Bitmap
-}
-
-// scanPlan is a scan resolved against one snapshot: which files, which
-// columns, which filter.
-type scanPlan struct {
-	t        *Table
-	cfg      scanConfig
-	version  int64
-	mode     string
-	width    int // number of top-level columns
-	pred     *pred
-	out      []int // output columns (top-level indexes) in output order
-	outSch   *schema.StructType
-	read     *schema.StructType // data columns to read, in schema order
-	readTop  []int              // read.Fields[i] is top-level column readTop[i]
-	parts    []partCol
-	isPart   []bool // by top-level index
-	partSlot []int  // by top-level index: index into parts, or -1
-	fullOut  bool   // out is every column in schema order
-	direct   bool   // parquetio rows are the output rows as they are
-	files    []*scanFile
-	locs     *locator // set by selectFiles
-	// fileErrors: errors name the data file only, the caller names the
-	// table and the version (a change feed reads files of older versions).
-	fileErrors bool
-}
-
-// errorf wraps err with the table, the version and, if set, the file.
-func (p *scanPlan) errorf(file string, err error) error {
-	if p.fileErrors && file != "" {
-		return fmt.Errorf("data file %s: %w", file, err)
-	}
-	if file == "" {
-		return fmt.Errorf("table: scan %s version %d: %w", p.t.URI(), p.version, err)
-	}
-	return fmt.Errorf("table: scan %s version %d: data file %s: %w", p.t.URI(), p.version, file, err)
-}
-
-// resolveColumns maps projection names to top-level indexes.
-func resolveColumns(sch *schema.StructType, names []string) ([]int, error) {
-	out := make([]int, 0, len(names))
-	seen := map[int]bool{}
-	for _, n := range names {
-		i, err := lookupField(sch, n)
-		if err != nil {
-			return nil, err
-		}
-		if seen[i] {
-			return nil, invalidf("column %q is projected twice", sch.Fields[i].Name)
-		}
-		seen[i] = true
-		out = append(out, i)
-	}
-	return out, nil
-}
-
-// newPlan resolves the columns and the filter, but selects no files yet.
-func (t *Table) newPlan(cfg scanConfig) (*scanPlan, error) {
-	snap := t.snap
-	sch := snap.Schema()
-	if sch == nil {
-		return nil, fmt.Errorf("table: scan %s version %d: the snapshot has no schema", t.URI(), snap.Version())
-	}
-	p := &scanPlan{t: t, cfg: cfg, version: snap.Version(), width: len(sch.Fields),
-		mode: snap.Metadata().ColumnMappingMode()}
-	if p.mode == "" {
-		p.mode = "none"
-	}
-	partCols := snap.PartitionColumns()
-	p.isPart = make([]bool, p.width)
-	for _, c := range partCols {
-		i := sch.FieldIndex(c)
-		if i < 0 {
-			return nil, p.errorf("", fmt.Errorf("partition column %q is not in the schema", c))
-		}
-		p.isPart[i] = true
-	}
-	// Projection.
-	if cfg.columnsSet {
-		out, err := resolveColumns(sch, cfg.columns)
-		if err != nil {
-			return nil, p.errorf("", err)
-		}
-		p.out = out
-	} else {
-		p.out = make([]int, p.width)
-		for i := range p.out {
-			p.out[i] = i
-		}
-		p.fullOut = true
-	}
-	p.outSch = &schema.StructType{Fields: make([]*schema.StructField, len(p.out))}
-	for i, top := range p.out {
-		p.outSch.Fields[i] = sch.Fields[top]
-	}
-	// Filter, in negation normal form.
-	needed := make([]bool, p.width)
-	for _, top := range p.out {
-		needed[top] = true
-	}
-	if len(cfg.filters) > 0 {
-		b := newBinder(sch, partCols, p.mode)
-		var e Expr = And(cfg.filters...)
-		if len(cfg.filters) == 1 {
-			e = cfg.filters[0]
-		}
-		pr, err := b.bind(e, false)
-		if err != nil {
-			return nil, p.errorf("", fmt.Errorf("filter %s: %w", e, err))
-		}
-		if pr.kind != predTrue {
-			p.pred = pr
-			pr.columns(func(c *boundCol) { needed[c.top] = true })
-		}
-	}
-	// Columns to read from data files and partition columns to fill.
-	p.read = &schema.StructType{}
-	p.partSlot = make([]int, p.width)
-	for i, f := range sch.Fields {
-		p.partSlot[i] = -1
-		if !needed[i] {
-			continue
-		}
-		if p.isPart[i] {
-			p.partSlot[i] = len(p.parts)
-			p.parts = append(p.parts, partCol{top: i, name: f.Name, key: f.PhysicalName(p.mode), typ: f.Type})
-			continue
-		}
-		p.read.Fields = append(p.read.Fields, f)
-		p.readTop = append(p.readTop, i)
-	}
-	p.direct = p.pred == nil && len(p.parts) == 0 && slices.Equal(p.out, p.readTop)
-	return p, nil
-}
-
-// partitionValue parses the partition value of column c of file a (spec
-// "Partition Value Serialization"; under column mapping the key is the
-// physical name). Absent keys and "" are null.
-func partitionValue(a *txlog.Add, c partCol) (any, error) {
-	s, ok := a.PartitionValues[c.key]
-	if !ok {
-		s = a.PartitionValues[c.name]
-	}
-	v, err := ParsePartitionValue(c.typ, s)
-	if err != nil {
-		return nil, fmt.Errorf("partition value %q of column %s (%s): %w", s, c.name, c.typ, err)
-	}
-	return v, nil
-}
-
-// newScanFile is the scan file of a (path: a.Path decoded) with the values
-// of the plan's partition columns parsed.
-func (p *scanPlan) newScanFile(a *txlog.Add, path string) (*scanFile, error) {
-	f := &scanFile{add: a, path: path}
-	if len(p.parts) > 0 {
-		f.part = make([]any, len(p.parts))
-		for i, c := range p.parts {
-			v, err := partitionValue(a, c)
-			if err != nil {
-				return nil, err
-			}
-			f.part[i] = v
-		}
-	}
-	return f, nil
-}
-
-// selectFiles prunes and skips the snapshot's files with the filter and
-// locates the files left. Files are in the snapshot's order (by path).
-func (p *scanPlan) selectFiles(ctx context.Context) error {
-	// AllFiles: a large snapshot stays packed; only the planned files'
-	// adds are kept.
-	st := ScanStats{Version: p.version, FilesTotal: p.t.snap.NumFiles()}
-	stats := p.pred != nil && p.pred.hasDataLeaf()
-	locs, err := newLocator(p.t)
-	if err != nil {
-		return p.errorf("", err)
-	}
-	p.locs = locs
-	for a := range p.t.snap.AllFiles() {
-		path := txlog.DecodePath(a.Path)
-		f, err := p.newScanFile(a, path)
-		if err != nil {
-			return p.errorf(path, err)
-		}
-		if p.pred != nil {
-			partFn := func(c *boundCol) any { return f.part[p.partSlot[c.top]] }
-			if !p.pred.mayMatch(partFn, nil) {
-				st.FilesPruned++
-				continue
-			}
-			if stats {
-				fs := parseFileStats(a.Stats)
-				if fs != nil && fs.numRecords == 0 || !p.pred.mayMatch(partFn, fs.bounds) {
-					st.FilesSkipped++
-					continue
-				}
-			}
-		}
-		store, key, err := locs.locate(ctx, path)
-		if err != nil {
-			return p.errorf(path, err)
-		}
-		f.store, f.key = store, key
-		p.files = append(p.files, f)
-		st.BytesPlanned += a.Size
-	}
-	st.FilesPlanned = len(p.files)
-	if p.cfg.stats != nil {
-		*p.cfg.stats = st
-	}
-	return nil
-}
-
-// fileCounts are the counters of one file read.
-type fileCounts struct {
-	done    bool // read to the end
-	rows    int64
-	deleted int64
-}
-
-// readFile reads one data file and calls emit with every output row that
-// passes the filter and its 0-based index in the file (as deletion vectors
-// count rows), until emit returns false. It returns the counts and an error
-// naming the file.
-func (p *scanPlan) readFile(ctx context.Context, f *scanFile, emit func(int64, value.Row) bool) (fileCounts, error) {
-	var c fileCounts
-	opts := []parquetio.ReadOption{parquetio.WithColumnMapping(p.mode)}
-	if dv := f.add.DeletionVector; dv != nil {
-		bm := f.dv
-		if bm == nil {
-			var err error
-			if bm, err = p.locs.loadDV(ctx, dv); err != nil {
-				return c, p.errorf(f.path, fmt.Errorf("deletion vector: %w", err))
-			}
-		}
-		if !bm.IsEmpty() {
-			opts = append(opts, parquetio.WithSkipRows(func(i int64) bool {
-				if i >= 0 && bm.Contains(uint64(i)) {
-					c.deleted++
-					return true
-				}
-				return false
-			}))
-		}
-	}
-	pf, err := parquetio.Open(ctx, f.store, f.key, p.read, opts...)
-	if err != nil {
-		return c, p.errorf(f.path, err)
-	}
-	var scratch value.Row
-	if !p.direct && !p.fullOut {
-		scratch = make(value.Row, p.width)
-	}
-	for ir, err := range pf.IndexedRows(ctx) {
-		if err != nil {
-			return c, p.errorf(f.path, err)
-		}
-		row := ir.Row
-		c.rows++
-		if p.direct {
-			if !emit(ir.Index, row) {
-				return c, nil
-			}
-			continue
-		}
-		full := scratch
-		if p.fullOut {
-			full = make(value.Row, p.width)
-		} else {
-			clear(full)
-		}
-		for i, top := range p.readTop {
-			full[top] = row[i]
-		}
-		for i, pc := range p.parts {
-			full[pc.top] = f.part[i]
-		}
-		if p.pred != nil && !p.pred.matchRow(full) {
-			continue
-		}
-		var out value.Row
-		if p.fullOut {
-			out = full
-			for _, pc := range p.parts {
-				out[pc.top] = clonePartValue(out[pc.top])
-			}
-		} else {
-			out = make(value.Row, len(p.out))
-			for i, top := range p.out {
-				if p.isPart[top] {
-					out[i] = clonePartValue(full[top])
-				} else {
-					out[i] = full[top]
-				}
-			}
-		}
-		if !emit(ir.Index, out) {
-			return c, nil
-		}
-	}
-	c.done = true
-	return c, nil
-}
-
-// clonePartValue copies the mutable parts of a partition value, so that no
-// two yielded rows share memory.
-func clonePartValue(v any) any {
-	switch x := v.(type) {
-	case []byte:
-		return append([]byte{}, x...)
-	case value.Decimal:
-		if x.Unscaled != nil {
-			x.Unscaled = new(big.Int).Set(x.Unscaled)
-		}
-		return x
-	}
-	return v
-}
-
-// rows yields the plan's rows: files in order, rows in file order. They
-// come from the columnar reader's record batches (arrowBatches, ScanArrow's
-// reader), turned into rows batch by batch (batchRows); only a plan whose
-// output has no Arrow mapping (a variant column) reads its files one after
-// another through the row reader.
-func (p *scanPlan) rows(ctx context.Context, yield func(value.Row, error) bool) {
-	st := p.cfg.stats
-	if st == nil {
-		st = &ScanStats{}
-		p.cfg.stats = st
-	}
-	if len(p.files) == 0 {
-		return
-	}
-	outSch, err := arrowio.Schema(p.outSch)
-	if err != nil {
-		p.rowsSequential(ctx, yield)
-		return
-	}
-	var returned int64
-	var failed error
-	var box rowBoxer
-	stopped := false
-	err = p.arrowBatches(ctx, outSch, func(rec arrow.RecordBatch) bool {
-		defer rec.Release()
-		rows, err := box.batchRows(rec)
-		if err != nil {
-			failed = p.errorf("", err)
-			return false
-		}
-		for _, r := range rows {
-			returned++
-			if !yield(r, nil) {
-				stopped = true
-				return false
-			}
-		}
-		return true
-	})
-	// arrowBatches counts the rows of the batches it sent; the caller may
-	// have stopped within one.
-	st.RowsReturned = returned
-	if stopped {
-		return
-	}
-	if err == nil {
-		err = failed
-	}
-	if err != nil {
-		yield(nil, err)
-	}
-}
-
-// rowsSequential is rows through the row reader, one file after another.
-func (p *scanPlan) rowsSequential(ctx context.Context, yield func(value.Row, error) bool) {
-	st := p.cfg.stats
-	limit := p.cfg.limit
-	for _, f := range p.files {
-		stopped := false
-		c, err := p.readFile(ctx, f, func(_ int64, r value.Row) bool {
-			st.RowsReturned++
-			if !yield(r, nil) || limit > 0 && st.RowsReturned >= limit {
-				stopped = true
-				return false
-			}
-			return true
-		})
-		if c.done {
-			st.FilesRead++
-			st.RowsRead += c.rows
-			st.RowsDeleted += c.deleted
-		}
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		if stopped {
-			return
-		}
-	}
+// scanSource returns what a scan of t reads.
+func (t *Table) scanSource() scan.Source {
+	l, err := newLocator(t)
+	return scan.Source{Uri: t.URI(), Snap: t.snap, Locs: l, LocsErr: err}
 }
 
 // plan builds the scan plan and selects its files.
-func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scanPlan, error) {
-	p, err := t.newPlan(newScanConfig(opts))
+func (t *Table) plan(ctx context.Context, opts []ScanOption) (*scan.Plan, error) {
+	p, err := scan.NewPlan(t.scanSource(), newScanConfig(opts))
 	if err != nil {
 		return nil, err
 	}
-	if err := p.selectFiles(ctx); err != nil {
+	if err := p.SelectFiles(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -612,7 +181,7 @@ func (t *Table) Scan(ctx context.Context, opts ...ScanOption) iter.Seq2[Row, err
 			yield(nil, err)
 			return
 		}
-		p.rows(ctx, yield)
+		p.Rows(ctx, yield)
 	}
 }
 
@@ -631,9 +200,9 @@ func (t *Table) Files(ctx context.Context, opts ...ScanOption) ([]*Add, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*txlog.Add, len(p.files))
-	for i, f := range p.files {
-		out[i] = f.add
+	out := make([]*txlog.Add, len(p.Files))
+	for i, f := range p.Files {
+		out[i] = f.Add
 	}
 	return out, nil
 }
@@ -646,11 +215,12 @@ func (t *Table) ScanSchema(opts ...ScanOption) (*schema.StructType, error) {
 	if t == nil {
 		return nil, nilTableError("scan schema")
 	}
-	p, err := t.newPlan(newScanConfig(opts))
+	p, err := scan.NewPlan(t.scanSource(), newScanConfig(opts))
+
 	if err != nil {
 		return nil, err
 	}
-	return p.outSch, nil
+	return p.OutSch, nil
 }
 
 // ScanAs is Scan with every row converted into a value of the Go struct
@@ -673,7 +243,7 @@ func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[
 	}
 	return func(yield func(T, error) bool) {
 		var zero T
-		if !newScanConfig(opts).columnsSet {
+		if !newScanConfig(opts).ColumnsSet {
 			sch, err := SchemaOf[T]()
 			if err != nil {
 				yield(zero, err)
@@ -701,18 +271,18 @@ func ScanAs[T any](ctx context.Context, t *Table, opts ...ScanOption) iter.Seq2[
 			yield(zero, err)
 			return
 		}
-		dec, err := rowDecoder[T](p.outSch)
+		dec, err := rowDecoder[T](p.OutSch)
 		if err != nil {
-			yield(zero, p.errorf("", err))
+			yield(zero, p.Errorf("", err))
 			return
 		}
-		p.rows(ctx, func(r value.Row, err error) bool {
+		p.Rows(ctx, func(r value.Row, err error) bool {
 			if err != nil {
 				return yield(zero, err)
 			}
 			v, err := dec(r)
 			if err != nil {
-				yield(zero, p.errorf("", err))
+				yield(zero, p.Errorf("", err))
 				return false
 			}
 			return yield(v, nil)

@@ -223,12 +223,15 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Table, error) {
 
 // Create creates a Delta table at uri with schema sch and commits version 0
 // (protocol and metaData). The protocol is the lowest the schema and
-// properties need (txlog.ProtocolFor): (1,2) without features, legacy
-// versions for legacy features (writer 3 for delta.constraints.*, 4 for
-// delta.enableChangeDataFeed, reader 2 and writer 5 for column mapping),
-// and (3,7) or (1,7) listing every feature used, legacy ones included
-// (invariants for NOT NULL columns, appendOnly, checkConstraints), when a
-// column is timestamp_ntz or a property turns on a table feature. Which
+// properties need (txlog.ProtocolFor, txlog.UpgradeProtocol, as Spark's
+// CREATE TABLE): (1,2) without features; a legacy pair when it implies
+// exactly the features used with (1,2)'s appendOnly and invariants ((1,3)
+// for delta.constraints.*); else writer 7 listing every feature used,
+// legacy ones included, at reader 1, at reader 2 when column mapping is the
+// only reader feature (delta.columnMapping.mode: (2,7) listing
+// appendOnly, columnMapping, invariants), or at reader 3 with the
+// reader-writer features listed when a column is timestamp_ntz or a
+// property turns on deletion vectors, v2 checkpoints or type widening. Which
 // property turns on which feature, and whether deltakit writes it, is the
 // writer feature table txlog.WriterFeatures: delta.enableDeletionVectors,
 // delta.enableRowTracking, delta.enableInCommitTimestamps,
@@ -428,8 +431,8 @@ func checkPropertyValues(props map[string]string) error {
 // minimalProtocol returns the lowest protocol a new table with this schema
 // and no properties needs (spec "Protocol Evolution"; txlog.ProtocolFor):
 // (1,2) without features (NOT NULL columns are legacy invariants, implied by
-// writer version 2); (3,7) listing timestampNtz, and invariants when a
-// column is NOT NULL, when any column, at any depth, is timestamp_ntz.
+// writer version 2); (3,7) listing timestampNtz, appendOnly and
+// invariants when any column, at any depth, is timestamp_ntz.
 func minimalProtocol(sch *schema.StructType) *Protocol {
 	return txlog.ProtocolFor(nil, sch, nil)
 }

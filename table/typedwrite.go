@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
 	"github.com/deltakit/deltakit/value"
@@ -484,7 +485,7 @@ func (r *colReader) micros(p unsafe.Pointer, validate bool) (int64, error) {
 		return 0, fmt.Errorf("column %q: %w", r.name, outOfRange(t, r.col))
 	}
 	if r.dst == schema.TimestampNTZ && t.Location() != time.UTC {
-		t = wallClockUTC(t)
+		t = expr.WallClockUTC(t)
 	}
 	return t.UnixMicro(), nil
 }

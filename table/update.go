@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deltakit/deltakit/table/internal/rowtrack"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -46,6 +47,9 @@ func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, op
 		return nil, nil, nilTableError("update")
 	}
 	cfg := newWriteConfig(opts)
+	if cfg.conflictRetries > 0 {
+		return retryConflicts(ctx, t, "update", cfg.conflictRetries, opts, func(t *Table, o []WriteOption) (*Table, *DMLResult, error) { return t.Update(ctx, where, set, o...) })
+	}
 	op, err := t.begin("UPDATE", true, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -65,14 +69,14 @@ func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, op
 	}
 	res := &DMLResult{}
 	var updated []value.Row
-	var tracks []rowTrack
+	var tracks []rowtrack.Track
 	for _, tg := range targets {
 		for i, row := range tg.matchedRows {
 			nr := slices.Clone(row)
 			for _, s := range sets {
 				v, err := s.val.eval(row)
 				if err != nil {
-					return nil, nil, fmt.Errorf("table: update %s: data file %s: %w", t.URI(), tg.f.path, err)
+					return nil, nil, fmt.Errorf("table: update %s: data file %s: %w", t.URI(), tg.f.Path, err)
 				}
 				nr[s.top] = v
 			}
@@ -81,7 +85,7 @@ func (t *Table) Update(ctx context.Context, where Expr, set map[string]Value, op
 				rw.changes = append(rw.changes, changeRow{typ: ChangeUpdatePreimage, row: row}, changeRow{typ: ChangeUpdatePostimage, row: nr})
 			}
 			if tg.matchedTracks != nil {
-				tracks = append(tracks, tg.matchedTracks[i].updated())
+				tracks = append(tracks, tg.matchedTracks[i].Updated())
 			}
 		}
 		res.UpdatedRows += rw.remove(tg)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -38,7 +39,7 @@ func Div(a, b any) Value { return expr.Div(exprArg(a), exprArg(b)) }
 
 // boundValue evaluates a Value on a full table row (schema order).
 type boundValue struct {
-	kind valueKind // kindInt or kindFloat64 for arithmetic results
+	kind expr.Kind // kindInt or kindFloat64 for arithmetic results
 	typ  schema.Type
 	eval func(value.Row) (any, error)
 }
@@ -46,21 +47,21 @@ type boundValue struct {
 // bindValue resolves v against sch for assignment to column target: the
 // value's type must fit the column's (numbers widen from integer to
 // floating point, never the other way).
-func bindValue(sch *schema.StructType, partCols []string, v Value, target *boundCol) (*boundValue, error) {
+func bindValue(sch *schema.StructType, partCols []string, v Value, target *bind.BoundCol) (*boundValue, error) {
 	if lv, ok := v.(*expr.Literal); ok && lv.V != nil {
 		// A literal converts to the column type as a filter literal does
 		// ("2024-01-02" into a date, 3 into a double), then must fit it.
-		x, err := convertLiteral(target, lv.V)
+		x, err := bind.ConvertLiteral(target, lv.V)
 		if err != nil {
-			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
+			return nil, bind.Invalidf("SET %s = %s: %v", target.Name, v, err)
 		}
-		if target.kind == kindDate {
+		if target.Kind == expr.KindDate {
 			x = value.Date(x.(int64))
 		}
-		if _, err := checkValue(target.typ, x); err != nil {
-			return nil, invalidf("SET %s = %s: %v", target.name, v, err)
+		if _, err := checkValue(target.Type, x); err != nil {
+			return nil, bind.Invalidf("SET %s = %s: %v", target.Name, v, err)
 		}
-		return &boundValue{kind: target.kind, typ: target.typ, eval: func(value.Row) (any, error) { return x, nil }}, nil
+		return &boundValue{kind: target.Kind, typ: target.Type, eval: func(value.Row) (any, error) { return x, nil }}, nil
 	}
 	b, err := bindValueExpr(sch, partCols, v)
 	if err != nil {
@@ -69,11 +70,11 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bound
 	if b.typ == nil { // NULL
 		return b, nil
 	}
-	if b.kind == target.kind && (b.kind != kindUnsupported && b.kind != kindDecimal || b.typ.String() == target.typ.String()) {
+	if b.kind == target.Kind && (b.kind != expr.KindUnsupported && b.kind != expr.KindDecimal || b.typ.String() == target.Type.String()) {
 		return b, nil
 	}
-	if b.kind == kindInt && (target.kind == kindFloat32 || target.kind == kindFloat64) {
-		return &boundValue{kind: target.kind, typ: target.typ, eval: func(r value.Row) (any, error) {
+	if b.kind == expr.KindInt && (target.Kind == expr.KindFloat32 || target.Kind == expr.KindFloat64) {
+		return &boundValue{kind: target.Kind, typ: target.Type, eval: func(r value.Row) (any, error) {
 			x, err := b.eval(r)
 			if x == nil || err != nil {
 				return nil, err
@@ -82,16 +83,16 @@ func bindValue(sch *schema.StructType, partCols []string, v Value, target *bound
 			return float64(n), nil
 		}}, nil
 	}
-	if b.kind == kindFloat32 && target.kind == kindFloat64 || b.kind == kindFloat64 && target.kind == kindFloat32 {
+	if b.kind == expr.KindFloat32 && target.Kind == expr.KindFloat64 || b.kind == expr.KindFloat64 && target.Kind == expr.KindFloat32 {
 		return b, nil
 	}
-	return nil, invalidf("SET %s = %s: a %s value does not fit column %s of type %s", target.name, v, b.typ, target.name, target.typ)
+	return nil, bind.Invalidf("SET %s = %s: a %s value does not fit column %s of type %s", target.Name, v, b.typ, target.Name, target.Type)
 }
 
 func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundValue, error) {
 	switch x := v.(type) {
 	case nil:
-		return nil, invalidf("nil Value: use Lit(nil) for NULL")
+		return nil, bind.Invalidf("nil Value: use Lit(nil) for NULL")
 	case *expr.Literal:
 		if x.V == nil {
 			return &boundValue{eval: func(value.Row) (any, error) { return nil, nil }}, nil
@@ -101,17 +102,17 @@ func bindValueExpr(sch *schema.StructType, partCols []string, v Value) (*boundVa
 			return nil, err
 		}
 		lit := x.V
-		return &boundValue{kind: kindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
+		return &boundValue{kind: expr.KindOf(typ), typ: typ, eval: func(value.Row) (any, error) { return lit, nil }}, nil
 	case expr.Column:
-		c, err := newBinder(sch, partCols, "none").column(x)
+		c, err := bind.NewBinder(sch, partCols, "none").Column(x)
 		if err != nil {
 			return nil, err
 		}
-		return &boundValue{kind: c.kind, typ: c.typ, eval: func(r value.Row) (any, error) { return c.value(r), nil }}, nil
+		return &boundValue{kind: c.Kind, typ: c.Type, eval: func(r value.Row) (any, error) { return c.Value(r), nil }}, nil
 	case *expr.Arith:
 		return bindArith(sch, partCols, x)
 	}
-	return nil, invalidf("unsupported Value %T", v)
+	return nil, bind.Invalidf("unsupported Value %T", v)
 }
 
 // literalType is the Delta type a Go literal stands for in SET
@@ -120,7 +121,7 @@ func literalType(v any) (schema.Type, error) {
 	if t, ok := expr.LiteralType(v); ok {
 		return t, nil
 	}
-	return nil, invalidf("literal %v of Go type %T has no Delta type", v, v)
+	return nil, bind.Invalidf("literal %v of Go type %T has no Delta type", v, v)
 }
 
 func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*boundValue, error) {
@@ -133,24 +134,24 @@ func bindArith(sch *schema.StructType, partCols []string, a *expr.Arith) (*bound
 		return nil, err
 	}
 	numeric := func(b *boundValue) bool {
-		return b.typ == nil || b.kind == kindInt || b.kind == kindFloat32 || b.kind == kindFloat64
+		return b.typ == nil || b.kind == expr.KindInt || b.kind == expr.KindFloat32 || b.kind == expr.KindFloat64
 	}
 	if !numeric(l) || !numeric(r) {
 		bad := l
 		if numeric(l) {
 			bad = r
 		}
-		return nil, invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
+		return nil, bind.Invalidf("%s: arithmetic needs numbers, %s is %s", a, pickString(bad == l, a.L, a.R), bad.typ)
 	}
 	if lit, ok := a.R.(*expr.Literal); ok && a.Op == '/' && lit.V != nil && expr.NumberAsFloat(lit.V) == 0 {
 		// Spark's ANSI mode (its default) fails the statement with
 		// DIVIDE_BY_ZERO; nothing is evaluated or written here.
 		return nil, fmt.Errorf("table: %w: %s: %w (Spark: DIVIDE_BY_ZERO)", ErrInvalidArgument, a, expr.ErrDivideByZero)
 	}
-	asFloat := a.Op == '/' || l.kind == kindFloat32 || l.kind == kindFloat64 || r.kind == kindFloat32 || r.kind == kindFloat64
-	out := &boundValue{kind: kindInt, typ: schema.Primitive(schema.Long)}
+	asFloat := a.Op == '/' || l.kind == expr.KindFloat32 || l.kind == expr.KindFloat64 || r.kind == expr.KindFloat32 || r.kind == expr.KindFloat64
+	out := &boundValue{kind: expr.KindInt, typ: schema.Primitive(schema.Long)}
 	if asFloat {
-		out.kind, out.typ = kindFloat64, schema.Primitive(schema.Double)
+		out.kind, out.typ = expr.KindFloat64, schema.Primitive(schema.Double)
 	}
 	text := a.String()
 	out.eval = func(row value.Row) (any, error) {
@@ -218,31 +219,31 @@ type setClause struct {
 func bindSet(sch *schema.StructType, partCols []string, set map[string]Value) ([]setClause, error) {
 	set = exprSet(set)
 	if len(set) == 0 {
-		return nil, invalidf("update needs at least one SET column")
+		return nil, bind.Invalidf("update needs at least one SET column")
 	}
-	b := newBinder(sch, partCols, "none")
+	b := bind.NewBinder(sch, partCols, "none")
 	seen := map[int]string{}
 	var out []setClause
 	for name, v := range set {
-		c, err := b.column(expr.Col(name))
+		c, err := b.Column(expr.Col(name))
 		if err != nil {
 			return nil, err
 		}
-		if prev, dup := seen[c.top]; dup {
-			return nil, invalidf("SET names column %s twice (%q and %q)", c.name, prev, name)
+		if prev, dup := seen[c.Top]; dup {
+			return nil, bind.Invalidf("SET names column %s twice (%q and %q)", c.Name, prev, name)
 		}
-		seen[c.top] = name
+		seen[c.Top] = name
 		if v == nil {
-			return nil, invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
+			return nil, bind.Invalidf("SET %s: nil Value (use Lit(nil) for NULL)", name)
 		}
 		bv, err := bindValue(sch, partCols, v, c)
 		if err != nil {
 			return nil, err
 		}
-		if bv.typ == nil && !sch.Fields[c.top].Nullable {
-			return nil, invalidf("SET %s = NULL: column %s is NOT NULL", name, c.name)
+		if bv.typ == nil && !sch.Fields[c.Top].Nullable {
+			return nil, bind.Invalidf("SET %s = NULL: column %s is NOT NULL", name, c.Name)
 		}
-		out = append(out, setClause{top: c.top, val: bv})
+		out = append(out, setClause{top: c.Top, val: bv})
 	}
 	return out, nil
 }

@@ -74,6 +74,8 @@ type writeConfig struct {
 	txnOpts   []txlog.TxnOption
 	// gate, when set, holds the data files until it returns (WithUploadGate).
 	gate func(context.Context) error
+	// conflictRetries is WithConflictRetries' n (retry.go).
+	conflictRetries int
 }
 
 func newWriteConfig(opts []WriteOption) writeConfig {

@@ -390,21 +390,6 @@ func collectFieldMetadataKeys(t schema.Type, keys map[string]bool) {
 	})
 }
 
-// readerWriterFeatures are the features that readers must support too: at
-// reader version 3 they are listed in readerFeatures as well as
-// writerFeatures (spec "Table Features").
-var readerWriterFeatures = []string{FeatureCatalogManaged, FeatureColumnMapping, FeatureDeletionVectors,
-	FeatureTimestampNTZ, FeatureTypeWidening, FeatureTypeWideningPreview, FeatureV2Checkpoint,
-	FeatureVacuumProtocolCheck, FeatureVariantType}
-
-// legacyFeatureVersions are the writer versions that introduced the legacy
-// features (spec "Writer Version Requirements"); columnMapping also needs
-// reader version 2.
-var legacyFeatureVersions = map[string]int32{
-	FeatureAppendOnly: 2, FeatureInvariants: 2, FeatureCheckConstraints: 3,
-	FeatureChangeDataFeed: 4, FeatureGeneratedColumns: 4, FeatureColumnMapping: 5, FeatureIdentityColumns: 6,
-}
-
 // metadataFeatures returns, sorted, the table features that a table with
 // schema st and configuration conf (metaData.configuration) uses, and that
 // its protocol must therefore support (spec "Table Features"; Spark refuses
@@ -477,81 +462,16 @@ func metadataFeatures(st *schema.StructType, conf map[string]string) []string {
 }
 
 // ProtocolFor returns the protocol a table needs for schema st and
-// configuration conf: the protocol supports every feature of
-// metadataFeatures, and, for an existing table (cur not nil), every feature
-// cur supports (protocols only grow). It is the one place where deltakit
-// derives protocols: table creation (cur nil), schema evolution and
-// metadata (property) changes, the latter in the commit path.
-//
-// When every feature needed is a legacy one (appendOnly, invariants,
-// checkConstraints, changeDataFeed, generatedColumns, columnMapping,
-// identityColumns) and cur is not at writer version 7, the result is the
-// lowest legacy version pair that implies them (at least (1,2) for a new
-// table, as Spark writes). Otherwise it is writer version 7 with every
-// feature listed, legacy ones included: those implied by cur's legacy
-// version, or by (1,2) for a new table (appendOnly and invariants, as
-// Spark's CREATE TABLE lists them), and reader version 3 with the reader-writer features
-// listed when any is needed, else reader version 1 (or cur's). For an
-// existing table that needs nothing new, ProtocolFor returns cur itself
-// (the same pointer), so callers can tell "no protocol change" by identity.
-// Feature lists are sorted.
+// configuration conf: UpgradeProtocol(cur, the features of
+// metadataFeatures), the protocol supporting every feature the schema and
+// configuration use plus, for an existing table (cur not nil), every feature
+// cur supports (protocols only grow). Table creation (cur nil), schema
+// evolution, property changes and the commit path derive protocols with it.
+// For an existing table that needs nothing new, ProtocolFor returns cur
+// itself (the same pointer), so callers can tell "no protocol change" by
+// identity. See UpgradeProtocol for the form of the result.
 func ProtocolFor(cur *Protocol, st *schema.StructType, conf map[string]string) *Protocol {
-	need := metadataFeatures(st, conf)
-	base := cur
-	if base == nil {
-		base = &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
-	}
-	allLegacy := true
-	for _, f := range need {
-		if _, ok := legacyFeatureVersions[f]; !ok {
-			allLegacy = false
-		}
-	}
-	if allLegacy && base.MinWriterVersion < 7 && base.MinReaderVersion < 3 {
-		p := &Protocol{MinReaderVersion: base.MinReaderVersion, MinWriterVersion: base.MinWriterVersion}
-		for _, f := range need {
-			p.MinWriterVersion = max(p.MinWriterVersion, legacyFeatureVersions[f])
-			if f == FeatureColumnMapping {
-				p.MinReaderVersion = max(p.MinReaderVersion, 2)
-			}
-		}
-		if cur != nil && p.MinReaderVersion == cur.MinReaderVersion && p.MinWriterVersion == cur.MinWriterVersion {
-			return cur
-		}
-		return p
-	}
-	// Table features: list everything.
-	// A new table starts from (1,2), whose implied appendOnly and
-	// invariants Spark lists too when it creates a table at writer
-	// version 7.
-	writer, reader := base.EffectiveWriterFeatures(), base.EffectiveReaderFeatures()
-	writer = mergeFeatures(writer, need)
-	needReader := cur != nil && cur.MinReaderVersion >= 3
-	for _, f := range writer {
-		if slices.Contains(readerWriterFeatures, f) {
-			reader = mergeFeatures(reader, []string{f})
-			needReader = true
-		}
-	}
-	p := &Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: writer}
-	if cur != nil {
-		p.MinReaderVersion = cur.MinReaderVersion
-	}
-	if needReader {
-		p.MinReaderVersion, p.ReaderFeatures = 3, reader
-		if p.ReaderFeatures == nil {
-			p.ReaderFeatures = []string{}
-		}
-	}
-	if p.WriterFeatures == nil {
-		p.WriterFeatures = []string{}
-	}
-	if cur != nil && cur.MinReaderVersion == p.MinReaderVersion && cur.MinWriterVersion == 7 &&
-		slices.Equal(sortedFeatures(cur.WriterFeatures), p.WriterFeatures) &&
-		(p.MinReaderVersion < 3 || slices.Equal(sortedFeatures(cur.ReaderFeatures), p.ReaderFeatures)) {
-		return cur
-	}
-	return p
+	return UpgradeProtocol(cur, metadataFeatures(st, conf)...)
 }
 
 // CheckWritableProtocol returns nil when deltakit's commit path may write a
@@ -563,19 +483,6 @@ func ProtocolFor(cur *Protocol, st *schema.StructType, conf map[string]string) *
 // protocol from properties (ProtocolFor) check it with this before writing
 // anything; the commit path checks it again (CheckWritableTable).
 func CheckWritableProtocol(p *Protocol) error { return checkWritable(p) }
-
-// mergeFeatures returns the sorted union of a and b without duplicates.
-func mergeFeatures(a, b []string) []string {
-	out := slices.Concat(a, b)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func sortedFeatures(s []string) []string {
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
 
 // hasNotNull reports whether a field of st, or of a struct below it (not
 // through arrays and maps), is NOT NULL.

@@ -273,11 +273,17 @@ func (t *Transaction) Add(actions ...Action) { t.actions = append(t.actions, act
 
 // UpdateMetadata replaces the table metadata in this commit. When m uses
 // table features the protocol in force (or the one given to UpdateProtocol)
-// does not support, Commit upgrades the protocol to ProtocolFor's.
+// does not support, Commit upgrades the protocol (ProtocolFor, in the same
+// commit).
 func (t *Transaction) UpdateMetadata(m *Metadata) { t.metadata = m }
 
-// UpdateProtocol replaces the protocol in this commit. Reader and writer
-// features of p are written as given; callers keep the existing ones.
+// UpdateProtocol asks for protocol p in this commit. Commit writes
+// UpgradeProtocol of the table's protocol with every feature p supports:
+// p's content when it keeps every feature of the table's protocol and is
+// in the form UpgradeProtocol gives; a feature of the table's protocol that p
+// lacks is kept (spec "Supported Features": a feature is never removed).
+// For version 0 (CreateTransaction) p is written as given, upgraded only
+// for the features its metadata uses.
 func (t *Transaction) UpdateProtocol(p *Protocol) { t.protocol = p }
 
 // SetOperation sets commitInfo.operation, the operation name given to
@@ -395,17 +401,30 @@ func (t *Transaction) validate() error {
 	if m == nil && t.snap != nil {
 		m = t.snap.metadata
 	}
-	if t.metadata != nil {
-		// A metadata change (schema, properties) may use features the
-		// protocol lacks: upgrade it as Spark does (ProtocolFor), so that no
-		// commit writes metadata its protocol does not cover.
-		st, err := t.metadata.Schema()
-		if err != nil {
-			return err
+	if t.metadata != nil || t.protocol != nil {
+		// The one protocol decision (UpgradeProtocol), on every commit that
+		// changes metadata or protocol: a metadata change (schema,
+		// properties) may use features the protocol lacks, and a protocol
+		// given by UpdateProtocol must keep every feature the table's
+		// protocol supports. Nothing else changes the protocol.
+		var need []string
+		if t.metadata != nil {
+			st, err := t.metadata.Schema()
+			if err != nil {
+				return err
+			}
+			need = metadataFeatures(st, t.metadata.Configuration)
 		}
-		if np := ProtocolFor(p, st, t.metadata.Configuration); np != p {
-			t.protocol, p = np, np
+		base := p
+		if t.protocol != nil && t.snap != nil && t.snap.protocol != nil {
+			base = t.snap.protocol
+			need = append(need, t.protocol.SupportedFeatures()...)
 		}
+		np := UpgradeProtocol(base, need...)
+		if t.protocol != nil || np != p {
+			t.protocol = np
+		}
+		p = np
 	}
 	if t.snap != nil && m == t.snap.metadata && t.snap.schema != nil {
 		// Unchanged metadata: reuse the snapshot's parsed schema.

@@ -20,7 +20,7 @@ func TestWriterFeatureTable(t *testing.T) {
 		}
 		p := &Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{f.Name}}
 		err := checkWritable(p)
-		if slices.Contains(readerWriterFeatures, f.Name) {
+		if featureRequirements[f.Name].readerWriter {
 			p.MinReaderVersion, p.ReaderFeatures = 3, []string{f.Name}
 			err = checkWritable(p)
 			if !readerFeatureSupported(f.Name) {

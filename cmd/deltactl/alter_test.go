@@ -75,7 +75,7 @@ func TestAlterEnableColumnMapping(t *testing.T) {
 		t.Errorf("mode id: exit %d, stderr %q", code, errs)
 	}
 	out := mustRun(t, "alter", "set-properties", tbl, "delta.columnMapping.mode=name")
-	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.columnMapping.maxColumnId=3, delta.columnMapping.mode=name; protocol (2,5)\n"; out != want {
+	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.columnMapping.maxColumnId=3, delta.columnMapping.mode=name; protocol (2,7) appendOnly, columnMapping, invariants\n"; out != want {
 		t.Errorf("set-properties output\n%q\nwant\n%q", out, want)
 	}
 	mustRun(t, "alter", "rename-column", tbl, "v", "value")
@@ -101,7 +101,7 @@ func TestAlterProperties(t *testing.T) {
 	mustRun(t, "create", tbl, "--schema", "id long, v double")
 	mustRun(t, "ingest", in, tbl)
 	out := mustRun(t, "alter", "set-properties", tbl, "delta.enableChangeDataFeed=true", "delta.checkpointInterval=20")
-	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.checkpointInterval=20, delta.enableChangeDataFeed=true; protocol (1,4)\n"; out != want {
+	if want := "SET TBLPROPERTIES file://" + tbl + ": version 2; properties now delta.checkpointInterval=20, delta.enableChangeDataFeed=true; protocol (1,7) appendOnly, changeDataFeed, invariants\n"; out != want {
 		t.Errorf("set-properties output\n%q\nwant\n%q", out, want)
 	}
 	var res AlterView

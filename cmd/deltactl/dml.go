@@ -63,6 +63,7 @@ func (o *textOutput) DML(v *DMLView) error {
 func newDeleteCmd(a *app) *cobra.Command {
 	var where string
 	var all bool
+	var retries int
 	cmd := &cobra.Command{
 		Use:   "delete <table> --where '<predicate>'",
 		Short: "Delete the rows that match a predicate (DELETE)",
@@ -85,18 +86,20 @@ The predicate syntax is that of cat --where.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				return t.Delete(cmd.Context(), pred)
+				return t.Delete(cmd.Context(), pred, table.WithConflictRetries(retries))
 			})
 		},
 	}
 	cmd.Flags().StringVar(&where, "where", "", "predicate of the rows to delete")
 	cmd.Flags().BoolVar(&all, "all", false, "delete every row")
+	cmd.Flags().IntVar(&retries, "retries", 0, retriesUsage)
 	return cmd
 }
 
 func newUpdateCmd(a *app) *cobra.Command {
 	var where string
 	var sets []string
+	var retries int
 	cmd := &cobra.Command{
 		Use:   "update <table> --set 'col = expr' [--where '<predicate>']",
 		Short: "Set columns of the rows that match a predicate (UPDATE)",
@@ -122,12 +125,13 @@ removed by deletion vectors or by rewriting, as for delete.`,
 				if err != nil {
 					return nil, nil, err
 				}
-				return t.Update(cmd.Context(), pred, set)
+				return t.Update(cmd.Context(), pred, set, table.WithConflictRetries(retries))
 			})
 		},
 	}
 	cmd.Flags().StringVar(&where, "where", "", "predicate of the rows to update (default: every row)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "assignment 'column = value' (repeatable)")
+	cmd.Flags().IntVar(&retries, "retries", 0, retriesUsage)
 	return cmd
 }
 
@@ -221,3 +225,6 @@ func dmlWhere(where string, t *table.Table) (table.Expr, error) {
 	}
 	return pred, nil
 }
+
+// retriesUsage is the help of delete's, update's and merge's --retries.
+const retriesUsage = "re-plan on the latest version and retry up to N times when a concurrent commit conflicts (table.WithConflictRetries)"

@@ -40,6 +40,7 @@ type mergeFlags struct {
 	on                                []string
 	matched, notMatched, notMatchedBy string
 	mergeSchema                       bool
+	retries                           int
 }
 
 func newMergeCmd(a *app) *cobra.Command {
@@ -87,6 +88,7 @@ commitInfo). Nothing is written on error.`,
 	fl.StringVar(&f.notMatchedBy, "when-not-matched-by-source", "none", "action on target rows without a source row: delete or none")
 	fl.StringVar(&f.format, "format", "", "source format: parquet, csv or ndjson (default: from the file extension)")
 	fl.StringVar(&f.delimiter, "delimiter", "", "CSV field delimiter (default ',', tab for .tsv)")
+	fl.IntVar(&f.retries, "retries", 0, retriesUsage)
 	fl.BoolVar(&f.mergeSchema, "merge-schema", false, "add the source's columns the table lacks (schema evolution, as Spark's autoMerge)")
 	return cmd
 }
@@ -159,6 +161,7 @@ func (a *app) merge(ctx context.Context, uri string, f *mergeFlags) error {
 	if f.mergeSchema {
 		opts = append(opts, table.WithSchemaEvolution())
 	}
+	opts = append(opts, table.WithConflictRetries(f.retries))
 	_, res, err := t.Merge(ctx, m, opts...)
 	if err != nil {
 		if msg := err.Error(); strings.Contains(msg, "WithSchemaEvolution") {

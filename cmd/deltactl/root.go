@@ -189,6 +189,7 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newCleanupCmd(a),
 		newReportCmd(a),
 	)
+	guardSubcommands(root)
 	return root
 }
 

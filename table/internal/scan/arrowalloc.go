@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"math/bits"
@@ -49,7 +49,7 @@ const (
 	poolAlign    = 64
 )
 
-func newPoolAllocator() *poolAllocator { return &poolAllocator{} }
+func NewPoolAllocator() *poolAllocator { return &poolAllocator{} }
 
 // class returns the size class of a buffer of size bytes, -1 for none.
 func poolClass(size int) int {
@@ -63,7 +63,7 @@ func poolClass(size int) int {
 	return c
 }
 
-func aligned(b []byte) bool {
+func Aligned(b []byte) bool {
 	return uintptr(unsafe.Pointer(unsafe.SliceData(b)))%poolAlign == 0
 }
 
@@ -84,7 +84,7 @@ func (a *poolAllocator) alloc(size int, zero bool) []byte {
 		return b
 	}
 	b := make([]byte, 1<<(c+poolMinShift))
-	if !aligned(b) {
+	if !Aligned(b) {
 		// Go's allocator puts objects of 4 KiB and more at page or
 		// size-class boundaries; should it not, no pooling.
 		return goAlloc(size)
@@ -114,7 +114,7 @@ func (a *poolAllocator) realloc(size int, b []byte, zero bool) []byte {
 // Free gives b's memory back to its class's pool, unless it is pinned.
 func (a *poolAllocator) Free(b []byte) {
 	c := cap(b)
-	if c < 1<<poolMinShift || c&(c-1) != 0 || !aligned(b) {
+	if c < 1<<poolMinShift || c&(c-1) != 0 || !Aligned(b) {
 		return
 	}
 	if _, pinned := a.pinned.LoadAndDelete(uintptr(unsafe.Pointer(unsafe.SliceData(b)))); pinned {
@@ -167,7 +167,7 @@ func (a *poolAllocator) pinOutput(d arrow.ArrayData) {
 	a.pinOutput(d.Dictionary())
 }
 
-// rawAllocator is a poolAllocator's pools without the zeroing: the
+// RawAllocator is a poolAllocator's pools without the zeroing: the
 // allocator of the page reader (parquet.ReaderProperties), whose buffers
 // (compressed pages read from the file, pages decompressed into, the
 // dictionary page) are overwritten whole before they are read, the
@@ -175,14 +175,14 @@ func (a *poolAllocator) pinOutput(d arrow.ArrayData) {
 // about an eighth of the memory a 30-file scan cleared. Its buffers go
 // back to the same pools; poolAllocator zeroes what it hands out whatever
 // it held before.
-type rawAllocator struct{ *poolAllocator }
+type RawAllocator struct{ *poolAllocator }
 
 // Allocate returns size bytes of unspecified content.
-func (r rawAllocator) Allocate(size int) []byte { return r.alloc(size, false) }
+func (r RawAllocator) Allocate(size int) []byte { return r.alloc(size, false) }
 
 // Reallocate returns b resized to size bytes, its first min(len(b), size)
 // bytes kept and the rest of unspecified content.
-func (r rawAllocator) Reallocate(size int, b []byte) []byte { return r.realloc(size, b, false) }
+func (r RawAllocator) Reallocate(size int, b []byte) []byte { return r.realloc(size, b, false) }
 
 // goAlloc is memory.GoAllocator's Allocate: zeroed, 64-byte aligned, its
 // capacity exactly size (so Free never pools it unless it is a class size).
@@ -195,5 +195,5 @@ func goAlloc(size int) []byte {
 
 var (
 	_ memory.Allocator = (*poolAllocator)(nil)
-	_ memory.Allocator = rawAllocator{}
+	_ memory.Allocator = RawAllocator{}
 )

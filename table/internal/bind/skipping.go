@@ -1,4 +1,4 @@
-package table
+package bind
 
 import "github.com/deltakit/deltakit/expr"
 
@@ -18,16 +18,16 @@ import "github.com/deltakit/deltakit/expr"
 //     value, and nullCount is used only when it is 0 or numRecords, as the
 //     spec allows.
 
-// mayMatch reports whether a file may hold a row matching p: part returns the parsed value of a
+// MayMatch reports whether a file may hold a row matching p: part returns the parsed value of a
 // partition column (by top-level index); stats returns the bounds of a data
 // column, or nil when the caller wants data columns assumed to match (the
 // partition-only pass).
-func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBounds) bool {
-	return p.fileEval(part, func(l *pred) bool {
+func (p *Pred) MayMatch(part func(*BoundCol) any, stats func(*BoundCol) *expr.Bounds) bool {
+	return p.fileEval(part, func(l *Pred) bool {
 		if stats == nil {
 			return true
 		}
-		b := stats(l.col)
+		b := stats(l.Col)
 		return b == nil || boundsMayMatch(b, l)
 	})
 }
@@ -35,43 +35,40 @@ func (p *pred) mayMatch(part func(*boundCol) any, stats func(*boundCol) *colBoun
 // fileEval evaluates p for a whole file: And, Or and constants as they
 // are, a top-level partition column's leaf exactly on its value (part),
 // every other leaf by data (the bounds test of mayMatch or mustMatch).
-func (p *pred) fileEval(part func(*boundCol) any, data func(leaf *pred) bool) bool {
-	return p.eval(func(l *pred) bool {
-		if l.col.partition && len(l.col.sub) == 0 && l.kind != predColCmp {
-			return leafTrue(l, part(l.col))
+func (p *Pred) fileEval(part func(*BoundCol) any, data func(leaf *Pred) bool) bool {
+	return p.eval(func(l *Pred) bool {
+		if l.Col.Partition && len(l.Col.Sub) == 0 && l.Kind != predColCmp {
+			return LeafTrue(l, part(l.Col))
 		}
 		return data(l)
 	})
 }
 
-// hasDataLeaf reports whether p references a column that is not a
+// HasDataLeaf reports whether p references a column that is not a
 // partition column (so file stats can help).
-func (p *pred) hasDataLeaf() bool {
+func (p *Pred) HasDataLeaf() bool {
 	found := false
-	p.columns(func(c *boundCol) {
-		if !c.partition || len(c.sub) > 0 {
+	p.Columns(func(c *BoundCol) {
+		if !c.Partition || len(c.Sub) > 0 {
 			found = true
 		}
 	})
 	return found
 }
 
-// colBounds is what a file's stats say about one column (expr.Bounds).
-type colBounds = expr.Bounds
-
 // boundsMayMatch evaluates a data leaf against its column's bounds.
-func boundsMayMatch(b *colBounds, p *pred) bool {
-	switch p.kind {
-	case predIsNull:
+func boundsMayMatch(b *expr.Bounds, p *Pred) bool {
+	switch p.Kind {
+	case PredIsNull:
 		return b.MayNull(false)
-	case predIsNotNull:
+	case PredIsNotNull:
 		return b.MayNull(true)
-	case predCmp:
-		return b.MayCompare(p.op, p.lit, p.nanTrue)
-	case predIn:
-		return b.MayIn(p.lits, false)
-	case predNotIn:
-		return b.MayIn(p.lits, true)
+	case PredCmp:
+		return b.MayCompare(p.Op, p.Lit, p.NaNTrue)
+	case PredIn:
+		return b.MayIn(p.Lits, false)
+	case PredNotIn:
+		return b.MayIn(p.Lits, true)
 	}
 	return true
 }
@@ -79,24 +76,24 @@ func boundsMayMatch(b *colBounds, p *pred) bool {
 // fileStats is the parsed add.stats JSON of one file (expr.Stats).
 type fileStats struct {
 	st         *expr.Stats
-	numRecords int64 // -1 when absent
+	NumRecords int64 // -1 when absent
 }
 
-// parseFileStats parses add.stats; it returns nil for absent or malformed
+// ParseFileStats parses add.stats; it returns nil for absent or malformed
 // stats (the file then may match anything).
-func parseFileStats(s string) *fileStats {
+func ParseFileStats(s string) *fileStats {
 	st := expr.ParseStats(s)
 	if st == nil {
 		return nil
 	}
-	return &fileStats{st: st, numRecords: st.NumRecords}
+	return &fileStats{st: st, NumRecords: st.NumRecords}
 }
 
-// bounds returns the stats of column c, or nil when the file has no stats
+// Bounds returns the stats of column c, or nil when the file has no stats
 // or c's stats must not be used.
-func (fs *fileStats) bounds(c *boundCol) *colBounds {
-	if fs == nil || c.statsPath == nil {
+func (fs *fileStats) Bounds(c *BoundCol) *expr.Bounds {
+	if fs == nil || c.StatsPath == nil {
 		return nil
 	}
-	return fs.st.Bounds(c.kind, c.statsPath)
+	return fs.st.Bounds(c.Kind, c.StatsPath)
 }

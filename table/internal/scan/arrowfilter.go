@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/expr"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -26,29 +28,29 @@ import (
 // the batch lacks it (then the leaf reads nulls); part returns a partition
 // column's value.
 type arrowFilter struct {
-	col  func(bc *boundCol) arrow.Array
-	part func(bc *boundCol) any
+	col  func(bc *bind.BoundCol) arrow.Array
+	part func(bc *bind.BoundCol) any
 }
 
 // eval clears active[k] for every row k where p is not true; rows already
 // inactive are not looked at (an AND evaluates each conjunct only on the
 // rows the previous ones kept).
-func (f *arrowFilter) eval(p *pred, active []bool) {
-	switch p.kind {
-	case predTrue:
+func (f *arrowFilter) eval(p *bind.Pred, active []bool) {
+	switch p.Kind {
+	case bind.PredTrue:
 		return
-	case predFalse:
+	case bind.PredFalse:
 		clear(active)
 		return
-	case predAnd:
-		for _, k := range p.kids {
+	case bind.PredAnd:
+		for _, k := range p.Kids {
 			f.eval(k, active)
 		}
 		return
-	case predOr:
+	case bind.PredOr:
 		union := make([]bool, len(active))
 		try := make([]bool, len(active))
-		for _, k := range p.kids {
+		for _, k := range p.Kids {
 			for i := range try {
 				try[i] = active[i] && !union[i]
 			}
@@ -62,32 +64,32 @@ func (f *arrowFilter) eval(p *pred, active []bool) {
 		copy(active, union)
 		return
 	}
-	if p.col.partition {
-		if !leafTrue(p, f.part(p.col)) {
+	if p.Col.Partition {
+		if !bind.LeafTrue(p, f.part(p.Col)) {
 			clear(active)
 		}
 		return
 	}
-	a := f.col(p.col)
-	if a == nil || len(p.col.sub) > 0 {
+	a := f.col(p.Col)
+	if a == nil || len(p.Col.Sub) > 0 {
 		f.evalBoxed(p, a, active)
 		return
 	}
-	switch p.kind {
-	case predIsNull, predIsNotNull:
-		want := p.kind == predIsNull
+	switch p.Kind {
+	case bind.PredIsNull, bind.PredIsNotNull:
+		want := p.Kind == bind.PredIsNull
 		for i, on := range active {
 			if on && a.IsNull(i) != want {
 				active[i] = false
 			}
 		}
 		return
-	case predIn:
+	case bind.PredIn:
 		union := make([]bool, len(active))
 		try := make([]bool, len(active))
-		for _, lit := range p.lits {
+		for _, lit := range p.Lits {
 			copy(try, active)
-			if !evalCmp(a, p.col.kind, opEq, lit, false, try) {
+			if !evalCmp(a, p.Col.Kind, expr.OpEq, lit, false, try) {
 				f.evalBoxed(p, a, active)
 				return
 			}
@@ -99,16 +101,16 @@ func (f *arrowFilter) eval(p *pred, active []bool) {
 		}
 		copy(active, union)
 		return
-	case predNotIn:
-		for _, lit := range p.lits {
-			if !evalCmp(a, p.col.kind, opNe, lit, true, active) {
+	case bind.PredNotIn:
+		for _, lit := range p.Lits {
+			if !evalCmp(a, p.Col.Kind, expr.OpNe, lit, true, active) {
 				f.evalBoxed(p, a, active)
 				return
 			}
 		}
 		return
-	case predCmp:
-		if !evalCmp(a, p.col.kind, p.op, p.lit, p.nanTrue, active) {
+	case bind.PredCmp:
+		if !evalCmp(a, p.Col.Kind, p.Op, p.Lit, p.NaNTrue, active) {
 			f.evalBoxed(p, a, active)
 		}
 	}
@@ -116,9 +118,9 @@ func (f *arrowFilter) eval(p *pred, active []bool) {
 
 // evalBoxed evaluates leaf p value by value through arrowio.Value (the
 // types without a typed loop: decimals, struct fields).
-func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
+func (f *arrowFilter) evalBoxed(p *bind.Pred, a arrow.Array, active []bool) {
 	if d, ok := a.(*array.Dictionary); ok {
-		g, err := gatherStrings(d, nil)
+		g, err := GatherStrings(d, nil)
 		if err != nil {
 			clear(active)
 			return
@@ -136,7 +138,7 @@ func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 			if v, err = arrowio.Value(a, i); err != nil {
 				v = nil
 			}
-			for _, s := range p.col.sub {
+			for _, s := range p.Col.Sub {
 				r, ok := v.(value.Row)
 				if !ok || s >= len(r) {
 					v = nil
@@ -145,7 +147,7 @@ func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 				v = r[s]
 			}
 		}
-		if !leafTrue(p, v) {
+		if !bind.LeafTrue(p, v) {
 			active[i] = false
 		}
 	}
@@ -153,39 +155,39 @@ func (f *arrowFilter) evalBoxed(p *pred, a arrow.Array, active []bool) {
 
 // evalCmp applies "a op lit" to the active rows of a; false when a's type
 // has no typed loop here (nothing changed then).
-func evalCmp(a arrow.Array, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
+func evalCmp(a arrow.Array, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	switch a := a.(type) {
 	case *array.Dictionary:
 		return evalDictCmp(a, k, op, lit, nanTrue, active)
 	case *array.Int64:
-		return intCmp(a, a.Int64Values(), k == kindInt || k == kindDate, op, lit, active)
+		return intCmp(a, a.Int64Values(), k == expr.KindInt || k == expr.KindDate, op, lit, active)
 	case *array.Int32:
-		return intCmp(a, a.Int32Values(), k == kindInt, op, lit, active)
+		return intCmp(a, a.Int32Values(), k == expr.KindInt, op, lit, active)
 	case *array.Int16:
-		return intCmp(a, a.Int16Values(), k == kindInt, op, lit, active)
+		return intCmp(a, a.Int16Values(), k == expr.KindInt, op, lit, active)
 	case *array.Int8:
-		return intCmp(a, a.Int8Values(), k == kindInt, op, lit, active)
+		return intCmp(a, a.Int8Values(), k == expr.KindInt, op, lit, active)
 	case *array.Date32:
-		return intCmp(a, a.Date32Values(), k == kindDate, op, lit, active)
+		return intCmp(a, a.Date32Values(), k == expr.KindDate, op, lit, active)
 	case *array.Float64:
 		return floatCmp(a, a.Float64Values(), k, op, lit, nanTrue, active)
 	case *array.Float32:
 		return floatCmp(a, a.Float32Values(), k, op, lit, nanTrue, active)
 	case *array.String:
 		l, ok := lit.(string)
-		if ok && k == kindString {
+		if ok && k == expr.KindString {
 			cmpValues(a, a.Value, func(v string) int { return strings.Compare(v, l) }, op, active)
 		}
-		return ok && k == kindString
+		return ok && k == expr.KindString
 	case *array.Binary:
 		l, ok := lit.([]byte)
-		if ok && k == kindBinary {
+		if ok && k == expr.KindBinary {
 			cmpValues(a, a.Value, func(v []byte) int { return bytes.Compare(v, l) }, op, active)
 		}
-		return ok && k == kindBinary
+		return ok && k == expr.KindBinary
 	case *array.Boolean:
 		l, ok := lit.(bool)
-		if ok && k == kindBool {
+		if ok && k == expr.KindBool {
 			cmpValues(a, a.Value, func(v bool) int {
 				switch {
 				case v == l:
@@ -196,7 +198,7 @@ func evalCmp(a arrow.Array, k valueKind, op cmpOp, lit any, nanTrue bool, active
 				return 1
 			}, op, active)
 		}
-		return ok && k == kindBool
+		return ok && k == expr.KindBool
 	case *array.Timestamp:
 		return evalTimestampCmp(a, k, op, lit, active)
 	}
@@ -205,7 +207,7 @@ func evalCmp(a arrow.Array, k valueKind, op cmpOp, lit any, nanTrue bool, active
 
 // evalDictCmp is evalCmp on a dictionary array: each dictionary value is
 // compared once; rows take their value's result.
-func evalDictCmp(a *array.Dictionary, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
+func evalDictCmp(a *array.Dictionary, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	dm := make([]bool, a.Dictionary().Len())
 	for i := range dm {
 		dm[i] = true
@@ -234,10 +236,10 @@ func evalDictCmp(a *array.Dictionary, k valueKind, op cmpOp, lit any, nanTrue bo
 }
 
 // evalTimestampCmp is evalCmp on microsecond timestamps.
-func evalTimestampCmp(a *array.Timestamp, k valueKind, op cmpOp, lit any, active []bool) bool {
+func evalTimestampCmp(a *array.Timestamp, k expr.Kind, op expr.Op, lit any, active []bool) bool {
 	tt, ok := a.DataType().(*arrow.TimestampType)
 	l, isTime := lit.(time.Time)
-	if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != kindTimestamp && k != kindTimestampNTZ) {
+	if !ok || !isTime || tt.Unit != arrow.Microsecond || (k != expr.KindTimestamp && k != expr.KindTimestampNTZ) {
 		return false
 	}
 	// The literal in microseconds (floor) and whether it has a
@@ -256,7 +258,7 @@ func evalTimestampCmp(a *array.Timestamp, k valueKind, op cmpOp, lit any, active
 
 // cmpValues clears the active rows of a that are null or where
 // opHolds(op, compare(value(i))) is false.
-func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op cmpOp, active []bool) {
+func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op expr.Op, active []bool) {
 	nulls := a.NullN() > 0
 	for i, on := range active {
 		if on && ((nulls && a.IsNull(i)) || !opHolds(op, compare(value(i)))) {
@@ -268,7 +270,7 @@ func cmpValues[T any](a arrow.Array, value func(int) T, compare func(T) int, op 
 // intCmp applies "vals op lit" for an int64 literal when ok (the column's
 // kind takes integers), comparing the values widened to int64 in place:
 // no copy of the batch's values.
-func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool, op cmpOp, lit any, active []bool) bool {
+func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool, op expr.Op, lit any, active []bool) bool {
 	l, isInt := lit.(int64)
 	if !ok || !isInt {
 		return false
@@ -279,21 +281,21 @@ func intCmp[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, ok bool
 
 // floatCmp is intCmp for floats (kinds float and double, a float64
 // literal).
-func floatCmp[T ~float32 | ~float64](a arrow.Array, vals []T, k valueKind, op cmpOp, lit any, nanTrue bool, active []bool) bool {
+func floatCmp[T ~float32 | ~float64](a arrow.Array, vals []T, k expr.Kind, op expr.Op, lit any, nanTrue bool, active []bool) bool {
 	l, ok := lit.(float64)
-	if !ok || (k != kindFloat64 && k != kindFloat32) {
+	if !ok || (k != expr.KindFloat64 && k != expr.KindFloat32) {
 		return false
 	}
 	cmpFloats(a, vals, op, l, nanTrue, active)
 	return true
 }
 
-func opHolds(op cmpOp, c int) bool { return op.Holds(c) }
+func opHolds(op expr.Op, c int) bool { return op.Holds(c) }
 
 // cmpOrdered clears the active rows where "int64(vals[i]) op lit" is not
 // true or the value is null; one loop per operator, values widened in
 // place.
-func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op cmpOp, lit int64, active []bool) {
+func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op expr.Op, lit int64, active []bool) {
 	if a.NullN() > 0 {
 		for i, on := range active {
 			if on && a.IsNull(i) {
@@ -302,15 +304,15 @@ func cmpOrdered[T ~int8 | ~int16 | ~int32 | ~int64](a arrow.Array, vals []T, op 
 		}
 	}
 	switch op {
-	case opEq:
+	case expr.OpEq:
 		clearUnless(vals, active, func(v int64) bool { return v == lit })
-	case opNe:
+	case expr.OpNe:
 		clearUnless(vals, active, func(v int64) bool { return v != lit })
-	case opLt:
+	case expr.OpLt:
 		clearUnless(vals, active, func(v int64) bool { return v < lit })
-	case opLe:
+	case expr.OpLe:
 		clearUnless(vals, active, func(v int64) bool { return v <= lit })
-	case opGt:
+	case expr.OpGt:
 		clearUnless(vals, active, func(v int64) bool { return v > lit })
 	default:
 		clearUnless(vals, active, func(v int64) bool { return v >= lit })
@@ -328,7 +330,7 @@ func clearUnless[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, active []bool, ho
 
 // cmpFloats is cmpOrdered for floats: a NaN value or literal gives
 // nanTrue (see pred.nanTrue).
-func cmpFloats[T ~float32 | ~float64](a arrow.Array, vals []T, op cmpOp, lit float64, nanTrue bool, active []bool) {
+func cmpFloats[T ~float32 | ~float64](a arrow.Array, vals []T, op expr.Op, lit float64, nanTrue bool, active []bool) {
 	if math.IsNaN(lit) {
 		for i, on := range active {
 			if on && (!nanTrue || a.IsNull(i)) {

@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"slices"
@@ -6,6 +6,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/deltakit/deltakit/expr"
+	"github.com/deltakit/deltakit/table/internal/bind"
 )
 
 // Page-index skipping. After the row groups are selected by their
@@ -38,8 +41,8 @@ type pageLeaf struct {
 // selectPages drops from fr the intervals of the selected row groups that
 // the filter's page statistics prove false (see above), counting their
 // rows as read (minus deleted) in c, as for skipped row groups.
-func (cf *columnarFile) selectPages(p *scanPlan, f *scanFile, fr *fileRead, c *fileCounts) {
-	if p.pred == nil || p.cfg.arrow.noPageIndex || fr.total == 0 || !cf.seekable(fr) || !cf.seekableLeaves(fr, cf.lateLeaves(fr)) {
+func (cf *columnarFile) selectPages(p *Plan, f *File, fr *fileRead, c *fileCounts) {
+	if p.Pred == nil || p.Cfg.Arrow.NoPageIndex || fr.total == 0 || !cf.seekable(fr) || !cf.seekableLeaves(fr, cf.lateLeaves(fr)) {
 		return
 	}
 	pir := cf.fr.ParquetReader().GetPageIndexReader()
@@ -117,19 +120,19 @@ func appendSpan(spans []stripe, s stripe) []stripe {
 // row-group rows, and the filter columns' pages wholly dropped; ok is
 // false when no filter column has a usable page index (then nothing is
 // dropped).
-func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.PageIndexReader, g int, n int64) (kept []stripe, skipped int, ok bool) {
+func (cf *columnarFile) rowGroupPages(p *Plan, f *File, pir *metadata.PageIndexReader, g int, n int64) (kept []stripe, skipped int, ok bool) {
 	rgi, err := pir.RowGroup(g)
 	if err != nil || rgi == nil {
 		return nil, 0, false
 	}
 	var leaves []*pageLeaf
-	p.pred.columns(func(bc *boundCol) {
+	p.Pred.Columns(func(bc *bind.BoundCol) {
 		ri, ok := cf.statsColumn(p, bc)
 		if !ok || slices.ContainsFunc(leaves, func(l *pageLeaf) bool { return l.ri == ri }) {
 			return
 		}
 		if l := pageLeafOf(rgi, cf.cols[ri].leaf, n); l != nil {
-			l.top, l.ri = bc.top, ri
+			l.top, l.ri = bc.Top, ri
 			leaves = append(leaves, l)
 		}
 	})
@@ -142,7 +145,7 @@ func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.Pa
 	}
 	slices.Sort(cuts)
 	cuts = slices.Compact(cuts)
-	part := func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }
+	part := func(bc *bind.BoundCol) any { return f.Part[p.PartSlot[bc.Top]] }
 	for i := 0; i+1 < len(cuts); i++ {
 		from := cuts[i]
 		for _, l := range leaves {
@@ -150,15 +153,15 @@ func (cf *columnarFile) rowGroupPages(p *scanPlan, f *scanFile, pir *metadata.Pa
 				l.at++
 			}
 		}
-		bounds := func(bc *boundCol) *colBounds {
+		bounds := func(bc *bind.BoundCol) *expr.Bounds {
 			for _, l := range leaves {
-				if l.top == bc.top && !bc.partition && len(bc.sub) == 0 && bc.statsPath != nil {
+				if l.top == bc.Top && !bc.Partition && len(bc.Sub) == 0 && bc.StatsPath != nil {
 					return l.pageBounds(bc, cf.cols[l.ri].src)
 				}
 			}
 			return nil
 		}
-		if !p.pred.mayMatch(part, bounds) {
+		if !p.Pred.MayMatch(part, bounds) {
 			continue
 		}
 		for _, l := range leaves {
@@ -206,9 +209,9 @@ func pageLeafOf(rgi *metadata.RowGroupPageIndexReader, leaf int, n int64) *pageL
 
 // pageBounds are the bounds page l.at gives column bc, whose file column
 // has Arrow type src.
-func (l *pageLeaf) pageBounds(bc *boundCol, src arrow.DataType) *colBounds {
+func (l *pageLeaf) pageBounds(bc *bind.BoundCol, src arrow.DataType) *expr.Bounds {
 	k := l.at
-	b := &colBounds{Kind: bc.kind, NullCount: -1, NumRecords: l.first[k+1] - l.first[k]}
+	b := &expr.Bounds{Kind: bc.Kind, NullCount: -1, NumRecords: l.first[k+1] - l.first[k]}
 	if l.ci.GetNullPages()[k] {
 		b.NullCount = b.NumRecords
 		return b
@@ -230,9 +233,9 @@ func (l *pageLeaf) pageBounds(bc *boundCol, src arrow.DataType) *colBounds {
 // setMinMax sets b's Min and Max from a Parquet minimum and maximum (int32,
 // int64 or parquet.ByteArray) when the file column's Arrow type src is one
 // whose values compare as b.Kind's: signed integers, date32, strings.
-func setMinMax(b *colBounds, src arrow.DataType, lo, hi any) {
+func setMinMax(b *expr.Bounds, src arrow.DataType, lo, hi any) {
 	switch b.Kind {
-	case kindInt:
+	case expr.KindInt:
 		if !isSignedInt(src) {
 			return
 		}
@@ -242,11 +245,11 @@ func setMinMax(b *colBounds, src arrow.DataType, lo, hi any) {
 		case int64:
 			b.Min, b.Max = lo, hi.(int64)
 		}
-	case kindDate:
+	case expr.KindDate:
 		if lo, ok := lo.(int32); ok && src.ID() == arrow.DATE32 {
 			b.Min, b.Max = int64(lo), int64(hi.(int32))
 		}
-	case kindString:
+	case expr.KindString:
 		if d, ok := src.(*arrow.DictionaryType); ok {
 			src = d.ValueType
 		}
@@ -259,13 +262,13 @@ func setMinMax(b *colBounds, src arrow.DataType, lo, hi any) {
 // statsColumn returns the read index of the file column whose Parquet
 // statistics may bound bc: a top-level data column read from the file,
 // whose stats the Delta stats would also use (no type widening).
-func (cf *columnarFile) statsColumn(p *scanPlan, bc *boundCol) (int, bool) {
-	if bc.partition || len(bc.sub) > 0 || bc.statsPath == nil {
+func (cf *columnarFile) statsColumn(p *Plan, bc *bind.BoundCol) (int, bool) {
+	if bc.Partition || len(bc.Sub) > 0 || bc.StatsPath == nil {
 		return -1, false
 	}
 	ri := -1
-	for i, top := range p.readTop {
-		if top == bc.top {
+	for i, top := range p.ReadTop {
+		if top == bc.Top {
 			ri = i
 		}
 	}

@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"context"
@@ -32,27 +32,27 @@ import (
 // arrowStripeBatches is the number of batches in a stripe.
 const arrowStripeBatches = 16
 
-// arrowTuning holds the columnar path's sizes; zero values take the
+// ArrowTuning holds the columnar path's sizes; zero values take the
 // defaults. Tests shrink them to exercise stripes on small tables.
-type arrowTuning struct {
-	batch   int // rows per batch (arrowBatchRows)
-	stripe  int // batches per stripe (arrowStripeBatches)
-	workers int // stripe workers per file; 0: from GOMAXPROCS
-	// noPageIndex turns page-index skipping off (selectPages).
-	noPageIndex bool
+type ArrowTuning struct {
+	Batch   int // rows per batch (arrowBatchRows)
+	Stripe  int // batches per stripe (arrowStripeBatches)
+	Workers int // stripe workers per file; 0: from GOMAXPROCS
+	// NoPageIndex turns page-index skipping off (selectPages).
+	NoPageIndex bool
 }
 
-func (t arrowTuning) batchRows() int64 {
-	if t.batch > 0 {
-		return int64(t.batch)
+func (t ArrowTuning) batchRows() int64 {
+	if t.Batch > 0 {
+		return int64(t.Batch)
 	}
-	return arrowBatchRows
+	return ArrowBatchRows
 }
 
-func (t arrowTuning) stripeRows() int64 {
+func (t ArrowTuning) stripeRows() int64 {
 	s := int64(arrowStripeBatches)
-	if t.stripe > 0 {
-		s = int64(t.stripe)
+	if t.Stripe > 0 {
+		s = int64(t.Stripe)
 	}
 	return s * t.batchRows()
 }
@@ -114,7 +114,7 @@ func (cf *columnarFile) seekableLeaves(fr *fileRead, leaves []int) bool {
 			if err != nil || cc.GetOffsetIndexLocation() == nil {
 				return false
 			}
-			if unlistedDictionary(cc) {
+			if UnlistedDictionary(cc) {
 				return false
 			}
 		}
@@ -122,12 +122,12 @@ func (cf *columnarFile) seekableLeaves(fr *fileRead, leaves []int) bool {
 	return true
 }
 
-// unlistedDictionary reports whether column chunk cc has dictionary-encoded
+// UnlistedDictionary reports whether column chunk cc has dictionary-encoded
 // pages but no dictionary_page_offset (parquet-mr 1.10 leaves it unset, its
 // dictionary page being at data_page_offset). arrow-go reads such a chunk
 // from its start, but cannot seek in it: SeekToRow skips the dictionary
 // page and then fails with "dictionary page must be before data page".
-func unlistedDictionary(cc *metadata.ColumnChunkMetaData) bool {
+func UnlistedDictionary(cc *metadata.ColumnChunkMetaData) bool {
 	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
 		return false
 	}
@@ -143,7 +143,7 @@ func (cf *columnarFile) readsForward(fr *fileRead, leaves []int) bool {
 		rg := cf.md.RowGroup(g)
 		for _, leaf := range leaves {
 			cc, err := rg.ColumnChunk(leaf)
-			if err != nil || unlistedDictionary(cc) {
+			if err != nil || UnlistedDictionary(cc) {
 				return true
 			}
 		}
@@ -164,8 +164,8 @@ type unitCounts struct {
 // partition constants.
 type stripeReader struct {
 	cf     *columnarFile
-	p      *scanPlan
-	f      *scanFile
+	p      *Plan
+	f      *File
 	fr     *fileRead
 	outSch *arrow.Schema
 	rr     pqarrow.RecordReader // nil: no decoded column
@@ -175,8 +175,8 @@ type stripeReader struct {
 	counts unitCounts
 }
 
-func (cf *columnarFile) newStripeReader(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema) (*stripeReader, error) {
-	sr := &stripeReader{cf: cf, p: p, f: f, fr: fr, outSch: outSch, consts: make([]arrow.Array, len(p.parts))}
+func (cf *columnarFile) newStripeReader(ctx context.Context, p *Plan, f *File, fr *fileRead, outSch *arrow.Schema) (*stripeReader, error) {
+	sr := &stripeReader{cf: cf, p: p, f: f, fr: fr, outSch: outSch, consts: make([]arrow.Array, len(p.Parts))}
 	if fr.lateOn {
 		sr.lt = &lateCols{cf: cf, rgs: fr.rgs, readers: make([]*pqarrow.ColumnReader, len(cf.cols)), forward: make([]bool, len(cf.cols))}
 		for i, col := range cf.cols {
@@ -221,7 +221,7 @@ func (sr *stripeReader) close() {
 // stream row sr.at (io.EOF at the end).
 func (sr *stripeReader) next(limit int64) (arrow.RecordBatch, error) {
 	if sr.rr == nil {
-		n := min(limit, sr.p.cfg.arrow.batchRows(), sr.fr.total-sr.at)
+		n := min(limit, sr.p.Cfg.Arrow.batchRows(), sr.fr.total-sr.at)
 		if n <= 0 {
 			return nil, io.EOF
 		}
@@ -289,7 +289,7 @@ type stripeMsg struct {
 
 // readParallel decodes stripes on workers goroutines and emits their
 // batches in stream order. It returns when every worker has ended.
-func (cf *columnarFile) readParallel(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema,
+func (cf *columnarFile) readParallel(ctx context.Context, p *Plan, f *File, fr *fileRead, outSch *arrow.Schema,
 	stripes []stripe, workers int, emit func(arrow.RecordBatch) bool) (unitCounts, error) {
 	workers = min(workers, len(stripes))
 	ctx, cancel := context.WithCancel(ctx)
@@ -297,7 +297,7 @@ func (cf *columnarFile) readParallel(ctx context.Context, p *scanPlan, f *scanFi
 	chans := make([]chan stripeMsg, workers)
 	counts := make([]unitCounts, workers)
 	for w := range workers {
-		chans[w] = make(chan stripeMsg, p.cfg.arrow.stripeRows()/p.cfg.arrow.batchRows()+1)
+		chans[w] = make(chan stripeMsg, p.Cfg.Arrow.stripeRows()/p.Cfg.Arrow.batchRows()+1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -345,7 +345,7 @@ func (cf *columnarFile) readParallel(ctx context.Context, p *scanPlan, f *scanFi
 
 // stripeWorker decodes stripes w, w+workers, ... onto ch, each followed by
 // an end message; it returns its counts.
-func (cf *columnarFile) stripeWorker(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema,
+func (cf *columnarFile) stripeWorker(ctx context.Context, p *Plan, f *File, fr *fileRead, outSch *arrow.Schema,
 	stripes []stripe, w, workers int, ch chan<- stripeMsg) unitCounts {
 	send := func(m stripeMsg) bool { return sendBatch(ctx, ch, m, m.rec) }
 	sr, err := cf.newStripeReader(ctx, p, f, fr, outSch)

@@ -1,4 +1,4 @@
-package table
+package scan
 
 import (
 	"context"
@@ -23,9 +23,11 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/deltakit/deltakit/arrowio"
+	"github.com/deltakit/deltakit/expr"
 	"github.com/deltakit/deltakit/objectstore"
 	"github.com/deltakit/deltakit/parquetio"
 	"github.com/deltakit/deltakit/schema"
+	"github.com/deltakit/deltakit/table/internal/bind"
 	"github.com/deltakit/deltakit/value"
 )
 
@@ -41,7 +43,7 @@ import (
 // rules it out (arrowpages.go).
 //
 // It is taken when every column the plan reads from data files is a
-// top-level primitive or decimal (columnarPlan). Within such a plan, a
+// top-level primitive or decimal (ColumnarPlan). Within such a plan, a
 // file whose layout the columnar reader does not map exactly (a column
 // found by a case-insensitive match only, a nested or repeated file column
 // where a primitive is expected, an INT96 column (pqarrow's nanoseconds
@@ -51,9 +53,9 @@ import (
 // row reader instead, so it yields the same values and errors as Scan.
 // ScanStats.FilesColumnar counts the files that took the columnar path.
 
-// columnarPlan reports whether ScanArrow can take the columnar path.
-func (p *scanPlan) columnarPlan() bool {
-	for _, f := range p.read.Fields {
+// ColumnarPlan reports whether ScanArrow can take the columnar path.
+func (p *Plan) ColumnarPlan() bool {
+	for _, f := range p.Read.Fields {
 		if !columnarType(f.Type) {
 			return false
 		}
@@ -84,13 +86,13 @@ func columnarType(t schema.Type) bool {
 	return false
 }
 
-// arrowInflightBytes bounds the Parquet bytes (add.size) of the files a
+// ArrowInflightBytes bounds the Parquet bytes (add.size) of the files a
 // columnar scan reads at once.
-const arrowInflightBytes = 160 << 20
+const ArrowInflightBytes = 160 << 20
 
-// inflightWeight is the share of arrowInflightBytes that reading f holds:
+// InflightWeight is the share of arrowInflightBytes that reading f holds:
 // its add.size, at least 1, a file larger than the budget taking it whole.
-func inflightWeight(f *scanFile) int64 { return min(max(f.add.Size, 1), arrowInflightBytes) }
+func InflightWeight(f *File) int64 { return min(max(f.Add.Size, 1), ArrowInflightBytes) }
 
 // arrowMsg is one message of a file's columnar reader: a batch, or the
 // end of the file with its counts or error.
@@ -122,13 +124,13 @@ func sendBatch[M any](ctx context.Context, ch chan<- M, m M, rec arrow.RecordBat
 
 // arrowBatches sends the plan's batches to send, files in order, up to
 // WithLimit's rows, keeping ScanStats as the row scan keeps them.
-func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send func(arrow.RecordBatch) bool) error {
-	st := p.cfg.stats
+func (p *Plan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send func(arrow.RecordBatch) bool) error {
+	st := p.Cfg.Stats
 	if st == nil {
-		st = &ScanStats{}
+		st = &Stats{}
 	}
-	limit := p.cfg.limit
-	if len(p.files) == 0 {
+	limit := p.Cfg.Limit
+	if len(p.Files) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -137,27 +139,27 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 		cancel()
 		wg.Wait()
 	}()
-	conc := max(p.cfg.concurrency, 1)
+	conc := max(p.Cfg.Concurrency, 1)
 	slots := make(chan struct{}, conc)
 	// Besides conc files at most, the files being read hold at most
 	// arrowInflightBytes of Parquet (add.size; a larger file alone), so
 	// that large files do not each bring their buffers and batches at
 	// once: the scan's memory stays bounded whatever the file sizes.
-	budget := semaphore.NewWeighted(arrowInflightBytes)
+	budget := semaphore.NewWeighted(ArrowInflightBytes)
 	pending := make(chan chan arrowMsg, conc)
 	workers := p.stripeWorkers(conc)
-	mem := newPoolAllocator()
+	mem := NewPoolAllocator()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(pending)
-		for _, f := range p.files {
+		for _, f := range p.Files {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			if budget.Acquire(ctx, inflightWeight(f)) != nil {
+			if budget.Acquire(ctx, InflightWeight(f)) != nil {
 				return
 			}
 			ch := make(chan arrowMsg, 2)
@@ -170,7 +172,7 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			go func() {
 				defer wg.Done()
 				defer close(ch)
-				p.produceArrow(ctx, f, outSch, (conc == 1 || len(p.files) == 1) && workers == 1, workers, mem, ch)
+				p.produceArrow(ctx, f, outSch, (conc == 1 || len(p.Files) == 1) && workers == 1, workers, mem, ch)
 			}()
 		}
 	}()
@@ -230,11 +232,11 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 			}
 		}
 		<-slots
-		budget.Release(inflightWeight(p.files[fileIdx]))
+		budget.Release(InflightWeight(p.Files[fileIdx]))
 		fileIdx++
 	}
 	if err := ctx.Err(); err != nil {
-		return p.errorf("", err)
+		return p.Errorf("", err)
 	}
 	return nil
 }
@@ -242,27 +244,27 @@ func (p *scanPlan) arrowBatches(ctx context.Context, outSch *arrow.Schema, send 
 // stripeWorkers is the number of goroutines decoding each file (see
 // arrowstripe.go): the cores the files read at once leave idle, 1 with
 // WithScanConcurrency(1).
-func (p *scanPlan) stripeWorkers(conc int) int {
-	if p.cfg.arrow.workers > 0 {
-		return p.cfg.arrow.workers
+func (p *Plan) stripeWorkers(conc int) int {
+	if p.Cfg.Arrow.Workers > 0 {
+		return p.Cfg.Arrow.Workers
 	}
 	if conc <= 1 {
 		return 1
 	}
-	return max(1, runtime.GOMAXPROCS(0)/min(conc, len(p.files)))
+	return max(1, runtime.GOMAXPROCS(0)/min(conc, len(p.Files)))
 }
 
 // produceArrow reads file f into batches on ch, columnar when the file
 // allows it, else through the row reader.
-func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.Schema, parallel bool, workers int, mem memory.Allocator, ch chan<- arrowMsg) {
+func (p *Plan) produceArrow(ctx context.Context, f *File, outSch *arrow.Schema, parallel bool, workers int, mem memory.Allocator, ch chan<- arrowMsg) {
 	send := func(m arrowMsg) bool { return sendBatch(ctx, ch, m, m.rec) }
-	if !p.columnarPlan() {
+	if !p.ColumnarPlan() {
 		p.produceArrowRows(ctx, f, send)
 		return
 	}
 	cf, err := p.openColumnar(ctx, f, parallel, mem)
 	if err != nil {
-		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})
+		send(arrowMsg{counts: &fileCounts{}, err: p.Errorf(f.Path, err)})
 		return
 	}
 	if cf == nil {
@@ -274,27 +276,27 @@ func (p *scanPlan) produceArrow(ctx context.Context, f *scanFile, outSch *arrow.
 		return
 	}
 	if err != nil {
-		err = p.errorf(f.path, err)
+		err = p.Errorf(f.Path, err)
 	}
 	send(arrowMsg{counts: &counts, rgSkipped: cf.rgSkipped, late: cf.lateSkipped,
 		pages: cf.pagesSkipped, pageRows: cf.rowsPageSkipped, columnar: true, err: err})
 }
 
 // produceArrowRows is produceArrow through the row reader.
-func (p *scanPlan) produceArrowRows(ctx context.Context, f *scanFile, send func(arrowMsg) bool) {
-	rb, err := arrowio.NewRecordBuilder(nil, p.outSch)
+func (p *Plan) produceArrowRows(ctx context.Context, f *File, send func(arrowMsg) bool) {
+	rb, err := arrowio.NewRecordBuilder(nil, p.OutSch)
 	if err != nil {
-		send(arrowMsg{counts: &fileCounts{}, err: p.errorf(f.path, err)})
+		send(arrowMsg{counts: &fileCounts{}, err: p.Errorf(f.Path, err)})
 		return
 	}
 	defer rb.Release()
 	var failed error
-	counts, err := p.readFile(ctx, f, func(_ int64, row value.Row) bool {
+	counts, err := p.ReadFile(ctx, f, func(_ int64, row value.Row) bool {
 		if err := rb.Append(row); err != nil {
-			failed = p.errorf(f.path, err)
+			failed = p.Errorf(f.Path, err)
 			return false
 		}
-		if rb.Len() == arrowBatchRows {
+		if rb.Len() == ArrowBatchRows {
 			return send(arrowMsg{rec: rb.NewRecordBatch()})
 		}
 		return true
@@ -344,17 +346,17 @@ type columnarFile struct {
 // openColumnar opens f with pqarrow and maps the plan's read columns to
 // file columns. It returns nil (and no error) when the row reader must
 // read the file; errors are those of the store.
-func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool, mem memory.Allocator) (*columnarFile, error) {
-	info, err := f.store.Stat(ctx, f.key)
+func (p *Plan) openColumnar(ctx context.Context, f *File, parallel bool, mem memory.Allocator) (*columnarFile, error) {
+	info, err := f.Store.Stat(ctx, f.Key)
 	if err != nil {
 		return nil, nil // the row reader reports it, as Scan does
 	}
-	ra := newTailReaderAt(ctx, f.store, f.key, info.Size)
+	ra := NewTailReaderAt(ctx, f.Store, f.Key, info.Size)
 	rdr, err := openParquet(ra, info.Size, mem)
 	if err != nil {
 		return nil, nil
 	}
-	props := pqarrow.ArrowReadProperties{BatchSize: p.cfg.arrow.batchRows(), Parallel: parallel, PreAllocBinaryData: true}
+	props := pqarrow.ArrowReadProperties{BatchSize: p.Cfg.Arrow.batchRows(), Parallel: parallel, PreAllocBinaryData: true}
 	// Strings of a small dictionary are decoded as dictionaries (indices
 	// into the chunk's dictionary page, no copy per value) and gathered
 	// into utf8 arrays in one pass (gatherStrings): faster than building
@@ -379,14 +381,14 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 	md := rdr.MetaData()
 	root := md.Schema.Root()
 	pool, _ := mem.(*poolAllocator)
-	cf := &columnarFile{fr: fr, md: md, mem: mem, pool: pool, cols: make([]colFile, len(p.read.Fields))}
-	for i, fld := range p.read.Fields {
+	cf := &columnarFile{fr: fr, md: md, mem: mem, pool: pool, cols: make([]colFile, len(p.Read.Fields))}
+	for i, fld := range p.Read.Fields {
 		dst, err := arrowio.Type(fld.Type)
 		if err != nil {
 			return nil, nil
 		}
 		idx := -1
-		if p.mode == "id" {
+		if p.Mode == "id" {
 			if id, ok := fld.FieldID(); ok && id != 0 {
 				for j := 0; j < root.NumFields(); j++ {
 					if int64(root.Field(j).FieldID()) == id {
@@ -397,10 +399,10 @@ func (p *scanPlan) openColumnar(ctx context.Context, f *scanFile, parallel bool,
 			}
 		}
 		if idx < 0 {
-			idx = root.FieldIndexByName(fld.PhysicalName(p.mode))
+			idx = root.FieldIndexByName(fld.PhysicalName(p.Mode))
 		}
 		if idx < 0 {
-			if hasFoldedName(root, fld.PhysicalName(p.mode)) {
+			if hasFoldedName(root, fld.PhysicalName(p.Mode)) {
 				return nil, nil // the row reader's case-insensitive match
 			}
 			cf.cols[i] = colFile{leaf: -1, dst: dst}
@@ -537,7 +539,7 @@ func openParquet(ra io.ReaderAt, size int64, mem memory.Allocator) (rdr *file.Re
 	// read: from the pool unzeroed (rawAllocator).
 	pageMem := mem
 	if pool, ok := mem.(*poolAllocator); ok {
-		pageMem = rawAllocator{pool}
+		pageMem = RawAllocator{pool}
 	}
 	props := parquet.NewReaderProperties(pageMem)
 	props.BufferedStreamEnabled = true
@@ -603,15 +605,15 @@ type tailReaderAt struct {
 
 const (
 	tailPrefetch = 64 << 10
-	// wholeObject is the largest object tailReaderAt reads whole, in
+	// WholeObject is the largest object tailReaderAt reads whole, in
 	// bytes: at DefaultScanConcurrency files at once, at most 16 MiB more
 	// than the column buffers (columnBuffer) those files hold anyway.
-	wholeObject = 4 << 20
+	WholeObject = 4 << 20
 )
 
-func newTailReaderAt(ctx context.Context, store objectstore.Store, key string, size int64) *tailReaderAt {
+func NewTailReaderAt(ctx context.Context, store objectstore.Store, key string, size int64) *tailReaderAt {
 	off := max(size-tailPrefetch, 0)
-	if size <= wholeObject {
+	if size <= WholeObject {
 		off = 0
 	}
 	return &tailReaderAt{ctx: ctx, store: store, key: key, size: size, tailOff: off}
@@ -658,7 +660,7 @@ type segment struct{ start, n int64 }
 // stream of several stripes, stripes are decoded by that many goroutines
 // at once (readParallel), the batches emitted in the same order and with
 // the same boundaries as one goroutine gives.
-func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outSch *arrow.Schema, workers int, emit func(arrow.RecordBatch) bool) (c fileCounts, err error) {
+func (cf *columnarFile) read(ctx context.Context, p *Plan, f *File, outSch *arrow.Schema, workers int, emit func(arrow.RecordBatch) bool) (c fileCounts, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v", parquetio.ErrCorrupt, r)
@@ -680,7 +682,7 @@ func (cf *columnarFile) read(ctx context.Context, p *scanPlan, f *scanFile, outS
 		c.done = true
 		return c, nil
 	}
-	stripes := fr.stripes(p.cfg.arrow.stripeRows())
+	stripes := fr.stripes(p.Cfg.Arrow.stripeRows())
 	var u unitCounts
 	if workers > 1 && len(stripes) > 1 && cf.seekable(fr) && !cf.readsForward(fr, cf.lateLeaves(fr)) {
 		u, err = cf.readParallel(ctx, p, f, fr, outSch, stripes, workers, emit)
@@ -717,13 +719,13 @@ type fileRead struct {
 // selectRowGroups loads the deletion vector and selects the row groups the
 // filter may match. Skipped row groups' rows still count as read (minus
 // their deleted rows) in c, as the row scan counts them.
-func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *scanFile, c *fileCounts) (*fileRead, error) {
+func (cf *columnarFile) selectRowGroups(ctx context.Context, p *Plan, f *File, c *fileCounts) (*fileRead, error) {
 	fr := &fileRead{}
-	if dv := f.add.DeletionVector; dv != nil {
-		bm := f.dv
+	if dv := f.Add.DeletionVector; dv != nil {
+		bm := f.Dv
 		if bm == nil {
 			var err error
-			if bm, err = p.locs.loadDV(ctx, dv); err != nil {
+			if bm, err = p.Locs.LoadDV(ctx, dv); err != nil {
 				return nil, fmt.Errorf("deletion vector: %w", err)
 			}
 		}
@@ -738,7 +740,7 @@ func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *sca
 		if n < 0 {
 			return nil, fmt.Errorf("%w: row group %d has %d rows", parquetio.ErrCorrupt, g, n)
 		}
-		if p.pred != nil && !p.pred.mayMatch(func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] }, cf.rowGroupBounds(p, rg)) {
+		if p.Pred != nil && !p.Pred.MayMatch(func(bc *bind.BoundCol) any { return f.Part[p.PartSlot[bc.Top]] }, cf.rowGroupBounds(p, rg)) {
 			del := deletedIn(fr, start, n)
 			c.rows += n - del
 			c.deleted += del
@@ -765,13 +767,13 @@ func (cf *columnarFile) selectRowGroups(ctx context.Context, p *scanPlan, f *sca
 // filter's columns are decoded first; the other columns (late) only for
 // the rows the filter keeps in each batch, seeking past the rest (whole
 // pages are skipped with the file's offset index).
-func (cf *columnarFile) planColumns(p *scanPlan, fr *fileRead) error {
+func (cf *columnarFile) planColumns(p *Plan, fr *fileRead) error {
 	inFilter := make([]bool, len(cf.cols))
-	if p.pred != nil {
-		p.pred.columns(func(bc *boundCol) {
-			if !bc.partition {
-				for i, top := range p.readTop {
-					if top == bc.top {
+	if p.Pred != nil {
+		p.Pred.Columns(func(bc *bind.BoundCol) {
+			if !bc.Partition {
+				for i, top := range p.ReadTop {
+					if top == bc.Top {
 						inFilter[i] = true
 					}
 				}
@@ -817,7 +819,7 @@ func (cf *columnarFile) planColumns(p *scanPlan, fr *fileRead) error {
 }
 
 // readSequential reads the stream's spans with one stripe reader.
-func (cf *columnarFile) readSequential(ctx context.Context, p *scanPlan, f *scanFile, fr *fileRead, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (unitCounts, error) {
+func (cf *columnarFile) readSequential(ctx context.Context, p *Plan, f *File, fr *fileRead, outSch *arrow.Schema, emit func(arrow.RecordBatch) bool) (unitCounts, error) {
 	sr, err := cf.newStripeReader(ctx, p, f, fr, outSch)
 	if err != nil {
 		return unitCounts{}, err
@@ -855,14 +857,14 @@ func (lt *lateCols) release() {
 
 // fetch sets cols[i] of every late column i to rows [from, from+n) of the
 // selected row groups, in the scan's types.
-func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols []arrow.Array) error {
+func (lt *lateCols) fetch(ctx context.Context, p *Plan, from, n int64, cols []arrow.Array) error {
 	if from != lt.pos {
 		for i, r := range lt.readers {
 			switch {
 			case r == nil:
 			case lt.forward[i]:
-				if err := skipByReading(r, from-lt.pos, p.cfg.arrow.batchRows()); err != nil {
-					return fmt.Errorf("%w: column %s: skip from row %d to %d: %v", parquetio.ErrCorrupt, p.read.Fields[i].Name, lt.pos, from, err)
+				if err := skipByReading(r, from-lt.pos, p.Cfg.Arrow.batchRows()); err != nil {
+					return fmt.Errorf("%w: column %s: skip from row %d to %d: %v", parquetio.ErrCorrupt, p.Read.Fields[i].Name, lt.pos, from, err)
 				}
 			default:
 				if err := r.SeekToRow(from); err != nil {
@@ -878,12 +880,12 @@ func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols 
 		}
 		ch, err := r.NextBatch(n)
 		if err != nil {
-			return fmt.Errorf("%w: column %s: %v", parquetio.ErrCorrupt, p.read.Fields[i].Name, err)
+			return fmt.Errorf("%w: column %s: %v", parquetio.ErrCorrupt, p.Read.Fields[i].Name, err)
 		}
 		var a arrow.Array
 		switch {
 		case ch.Len() != int(n):
-			err = fmt.Errorf("%w: column %s: %d rows where %d were expected", parquetio.ErrCorrupt, p.read.Fields[i].Name, ch.Len(), n)
+			err = fmt.Errorf("%w: column %s: %d rows where %d were expected", parquetio.ErrCorrupt, p.Read.Fields[i].Name, ch.Len(), n)
 		case len(ch.Chunks()) == 1:
 			a = ch.Chunk(0)
 			a.Retain()
@@ -897,7 +899,7 @@ func (lt *lateCols) fetch(ctx context.Context, p *scanPlan, from, n int64, cols 
 		conv, err := convertArray(ctx, a, lt.cf.cols[i].dst, lt.cf.mem)
 		a.Release()
 		if err != nil {
-			return fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+			return fmt.Errorf("column %s: %w", p.Read.Fields[i].Name, err)
 		}
 		cols[i] = conv
 	}
@@ -1009,7 +1011,7 @@ func (sr *stripeReader) batch(ctx context.Context, rec arrow.RecordBatch, stream
 		if l {
 			a, err := convertArray(ctx, cols[i], cf.cols[i].dst, cf.mem)
 			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+				return nil, fmt.Errorf("column %s: %w", p.Read.Fields[i].Name, err)
 			}
 			cols[i].Release()
 			cols[i] = a
@@ -1046,7 +1048,7 @@ func (sr *stripeReader) decodedColumns(ctx context.Context, rec arrow.RecordBatc
 	cols = make([]arrow.Array, len(cf.cols))
 	for i, col := range cf.cols {
 		if pos := sr.fr.pos[i]; pos >= 0 {
-			if _, dict := col.src.(*arrow.DictionaryType); dict && p.pred != nil {
+			if _, dict := col.src.(*arrow.DictionaryType); dict && p.Pred != nil {
 				if later == nil {
 					later = make([]bool, len(cf.cols))
 				}
@@ -1057,7 +1059,7 @@ func (sr *stripeReader) decodedColumns(ctx context.Context, rec arrow.RecordBatc
 			}
 			a, err := convertArray(ctx, rec.Column(pos), col.dst, cf.mem)
 			if err != nil {
-				return cols, nil, fmt.Errorf("column %s: %w", p.read.Fields[i].Name, err)
+				return cols, nil, fmt.Errorf("column %s: %w", p.Read.Fields[i].Name, err)
 			}
 			cols[i] = a
 		} else if col.leaf < 0 {
@@ -1086,7 +1088,7 @@ func (sr *stripeReader) selection(cols []arrow.Array, n, streamPos int64) (keep 
 		sr.counts.deleted += n - kept
 	}
 	sr.counts.rows += kept
-	if p.pred == nil {
+	if p.Pred == nil {
 		return keep, kept
 	}
 	if keep == nil {
@@ -1096,17 +1098,17 @@ func (sr *stripeReader) selection(cols []arrow.Array, n, streamPos int64) (keep 
 		}
 	}
 	af := &arrowFilter{
-		col: func(bc *boundCol) arrow.Array {
-			for i, top := range p.readTop {
-				if top == bc.top {
+		col: func(bc *bind.BoundCol) arrow.Array {
+			for i, top := range p.ReadTop {
+				if top == bc.Top {
 					return cols[i]
 				}
 			}
 			return nil
 		},
-		part: func(bc *boundCol) any { return f.part[p.partSlot[bc.top]] },
+		part: func(bc *bind.BoundCol) any { return f.Part[p.PartSlot[bc.Top]] },
 	}
-	af.eval(p.pred, keep)
+	af.eval(p.Pred, keep)
 	kept = 0
 	for _, k := range keep {
 		if k {
@@ -1120,12 +1122,12 @@ func (sr *stripeReader) selection(cols []arrow.Array, n, streamPos int64) (keep 
 // the partition columns (constant arrays, kept across batches).
 func (sr *stripeReader) assemble(cols []arrow.Array, n int64) (arrow.RecordBatch, error) {
 	p, f := sr.p, sr.f
-	for i, pc := range p.parts {
+	for i, pc := range p.Parts {
 		if c := sr.consts[i]; c == nil || int64(c.Len()) < n {
 			if c != nil {
 				c.Release()
 			}
-			a, err := constantArray(pc.typ, f.part[i], int(max(n, int64(p.cfg.arrow.batchRows()))))
+			a, err := constantArray(pc.Type, f.Part[i], int(max(n, int64(p.Cfg.Arrow.batchRows()))))
 			if err != nil {
 				sr.consts[i] = nil
 				return nil, fmt.Errorf("partition column %s: %w", pc.name, err)
@@ -1133,13 +1135,13 @@ func (sr *stripeReader) assemble(cols []arrow.Array, n int64) (arrow.RecordBatch
 			sr.consts[i] = a
 		}
 	}
-	outCols := make([]arrow.Array, len(p.out))
-	for i, top := range p.out {
-		if s := p.partSlot[top]; s >= 0 {
+	outCols := make([]arrow.Array, len(p.Out))
+	for i, top := range p.Out {
+		if s := p.PartSlot[top]; s >= 0 {
 			outCols[i] = array.NewSlice(sr.consts[s], 0, n)
 			continue
 		}
-		for j, rt := range p.readTop {
+		for j, rt := range p.ReadTop {
 			if rt == top {
 				outCols[i] = cols[j]
 				cols[j].Retain()
@@ -1189,7 +1191,7 @@ func convertArray(ctx context.Context, a arrow.Array, dst arrow.DataType, mem me
 		return convertTimestamps(a.(*array.Timestamp), d), nil
 	}
 	if d, ok := a.(*array.Dictionary); ok {
-		return gatherStrings(d, mem)
+		return GatherStrings(d, mem)
 	}
 	return compute.CastArray(ctx, a, compute.SafeCastOptions(dst))
 }
@@ -1230,8 +1232,8 @@ func convertTimestamps(a *array.Timestamp, dst *arrow.TimestampType) arrow.Array
 // statistics: top-level integer, date and string columns read from the
 // file whose stats the Delta stats would also use (no type widening); nil
 // for the others (the row group may match).
-func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaData) func(*boundCol) *colBounds {
-	return func(bc *boundCol) *colBounds {
+func (cf *columnarFile) rowGroupBounds(p *Plan, rg *metadata.RowGroupMetaData) func(*bind.BoundCol) *expr.Bounds {
+	return func(bc *bind.BoundCol) *expr.Bounds {
 		ri, ok := cf.statsColumn(p, bc)
 		if !ok {
 			return nil
@@ -1247,7 +1249,7 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 		if err != nil || ts == nil {
 			return nil
 		}
-		b := &colBounds{Kind: bc.kind, NullCount: -1, NumRecords: rg.NumRows()}
+		b := &expr.Bounds{Kind: bc.Kind, NullCount: -1, NumRecords: rg.NumRows()}
 		if ts.HasNullCount() {
 			b.NullCount = ts.NullCount()
 		}
@@ -1266,14 +1268,14 @@ func (cf *columnarFile) rowGroupBounds(p *scanPlan, rg *metadata.RowGroupMetaDat
 	}
 }
 
-// gatherStrings materialises a dictionary<int, utf8> array as utf8, its
+// GatherStrings materialises a dictionary<int, utf8> array as utf8, its
 // offsets allocated from mem (nil: Go's allocator) and its bytes from Go's
 // heap, never from a pool: String.Value aliases them.
 //
 // Dictionary values of at most 8 bytes (airport codes, enum-like columns)
 // are copied as one unaligned 8-byte store each instead of a memmove call
 // per value; the data buffer has 8 bytes of slack past its length for it.
-func gatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
+func GatherStrings(d *array.Dictionary, mem memory.Allocator) (arrow.Array, error) {
 	dict, ok := d.Dictionary().(*array.String)
 	if !ok {
 		return nil, fmt.Errorf("%w: dictionary of %s", parquetio.ErrCorrupt, d.Dictionary().DataType())
