@@ -189,6 +189,10 @@ per command (see cmd/deltactl/README.md). Exit codes: 0 ok, 1 error,
 		newCleanupCmd(a),
 		newReportCmd(a),
 	)
+	// cobra adds its completion command at Execute; add it now so that
+	// guardSubcommands covers it too ("deltactl completion zsh2" is a usage
+	// error, not help and exit 0).
+	root.InitDefaultCompletionCmd()
 	guardSubcommands(root)
 	return root
 }
