@@ -152,6 +152,26 @@ func TestDamagedInputs(t *testing.T) {
 			version: "10", ids: seq(1, 11),
 		},
 		{
+			// The commits after the checkpoint are read from the one after it
+			// (version 11 was folded into the base before: "2 commit(s),
+			// epochs 12-13").
+			name:  "log of a checkpoint and the commits after it",
+			build: func(t *testing.T, dir string) string { return streamTable(t, dir, 14) },
+			damage: func(t *testing.T, tbl string) {
+				for v := range 11 {
+					if err := os.Remove(filepath.Join(tbl, "_delta_log", fmt.Sprintf("%020d.json", v))); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			verifyOut: []string{": OK; version 13, commits 11-13 (3 read)"},
+			onceOut: []string{
+				"query q: exactly once; 3 commit(s), epochs 11-13 (last at version 13)",
+				"  epochs up to 10 committed before version 11 (older commits cleaned up)",
+			},
+			version: "13", ids: seq(1, 14),
+		},
+		{
 			name:  "deletion vector claiming 2^31-1 bytes and 2^63-1 deleted rows",
 			build: dvTable,
 			damage: func(t *testing.T, tbl string) {

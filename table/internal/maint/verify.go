@@ -1104,16 +1104,23 @@ func VerifyExactlyOnce(ctx context.Context, store objectstore.Store, opts ...Ver
 		}
 		return q
 	}
-	// The snapshot whose txns are the queries' starting epochs: of the
-	// oldest commit when older ones were cleaned up, the latest (its
-	// newest readable checkpoint) when the log holds no commit (a log of
-	// only a checkpoint); none when the log starts at version 0.
+	// The snapshot whose txns are the queries' starting epochs: when older
+	// commits were cleaned up, that of the oldest checkpoint the remaining
+	// commits follow on from (the first version read is the one after it,
+	// so a commit after a checkpoint-only start is read, not folded into
+	// the base), else of the oldest commit; the latest (its newest
+	// readable checkpoint) when the log holds no commit (a log of only a
+	// checkpoint); none when the log starts at version 0.
 	var base *txlog.Snapshot
 	switch {
 	case len(ls.commits) == 0:
 		base, err = txlog.Load(ctx, store, cfg.loadOptions()...)
 	case ls.commits[0] > 0:
-		base, err = txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(ls.commits[0]))...)
+		from := ls.commits[0]
+		if i, _ := slices.BinarySearch(ls.checkpoints, from-1); i < len(ls.checkpoints) && ls.checkpoints[i] <= ls.commits[len(ls.commits)-1] {
+			from = ls.checkpoints[i]
+		}
+		base, err = txlog.Load(ctx, store, cfg.loadOptions(txlog.AtVersion(from))...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("table: verify %s: loading the state the log starts from: %w", store.URI(), err)
