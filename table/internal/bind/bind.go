@@ -78,7 +78,7 @@ func Invalidf(format string, args ...any) error {
 	return fmt.Errorf("table: %w: %s", objectstore.ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
-// bindExpr resolves e and converts it to negation normal form; neg says
+// Bind resolves e and converts it to negation normal form; neg says
 // whether e sits under an odd number of NOTs.
 func (b *Binder) Bind(e expr.Expr, neg bool) (*Pred, error) {
 	switch e := e.(type) {
@@ -321,7 +321,7 @@ func LeafTrue(p *Pred, v any) bool {
 	return false
 }
 
-// columnValue returns the value of c in a full-width table row (nil when
+// Value returns the value of c in a full-width table row (nil when
 // the column or a struct above it is null).
 func (c *BoundCol) Value(row value.Row) any {
 	if c.Top >= len(row) {

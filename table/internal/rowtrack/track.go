@@ -21,12 +21,12 @@ const cancelCheckRows = 4096 // as the write path's cancelCheckRows
 // fresh value (baseRowId + index, defaultRowCommitVersion) applies.
 const noTrack int64 = -1
 
-// rowTrack is the stable row id and row commit version that a rewrite
+// Track is the stable row id and row commit version that a rewrite
 // writes for one row into the materialized columns; noTrack is null. Row
 // ids and commit versions are never negative.
 type Track struct{ ID, Version int64 }
 
-// freshTrack is the rowTrack of an inserted row: both null.
+// Fresh is the Track of an inserted row: both null.
 var Fresh = Track{ID: noTrack, Version: noTrack}
 
 // Updated returns the rowTrack of the row after an UPDATE (or a MERGE
@@ -34,19 +34,19 @@ var Fresh = Track{ID: noTrack, Version: noTrack}
 // defaultRowCommitVersion applies), as Spark's UpdateCommand writes it.
 func (r Track) Updated() Track { return Track{ID: r.ID, Version: noTrack} }
 
-// rowTracker names the materialized row tracking columns of a table with
+// Tracker names the materialized row tracking columns of a table with
 // row tracking enabled.
 type Tracker struct {
 	IDCol, VersionCol string
 }
 
-// rowTrackingEnabled reports whether the table of snap requires stable row ids.
+// Enabled reports whether the table of snap requires stable row ids.
 func Enabled(snap *txlog.Snapshot) bool {
 	return strings.EqualFold(snap.Metadata().Configuration[txlog.PropEnableRowTracking], "true") &&
 		snap.Protocol().HasWriterFeature(txlog.FeatureRowTracking)
 }
 
-// rowTracker returns the materialized column names, nil when row
+// TrackerOf returns the materialized column names, nil when row
 // tracking is not enabled (nothing to materialize). A table that enables
 // row tracking without naming both columns is an error (txlog.ErrCorruptLog:
 // the spec requires them).

@@ -19,7 +19,7 @@ type BatchOrErr struct {
 	err error
 }
 
-// scanReader is ScanArrow's RecordReader. A producer goroutine runs the
+// Reader is ScanArrow's RecordReader. A producer goroutine runs the
 // plan's row scan, appends the rows to an arrowio.RecordBuilder and sends
 // each full batch on a channel one deep, so decoding and building overlap
 // with the consumer while memory stays at about two batches.

@@ -25,7 +25,7 @@ type Locator struct {
 	stores map[string]objectstore.Store // by allowed root URI
 }
 
-// newLocatorAt returns the locator of the table whose root store is home,
+// NewLocator returns the locator of the table whose root store is home,
 // opening allowed roots with openOpts.
 func NewLocator(home objectstore.Store, res *txlog.PathResolver, openOpts []objectstore.OpenOption) *Locator {
 	return &Locator{home: home, openOpts: openOpts, res: res, stores: map[string]objectstore.Store{}}

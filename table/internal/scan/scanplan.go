@@ -19,7 +19,7 @@ import (
 	"github.com/deltakit/deltakit/value"
 )
 
-// scanSource is what a scan plan reads: the snapshot, its table's URI
+// Source is what a scan plan reads: the snapshot, its table's URI
 // (for messages) and the locator of its data files (or why there is none).
 type Source struct {
 	Uri     string
@@ -40,8 +40,8 @@ type Config struct {
 	Arrow ArrowTuning
 }
 
-// scanStats holds the counts of table.ScanStats (documented there; the
-// two types have the same fields, so a *ScanStats converts to *scanStats).
+// Stats holds the counts of table.ScanStats (documented there; the
+// two types have the same fields, so a *table.ScanStats converts to *Stats).
 type Stats struct {
 	Version          int64
 	FilesTotal       int
@@ -68,7 +68,7 @@ type partCol struct {
 	Type schema.Type
 }
 
-// scanFile is one data file to read.
+// File is one data file to read.
 type File struct {
 	Add   *txlog.Add
 	Path  string // add.path decoded once
@@ -80,7 +80,7 @@ type File struct {
 	Dv *roaring64.Bitmap
 }
 
-// scanPlan is a scan resolved against one snapshot: which files, which
+// Plan is a scan resolved against one snapshot: which files, which
 // columns, which filter.
 type Plan struct {
 	src      Source

@@ -408,7 +408,7 @@ func (n *Node) dataType() schema.Type {
 	return n.Delta
 }
 
-// fieldByName finds the column for a Go field in a struct type: by exact
+// FieldByName finds the column for a Go field in a struct type: by exact
 // name first, then case-insensitively (Spark's resolution).
 func FieldByName(st *schema.StructType, name string) int {
 	if i := st.FieldIndex(name); i >= 0 {
